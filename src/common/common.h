@@ -1,0 +1,116 @@
+/* common: the small pieces every framed module stands on: allocation, a growable
+ * byte buffer, the error struct a fallible call fills in, logging and clocks.
+ * Ownership words follow jansson: "new" (caller frees), "borrowed" (valid until
+ * the owner changes), "steals" (the callee takes ownership). */
+#ifndef FRAMED_COMMON_H
+#define FRAMED_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FRAMED_VERSION "0.1.0"
+
+/* ---- allocation ---------------------------------------------------------
+ * x* variants abort on OOM: bookkeeping only. try variants return NULL: use
+ * them for anything sized by user data and turn NULL into FR_ETOOLARGE. */
+void *fr_xmalloc(size_t n);
+void *fr_xcalloc(size_t count, size_t size);
+void *fr_xrealloc(void *p, size_t n);
+char *fr_xstrdup(const char *s);
+char *fr_xstrndup(const char *s, size_t n);
+char *fr_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *fr_try_malloc(size_t n);
+void *fr_try_realloc(void *p, size_t n);
+
+/* ---- errors -------------------------------------------------------------
+ * Status codes are negative; 0 is success. The HTTP edge maps each one to a
+ * status code and an RFC 9457 problem type (one table, in http). */
+enum fr_status {
+    FR_OK = 0,
+    FR_EINVAL = -1,       /* bad request: malformed or invalid input (400) */
+    FR_ENOTFOUND = -2,    /* no such thing (404) */
+    FR_ECONFLICT = -3,    /* state forbids it (409) */
+    FR_EVALIDATION = -4,  /* well-formed but fails validation rules (422) */
+    FR_ETOOLARGE = -5,    /* over a size limit (413) */
+    FR_ENOSPACE = -6,     /* over a memory budget (507) */
+    FR_EDATA = -7,        /* the data itself is malformed (a query fails) */
+    FR_EUNAVAILABLE = -8, /* temporarily refused: draining, not ready (503) */
+    FR_ECANCELLED = -9,   /* cancelled by a user */
+    FR_EIO = -10,         /* an I/O error on our side (500) */
+    FR_EINTERNAL = -11,   /* a bug or an unexpected state (500) */
+    FR_EMEMLIMIT = -12,   /* a task went over task_memory_limit_bytes */
+    FR_ETIMEOUT = -13,    /* a task or request ran out of time */
+};
+
+/* A caller-owned error: the status, a message a user can act on, and where
+ * the problem is (a field, a position in an expression, a file line/col). */
+struct fr_error {
+    int status;
+    char message[512];
+    char field[128];  /* config field or column name, "" if none */
+    int64_t position; /* offset in an expression, -1 if none */
+    int64_t line;     /* 1-based line of a data file, -1 if none */
+    int64_t column;   /* 1-based column of a data file, -1 if none */
+    char file[256];   /* data file, "" if none */
+};
+
+void fr_error_init(struct fr_error *err);
+/* Sets status and a formatted message; returns status so callers can
+ * `return fr_error_set(err, FR_EINVAL, "...")`. err may be NULL. */
+int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *fr_status_name(int status);
+
+/* ---- byte buffer --------------------------------------------------------- */
+struct fr_buf {
+    char *data; /* always NUL-terminated when non-NULL */
+    size_t len;
+    size_t cap;
+};
+
+void fr_buf_init(struct fr_buf *b);
+void fr_buf_cleanup(struct fr_buf *b);
+void fr_buf_append(struct fr_buf *b, const void *data, size_t n);
+void fr_buf_puts(struct fr_buf *b, const char *s);
+void fr_buf_putc(struct fr_buf *b, char c);
+void fr_buf_printf(struct fr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands the bytes to the caller (new) and leaves the buffer empty. */
+char *fr_buf_steal(struct fr_buf *b, size_t *len);
+
+/* ---- logging ------------------------------------------------------------
+ * One line per event on stderr. The level check happens before arguments
+ * are formatted (FR_LOG macro). */
+enum fr_log_level { FR_LOG_DEBUG = 0, FR_LOG_INFO, FR_LOG_WARN, FR_LOG_ERROR };
+extern int fr_log_threshold;
+int fr_log_level_parse(const char *s, int *out);
+void fr_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes an already formatted JSON object as one line (used for access logs). */
+void fr_log_json_line(const char *json);
+#define FR_LOG(level, ...)                                                                         \
+    do {                                                                                           \
+        if ((level) >= fr_log_threshold)                                                           \
+            fr_log_write((level), __VA_ARGS__);                                                    \
+    } while (0)
+
+/* ---- clocks -------------------------------------------------------------- */
+int64_t fr_now_ms(void);   /* wall clock, ms since the epoch */
+int64_t fr_mono_us(void);  /* monotonic, microseconds */
+/* Formats ms since the epoch as ISO 8601 UTC with milliseconds into out (>= 32 bytes). */
+void fr_iso8601_ms(int64_t ms, char *out, size_t outsz);
+
+/* ---- hashing ------------------------------------------------------------- */
+/* SHA-256 of bytes as "sha256:<64 hex>" into out (>= 72 bytes). */
+void fr_sha256_id(const void *data, size_t len, char *out, size_t outsz);
+/* Constant-time comparison of two strings (lengths compared without early exit). */
+bool fr_consttime_eq(const char *a, const char *b);
+
+/* ---- files --------------------------------------------------------------- */
+/* Writes data to path atomically: temp file, fsync, rename, fsync of the dir. */
+int fr_file_write_atomic(const char *path, const void *data, size_t len, struct fr_error *err);
+/* Reads a whole (small) file; *out is new. FR_ENOTFOUND if it does not exist. */
+int fr_file_read_all(const char *path, char **out, size_t *len, struct fr_error *err);
+int fr_mkdir_p(const char *path, struct fr_error *err);
+
+#endif

@@ -1,0 +1,431 @@
+/* engine: columnar tables in the Arrow memory layout, the readers that fill them
+ * (CSV, NDJSON), the expression language and the vectorized operators.
+ * The engine knows nothing of HTTP, threads or the config store: everything
+ * it needs (options, inputs, a cancel flag) arrives as arguments.
+ *
+ * Ownership: functions named *_new return a new object the caller frees with
+ * the matching *_free; a pointer returned by a getter is borrowed and valid as
+ * long as its parent is; a parameter marked "steals" is owned by the callee. */
+#ifndef FRAMED_ENGINE_H
+#define FRAMED_ENGINE_H
+
+#include "../common/common.h"
+
+#include <stdatomic.h>
+
+/* ======================================================================
+ * core: types, columns, tables (engine_column.c, engine_table.c)
+ * ====================================================================== */
+
+typedef enum df_type {
+    DF_TYPE_NULL = 0, /* the type of a bare NULL literal; columns are never this */
+    DF_TYPE_BOOL,
+    DF_TYPE_INT64,
+    DF_TYPE_FLOAT64,
+    DF_TYPE_STRING,    /* utf8 */
+    DF_TYPE_DATE,      /* int32 days since 1970-01-01 */
+    DF_TYPE_TIMESTAMP, /* int64 microseconds since 1970-01-01T00:00:00Z */
+} df_type;
+
+const char *df_type_name(df_type t); /* "int64", "float64", "bool", "string", "date", ... */
+int df_type_parse(const char *s, df_type *out); /* accepts SQL aliases: bigint, double, varchar... */
+
+/* A column in the Arrow layout. Values of fixed width live in `values`:
+ * bool as one uint8_t (0/1) per value (packed to bits only on Arrow IPC
+ * output), int64/timestamp as int64_t, float64 as double, date as int32_t.
+ * Strings: `offsets` has length+1 int64 entries into `data` (Arrow
+ * LargeUtf8). `validity` is an Arrow bitmap (bit i set = row i is valid),
+ * NULL when the column has no nulls. A null slot's value bytes are zero.
+ *
+ * Columns are reference counted (atomically) so that tables can share them
+ * without copying; a column shared by two tables must not be appended to.
+ * Appends grow with checked allocations: on failure the column sets `oom`
+ * and further appends are ignored; check df_column_ok() after building. */
+struct df_column {
+    atomic_int refcount;
+    df_type type;
+    bool oom;
+    int64_t length;
+    int64_t capacity;
+    int64_t null_count;
+    uint8_t *validity;
+    void *values;
+    int64_t *offsets;
+    char *data;
+    int64_t data_len;
+    int64_t data_cap;
+};
+
+/* new: refcount 1, length 0, room for `capacity` values (a hint). */
+struct df_column *df_column_new(df_type type, int64_t capacity);
+struct df_column *df_column_ref(struct df_column *c); /* returns c */
+void df_column_unref(struct df_column *c);            /* accepts NULL */
+bool df_column_ok(const struct df_column *c);
+/* Ensures room for n more values (and data_bytes more string bytes). */
+int df_column_reserve(struct df_column *c, int64_t n, int64_t data_bytes);
+void df_column_append_null(struct df_column *c);
+void df_column_append_bool(struct df_column *c, bool v);
+void df_column_append_int64(struct df_column *c, int64_t v); /* int64, timestamp */
+void df_column_append_int32(struct df_column *c, int32_t v); /* date */
+void df_column_append_float64(struct df_column *c, double v);
+void df_column_append_string(struct df_column *c, const char *s, int64_t n);
+/* Appends row `row` of src (same type) to dst. */
+void df_column_append_from(struct df_column *dst, const struct df_column *src, int64_t row);
+
+static inline bool df_column_is_valid(const struct df_column *c, int64_t i)
+{
+    return !c->validity || (c->validity[i >> 3] >> (i & 7)) & 1;
+}
+static inline int64_t df_column_int64(const struct df_column *c, int64_t i)
+{
+    return ((const int64_t *)c->values)[i];
+}
+static inline int32_t df_column_int32(const struct df_column *c, int64_t i)
+{
+    return ((const int32_t *)c->values)[i];
+}
+static inline double df_column_float64(const struct df_column *c, int64_t i)
+{
+    return ((const double *)c->values)[i];
+}
+static inline bool df_column_bool(const struct df_column *c, int64_t i)
+{
+    return ((const uint8_t *)c->values)[i] != 0;
+}
+/* Borrowed pointer to the bytes of string row i (not NUL-terminated). */
+static inline const char *df_column_string(const struct df_column *c, int64_t i, int64_t *len)
+{
+    *len = c->offsets[i + 1] - c->offsets[i];
+    return c->data + c->offsets[i];
+}
+/* Sets validity bit i to 0 (allocating the bitmap if needed) and updates null_count. */
+void df_column_set_null(struct df_column *c, int64_t i);
+size_t df_type_width(df_type t); /* bytes per value; 0 for string */
+int64_t df_column_bytes(const struct df_column *c); /* memory held, for budgets */
+/* new: the rows listed in sel (absolute indices, any order, repeats allowed);
+ * a row index of -1 yields a null. */
+struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, int64_t n);
+struct df_column *df_column_slice(const struct df_column *c, int64_t start, int64_t n);
+/* new: a column of n nulls of the given type. */
+struct df_column *df_column_new_nulls(df_type type, int64_t n);
+
+/* A table: named columns of equal length. A task's input and output and a
+ * materialized partition are all tables. */
+struct df_table {
+    int ncols;
+    int64_t nrows;
+    char **names;              /* owned */
+    struct df_column **cols;   /* one reference each */
+};
+
+struct df_table *df_table_new(void);
+void df_table_free(struct df_table *t); /* accepts NULL */
+/* Adds a column; steals the reference `col`; name is copied. The first
+ * column sets nrows; later ones must have the same length. */
+void df_table_add(struct df_table *t, const char *name, struct df_column *col);
+int df_table_find(const struct df_table *t, const char *name); /* index or -1 */
+int64_t df_table_bytes(const struct df_table *t);
+/* new: rows in sel (see df_column_take). */
+struct df_table *df_table_take(const struct df_table *t, const int64_t *sel, int64_t n);
+struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t n);
+/* new: the columns listed (shared, not copied). */
+struct df_table *df_table_project(const struct df_table *t, const int *cols, int n);
+/* new: tables with the same column names and types, one after another.
+ * FR_EINVAL if their schemas differ. n may be 0 with a template schema. */
+int df_table_concat(struct df_table *const *tables, int n, struct df_table **out,
+                    struct fr_error *err);
+/* new: an empty table with t's column names and types. */
+struct df_table *df_table_empty_like(const struct df_table *t);
+
+/* A schema: names and types, without data. */
+struct df_field {
+    char *name;
+    df_type type;
+};
+struct df_schema {
+    int nfields;
+    struct df_field *fields;
+};
+void df_schema_init(struct df_schema *s);
+void df_schema_cleanup(struct df_schema *s);
+void df_schema_add(struct df_schema *s, const char *name, df_type type);
+void df_schema_copy(struct df_schema *dst, const struct df_schema *src);
+void df_schema_of_table(struct df_schema *dst, const struct df_table *t);
+int df_schema_find(const struct df_schema *s, const char *name);
+/* A table with no rows and this schema. */
+struct df_table *df_table_from_schema(const struct df_schema *s);
+
+/* What one task may use, handed down by the runner from the frozen config. */
+struct df_options {
+    int64_t morsel_size_rows;
+    bool maintain_order;
+    bool nulls_first;
+    const char *const *csv_null_values; /* borrowed */
+    int n_csv_null_values;
+    int64_t task_memory_limit_bytes; /* 0 = unlimited */
+};
+
+/* The execution context of one task: its options, a memory account and a
+ * cancel flag. Operators charge what they allocate; going over the task's
+ * limit fails the task with FR_EMEMLIMIT instead of the process dying. */
+struct df_exec {
+    const struct df_options *opts; /* borrowed */
+    int64_t mem_used;
+    int64_t mem_peak;
+    const atomic_bool *cancel; /* may be NULL */
+    int64_t null_errors;       /* values turned into nulls by on_error=null */
+};
+void df_exec_init(struct df_exec *ex, const struct df_options *opts, const atomic_bool *cancel);
+/* Adds bytes (may be negative) to the account; FR_EMEMLIMIT with a message
+ * naming the limit when over it; FR_ECANCELLED when the cancel flag is set. */
+int df_exec_charge(struct df_exec *ex, int64_t bytes, struct fr_error *err);
+int df_exec_check_cancel(const struct df_exec *ex, struct fr_error *err);
+
+/* Date and timestamp text: YYYY-MM-DD and ISO 8601 (T or space, optional
+ * fraction, optional Z or +hh:mm). 0 on success. */
+int df_parse_date(const char *s, size_t n, int32_t *days);
+int df_parse_timestamp(const char *s, size_t n, int64_t *micros);
+void df_format_date(int32_t days, char *out, size_t outsz);
+void df_format_timestamp(int64_t micros, char *out, size_t outsz);
+void df_days_to_ymd(int32_t days, int *y, int *m, int *d);
+int32_t df_ymd_to_days(int y, int m, int d);
+
+/* ======================================================================
+ * io: readers (engine_csv.c, engine_ndjson.c) and writers (engine_write.c)
+ * ====================================================================== */
+/* CSV options: from the source's "options" object plus the config. */
+struct df_csv_options {
+    char delimiter;   /* default ',' */
+    char quote;       /* default '"'; a quote inside a quoted field is doubled ("") */
+    bool header;      /* default true */
+    bool on_error_null; /* "on_error": "null": bad values become nulls, counted in ex->null_errors */
+    const struct df_schema *hints; /* borrowed, may be NULL: types forced by name */
+    int64_t sample_rows; /* rows sampled for type inference (default 1000) */
+};
+void df_csv_options_init(struct df_csv_options *o);
+
+/* A record-aligned piece of a data file, as cut by the planner. `line` is the
+ * 1-based line number of the first byte of `start` (for error messages). */
+struct df_byte_range {
+    int64_t start;
+    int64_t end; /* exclusive; records that START before end belong to this range */
+    int64_t line;
+};
+
+/* Infers the schema of a CSV file from its header and a sample of rows
+ * (int64, float64, bool, date, timestamp, else string; hints win; a column
+ * of only nulls is string). out is caller-initialized and filled. */
+int df_csv_infer_schema(const char *path, const struct df_csv_options *o,
+                        const struct df_options *eo, struct df_schema *out, struct fr_error *err);
+/* Cuts a file into record-aligned ranges of about target_bytes each
+ * (quote-aware for CSV: a quoted field may hold a newline), streaming the
+ * file rather than loading it. The header line is excluded from the first
+ * range. *ranges is new (free()). */
+int df_csv_split(const char *path, const struct df_csv_options *o, int64_t target_bytes,
+                 struct df_byte_range **ranges, int *nranges, struct fr_error *err);
+/* Reads the records of one range into a table with the given schema.
+ * Malformed data (too many/few fields, an unterminated quote, a value that
+ * does not fit its type) fails with FR_EDATA naming file, line and column,
+ * unless o->on_error_null. Values matching opts->csv_null_values are null.
+ * If `columns` is non-NULL only those schema fields are materialized (in
+ * that order) - projection push-down. */
+int df_csv_read(const char *path, const struct df_byte_range *range,
+                const struct df_csv_options *o, const struct df_schema *schema,
+                const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
+                struct fr_error *err);
+
+/* NDJSON: one JSON object per line. Same contracts as the CSV functions. */
+int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o,
+                           struct df_schema *out, struct fr_error *err);
+int df_ndjson_split(const char *path, int64_t target_bytes, struct df_byte_range **ranges,
+                    int *nranges, struct fr_error *err);
+int df_ndjson_read(const char *path, const struct df_byte_range *range,
+                   const struct df_csv_options *o, const struct df_schema *schema,
+                   const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
+                   struct fr_error *err);
+
+/* Inline rows: a JSON array of objects (jansson json_t*, borrowed), types
+ * inferred across all rows (int64 widened to float64 when mixed). */
+int df_rows_read(const void *json_rows, const struct df_schema *hints, struct df_table **out,
+                 struct fr_error *err);
+
+/* Writers. Each appends to an fr_buf rows [start, start+n) of t so results
+ * can be streamed in chunks. JSON: one array per row ("[1,\"x\",null]")
+ * joined by commas; dates and timestamps as ISO 8601 strings; non-finite
+ * floats as null. CSV: RFC 4180 quoting, empty field for null. NDJSON: one
+ * object per line. */
+void df_write_json_rows(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *b);
+void df_write_csv_header(const struct df_table *t, struct fr_buf *b);
+void df_write_csv_rows(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *b);
+void df_write_ndjson_rows(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *b);
+
+/* Binary columnar encoding of a table (the partition wire and spill format):
+ * a documented layout of our own (see engine_serde.c). *out is new. */
+int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err);
+int df_table_deserialize(const char *data, size_t len, struct df_table **out,
+                         struct fr_error *err);
+
+
+/* ======================================================================
+ * expr: expressions (engine_expr_*.c)
+ * ====================================================================== */
+typedef struct df_expr df_expr;
+
+/* Parses and binds a scalar expression against a schema, checking types.
+ * Grammar (SQL-like, case-insensitive keywords): column names (bare or
+ * "double quoted"), literals (integers, floats, 'strings' with '' escape,
+ * true/false/null, date '2024-01-31', timestamp '...'), + - * / %, unary -,
+ * = == != <> < <= > >=, and/or/not, is [not] null, [not] in (...),
+ * [not] between a and b, [not] like 'pat' (% and _), case when .. then ..
+ * [else ..] end, cast(x as type), functions coalesce, abs, round(x[, n]),
+ * floor, ceil, lower, upper, length, substr(s, start[, len]) (1-based),
+ * contains, starts_with, ends_with, year, month, day; an optional trailing
+ * "as alias". Type rules follow SQL/DuckDB: int op int -> int64 except '/'
+ * which gives float64; int op float -> float64; comparisons between numeric
+ * types compare numerically; null propagates; integer overflow and division
+ * by zero yield null.
+ * Errors: FR_EINVAL with err->position (0-based byte offset) and a message
+ * like "unknown column 'fair' at position 0; did you mean 'fare'?"
+ * (suggested by edit distance), err->field = the column name. */
+int df_expr_parse(const char *text, const struct df_schema *schema, df_expr **out,
+                  struct fr_error *err);
+void df_expr_free(df_expr *e); /* accepts NULL */
+df_type df_expr_type(const df_expr *e);
+/* Borrowed: the alias, else the column name for a bare column, else the
+ * expression text as written (trimmed). */
+const char *df_expr_name(const df_expr *e);
+/* Appends to out the distinct schema indices of the columns the expression
+ * reads (for projection push-down). */
+void df_expr_columns(const df_expr *e, int *out, int *nout, int cap);
+/* If the expression is a bare column reference, its index, else -1. */
+int df_expr_column_index(const df_expr *e);
+
+/* Evaluates rows [start, start+n) of t (whose columns match the bound
+ * schema by position), vectorized, into a new column of n values. */
+int df_expr_eval(const df_expr *e, const struct df_table *t, int64_t start, int64_t n,
+                 struct df_exec *ex, struct df_column **out, struct fr_error *err);
+/* For a bool predicate: appends to sel the absolute indices in
+ * [start, start+n) where it is true (null counts as false); *nsel grows. */
+int df_expr_filter(const df_expr *e, const struct df_table *t, int64_t start, int64_t n,
+                   struct df_exec *ex, int64_t *sel, int64_t *nsel, struct fr_error *err);
+
+/* Aggregate items such as "sum(fare) as total", "count(*)",
+ * "max(v1) - min(v2) as range_v", "avg(v3)". An item is an expression over
+ * aggregate calls: the parser extracts each call into `calls` (function and
+ * an argument expression bound to the input schema), and binds `post` to a
+ * schema of the calls' results named "__agg0", "__agg1", ... Functions:
+ * count(*), count(x), count_distinct(x) (also count(distinct x)), sum,
+ * mean/avg, min, max, stddev (sample), first, median, corr(x, y).
+ * FR_EINVAL if an item has no aggregate, nests one, or a column appears
+ * outside an aggregate. */
+enum df_agg_func {
+    DF_AGG_COUNT_STAR,
+    DF_AGG_COUNT,
+    DF_AGG_COUNT_DISTINCT,
+    DF_AGG_SUM,
+    DF_AGG_MEAN,
+    DF_AGG_MIN,
+    DF_AGG_MAX,
+    DF_AGG_STDDEV,
+    DF_AGG_FIRST,
+    DF_AGG_MEDIAN,
+    DF_AGG_CORR,
+};
+struct df_agg_call {
+    enum df_agg_func func;
+    df_expr *arg;  /* NULL for count(*) */
+    df_expr *arg2; /* corr's second argument, else NULL */
+};
+struct df_agg_item {
+    char *name;            /* alias or the text as written */
+    int ncalls;
+    struct df_agg_call *calls;
+    df_expr *post;         /* bound to the __aggN schema */
+};
+int df_agg_item_parse(const char *text, const struct df_schema *schema, struct df_agg_item *out,
+                      struct fr_error *err);
+void df_agg_item_cleanup(struct df_agg_item *it);
+/* The result type of an aggregate over an argument type (count -> int64,
+ * sum of int -> int64, mean/stddev/median/corr -> float64, min/max/first -> arg). */
+df_type df_agg_result_type(enum df_agg_func f, df_type arg);
+const char *df_agg_func_name(enum df_agg_func f);
+
+
+/* ======================================================================
+ * ops: aggregation, join, sort, partitioning (engine_agg.c, engine_join.c,
+ * engine_sort.c, engine_partition.c)
+ * ====================================================================== */
+/* One aggregate over already evaluated input columns. */
+struct df_agg_spec {
+    enum df_agg_func func;
+    int arg;  /* input column index, -1 for count(*) */
+    int arg2; /* corr: second input column, else -1 */
+};
+
+/* Hash aggregation in two phases. df_agg_partial groups rows of `in` by the
+ * key columns and emits a partial-state table: the keys (same names) then
+ * state columns of the operator's own design (serializable as a table;
+ * median and count_distinct may carry values rather than a fixed state).
+ * df_agg_final merges any number of partial tables made with the same
+ * keys/specs (in any split of the input) and emits keys then one column per
+ * spec named names[i], typed by df_agg_result_type. With nkeys == 0 there
+ * is exactly one output row (count 0, other aggregates null on no input).
+ * Null keys form their own group. Output order: by first appearance when
+ * ex->opts->maintain_order, else unspecified. Memory is charged to ex. */
+int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
+                   const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                   struct df_table **out, struct fr_error *err);
+int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
+                 const struct df_agg_spec *specs, int nspecs, const df_type *arg_types,
+                 const char *const *names, struct df_exec *ex, struct df_table **out,
+                 struct fr_error *err);
+
+/* Hash join. how: inner, left, right, outer, semi, anti. Builds the hash
+ * table on the smaller input (for every `how`). Keys compare by value (int64
+ * vs float64 numerically; null never matches). Output: semi/anti: the left
+ * columns only; otherwise the left columns then the right's. With
+ * merge_keys (the "on" form), the right key columns are left out and the
+ * left key columns hold the coalesced key (so outer/right joins show keys of
+ * right-only rows). A right column whose name clashes with a left one gets
+ * `suffix` appended ("_right"). Duplicate keys give every pair. */
+enum df_join_how { DF_JOIN_INNER, DF_JOIN_LEFT, DF_JOIN_RIGHT, DF_JOIN_OUTER, DF_JOIN_SEMI,
+                   DF_JOIN_ANTI };
+int df_join_how_parse(const char *s, enum df_join_how *out);
+int df_join(const struct df_table *left, const struct df_table *right, const int *left_keys,
+            const int *right_keys, int nkeys, enum df_join_how how, bool merge_keys,
+            const char *suffix, struct df_exec *ex, struct df_table **out, struct fr_error *err);
+
+/* Sorting. A stable sort (so maintain_order keeps input order among ties);
+ * nulls go first or last per key. */
+struct df_sort_key {
+    int col;
+    bool desc;
+    bool nulls_first;
+};
+int df_sort(const struct df_table *in, const struct df_sort_key *keys, int nkeys,
+            struct df_exec *ex, struct df_table **out, struct fr_error *err);
+/* k-way merge of tables each already sorted by keys, stable by input order. */
+int df_sort_merge(struct df_table *const *sorted, int n, const struct df_sort_key *keys, int nkeys,
+                  struct df_exec *ex, struct df_table **out, struct fr_error *err);
+/* Up to k evenly spaced sampled rows of the key columns (a table of those columns). */
+struct df_table *df_sort_sample(const struct df_table *in, const struct df_sort_key *keys,
+                                int nkeys, int64_t k);
+/* Picks nparts-1 boundary rows from the concatenated samples (sorted). */
+int df_sort_boundaries(const struct df_table *samples, const struct df_sort_key *keys, int nkeys,
+                       int nparts, struct df_exec *ex, struct df_table **out,
+                       struct fr_error *err);
+/* Splits `in` into nparts tables by range against the boundaries (sample
+ * columns 0..nkeys-1 correspond to keys[0..nkeys-1]). parts is new[nparts]. */
+int df_range_partition(const struct df_table *in, const struct df_sort_key *keys, int nkeys,
+                       const struct df_table *boundaries, int nparts, struct df_table **parts,
+                       struct fr_error *err);
+
+/* Splits `in` into nparts tables by a hash of the key columns; equal keys
+ * (int64 and float64 of equal value included) go to the same part. */
+int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int nparts,
+                      struct df_table **parts, struct fr_error *err);
+/* 64-bit hashes of the key columns of rows [0, nrows) into out (xxhash). */
+void df_hash_rows(const struct df_table *in, const int *keys, int nkeys, uint64_t *out);
+
+
+#endif

@@ -1,0 +1,308 @@
+/* engine_column: Arrow-layout columns: building by appends with checked
+ * allocation, reference counting, take and slice. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+size_t df_type_width(df_type t)
+{
+    switch (t) {
+    case DF_TYPE_BOOL: return 1;
+    case DF_TYPE_DATE: return 4;
+    case DF_TYPE_INT64:
+    case DF_TYPE_FLOAT64:
+    case DF_TYPE_TIMESTAMP: return 8;
+    case DF_TYPE_NULL: return 1;
+    case DF_TYPE_STRING: return 0;
+    }
+    return 8;
+}
+
+const char *df_type_name(df_type t)
+{
+    switch (t) {
+    case DF_TYPE_NULL: return "null";
+    case DF_TYPE_BOOL: return "bool";
+    case DF_TYPE_INT64: return "int64";
+    case DF_TYPE_FLOAT64: return "float64";
+    case DF_TYPE_STRING: return "string";
+    case DF_TYPE_DATE: return "date";
+    case DF_TYPE_TIMESTAMP: return "timestamp";
+    }
+    return "unknown";
+}
+
+int df_type_parse(const char *s, df_type *out)
+{
+    static const struct {
+        const char *name;
+        df_type type;
+    } names[] = {
+        {"bool", DF_TYPE_BOOL},          {"boolean", DF_TYPE_BOOL},
+        {"int64", DF_TYPE_INT64},        {"int", DF_TYPE_INT64},
+        {"integer", DF_TYPE_INT64},      {"bigint", DF_TYPE_INT64},
+        {"float64", DF_TYPE_FLOAT64},    {"double", DF_TYPE_FLOAT64},
+        {"float", DF_TYPE_FLOAT64},      {"real", DF_TYPE_FLOAT64},
+        {"string", DF_TYPE_STRING},      {"varchar", DF_TYPE_STRING},
+        {"text", DF_TYPE_STRING},        {"utf8", DF_TYPE_STRING},
+        {"date", DF_TYPE_DATE},          {"timestamp", DF_TYPE_TIMESTAMP},
+        {"datetime", DF_TYPE_TIMESTAMP},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcasecmp(s, names[i].name) == 0) {
+            *out = names[i].type;
+            return FR_OK;
+        }
+    }
+    return FR_EINVAL;
+}
+
+struct df_column *df_column_new(df_type type, int64_t capacity)
+{
+    struct df_column *c = fr_xcalloc(1, sizeof(*c));
+    atomic_init(&c->refcount, 1);
+    c->type = type;
+    if (type == DF_TYPE_STRING) {
+        c->offsets = fr_xcalloc(1, sizeof(int64_t));
+    }
+    if (capacity > 0)
+        df_column_reserve(c, capacity, type == DF_TYPE_STRING ? capacity * 8 : 0);
+    return c;
+}
+
+struct df_column *df_column_ref(struct df_column *c)
+{
+    atomic_fetch_add_explicit(&c->refcount, 1, memory_order_relaxed);
+    return c;
+}
+
+void df_column_unref(struct df_column *c)
+{
+    if (!c)
+        return;
+    if (atomic_fetch_sub_explicit(&c->refcount, 1, memory_order_acq_rel) != 1)
+        return;
+    free(c->validity);
+    free(c->values);
+    free(c->offsets);
+    free(c->data);
+    free(c);
+}
+
+bool df_column_ok(const struct df_column *c)
+{
+    return c && !c->oom;
+}
+
+static int grow(void **p, int64_t elem, int64_t old_n, int64_t new_n)
+{
+    void *q = fr_try_realloc(*p, (size_t)(elem * new_n));
+    if (!q)
+        return FR_ETOOLARGE;
+    if (new_n > old_n)
+        memset((char *)q + elem * old_n, 0, (size_t)(elem * (new_n - old_n)));
+    *p = q;
+    return FR_OK;
+}
+
+int df_column_reserve(struct df_column *c, int64_t n, int64_t data_bytes)
+{
+    if (c->oom)
+        return FR_ETOOLARGE;
+    int64_t need = c->length + n;
+    if (need > c->capacity) {
+        int64_t cap = c->capacity ? c->capacity : 16;
+        while (cap < need)
+            cap *= 2;
+        int64_t w = (int64_t)df_type_width(c->type);
+        if ((w && grow(&c->values, w, c->capacity, cap) != FR_OK) ||
+            (c->validity && grow((void **)&c->validity, 1, (c->capacity + 7) / 8, (cap + 7) / 8)) ||
+            (c->type == DF_TYPE_STRING &&
+             grow((void **)&c->offsets, sizeof(int64_t), c->capacity + 1, cap + 1))) {
+            c->oom = true;
+            return FR_ETOOLARGE;
+        }
+        c->capacity = cap;
+    }
+    if (c->type == DF_TYPE_STRING && c->data_len + data_bytes > c->data_cap) {
+        int64_t cap = c->data_cap ? c->data_cap : 64;
+        while (cap < c->data_len + data_bytes)
+            cap *= 2;
+        char *q = fr_try_realloc(c->data, (size_t)cap);
+        if (!q) {
+            c->oom = true;
+            return FR_ETOOLARGE;
+        }
+        c->data = q;
+        c->data_cap = cap;
+    }
+    return FR_OK;
+}
+
+static inline bool room(struct df_column *c)
+{
+    return c->length < c->capacity || df_column_reserve(c, 1, 0) == FR_OK;
+}
+
+static void mark_valid_tail(struct df_column *c)
+{
+    /* called after length++ for a valid value when a bitmap exists */
+    int64_t i = c->length - 1;
+    c->validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+void df_column_set_null(struct df_column *c, int64_t i)
+{
+    if (!c->validity) {
+        int64_t bytes = (c->capacity + 7) / 8;
+        c->validity = fr_try_malloc((size_t)(bytes ? bytes : 1));
+        if (!c->validity) {
+            c->oom = true;
+            return;
+        }
+        memset(c->validity, 0xff, (size_t)(bytes ? bytes : 1));
+    }
+    if ((c->validity[i >> 3] >> (i & 7)) & 1) {
+        c->validity[i >> 3] &= (uint8_t)~(1u << (i & 7));
+        c->null_count++;
+    }
+}
+
+void df_column_append_null(struct df_column *c)
+{
+    if (!room(c))
+        return;
+    if (c->type == DF_TYPE_STRING)
+        c->offsets[c->length + 1] = c->data_len;
+    else
+        memset((char *)c->values + df_type_width(c->type) * (size_t)c->length, 0,
+               df_type_width(c->type));
+    c->length++;
+    if (c->validity)
+        mark_valid_tail(c); /* a grown bitmap's fresh bytes are zero */
+    df_column_set_null(c, c->length - 1);
+}
+
+#define APPEND_FIXED(fn, ctype)                                                                    \
+    void fn(struct df_column *c, ctype v)                                                          \
+    {                                                                                              \
+        if (!room(c))                                                                              \
+            return;                                                                                \
+        ((ctype *)c->values)[c->length++] = v;                                                     \
+        if (c->validity)                                                                           \
+            mark_valid_tail(c);                                                                    \
+    }
+APPEND_FIXED(df_column_append_int64, int64_t)
+APPEND_FIXED(df_column_append_int32, int32_t)
+APPEND_FIXED(df_column_append_float64, double)
+
+void df_column_append_bool(struct df_column *c, bool v)
+{
+    if (!room(c))
+        return;
+    ((uint8_t *)c->values)[c->length++] = v ? 1 : 0;
+    if (c->validity)
+        mark_valid_tail(c);
+}
+
+void df_column_append_string(struct df_column *c, const char *s, int64_t n)
+{
+    if (c->length >= c->capacity || c->data_len + n > c->data_cap) {
+        if (df_column_reserve(c, 1, n) != FR_OK)
+            return;
+    }
+    if (n)
+        memcpy(c->data + c->data_len, s, (size_t)n);
+    c->data_len += n;
+    c->offsets[++c->length] = c->data_len;
+    if (c->validity)
+        mark_valid_tail(c);
+}
+
+void df_column_append_from(struct df_column *dst, const struct df_column *src, int64_t row)
+{
+    if (row < 0 || !df_column_is_valid(src, row)) {
+        df_column_append_null(dst);
+        return;
+    }
+    switch (src->type) {
+    case DF_TYPE_STRING: {
+        int64_t n;
+        const char *s = df_column_string(src, row, &n);
+        df_column_append_string(dst, s, n);
+        break;
+    }
+    case DF_TYPE_BOOL: df_column_append_bool(dst, df_column_bool(src, row)); break;
+    case DF_TYPE_DATE: df_column_append_int32(dst, df_column_int32(src, row)); break;
+    case DF_TYPE_FLOAT64: df_column_append_float64(dst, df_column_float64(src, row)); break;
+    default: df_column_append_int64(dst, df_column_int64(src, row)); break;
+    }
+}
+
+int64_t df_column_bytes(const struct df_column *c)
+{
+    int64_t b = (int64_t)sizeof(*c) + c->capacity * (int64_t)df_type_width(c->type);
+    if (c->validity)
+        b += (c->capacity + 7) / 8;
+    if (c->type == DF_TYPE_STRING)
+        b += (c->capacity + 1) * 8 + c->data_cap;
+    return b;
+}
+
+struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, int64_t n)
+{
+    int64_t bytes = 0;
+    if (c->type == DF_TYPE_STRING) {
+        for (int64_t i = 0; i < n; i++)
+            if (sel[i] >= 0)
+                bytes += c->offsets[sel[i] + 1] - c->offsets[sel[i]];
+    }
+    struct df_column *out = df_column_new(c->type, 0);
+    if (df_column_reserve(out, n, bytes) != FR_OK)
+        return out;
+    size_t w = df_type_width(c->type);
+    bool has_nulls = c->validity != NULL;
+    for (int64_t i = 0; i < n && !has_nulls; i++)
+        has_nulls = sel[i] < 0;
+    if (!has_nulls && c->type != DF_TYPE_STRING) {
+        const char *src = c->values;
+        char *dst = out->values;
+        if (w == 8) {
+            for (int64_t i = 0; i < n; i++)
+                ((int64_t *)dst)[i] = ((const int64_t *)src)[sel[i]];
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                memcpy(dst + (size_t)i * w, src + (size_t)sel[i] * w, w);
+        }
+        out->length = n;
+        return out;
+    }
+    for (int64_t i = 0; i < n; i++)
+        df_column_append_from(out, c, sel[i]);
+    return out;
+}
+
+struct df_column *df_column_slice(const struct df_column *c, int64_t start, int64_t n)
+{
+    int64_t *sel = fr_try_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!sel) {
+        struct df_column *out = df_column_new(c->type, 0);
+        out->oom = true;
+        return out;
+    }
+    for (int64_t i = 0; i < n; i++)
+        sel[i] = start + i;
+    struct df_column *out = df_column_take(c, sel, n);
+    free(sel);
+    return out;
+}
+
+struct df_column *df_column_new_nulls(df_type type, int64_t n)
+{
+    struct df_column *c = df_column_new(type, n);
+    for (int64_t i = 0; i < n; i++)
+        df_column_append_null(c);
+    return c;
+}

@@ -1,0 +1,32 @@
+/* engine_exec: a task's execution context: memory account and cancellation. */
+#include "engine.h"
+
+void df_exec_init(struct df_exec *ex, const struct df_options *opts, const atomic_bool *cancel)
+{
+    ex->opts = opts;
+    ex->mem_used = 0;
+    ex->mem_peak = 0;
+    ex->cancel = cancel;
+    ex->null_errors = 0;
+}
+
+int df_exec_check_cancel(const struct df_exec *ex, struct fr_error *err)
+{
+    if (ex->cancel && atomic_load_explicit(ex->cancel, memory_order_relaxed))
+        return fr_error_set(err, FR_ECANCELLED, "the query was cancelled");
+    return FR_OK;
+}
+
+int df_exec_charge(struct df_exec *ex, int64_t bytes, struct fr_error *err)
+{
+    ex->mem_used += bytes;
+    if (ex->mem_used > ex->mem_peak)
+        ex->mem_peak = ex->mem_used;
+    int64_t limit = ex->opts ? ex->opts->task_memory_limit_bytes : 0;
+    if (limit > 0 && ex->mem_used > limit)
+        return fr_error_set(err, FR_EMEMLIMIT,
+                            "a task needed %lld bytes, over task_memory_limit_bytes %lld; raise "
+                            "the limit or add shuffle_partitions/smaller scan tasks",
+                            (long long)ex->mem_used, (long long)limit);
+    return df_exec_check_cancel(ex, err);
+}

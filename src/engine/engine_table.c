@@ -1,0 +1,212 @@
+/* engine_table: tables of named, equally long columns, and schemas. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct df_table *df_table_new(void)
+{
+    return fr_xcalloc(1, sizeof(struct df_table));
+}
+
+void df_table_free(struct df_table *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->ncols; i++) {
+        free(t->names[i]);
+        df_column_unref(t->cols[i]);
+    }
+    free(t->names);
+    free(t->cols);
+    free(t);
+}
+
+void df_table_add(struct df_table *t, const char *name, struct df_column *col)
+{
+    t->names = fr_xrealloc(t->names, sizeof(char *) * (size_t)(t->ncols + 1));
+    t->cols = fr_xrealloc(t->cols, sizeof(struct df_column *) * (size_t)(t->ncols + 1));
+    t->names[t->ncols] = fr_xstrdup(name);
+    t->cols[t->ncols] = col;
+    if (t->ncols == 0)
+        t->nrows = col->length;
+    t->ncols++;
+}
+
+int df_table_find(const struct df_table *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (strcmp(t->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int64_t df_table_bytes(const struct df_table *t)
+{
+    int64_t b = 0;
+    for (int i = 0; i < t->ncols; i++)
+        b += df_column_bytes(t->cols[i]);
+    return b;
+}
+
+struct df_table *df_table_take(const struct df_table *t, const int64_t *sel, int64_t n)
+{
+    struct df_table *out = df_table_new();
+    for (int i = 0; i < t->ncols; i++)
+        df_table_add(out, t->names[i], df_column_take(t->cols[i], sel, n));
+    out->nrows = n;
+    return out;
+}
+
+struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t n)
+{
+    if (start < 0)
+        start = 0;
+    if (start > t->nrows)
+        start = t->nrows;
+    if (n < 0 || start + n > t->nrows)
+        n = t->nrows - start;
+    struct df_table *out = df_table_new();
+    for (int i = 0; i < t->ncols; i++)
+        df_table_add(out, t->names[i], df_column_slice(t->cols[i], start, n));
+    out->nrows = n;
+    return out;
+}
+
+struct df_table *df_table_project(const struct df_table *t, const int *cols, int n)
+{
+    struct df_table *out = df_table_new();
+    for (int i = 0; i < n; i++)
+        df_table_add(out, t->names[cols[i]], df_column_ref(t->cols[cols[i]]));
+    out->nrows = t->nrows;
+    return out;
+}
+
+struct df_table *df_table_empty_like(const struct df_table *t)
+{
+    struct df_table *out = df_table_new();
+    for (int i = 0; i < t->ncols; i++)
+        df_table_add(out, t->names[i], df_column_new(t->cols[i]->type, 0));
+    return out;
+}
+
+static void append_column(struct df_column *dst, const struct df_column *src)
+{
+    int64_t n = src->length;
+    if (df_column_reserve(dst, n, src->type == DF_TYPE_STRING ? src->data_len : 0) != FR_OK)
+        return;
+    if (src->validity || dst->validity || src->type == DF_TYPE_STRING) {
+        for (int64_t i = 0; i < n; i++)
+            df_column_append_from(dst, src, i);
+        return;
+    }
+    size_t w = df_type_width(src->type);
+    memcpy((char *)dst->values + (size_t)dst->length * w, src->values, (size_t)n * w);
+    dst->length += n;
+}
+
+int df_table_concat(struct df_table *const *tables, int n, struct df_table **out,
+                    struct fr_error *err)
+{
+    *out = NULL;
+    if (n == 0)
+        return fr_error_set(err, FR_EINTERNAL, "concat of no tables");
+    const struct df_table *first = tables[0];
+    for (int k = 1; k < n; k++) {
+        const struct df_table *t = tables[k];
+        if (t->ncols != first->ncols)
+            return fr_error_set(err, FR_EINVAL, "tables to combine have %d and %d columns",
+                                first->ncols, t->ncols);
+        for (int i = 0; i < t->ncols; i++) {
+            if (t->cols[i]->type != first->cols[i]->type)
+                return fr_error_set(err, FR_EINVAL,
+                                    "column %d ('%s') is %s in one input and %s in another",
+                                    i + 1, first->names[i], df_type_name(first->cols[i]->type),
+                                    df_type_name(t->cols[i]->type));
+        }
+    }
+    if (n == 1) {
+        int *idx = fr_xmalloc(sizeof(int) * (size_t)(first->ncols + 1));
+        for (int i = 0; i < first->ncols; i++)
+            idx[i] = i;
+        *out = df_table_project(first, idx, first->ncols);
+        free(idx);
+        return FR_OK;
+    }
+    int64_t total = 0;
+    for (int k = 0; k < n; k++)
+        total += tables[k]->nrows;
+    struct df_table *res = df_table_new();
+    for (int i = 0; i < first->ncols; i++) {
+        int64_t bytes = 0;
+        for (int k = 0; k < n; k++)
+            if (tables[k]->cols[i]->type == DF_TYPE_STRING)
+                bytes += tables[k]->cols[i]->data_len;
+        struct df_column *c = df_column_new(first->cols[i]->type, 0);
+        df_column_reserve(c, total, bytes);
+        for (int k = 0; k < n; k++)
+            append_column(c, tables[k]->cols[i]);
+        if (!df_column_ok(c)) {
+            df_column_unref(c);
+            df_table_free(res);
+            return fr_error_set(err, FR_ETOOLARGE, "out of memory combining %lld rows",
+                                (long long)total);
+        }
+        df_table_add(res, first->names[i], c);
+    }
+    res->nrows = total;
+    *out = res;
+    return FR_OK;
+}
+
+void df_schema_init(struct df_schema *s)
+{
+    s->nfields = 0;
+    s->fields = NULL;
+}
+
+void df_schema_cleanup(struct df_schema *s)
+{
+    for (int i = 0; i < s->nfields; i++)
+        free(s->fields[i].name);
+    free(s->fields);
+    df_schema_init(s);
+}
+
+void df_schema_add(struct df_schema *s, const char *name, df_type type)
+{
+    s->fields = fr_xrealloc(s->fields, sizeof(struct df_field) * (size_t)(s->nfields + 1));
+    s->fields[s->nfields].name = fr_xstrdup(name);
+    s->fields[s->nfields].type = type;
+    s->nfields++;
+}
+
+void df_schema_copy(struct df_schema *dst, const struct df_schema *src)
+{
+    df_schema_init(dst);
+    for (int i = 0; i < src->nfields; i++)
+        df_schema_add(dst, src->fields[i].name, src->fields[i].type);
+}
+
+void df_schema_of_table(struct df_schema *dst, const struct df_table *t)
+{
+    df_schema_init(dst);
+    for (int i = 0; i < t->ncols; i++)
+        df_schema_add(dst, t->names[i], t->cols[i]->type);
+}
+
+int df_schema_find(const struct df_schema *s, const char *name)
+{
+    for (int i = 0; i < s->nfields; i++)
+        if (strcmp(s->fields[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+struct df_table *df_table_from_schema(const struct df_schema *s)
+{
+    struct df_table *t = df_table_new();
+    for (int i = 0; i < s->nfields; i++)
+        df_table_add(t, s->fields[i].name, df_column_new(s->fields[i].type, 0));
+    return t;
+}

@@ -1,0 +1,128 @@
+/* Tests of src/engine/engine_column.c and engine_table.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+static void test_append_and_nulls(void **state)
+{
+    (void)state;
+    struct df_column *c = df_column_new(DF_TYPE_INT64, 0);
+    for (int i = 0; i < 100; i++) {
+        if (i % 7 == 0)
+            df_column_append_null(c);
+        else
+            df_column_append_int64(c, i);
+    }
+    assert_true(df_column_ok(c));
+    assert_int_equal(c->length, 100);
+    assert_int_equal(c->null_count, 15);
+    assert_false(df_column_is_valid(c, 0));
+    assert_true(df_column_is_valid(c, 1));
+    assert_int_equal(df_column_int64(c, 99), 99);
+    assert_false(df_column_is_valid(c, 98));
+    df_column_unref(c);
+}
+
+static void test_strings_take(void **state)
+{
+    (void)state;
+    struct df_column *c = df_column_new(DF_TYPE_STRING, 1);
+    df_column_append_string(c, "alpha", 5);
+    df_column_append_null(c);
+    df_column_append_string(c, "", 0);
+    df_column_append_string(c, "héllo", 6);
+    int64_t sel[] = {3, 0, -1, 1, 2};
+    struct df_column *t = df_column_take(c, sel, 5);
+    assert_int_equal(t->length, 5);
+    int64_t n;
+    const char *s = df_column_string(t, 0, &n);
+    assert_int_equal(n, 6);
+    assert_memory_equal(s, "héllo", 6);
+    s = df_column_string(t, 1, &n);
+    assert_memory_equal(s, "alpha", 5);
+    assert_false(df_column_is_valid(t, 2));
+    assert_false(df_column_is_valid(t, 3));
+    assert_true(df_column_is_valid(t, 4));
+    df_column_string(t, 4, &n);
+    assert_int_equal(n, 0);
+    assert_int_equal(t->null_count, 2);
+    df_column_unref(t);
+    df_column_unref(c);
+}
+
+static void test_concat_checks_types(void **state)
+{
+    (void)state;
+    struct df_table *a = df_table_new(), *b = df_table_new();
+    struct df_column *x = df_column_new(DF_TYPE_INT64, 0), *y = df_column_new(DF_TYPE_FLOAT64, 0);
+    df_column_append_int64(x, 1);
+    df_column_append_float64(y, 1.5);
+    df_table_add(a, "v", x);
+    df_table_add(b, "v", y);
+    struct df_table *out = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *both[] = {a, b};
+    assert_int_equal(df_table_concat(both, 2, &out, &err), FR_EINVAL);
+    assert_null(out);
+    struct df_table *same[] = {a, a, a};
+    assert_int_equal(df_table_concat(same, 3, &out, &err), FR_OK);
+    assert_int_equal(out->nrows, 3);
+    assert_int_equal(df_column_int64(out->cols[0], 2), 1);
+    df_table_free(out);
+    df_table_free(a);
+    df_table_free(b);
+}
+
+static void test_dates(void **state)
+{
+    (void)state;
+    int32_t d;
+    assert_int_equal(df_parse_date("1970-01-01", 10, &d), 0);
+    assert_int_equal(d, 0);
+    assert_int_equal(df_parse_date("2024-02-29", 10, &d), 0);
+    char buf[40];
+    df_format_date(d, buf, sizeof(buf));
+    assert_string_equal(buf, "2024-02-29");
+    assert_int_not_equal(df_parse_date("2023-02-29", 10, &d), 0);
+    assert_int_not_equal(df_parse_date("2023-13-01", 10, &d), 0);
+    int64_t us;
+    assert_int_equal(df_parse_timestamp("2024-01-31T12:30:05.5Z", 22, &us), 0);
+    df_format_timestamp(us, buf, sizeof(buf));
+    assert_string_equal(buf, "2024-01-31T12:30:05.500000Z");
+    assert_int_equal(df_parse_timestamp("1969-12-31 23:59:59", 19, &us), 0);
+    assert_int_equal(us, -1000000);
+    df_format_timestamp(us, buf, sizeof(buf));
+    assert_string_equal(buf, "1969-12-31T23:59:59Z");
+}
+
+static void test_memory_limit(void **state)
+{
+    (void)state;
+    struct df_options o = {.morsel_size_rows = 1024, .task_memory_limit_bytes = 1000};
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_exec_charge(&ex, 800, &err), FR_OK);
+    assert_int_equal(df_exec_charge(&ex, 800, &err), FR_EMEMLIMIT);
+    assert_non_null(strstr(err.message, "task_memory_limit_bytes"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_append_and_nulls),
+        cmocka_unit_test(test_strings_take),
+        cmocka_unit_test(test_concat_checks_types),
+        cmocka_unit_test(test_dates),
+        cmocka_unit_test(test_memory_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
