@@ -54,6 +54,7 @@ struct fr_error {
     int64_t line;     /* 1-based line of a data file, -1 if none */
     int64_t column;   /* 1-based column of a data file, -1 if none */
     char file[256];   /* data file, "" if none */
+    char kind[48];    /* problem type slug ("config-locked"); "" = derived from status */
 };
 
 void fr_error_init(struct fr_error *err);

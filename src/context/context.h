@@ -1,0 +1,115 @@
+/* context: the one object of a framed process that holds mutable state: the
+ * pending config, the lazily created runner and its frozen config, datasets,
+ * dataframes and queries. The HTTP layer calls only this face.
+ *
+ * Ownership: every json_t ** out-parameter receives a new reference; json_t *
+ * arguments are borrowed. Strings are borrowed for the call. */
+#ifndef FRAMED_CONTEXT_H
+#define FRAMED_CONTEXT_H
+
+#include "../common/common.h"
+
+#include <jansson.h>
+
+struct df_table;
+typedef struct ctx ctx;
+
+struct ctx_options {
+    const char *data_dir;  /* datasets; created if missing */
+    const char *state_dir; /* pending config, embedded store */
+    int threads;           /* local runner threads; 0 = one per core */
+    int64_t memory_limit;  /* bytes of materialized dataframes/results; 0 = no limit */
+    const char *runner_kind;  /* "local" (default) or "remote" */
+    const char *store_url;    /* NULL/"embedded" or "redis://host:port/db" */
+    const char *workers;      /* static worker URLs, comma-separated, or NULL */
+    const char *cluster_secret; /* NULL = none */
+};
+
+/* An error with the extension members of its problem body. */
+struct ctx_error {
+    struct fr_error base;
+    json_t *ext; /* new, owned: extra members of the problem (e.g. config_id, errors) */
+};
+void ctx_error_init(struct ctx_error *e);
+void ctx_error_cleanup(struct ctx_error *e);
+
+/* new: loads the pending config from the state dir (a corrupt file fails
+ * with a message naming it), applies FRAMED_CONFIG_* variables from envp,
+ * opens the store. */
+int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct fr_error *err);
+/* Cancels running queries, destroys the runner (releasing its config). */
+void ctx_free(ctx *c);
+
+/* ---- config ---- */
+/* {"locked","config_id","frozen_at","frozen_by","values"} */
+json_t *ctx_config_get(ctx *c);
+/* Partial update; FR_EVALIDATION (ext.errors), FR_ECONFLICT kind config-locked
+ * (ext: config_id, frozen_at, frozen_by, unlock), FR_EINVAL not an object.
+ * On success *out is like ctx_config_get. */
+int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err);
+/* The store's bytes for an ID (*bytes new). FR_ENOTFOUND once released. */
+int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct ctx_error *err);
+
+/* ---- runner ---- */
+/* {"state": "none"|"active"|"draining", "kind", "config_id", "created_at",
+ *  "queries": {"running": n, "finished": n}} */
+json_t *ctx_runner_info(ctx *c);
+/* Drains (new dataframe requests get FR_EUNAVAILABLE kind runner-draining),
+ * waits for running queries or cancels them when force, destroys the
+ * runner, releases the config, unlocks. *out reports what was released.
+ * FR_ENOTFOUND kind no-runner when there is none. */
+int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err);
+
+/* ---- datasets ---- */
+int ctx_dataset_list(ctx *c, json_t **out, struct ctx_error *err);
+int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *err);
+int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err);
+/* A streamed upload into the data dir: written to a temp file, renamed into
+ * place by commit; abort (or a failed write) leaves nothing behind.
+ * content_type: text/csv or application/x-ndjson (else FR_EINVAL kind
+ * unsupported-media-type). Names: [A-Za-z0-9_.-]{1,128}, not starting with '.'. */
+typedef struct ctx_upload ctx_upload;
+int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upload **out,
+                     struct ctx_error *err);
+int ctx_upload_write(ctx_upload *u, const char *data, size_t n, struct ctx_error *err);
+/* Frees u in every case. *out: the dataset's description; *created true if new. */
+int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_error *err);
+void ctx_upload_abort(ctx_upload *u); /* frees u; accepts NULL */
+
+/* ---- dataframes ---- */
+/* Validates and plans `plan` (400 kinds invalid-plan / invalid-expression
+ * without creating the runner), then creates the runner if needed (the
+ * freeze; request_id is recorded as frozen_by) and answers the 201 body
+ * {"id","schema","config_id","preview"}. */
+int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,
+                         struct ctx_error *err);
+int ctx_dataframe_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+int ctx_dataframe_delete(ctx *c, const char *id, struct ctx_error *err);
+int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+
+/* ---- queries ---- */
+/* body: {"dataframe": id} or {"plan": ...}. Waits up to wait_ms (0 = no
+ * wait) for it to finish; *out is the query status; *finished tells if it
+ * reached a final state. */
+int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
+                     bool *finished, struct ctx_error *err);
+int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* A finished query's result, held by reference while it is being sent.
+ * FR_ECONFLICT kind query-not-finished while running; FR_EDATA kind
+ * query-failed when it failed. */
+typedef struct ctx_result ctx_result;
+int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error *err);
+/* Borrowed, valid until ctx_result_release. */
+const struct df_table *ctx_result_table(const ctx_result *r);
+void ctx_result_release(ctx_result *r); /* accepts NULL */
+
+/* ---- operations ---- */
+/* {"version","role":"coordinator","config_id","uptime_s","runner"} */
+json_t *ctx_info(ctx *c);
+/* Appends Prometheus text for runner state, config lock, queries by state. */
+void ctx_metrics(ctx *c, struct fr_buf *out);
+bool ctx_ready(ctx *c);
+void ctx_begin_shutdown(ctx *c); /* readyz fails from now on */
+
+#endif
