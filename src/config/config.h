@@ -74,6 +74,7 @@ struct cfg_field {
     int64_t min, max;
     enum cfg_scope scope;
     const char *doc;
+    size_t offset; /* offsetof(struct cfg, name): lets generic code reach the value */
 };
 extern const struct cfg_field cfg_fields[];
 extern const int cfg_nfields;
