@@ -141,9 +141,8 @@ int cfg_apply_env(struct cfg *c, char *const *envp, struct fr_error *err)
     if (count > 0)
         goto out;
     if (cfg_apply_json(c, patch, &next, &problems) != FR_OK) {
-        size_t i;
-        json_t *p;
-        json_array_foreach(problems, i, p) {
+        for (size_t i = 0; i < json_array_size(problems); i++) {
+            json_t *p = json_array_get(problems, i);
             const char *field = json_string_value(json_object_get(p, "field"));
             char var[160];
             env_name(field, var, sizeof(var));

@@ -22,9 +22,15 @@ json_t *cfg_to_json(const struct cfg *c)
         const struct cfg_field *f = &cfg_fields[i];
         json_t *v = NULL;
         switch (f->kind) {
-        case CFG_INT: v = json_integer((json_int_t)*cfg__int_cslot(c, f)); break;
-        case CFG_BOOL: v = json_boolean(*cfg__bool_cslot(c, f)); break;
-        case CFG_STRLIST: v = strlist_json(cfg__list_cslot(c, f)); break;
+        case CFG_INT:
+            v = json_integer((json_int_t)*cfg__int_cslot(c, f));
+            break;
+        case CFG_BOOL:
+            v = json_boolean(*cfg__bool_cslot(c, f));
+            break;
+        case CFG_STRLIST:
+            v = strlist_json(cfg__list_cslot(c, f));
+            break;
         }
         json_object_set_new(o, f->name, v);
     }
@@ -34,9 +40,12 @@ json_t *cfg_to_json(const struct cfg *c)
 static const char *kind_name(enum cfg_kind k)
 {
     switch (k) {
-    case CFG_INT: return "integer";
-    case CFG_BOOL: return "boolean";
-    case CFG_STRLIST: return "array";
+    case CFG_INT:
+        return "integer";
+    case CFG_BOOL:
+        return "boolean";
+    case CFG_STRLIST:
+        return "array";
     }
     return "unknown";
 }
@@ -45,14 +54,18 @@ static const char *kind_name(enum cfg_kind k)
  * bounds are on the number of entries. */
 static json_t *field_schema(const struct cfg_field *f)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "name", f->name, "type", kind_name(f->kind),
-                          "scope", f->scope == CFG_PLANNER ? "planner" : "execution", "doc",
-                          f->doc);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s}", "name", f->name, "type", kind_name(f->kind), "scope",
+                  f->scope == CFG_PLANNER ? "planner" : "execution", "doc", f->doc);
     json_t *def = NULL;
     struct cfg_strlist l;
     switch (f->kind) {
-    case CFG_INT: def = json_integer((json_int_t)f->def_int); break;
-    case CFG_BOOL: def = json_boolean(f->def_int); break;
+    case CFG_INT:
+        def = json_integer((json_int_t)f->def_int);
+        break;
+    case CFG_BOOL:
+        def = json_boolean(f->def_int);
+        break;
     case CFG_STRLIST:
         cfg__strlist_from_csv(&l, f->def_list);
         def = strlist_json(&l);
@@ -119,9 +132,8 @@ static int problems_to_error(json_t *problems, struct fr_error *err)
 {
     struct fr_buf msg;
     fr_buf_init(&msg);
-    size_t i;
-    json_t *p;
-    json_array_foreach(problems, i, p) {
+    for (size_t i = 0; i < json_array_size(problems); i++) {
+        json_t *p = json_array_get(problems, i);
         fr_buf_printf(&msg, "%s%s: %s", i ? "; " : "",
                       json_string_value(json_object_get(p, "field")),
                       json_string_value(json_object_get(p, "message")));
@@ -145,8 +157,8 @@ int cfg_from_bytes(const char *data, size_t len, bool allow_missing, struct cfg 
     memset(out, 0, sizeof(*out));
     json_t *obj = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!obj) {
-        fr_error_set(err, FR_EDATA, "config is not valid JSON (line %d, column %d): %s",
-                     jerr.line, jerr.column, jerr.text);
+        fr_error_set(err, FR_EDATA, "config is not valid JSON (line %d, column %d): %s", jerr.line,
+                     jerr.column, jerr.text);
         goto out;
     }
     if (!json_is_object(obj)) {

@@ -17,8 +17,8 @@
 #define CFG_DEFLIST_CFG_STRLIST(d) (d)
 
 #define CFG_X_ROW(name, kind, def, lo, hi, scope, doc)                                             \
-    {#name, kind, CFG_DEFINT_##kind(def), CFG_DEFLIST_##kind(def), (lo), (hi), scope, doc,          \
-     offsetof(struct cfg, name)},
+    {#name, kind, CFG_DEFINT_##kind(def),    CFG_DEFLIST_##kind(def), (lo), (hi),                  \
+     scope, doc,  offsetof(struct cfg, name)},
 
 const struct cfg_field cfg_fields[] = {CFG_FIELDS(CFG_X_ROW)};
 const int cfg_nfields = (int)(sizeof(cfg_fields) / sizeof(cfg_fields[0]));
@@ -64,8 +64,8 @@ int cfg__suggest(const char *name)
         int d = edit_distance(name, cfg_fields[i].name);
         if (d < 0)
             continue;
-        size_t longer = strlen(name) > strlen(cfg_fields[i].name) ? strlen(name)
-                                                                   : strlen(cfg_fields[i].name);
+        size_t longer =
+            strlen(name) > strlen(cfg_fields[i].name) ? strlen(name) : strlen(cfg_fields[i].name);
         /* Close means a couple of typos, or a third of the name at most. */
         if (d > 2 && (size_t)d * 3 > longer)
             continue;
@@ -154,9 +154,15 @@ void cfg_defaults(struct cfg *out)
     for (int i = 0; i < cfg_nfields; i++) {
         const struct cfg_field *f = &cfg_fields[i];
         switch (f->kind) {
-        case CFG_INT: *cfg__int_slot(out, f) = f->def_int; break;
-        case CFG_BOOL: *cfg__bool_slot(out, f) = f->def_int != 0; break;
-        case CFG_STRLIST: cfg__strlist_from_csv(cfg__list_slot(out, f), f->def_list); break;
+        case CFG_INT:
+            *cfg__int_slot(out, f) = f->def_int;
+            break;
+        case CFG_BOOL:
+            *cfg__bool_slot(out, f) = f->def_int != 0;
+            break;
+        case CFG_STRLIST:
+            cfg__strlist_from_csv(cfg__list_slot(out, f), f->def_list);
+            break;
         }
     }
 }
@@ -201,9 +207,15 @@ bool cfg_equal(const struct cfg *a, const struct cfg *b)
         const struct cfg_field *f = &cfg_fields[i];
         bool same = true;
         switch (f->kind) {
-        case CFG_INT: same = *cfg__int_cslot(a, f) == *cfg__int_cslot(b, f); break;
-        case CFG_BOOL: same = *cfg__bool_cslot(a, f) == *cfg__bool_cslot(b, f); break;
-        case CFG_STRLIST: same = strlist_equal(cfg__list_cslot(a, f), cfg__list_cslot(b, f)); break;
+        case CFG_INT:
+            same = *cfg__int_cslot(a, f) == *cfg__int_cslot(b, f);
+            break;
+        case CFG_BOOL:
+            same = *cfg__bool_cslot(a, f) == *cfg__bool_cslot(b, f);
+            break;
+        case CFG_STRLIST:
+            same = strlist_equal(cfg__list_cslot(a, f), cfg__list_cslot(b, f));
+            break;
         }
         if (!same)
             return false;

@@ -21,14 +21,21 @@ static const struct cfg_lte_rule cfg_lte_rules[] = {
 static const char *json_kind_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number with a fraction or exponent";
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number with a fraction or exponent";
     case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
     }
     return "an unknown value";
 }
@@ -122,9 +129,12 @@ static int apply_field(const char *key, json_t *v, struct cfg *out, json_t *prob
     }
     const struct cfg_field *f = &cfg_fields[idx];
     switch (f->kind) {
-    case CFG_INT: return apply_int(f, v, out, problems);
-    case CFG_BOOL: return apply_bool(f, v, out, problems);
-    case CFG_STRLIST: return apply_list(f, v, out, problems);
+    case CFG_INT:
+        return apply_int(f, v, out, problems);
+    case CFG_BOOL:
+        return apply_bool(f, v, out, problems);
+    case CFG_STRLIST:
+        return apply_list(f, v, out, problems);
     }
     return -1;
 }
@@ -133,9 +143,8 @@ static int apply_field(const char *key, json_t *v, struct cfg *out, json_t *prob
  * over such a field would only repeat the problem in other words. */
 static bool field_failed(json_t *problems, const char *field)
 {
-    size_t i;
-    json_t *p;
-    json_array_foreach(problems, i, p) {
+    for (size_t i = 0; i < json_array_size(problems); i++) {
+        json_t *p = json_array_get(problems, i);
         if (strcmp(json_string_value(json_object_get(p, "field")), field) == 0)
             return true;
     }
@@ -154,12 +163,10 @@ static void check_cross_rules(const struct cfg *merged, json_t *patch, json_t *p
         if (a <= b)
             continue;
         /* Blame the field the patch named (the lower bound if both or neither). */
-        const char *blame = json_object_get(patch, r->lo) || !json_object_get(patch, r->hi)
-                                ? r->lo
-                                : r->hi;
-        add_problem(problems, blame,
-                    "%s (%" PRId64 ") must not be greater than %s (%" PRId64 ")", r->lo, a,
-                    r->hi, b);
+        const char *blame =
+            json_object_get(patch, r->lo) || !json_object_get(patch, r->hi) ? r->lo : r->hi;
+        add_problem(problems, blame, "%s (%" PRId64 ") must not be greater than %s (%" PRId64 ")",
+                    r->lo, a, r->hi, b);
     }
 }
 
@@ -174,9 +181,9 @@ int cfg_apply_json(const struct cfg *base, json_t *patch, struct cfg *out, json_
         result = FR_EINVAL;
         goto out;
     }
-    const char *key;
-    json_t *v;
-    json_object_foreach(patch, key, v) {
+    for (void *it = json_object_iter(patch); it; it = json_object_iter_next(patch, it)) {
+        const char *key = json_object_iter_key(it);
+        json_t *v = json_object_iter_value(it);
         apply_field(key, v, out, problems);
     }
     check_cross_rules(out, patch, problems);

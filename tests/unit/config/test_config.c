@@ -40,9 +40,8 @@ static int apply_text(const char *patch_text, struct cfg *out, json_t **errors)
 /* True if errors holds a problem for field whose message contains needle. */
 static bool has_problem(json_t *errors, const char *field, const char *needle)
 {
-    size_t i;
-    json_t *p;
-    json_array_foreach(errors, i, p) {
+    for (size_t i = 0; i < json_array_size(errors); i++) {
+        json_t *p = json_array_get(errors, i);
         const char *f = json_string_value(json_object_get(p, "field"));
         const char *m = json_string_value(json_object_get(p, "message"));
         if (f && m && strcmp(f, field) == 0 && strstr(m, needle))
@@ -102,10 +101,8 @@ static void test_wrong_types(void **state)
     (void)state;
     expect_one_problem("{\"shuffle_partitions\": \"8\"}", "shuffle_partitions",
                        "must be an integer, got a string");
-    expect_one_problem("{\"shuffle_partitions\": 1.5}", "shuffle_partitions",
-                       "must be an integer");
-    expect_one_problem("{\"shuffle_partitions\": 8.0}", "shuffle_partitions",
-                       "must be an integer");
+    expect_one_problem("{\"shuffle_partitions\": 1.5}", "shuffle_partitions", "must be an integer");
+    expect_one_problem("{\"shuffle_partitions\": 8.0}", "shuffle_partitions", "must be an integer");
     expect_one_problem("{\"shuffle_partitions\": true}", "shuffle_partitions",
                        "must be an integer, got a boolean");
     expect_one_problem("{\"shuffle_partitions\": null}", "shuffle_partitions",
@@ -131,9 +128,9 @@ static void test_bounds(void **state)
     /* The edges themselves are allowed. */
     struct cfg out;
     json_t *errors = NULL;
-    assert_int_equal(apply_text("{\"shuffle_partitions\": 4096, \"num_preview_rows\": 0}", &out,
-                                &errors),
-                     FR_OK);
+    assert_int_equal(
+        apply_text("{\"shuffle_partitions\": 4096, \"num_preview_rows\": 0}", &out, &errors),
+        FR_OK);
     assert_null(errors);
     assert_int_equal(out.shuffle_partitions, 4096);
     cfg_cleanup(&out);
@@ -169,8 +166,9 @@ static void test_min_max_cross_rule(void **state)
     expect_one_problem("{\"scan_tasks_min_size_bytes\": 2000, \"scan_tasks_max_size_bytes\": 1000}",
                        "scan_tasks_min_size_bytes", "must not be greater than");
     /* Only the minimum: above the default maximum (384 MiB). */
-    expect_one_problem("{\"scan_tasks_min_size_bytes\": 500000000}", "scan_tasks_min_size_bytes",
-                       "(500000000) must not be greater than scan_tasks_max_size_bytes (402653184)");
+    expect_one_problem(
+        "{\"scan_tasks_min_size_bytes\": 500000000}", "scan_tasks_min_size_bytes",
+        "(500000000) must not be greater than scan_tasks_max_size_bytes (402653184)");
     /* Only the maximum: below the default minimum (96 MiB); blamed on it. */
     expect_one_problem("{\"scan_tasks_max_size_bytes\": 1000}", "scan_tasks_max_size_bytes",
                        "scan_tasks_min_size_bytes (100663296) must not be greater than");
@@ -209,9 +207,9 @@ static void test_nothing_changed_on_failure(void **state)
     (void)state;
     struct cfg base, saved, out;
     json_t *errors = NULL;
-    assert_int_equal(apply_text("{\"csv_null_values\": [\"x\"], \"num_preview_rows\": 5}", &base,
-                                &errors),
-                     FR_OK);
+    assert_int_equal(
+        apply_text("{\"csv_null_values\": [\"x\"], \"num_preview_rows\": 5}", &base, &errors),
+        FR_OK);
     cfg_copy(&saved, &base);
     json_t *patch = json_loads("{\"num_preview_rows\": 50, \"csv_null_values\": [\"NA\"],"
                                " \"task_max_retries\": 1000}",
@@ -240,9 +238,9 @@ static void test_valid_patch_changes_only_named(void **state)
                                 &out, &errors),
                      FR_OK);
     json_t *a = cfg_to_json(&base), *b = cfg_to_json(&out);
-    const char *key;
-    json_t *v;
-    json_object_foreach(a, key, v) {
+    for (void *it = json_object_iter(a); it; it = json_object_iter_next(a, it)) {
+        const char *key = json_object_iter_key(it);
+        json_t *v = json_object_iter_value(it);
         bool named = strcmp(key, "shuffle_partitions") == 0 || strcmp(key, "nulls_first") == 0 ||
                      strcmp(key, "csv_null_values") == 0;
         assert_int_equal(json_equal(v, json_object_get(b, key)), !named);
@@ -291,11 +289,9 @@ static void test_id_depends_only_on_values(void **state)
     json_t *errors = NULL;
     char ida[80], idb[80];
     /* The same values given in another order (and with other spacing). */
-    assert_int_equal(apply_text("{\"nulls_first\": true, \"shuffle_partitions\": 12}", &a,
-                                &errors),
+    assert_int_equal(apply_text("{\"nulls_first\": true, \"shuffle_partitions\": 12}", &a, &errors),
                      FR_OK);
-    assert_int_equal(apply_text("{ \"shuffle_partitions\":12,\"nulls_first\":true }", &b,
-                                &errors),
+    assert_int_equal(apply_text("{ \"shuffle_partitions\":12,\"nulls_first\":true }", &b, &errors),
                      FR_OK);
     cfg_id(&a, ida, sizeof(ida));
     cfg_id(&b, idb, sizeof(idb));
@@ -319,9 +315,9 @@ static void test_no_floats_anywhere(void **state)
     cfg_defaults(&c);
     json_t *o = cfg_to_json(&c);
     assert_int_equal(json_object_size(o), (size_t)cfg_nfields);
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v) {
+    for (int i = 0; i < cfg_nfields; i++) {
+        json_t *v = json_object_get(o, cfg_fields[i].name);
+        assert_non_null(v);
         assert_false(json_is_real(v));
     }
     json_t *schema = cfg_schema_json();
@@ -380,9 +376,13 @@ static void test_env_good(void **state)
     struct fr_error err;
     fr_error_init(&err);
     cfg_defaults(&c);
-    char *env[] = {"PATH=/bin", "FRAMED_CONFIG_SHUFFLE_PARTITIONS=32",
-                   "FRAMED_CONFIG_NULLS_FIRST=1", "FRAMED_CONFIG_MAINTAIN_ORDER=false",
-                   "FRAMED_CONFIG_CSV_NULL_VALUES=NA,null,", "FRAMED_CONFIGX=1", NULL};
+    char *env[] = {"PATH=/bin",
+                   "FRAMED_CONFIG_SHUFFLE_PARTITIONS=32",
+                   "FRAMED_CONFIG_NULLS_FIRST=1",
+                   "FRAMED_CONFIG_MAINTAIN_ORDER=false",
+                   "FRAMED_CONFIG_CSV_NULL_VALUES=NA,null,",
+                   "FRAMED_CONFIGX=1",
+                   NULL};
     assert_int_equal(cfg_apply_env(&c, env, &err), FR_OK);
     assert_int_equal(c.shuffle_partitions, 32);
     assert_true(c.nulls_first);
@@ -455,15 +455,13 @@ static void test_frozen(void **state)
     cfg_frozen_unref(f);
 
     struct cfg_frozen *g = NULL;
-    assert_int_equal(cfg_frozen_from_bytes(f->canonical, f->canonical_len, f->id, &g, &err),
-                     FR_OK);
+    assert_int_equal(cfg_frozen_from_bytes(f->canonical, f->canonical_len, f->id, &g, &err), FR_OK);
     assert_true(cfg_equal(&g->values, &f->values));
     assert_string_equal(g->id, f->id);
     cfg_frozen_unref(g);
 
     cfg_id(&c, id, sizeof(id)); /* a valid ID, but of other bytes */
-    assert_int_equal(cfg_frozen_from_bytes(f->canonical, f->canonical_len, id, &g, &err),
-                     FR_EDATA);
+    assert_int_equal(cfg_frozen_from_bytes(f->canonical, f->canonical_len, id, &g, &err), FR_EDATA);
     assert_null(g);
     assert_non_null(strstr(err.message, "config-integrity"));
     /* Same length, one byte changed: caught before parsing. */

@@ -141,8 +141,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_save_load_round_trip, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_missing_file, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_corrupt_file, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_missing_fields_take_defaults, setup_dir,
-                                        teardown_dir),
+        cmocka_unit_test_setup_teardown(test_missing_fields_take_defaults, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
