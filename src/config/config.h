@@ -120,8 +120,12 @@ int cfg_from_bytes(const char *data, size_t len, bool allow_missing, struct cfg 
 int cfg_apply_env(struct cfg *c, char *const *envp, struct fr_error *err);
 
 /* The pending config's state file: <state_dir>/config.json, written
- * atomically. cfg_load: FR_ENOTFOUND when absent (caller keeps defaults);
- * FR_EDATA naming the file when it is corrupt. */
+ * atomically (cfg_save creates the directory). cfg_load: FR_ENOTFOUND when
+ * absent (caller keeps defaults); FR_EDATA naming the file (also in
+ * err->file) when it is corrupt, the file left as it is. out is written only
+ * on success, as if uninitialized before; on error it keeps what it held, so
+ * a caller may fill it with defaults first. Fields missing from the file
+ * take defaults (a file from an older version); unknown ones are errors. */
 int cfg_load(const char *path, struct cfg *out, struct fr_error *err);
 int cfg_save(const char *path, const struct cfg *c, struct fr_error *err);
 

@@ -4,6 +4,7 @@
 #include "config_internal.h"
 
 #include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +13,9 @@ int cfg_load(const char *path, struct cfg *out, struct fr_error *err)
     int result = FR_EDATA;
     char *data = NULL;
     size_t len = 0;
+    struct cfg loaded;
     struct fr_error inner;
     fr_error_init(&inner);
-    memset(out, 0, sizeof(*out));
     int rc = fr_file_read_all(path, &data, &len, err);
     if (rc != FR_OK) {
         result = rc; /* FR_ENOTFOUND: the caller keeps its defaults */
@@ -22,7 +23,7 @@ int cfg_load(const char *path, struct cfg *out, struct fr_error *err)
     }
     /* Missing fields take defaults: a state file from an older version that
      * lacked a newer field is still good. Unknown or invalid ones are not. */
-    if (cfg_from_bytes(data, len, true, out, &inner) != FR_OK) {
+    if (cfg_from_bytes(data, len, true, &loaded, &inner) != FR_OK) {
         fr_error_set(err, FR_EDATA,
                      "config state file %s is corrupt: %s (fix or remove the file; it was left "
                      "as it is)",
@@ -33,6 +34,7 @@ int cfg_load(const char *path, struct cfg *out, struct fr_error *err)
         }
         goto out;
     }
+    *out = loaded; /* only now: on any error out keeps what the caller put there */
     result = FR_OK;
 out:
     free(data);

@@ -81,7 +81,11 @@ static void test_missing_file(void **state)
     struct cfg back;
     struct fr_error err;
     fr_error_init(&err);
+    cfg_defaults(&back);
+    back.shuffle_partitions = 5;
     assert_int_equal(cfg_load(path, &back, &err), FR_ENOTFOUND);
+    assert_int_equal(back.shuffle_partitions, 5); /* the caller's values are kept */
+    cfg_cleanup(&back);
     free(path);
 }
 
@@ -96,7 +100,10 @@ static void expect_corrupt(const char *dir, const char *content, const char *nee
     size_t len = 0;
     fr_error_init(&err);
     write_file(path, content);
+    cfg_defaults(&back);
     assert_int_equal(cfg_load(path, &back, &err), FR_EDATA);
+    assert_int_equal(back.shuffle_partitions, 8); /* not reset, not half-loaded */
+    cfg_cleanup(&back);
     if (!strstr(err.message, path) || !strstr(err.message, needle)) {
         print_error("got '%s'\n", err.message);
         fail();
