@@ -570,8 +570,7 @@ static int parse_cmp(struct parser *p, struct df__node **out)
                 l->op_pos = t->pos;
             }
         } else if (is_kw(t, "is") || is_kw(t, "in") || is_kw(t, "between") || is_kw(t, "like") ||
-                   (is_kw(t, "not") && (is_kw(t + 1, "in") || is_kw(t + 1, "between") ||
-                                        is_kw(t + 1, "like")))) {
+                   is_kw(t, "not")) {
             struct df__node *n = NULL;
             rc = parse_postfix(p, l, &n);
             l = rc == FR_OK ? n : NULL;
