@@ -12,16 +12,26 @@ const char *df_agg_func_name(enum df_agg_func f)
 {
     switch (f) {
     case DF_AGG_COUNT_STAR:
-    case DF_AGG_COUNT: return "count";
-    case DF_AGG_COUNT_DISTINCT: return "count_distinct";
-    case DF_AGG_SUM: return "sum";
-    case DF_AGG_MEAN: return "mean";
-    case DF_AGG_MIN: return "min";
-    case DF_AGG_MAX: return "max";
-    case DF_AGG_STDDEV: return "stddev";
-    case DF_AGG_FIRST: return "first";
-    case DF_AGG_MEDIAN: return "median";
-    case DF_AGG_CORR: return "corr";
+    case DF_AGG_COUNT:
+        return "count";
+    case DF_AGG_COUNT_DISTINCT:
+        return "count_distinct";
+    case DF_AGG_SUM:
+        return "sum";
+    case DF_AGG_MEAN:
+        return "mean";
+    case DF_AGG_MIN:
+        return "min";
+    case DF_AGG_MAX:
+        return "max";
+    case DF_AGG_STDDEV:
+        return "stddev";
+    case DF_AGG_FIRST:
+        return "first";
+    case DF_AGG_MEDIAN:
+        return "median";
+    case DF_AGG_CORR:
+        return "corr";
     }
     return "?";
 }
@@ -31,15 +41,19 @@ df_type df_agg_result_type(enum df_agg_func f, df_type arg)
     switch (f) {
     case DF_AGG_COUNT_STAR:
     case DF_AGG_COUNT:
-    case DF_AGG_COUNT_DISTINCT: return DF_TYPE_INT64;
-    case DF_AGG_SUM: return arg == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
+    case DF_AGG_COUNT_DISTINCT:
+        return DF_TYPE_INT64;
+    case DF_AGG_SUM:
+        return arg == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
     case DF_AGG_MEAN:
     case DF_AGG_STDDEV:
     case DF_AGG_MEDIAN:
-    case DF_AGG_CORR: return DF_TYPE_FLOAT64;
+    case DF_AGG_CORR:
+        return DF_TYPE_FLOAT64;
     case DF_AGG_MIN:
     case DF_AGG_MAX:
-    case DF_AGG_FIRST: break;
+    case DF_AGG_FIRST:
+        break;
     }
     return arg;
 }
@@ -85,8 +99,7 @@ static int bind_arg(struct extractor *x, struct df__node *call, int i, df_expr *
     df_type t = a->type;
     if (needs_number((enum df_agg_func)call->op) && t != DF_TYPE_INT64 && t != DF_TYPE_FLOAT64) {
         x->err->position = a->pos;
-        rc = fr_error_set(x->err, FR_EINVAL,
-                          "%s needs a numeric argument, got %s at position %lld",
+        rc = fr_error_set(x->err, FR_EINVAL, "%s needs a numeric argument, got %s at position %lld",
                           df_agg_func_name((enum df_agg_func)call->op), df_type_name(t),
                           (long long)a->pos);
         df__node_free(a);

@@ -67,16 +67,24 @@ static int fold(struct df__node **np, struct fr_error *err)
         lit->lit.null = true;
     } else {
         switch (n->type) {
-        case DF_TYPE_BOOL: lit->lit.b = df_column_bool(col, v.off); break;
-        case DF_TYPE_DATE: lit->lit.d = df_column_int32(col, v.off); break;
-        case DF_TYPE_FLOAT64: lit->lit.f = df_column_float64(col, v.off); break;
+        case DF_TYPE_BOOL:
+            lit->lit.b = df_column_bool(col, v.off);
+            break;
+        case DF_TYPE_DATE:
+            lit->lit.d = df_column_int32(col, v.off);
+            break;
+        case DF_TYPE_FLOAT64:
+            lit->lit.f = df_column_float64(col, v.off);
+            break;
         case DF_TYPE_STRING: {
             int64_t len;
             const char *str = df_column_string(col, v.off, &len);
             df__value_set_string(&lit->lit, str, len);
             break;
         }
-        default: lit->lit.i = df_column_int64(col, v.off); break;
+        default:
+            lit->lit.i = df_column_int64(col, v.off);
+            break;
         }
     }
     df__vec_release(&c, &v);
@@ -140,8 +148,7 @@ static int unify(struct df__node **v, int k, const char *what, int64_t pos, stru
         if (!supertype(t, v[i]->type, &t)) {
             char msg[128];
             snprintf(msg, sizeof(msg), "%s cannot combine %%s and %%s", what);
-            return type_error(err, pos, msg, df_type_name(v[0]->type),
-                              df_type_name(v[i]->type));
+            return type_error(err, pos, msg, df_type_name(v[0]->type), df_type_name(v[i]->type));
         }
     }
     if (t == DF_TYPE_NULL)
@@ -183,8 +190,10 @@ static int want(struct df__node *n, int i, char cls, const char *fname, struct f
         char cls;
         const char *desc;
         df_type null_as;
-    } classes[] = {{'n', "a number", DF_TYPE_INT64},      {'s', "a string", DF_TYPE_STRING},
-                   {'t', "a date or timestamp", DF_TYPE_DATE}, {'i', "an integer", DF_TYPE_INT64},
+    } classes[] = {{'n', "a number", DF_TYPE_INT64},
+                   {'s', "a string", DF_TYPE_STRING},
+                   {'t', "a date or timestamp", DF_TYPE_DATE},
+                   {'i', "an integer", DF_TYPE_INT64},
                    {'b', "a bool", DF_TYPE_BOOL}};
     int k = 0;
     while (classes[k].cls != cls)
@@ -282,12 +291,26 @@ static int bind_column(struct df__node *n, const struct df_schema *s, struct fr_
     return rc;
 }
 
+static int bind_compare(struct df__node *n, struct fr_error *err)
+{
+    char what[32];
+    snprintf(what, sizeof(what), "'%s'",
+             n->kind == DF__CMP  ? df__op_text(n->op)
+             : n->kind == DF__IN ? "in"
+                                 : "between");
+    n->type = DF_TYPE_BOOL;
+    return unify(n->args, n->nargs, what, n->op_pos, err);
+}
+
 static int bind_kind(struct df__node *n, const struct df_schema *s, struct fr_error *err)
 {
     int rc = FR_OK;
     switch (n->kind) {
-    case DF__LIT: n->type = n->lit.type; return FR_OK;
-    case DF__COL: return bind_column(n, s, err);
+    case DF__LIT:
+        n->type = n->lit.type;
+        return FR_OK;
+    case DF__COL:
+        return bind_column(n, s, err);
     case DF__NEG:
         n->type = n->args[0]->type;
         if (n->type != DF_TYPE_NULL && !is_numeric(n->type))
@@ -299,19 +322,18 @@ static int bind_kind(struct df__node *n, const struct df_schema *s, struct fr_er
     case DF__OR:
         n->type = DF_TYPE_BOOL;
         for (int i = 0; rc == FR_OK && i < n->nargs; i++)
-            rc = want(n, i, 'b', n->kind == DF__NOT ? "not" : n->kind == DF__AND ? "and" : "or",
+            rc = want(n, i, 'b',
+                      n->kind == DF__NOT   ? "not"
+                      : n->kind == DF__AND ? "and"
+                                           : "or",
                       err);
         return rc;
-    case DF__ARITH: return bind_arith(n, err);
+    case DF__ARITH:
+        return bind_arith(n, err);
     case DF__CMP:
     case DF__IN:
-    case DF__BETWEEN: {
-        char what[32];
-        snprintf(what, sizeof(what), "'%s'",
-                 n->kind == DF__CMP ? df__op_text(n->op) : n->kind == DF__IN ? "in" : "between");
-        n->type = DF_TYPE_BOOL;
-        return unify(n->args, n->nargs, what, n->op_pos, err);
-    }
+    case DF__BETWEEN:
+        return bind_compare(n, err);
     case DF__ISNULL:
         n->type = DF_TYPE_BOOL;
         return n->args[0]->type == DF_TYPE_NULL ? coerce(&n->args[0], DF_TYPE_BOOL, err) : FR_OK;
@@ -319,14 +341,17 @@ static int bind_kind(struct df__node *n, const struct df_schema *s, struct fr_er
         n->type = DF_TYPE_BOOL;
         rc = want(n, 0, 's', "like", err);
         return rc == FR_OK ? want(n, 1, 's', "like", err) : rc;
-    case DF__CASE: return bind_case(n, err);
+    case DF__CASE:
+        return bind_case(n, err);
     case DF__CAST:
         if (!df__cast_ok(n->args[0]->type, n->type))
             return type_error(err, n->pos, "cannot cast %s to %s", df_type_name(n->args[0]->type),
                               df_type_name(n->type));
         return n->args[0]->type == DF_TYPE_NULL ? coerce(&n->args[0], n->type, err) : FR_OK;
-    case DF__FUNC: return bind_func(n, err);
-    case DF__AGG: break;
+    case DF__FUNC:
+        return bind_func(n, err);
+    case DF__AGG:
+        break;
     }
     err->position = n->pos;
     return fr_error_set(err, FR_EINVAL, "aggregate at position %lld is not allowed here",

@@ -10,8 +10,7 @@
 int df__oom(struct df__ctx *c)
 {
     return fr_error_set(c->err, FR_ETOOLARGE,
-                        "out of memory evaluating an expression over %lld rows",
-                        (long long)c->n);
+                        "out of memory evaluating an expression over %lld rows", (long long)c->n);
 }
 
 int df__col_fixed(struct df__ctx *c, df_type t, bool with_validity, struct df_column **out)
@@ -138,7 +137,9 @@ static int eval_literal(const struct df__node *nd, struct df__ctx *c, struct df_
     }
     int64_t n = c->n;
     switch (nd->type) {
-    case DF_TYPE_BOOL: memset(col->values, lv->b ? 1 : 0, (size_t)n); break;
+    case DF_TYPE_BOOL:
+        memset(col->values, lv->b ? 1 : 0, (size_t)n);
+        break;
     case DF_TYPE_DATE:
         for (int64_t i = 0; i < n; i++)
             ((int32_t *)col->values)[i] = lv->d;
@@ -161,7 +162,8 @@ int df__eval(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
     out->charged = 0;
     out->off = 0;
     switch (nd->kind) {
-    case DF__LIT: return eval_literal(nd, c, out);
+    case DF__LIT:
+        return eval_literal(nd, c, out);
     case DF__COL:
         if (nd->col < 0 || nd->col >= c->t->ncols || c->t->cols[nd->col]->type != nd->type)
             return fr_error_set(c->err, FR_EINTERNAL,
@@ -171,13 +173,18 @@ int df__eval(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
         out->off = c->start;
         return FR_OK;
     case DF__NEG:
-    case DF__ARITH: return df__eval_arith(nd, c, out);
-    case DF__CMP: return df__eval_cmp(nd, c, out);
+    case DF__ARITH:
+        return df__eval_arith(nd, c, out);
+    case DF__CMP:
+        return df__eval_cmp(nd, c, out);
     case DF__NOT:
     case DF__AND:
-    case DF__OR: return df__eval_logic(nd, c, out);
-    case DF__CAST: return df__eval_cast(nd, c, out);
-    case DF__LIKE: return df__eval_like(nd, c, out);
+    case DF__OR:
+        return df__eval_logic(nd, c, out);
+    case DF__CAST:
+        return df__eval_cast(nd, c, out);
+    case DF__LIKE:
+        return df__eval_like(nd, c, out);
     case DF__FUNC:
         if (nd->op == DF__F_COALESCE)
             return df__eval_special(nd, c, out);
@@ -187,8 +194,10 @@ int df__eval(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
     case DF__ISNULL:
     case DF__IN:
     case DF__BETWEEN:
-    case DF__CASE: return df__eval_special(nd, c, out);
-    case DF__AGG: break;
+    case DF__CASE:
+        return df__eval_special(nd, c, out);
+    case DF__AGG:
+        break;
     }
     return fr_error_set(c->err, FR_EINTERNAL, "an aggregate cannot be evaluated per row");
 }

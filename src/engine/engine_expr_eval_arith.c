@@ -9,8 +9,7 @@
 #include <string.h>
 
 /* Evaluates the node's children into a and b. */
-static int eval2(const struct df__node *nd, struct df__ctx *c, struct df__vec *a,
-                 struct df__vec *b)
+static int eval2(const struct df__node *nd, struct df__ctx *c, struct df__vec *a, struct df__vec *b)
 {
     int rc = df__eval(nd->args[0], c, a);
     if (rc == FR_OK && (rc = df__eval(nd->args[1], c, b)) != FR_OK)
@@ -51,9 +50,15 @@ static void int_kernel(int op, const int64_t *x, const int64_t *y, int64_t *r, u
                        int64_t n)
 {
     switch (op) {
-    case DF__ADD: INT_OVF_LOOP(__builtin_add_overflow); break;
-    case DF__SUB: INT_OVF_LOOP(__builtin_sub_overflow); break;
-    case DF__MUL: INT_OVF_LOOP(__builtin_mul_overflow); break;
+    case DF__ADD:
+        INT_OVF_LOOP(__builtin_add_overflow);
+        break;
+    case DF__SUB:
+        INT_OVF_LOOP(__builtin_sub_overflow);
+        break;
+    case DF__MUL:
+        INT_OVF_LOOP(__builtin_mul_overflow);
+        break;
     default: /* DF__MOD; '/' is always float64 */
         for (int64_t i = 0; i < n; i++) {
             if (y[i] == 0)
@@ -156,12 +161,30 @@ out:
     do {                                                                                           \
         const T *x = df__vec_values(a), *y = df__vec_values(b);                                    \
         switch (op) {                                                                              \
-        case DF__EQ: for (int64_t i = 0; i < n; i++) r[i] = x[i] == y[i]; break;                   \
-        case DF__NE: for (int64_t i = 0; i < n; i++) r[i] = x[i] != y[i]; break;                   \
-        case DF__LT: for (int64_t i = 0; i < n; i++) r[i] = x[i] < y[i]; break;                    \
-        case DF__LE: for (int64_t i = 0; i < n; i++) r[i] = x[i] <= y[i]; break;                   \
-        case DF__GT: for (int64_t i = 0; i < n; i++) r[i] = x[i] > y[i]; break;                    \
-        default: for (int64_t i = 0; i < n; i++) r[i] = x[i] >= y[i]; break;                       \
+        case DF__EQ:                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                r[i] = x[i] == y[i];                                                               \
+            break;                                                                                 \
+        case DF__NE:                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                r[i] = x[i] != y[i];                                                               \
+            break;                                                                                 \
+        case DF__LT:                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                r[i] = x[i] < y[i];                                                                \
+            break;                                                                                 \
+        case DF__LE:                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                r[i] = x[i] <= y[i];                                                               \
+            break;                                                                                 \
+        case DF__GT:                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                r[i] = x[i] > y[i];                                                                \
+            break;                                                                                 \
+        default:                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                r[i] = x[i] >= y[i];                                                               \
+            break;                                                                                 \
         }                                                                                          \
     } while (0)
 
@@ -177,12 +200,18 @@ static int str_cmp(const char *a, int64_t la, const char *b, int64_t lb)
 static bool cmp_result(int op, int r)
 {
     switch (op) {
-    case DF__EQ: return r == 0;
-    case DF__NE: return r != 0;
-    case DF__LT: return r < 0;
-    case DF__LE: return r <= 0;
-    case DF__GT: return r > 0;
-    default: return r >= 0;
+    case DF__EQ:
+        return r == 0;
+    case DF__NE:
+        return r != 0;
+    case DF__LT:
+        return r < 0;
+    case DF__LE:
+        return r <= 0;
+    case DF__GT:
+        return r > 0;
+    default:
+        return r >= 0;
     }
 }
 
@@ -211,11 +240,21 @@ int df__cmp_vecs(struct df__ctx *c, int op, const struct df__vec *a, const struc
     uint8_t *r = col->values;
     int64_t n = c->n;
     switch (a->col->type) {
-    case DF_TYPE_FLOAT64: CMP_LOOPS(double); break;
-    case DF_TYPE_DATE: CMP_LOOPS(int32_t); break;
-    case DF_TYPE_BOOL: CMP_LOOPS(uint8_t); break;
-    case DF_TYPE_STRING: string_cmp(op, a, b, r, n); break;
-    default: CMP_LOOPS(int64_t); break;
+    case DF_TYPE_FLOAT64:
+        CMP_LOOPS(double);
+        break;
+    case DF_TYPE_DATE:
+        CMP_LOOPS(int32_t);
+        break;
+    case DF_TYPE_BOOL:
+        CMP_LOOPS(uint8_t);
+        break;
+    case DF_TYPE_STRING:
+        string_cmp(op, a, b, r, n);
+        break;
+    default:
+        CMP_LOOPS(int64_t);
+        break;
     }
     return df__finish(c, col, out);
 }
@@ -234,8 +273,8 @@ int df__eval_cmp(const struct df__node *nd, struct df__ctx *c, struct df__vec *o
 
 /* ---- three-valued logic ----------------------------------------------------- */
 
-int df__logic_vecs(struct df__ctx *c, bool is_or, const struct df__vec *a,
-                   const struct df__vec *b, struct df__vec *out)
+int df__logic_vecs(struct df__ctx *c, bool is_or, const struct df__vec *a, const struct df__vec *b,
+                   struct df__vec *out)
 {
     struct df_column *col = NULL;
     uint8_t *own_a = NULL, *own_b = NULL;

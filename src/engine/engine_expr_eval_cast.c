@@ -45,11 +45,21 @@ static void value_text(const struct df__vec *a, int64_t i, char *buf, size_t sz)
     const struct df_column *col = a->col;
     int64_t r = a->off + i;
     switch (col->type) {
-    case DF_TYPE_BOOL: snprintf(buf, sz, "%s", df_column_bool(col, r) ? "true" : "false"); break;
-    case DF_TYPE_FLOAT64: float_text(df_column_float64(col, r), buf, sz); break;
-    case DF_TYPE_DATE: df_format_date(df_column_int32(col, r), buf, sz); break;
-    case DF_TYPE_TIMESTAMP: df_format_timestamp(df_column_int64(col, r), buf, sz); break;
-    default: snprintf(buf, sz, "%lld", (long long)df_column_int64(col, r)); break;
+    case DF_TYPE_BOOL:
+        snprintf(buf, sz, "%s", df_column_bool(col, r) ? "true" : "false");
+        break;
+    case DF_TYPE_FLOAT64:
+        float_text(df_column_float64(col, r), buf, sz);
+        break;
+    case DF_TYPE_DATE:
+        df_format_date(df_column_int32(col, r), buf, sz);
+        break;
+    case DF_TYPE_TIMESTAMP:
+        df_format_timestamp(df_column_int64(col, r), buf, sz);
+        break;
+    default:
+        snprintf(buf, sz, "%lld", (long long)df_column_int64(col, r));
+        break;
     }
 }
 
@@ -84,10 +94,16 @@ static bool parse_text(const char *s, int64_t len, df_type t, void *slot)
     char *end = NULL;
     errno = 0;
     switch (t) {
-    case DF_TYPE_INT64: *(int64_t *)slot = strtoll(buf, &end, 10); break;
-    case DF_TYPE_FLOAT64: *(double *)slot = strtod(buf, &end); break;
-    case DF_TYPE_DATE: return df_parse_date(buf, (size_t)len, slot) == 0;
-    case DF_TYPE_TIMESTAMP: return df_parse_timestamp(buf, (size_t)len, slot) == 0;
+    case DF_TYPE_INT64:
+        *(int64_t *)slot = strtoll(buf, &end, 10);
+        break;
+    case DF_TYPE_FLOAT64:
+        *(double *)slot = strtod(buf, &end);
+        break;
+    case DF_TYPE_DATE:
+        return df_parse_date(buf, (size_t)len, slot) == 0;
+    case DF_TYPE_TIMESTAMP:
+        return df_parse_timestamp(buf, (size_t)len, slot) == 0;
     default: {
         static const char *const yes[] = {"true", "t", "1", "yes", "y"};
         static const char *const no[] = {"false", "f", "0", "no", "n"};
@@ -103,8 +119,7 @@ static bool parse_text(const char *s, int64_t len, df_type t, void *slot)
     return errno == 0 && end && *end == '\0';
 }
 
-static int from_string(struct df__ctx *c, df_type t, const struct df__vec *a,
-                       struct df_column *col)
+static int from_string(struct df__ctx *c, df_type t, const struct df__vec *a, struct df_column *col)
 {
     size_t w = df_type_width(t);
     for (int64_t i = 0; i < c->n; i++) {
@@ -157,9 +172,9 @@ static void convert_fixed(df_type from, df_type to, const void *src, struct df_c
     else if (from == DF_TYPE_DATE && to == DF_TYPE_TIMESTAMP)
         CONVERT(int32_t, int64_t, (int64_t)x[i] * MICROS_PER_DAY);
     else if (from == DF_TYPE_TIMESTAMP && to == DF_TYPE_DATE)
-        CONVERT(int64_t, int32_t,
-                (int32_t)(x[i] >= 0 ? x[i] / MICROS_PER_DAY
-                                    : -((-(x[i] + 1)) / MICROS_PER_DAY) - 1));
+        CONVERT(
+            int64_t, int32_t,
+            (int32_t)(x[i] >= 0 ? x[i] / MICROS_PER_DAY : -((-(x[i] + 1)) / MICROS_PER_DAY) - 1));
 #undef CONVERT
 }
 

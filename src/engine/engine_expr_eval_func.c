@@ -127,13 +127,19 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
         free(owned);
     }
     switch (nd->op) {
-    case DF__F_ABS: abs_kernel(t, df__vec_values(&a), col, c->n); break;
+    case DF__F_ABS:
+        abs_kernel(t, df__vec_values(&a), col, c->n);
+        break;
     case DF__F_FLOOR:
     case DF__F_CEIL:
         floor_ceil_kernel(nd->op == DF__F_FLOOR, df__vec_values(&a), col->values, c->n);
         break;
-    case DF__F_ROUND: round_kernel(t, &a, b.col ? &b : NULL, col, c->n); break;
-    default: date_part_kernel(nd->op, &a, col->values, c->n); break;
+    case DF__F_ROUND:
+        round_kernel(t, &a, b.col ? &b : NULL, col, c->n);
+        break;
+    default:
+        date_part_kernel(nd->op, &a, col->values, c->n);
+        break;
     }
     rc = df__finish(c, col, out);
 out:

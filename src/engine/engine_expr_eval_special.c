@@ -177,9 +177,13 @@ out:
 int df__eval_special(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
 {
     switch (nd->kind) {
-    case DF__ISNULL: return eval_isnull(nd, c, out);
-    case DF__CASE: return eval_case(nd, c, out);
-    case DF__FUNC: return eval_coalesce(nd, c, out);
-    default: return eval_in_between(nd, c, out);
+    case DF__ISNULL:
+        return eval_isnull(nd, c, out);
+    case DF__CASE:
+        return eval_case(nd, c, out);
+    case DF__FUNC:
+        return eval_coalesce(nd, c, out);
+    default:
+        return eval_in_between(nd, c, out);
     }
 }

@@ -60,9 +60,12 @@ static bool like_match(const char *s, int64_t n, const char *p, int64_t m)
 static bool str_test(int op, const char *s, int64_t n, const char *t, int64_t m)
 {
     switch (op) {
-    case DF__F_STARTS_WITH: return m <= n && (m == 0 || memcmp(s, t, (size_t)m) == 0);
-    case DF__F_ENDS_WITH: return m <= n && (m == 0 || memcmp(s + n - m, t, (size_t)m) == 0);
-    default: return m == 0 || (m <= n && memmem(s, (size_t)n, t, (size_t)m) != NULL);
+    case DF__F_STARTS_WITH:
+        return m <= n && (m == 0 || memcmp(s, t, (size_t)m) == 0);
+    case DF__F_ENDS_WITH:
+        return m <= n && (m == 0 || memcmp(s + n - m, t, (size_t)m) == 0);
+    default:
+        return m == 0 || (m <= n && memmem(s, (size_t)n, t, (size_t)m) != NULL);
     }
 }
 

@@ -28,17 +28,29 @@
 #define SEL_OPS(T)                                                                                 \
     do {                                                                                           \
         switch (op) {                                                                              \
-        case DF__EQ: SEL_LOOP(T, ==); break;                                                       \
-        case DF__NE: SEL_LOOP(T, !=); break;                                                       \
-        case DF__LT: SEL_LOOP(T, <); break;                                                        \
-        case DF__LE: SEL_LOOP(T, <=); break;                                                       \
-        case DF__GT: SEL_LOOP(T, >); break;                                                        \
-        default: SEL_LOOP(T, >=); break;                                                           \
+        case DF__EQ:                                                                               \
+            SEL_LOOP(T, ==);                                                                       \
+            break;                                                                                 \
+        case DF__NE:                                                                               \
+            SEL_LOOP(T, !=);                                                                       \
+            break;                                                                                 \
+        case DF__LT:                                                                               \
+            SEL_LOOP(T, <);                                                                        \
+            break;                                                                                 \
+        case DF__LE:                                                                               \
+            SEL_LOOP(T, <=);                                                                       \
+            break;                                                                                 \
+        case DF__GT:                                                                               \
+            SEL_LOOP(T, >);                                                                        \
+            break;                                                                                 \
+        default:                                                                                   \
+            SEL_LOOP(T, >=);                                                                       \
+            break;                                                                                 \
         }                                                                                          \
     } while (0)
 
-static int64_t sel_int64(const struct df_column *col, int op, int64_t lit, int64_t start,
-                         int64_t n, int64_t *sel)
+static int64_t sel_int64(const struct df_column *col, int op, int64_t lit, int64_t start, int64_t n,
+                         int64_t *sel)
 {
     const uint8_t *bits = col->null_count ? col->validity : NULL;
     int64_t k = 0;
@@ -55,8 +67,8 @@ static int64_t sel_float64(const struct df_column *col, int op, double lit, int6
     return k;
 }
 
-static int64_t sel_int32(const struct df_column *col, int op, int32_t lit, int64_t start,
-                         int64_t n, int64_t *sel)
+static int64_t sel_int32(const struct df_column *col, int op, int32_t lit, int64_t start, int64_t n,
+                         int64_t *sel)
 {
     const uint8_t *bits = col->null_count ? col->validity : NULL;
     int64_t k = 0;
@@ -97,11 +109,16 @@ static int64_t sel_string(const struct df_column *col, int op, const char *lit, 
 static int flip(int op)
 {
     switch (op) {
-    case DF__LT: return DF__GT;
-    case DF__LE: return DF__GE;
-    case DF__GT: return DF__LT;
-    case DF__GE: return DF__LE;
-    default: return op;
+    case DF__LT:
+        return DF__GT;
+    case DF__LE:
+        return DF__GE;
+    case DF__GT:
+        return DF__LT;
+    case DF__GE:
+        return DF__LE;
+    default:
+        return op;
     }
 }
 
@@ -130,11 +147,20 @@ static bool filter_fast(const struct df__node *nd, const struct df_table *t, int
     }
     switch (col->type) {
     case DF_TYPE_INT64:
-    case DF_TYPE_TIMESTAMP: *k = sel_int64(col, op, v->i, start, n, sel); return true;
-    case DF_TYPE_FLOAT64: *k = sel_float64(col, op, v->f, start, n, sel); return true;
-    case DF_TYPE_DATE: *k = sel_int32(col, op, v->d, start, n, sel); return true;
-    case DF_TYPE_STRING: *k = sel_string(col, op, v->s, v->slen, start, n, sel); return true;
-    default: return false;
+    case DF_TYPE_TIMESTAMP:
+        *k = sel_int64(col, op, v->i, start, n, sel);
+        return true;
+    case DF_TYPE_FLOAT64:
+        *k = sel_float64(col, op, v->f, start, n, sel);
+        return true;
+    case DF_TYPE_DATE:
+        *k = sel_int32(col, op, v->d, start, n, sel);
+        return true;
+    case DF_TYPE_STRING:
+        *k = sel_string(col, op, v->s, v->slen, start, n, sel);
+        return true;
+    default:
+        return false;
     }
 }
 

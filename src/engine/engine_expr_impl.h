@@ -32,9 +32,9 @@ enum df__tok {
 
 struct df__token {
     enum df__tok kind;
-    int64_t pos; /* byte offset of the first character */
-    int64_t len; /* bytes in the text */
-    char *text;  /* new: decoded text of IDENT, QIDENT and STRING, else NULL */
+    int64_t pos;  /* byte offset of the first character */
+    int64_t len;  /* bytes in the text */
+    char *text;   /* new: decoded text of IDENT, QIDENT and STRING, else NULL */
     int64_t slen; /* bytes of text (a string may hold NUL) */
     int64_t ival;
     double fval;
@@ -78,19 +78,45 @@ enum df__kind {
     DF__AGG,     /* op: df_agg_func; only while parsing aggregate items */
 };
 
-enum df__op { DF__ADD, DF__SUB, DF__MUL, DF__DIV, DF__MOD, DF__EQ, DF__NE, DF__LT, DF__LE,
-              DF__GT, DF__GE };
+enum df__op {
+    DF__ADD,
+    DF__SUB,
+    DF__MUL,
+    DF__DIV,
+    DF__MOD,
+    DF__EQ,
+    DF__NE,
+    DF__LT,
+    DF__LE,
+    DF__GT,
+    DF__GE
+};
 
-enum df__func { DF__F_COALESCE, DF__F_ABS, DF__F_ROUND, DF__F_FLOOR, DF__F_CEIL, DF__F_LOWER,
-                DF__F_UPPER, DF__F_LENGTH, DF__F_SUBSTR, DF__F_CONTAINS, DF__F_STARTS_WITH,
-                DF__F_ENDS_WITH, DF__F_YEAR, DF__F_MONTH, DF__F_DAY, DF__F_COUNT_ };
+enum df__func {
+    DF__F_COALESCE,
+    DF__F_ABS,
+    DF__F_ROUND,
+    DF__F_FLOOR,
+    DF__F_CEIL,
+    DF__F_LOWER,
+    DF__F_UPPER,
+    DF__F_LENGTH,
+    DF__F_SUBSTR,
+    DF__F_CONTAINS,
+    DF__F_STARTS_WITH,
+    DF__F_ENDS_WITH,
+    DF__F_YEAR,
+    DF__F_MONTH,
+    DF__F_DAY,
+    DF__F_COUNT_
+};
 
 struct df__node {
     enum df__kind kind;
     int op;
     bool negated;
     bool has_else;
-    bool star; /* count(*) */
+    bool star;        /* count(*) */
     int64_t pos, end; /* byte span [pos, end) in the text */
     int64_t op_pos;   /* the operator's position, for type errors */
     df_type type;     /* set by the binder; a CAST's target before binding */
@@ -106,8 +132,12 @@ void df__node_add(struct df__node *n, struct df__node *arg); /* steals arg */
 void df__node_free(struct df__node *n);                      /* accepts NULL */
 const char *df__func_name(int f);
 const char *df__op_text(int op);
-/* Candidate names for "did you mean": the scalar functions and cast. */
+/* Candidate names for "did you mean": the scalar functions. */
 extern const char *const df__func_names[DF__F_COUNT_];
+/* Function tables (case-insensitive names, aliases included). */
+bool df__func_lookup(const char *name, int *func, int *min_args, int *max_args);
+bool df__agg_lookup(const char *name, int *func);
+const char *df__agg_name_at(int k); /* the k-th aggregate name, NULL past the end */
 
 /* Parses text into a tree (new). In agg_mode aggregate calls become DF__AGG
  * nodes (a nested one is an error); otherwise they are rejected. *alias is
@@ -170,7 +200,7 @@ static inline bool df__bit(const uint8_t *bits, int64_t i)
 }
 static inline void df__bit_clear(uint8_t *bits, int64_t i)
 {
-    bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 static inline const void *df__vec_values(const struct df__vec *v)
 {
@@ -188,8 +218,8 @@ int df__eval_like(const struct df__node *nd, struct df__ctx *c, struct df__vec *
 /* Kernels over evaluated vectors (a and b are borrowed; *out is new). */
 int df__cmp_vecs(struct df__ctx *c, int op, const struct df__vec *a, const struct df__vec *b,
                  struct df__vec *out);
-int df__logic_vecs(struct df__ctx *c, bool is_or, const struct df__vec *a,
-                   const struct df__vec *b, struct df__vec *out);
+int df__logic_vecs(struct df__ctx *c, bool is_or, const struct df__vec *a, const struct df__vec *b,
+                   struct df__vec *out);
 int df__not_vec(struct df__ctx *c, const struct df__vec *a, struct df__vec *out);
 /* Whether a cast between the two types exists. */
 bool df__cast_ok(df_type from, df_type to);

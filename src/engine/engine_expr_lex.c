@@ -12,26 +12,45 @@
 const char *df__tok_desc(enum df__tok k)
 {
     switch (k) {
-    case DF__T_EOF: return "end of input";
-    case DF__T_IDENT: return "a name";
-    case DF__T_QIDENT: return "a quoted name";
+    case DF__T_EOF:
+        return "end of input";
+    case DF__T_IDENT:
+        return "a name";
+    case DF__T_QIDENT:
+        return "a quoted name";
     case DF__T_INT:
-    case DF__T_FLOAT: return "a number";
-    case DF__T_STRING: return "a string";
-    case DF__T_LPAREN: return "'('";
-    case DF__T_RPAREN: return "')'";
-    case DF__T_COMMA: return "','";
-    case DF__T_PLUS: return "'+'";
-    case DF__T_MINUS: return "'-'";
-    case DF__T_STAR: return "'*'";
-    case DF__T_SLASH: return "'/'";
-    case DF__T_PERCENT: return "'%'";
-    case DF__T_EQ: return "'='";
-    case DF__T_NE: return "'!='";
-    case DF__T_LT: return "'<'";
-    case DF__T_LE: return "'<='";
-    case DF__T_GT: return "'>'";
-    case DF__T_GE: return "'>='";
+    case DF__T_FLOAT:
+        return "a number";
+    case DF__T_STRING:
+        return "a string";
+    case DF__T_LPAREN:
+        return "'('";
+    case DF__T_RPAREN:
+        return "')'";
+    case DF__T_COMMA:
+        return "','";
+    case DF__T_PLUS:
+        return "'+'";
+    case DF__T_MINUS:
+        return "'-'";
+    case DF__T_STAR:
+        return "'*'";
+    case DF__T_SLASH:
+        return "'/'";
+    case DF__T_PERCENT:
+        return "'%'";
+    case DF__T_EQ:
+        return "'='";
+    case DF__T_NE:
+        return "'!='";
+    case DF__T_LT:
+        return "'<'";
+    case DF__T_LE:
+        return "'<='";
+    case DF__T_GT:
+        return "'>'";
+    case DF__T_GE:
+        return "'>='";
     }
     return "a token";
 }
@@ -118,10 +137,10 @@ static int lex_punct(const char *p, enum df__tok *kind)
         const char *s;
         enum df__tok k;
     } ops[] = {
-        {"<=", DF__T_LE}, {">=", DF__T_GE}, {"<>", DF__T_NE}, {"!=", DF__T_NE},
-        {"==", DF__T_EQ}, {"=", DF__T_EQ},  {"<", DF__T_LT},  {">", DF__T_GT},
+        {"<=", DF__T_LE},    {">=", DF__T_GE},    {"<>", DF__T_NE},   {"!=", DF__T_NE},
+        {"==", DF__T_EQ},    {"=", DF__T_EQ},     {"<", DF__T_LT},    {">", DF__T_GT},
         {"(", DF__T_LPAREN}, {")", DF__T_RPAREN}, {",", DF__T_COMMA}, {"+", DF__T_PLUS},
-        {"-", DF__T_MINUS}, {"*", DF__T_STAR}, {"/", DF__T_SLASH}, {"%", DF__T_PERCENT},
+        {"-", DF__T_MINUS},  {"*", DF__T_STAR},   {"/", DF__T_SLASH}, {"%", DF__T_PERCENT},
     };
     for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
         size_t n = strlen(ops[k].s);

@@ -9,79 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
-const char *const df__func_names[DF__F_COUNT_] = {
-    "coalesce", "abs",      "round",    "floor",       "ceil",      "lower", "upper", "length",
-    "substr",   "contains", "starts_with", "ends_with", "year",     "month", "day",
-};
-
-static const struct {
-    const char *name;
-    int func, min_args, max_args;
-} funcs[] = {
-    {"coalesce", DF__F_COALESCE, 1, 64},       {"abs", DF__F_ABS, 1, 1},
-    {"round", DF__F_ROUND, 1, 2},              {"floor", DF__F_FLOOR, 1, 1},
-    {"ceil", DF__F_CEIL, 1, 1},                {"ceiling", DF__F_CEIL, 1, 1},
-    {"lower", DF__F_LOWER, 1, 1},              {"upper", DF__F_UPPER, 1, 1},
-    {"length", DF__F_LENGTH, 1, 1},            {"substr", DF__F_SUBSTR, 2, 3},
-    {"substring", DF__F_SUBSTR, 2, 3},         {"contains", DF__F_CONTAINS, 2, 2},
-    {"starts_with", DF__F_STARTS_WITH, 2, 2},  {"ends_with", DF__F_ENDS_WITH, 2, 2},
-    {"year", DF__F_YEAR, 1, 1},                {"month", DF__F_MONTH, 1, 1},
-    {"day", DF__F_DAY, 1, 1},
-};
-
-static const struct {
-    const char *name;
-    enum df_agg_func func;
-} aggs[] = {
-    {"count", DF_AGG_COUNT}, {"count_distinct", DF_AGG_COUNT_DISTINCT}, {"sum", DF_AGG_SUM},
-    {"mean", DF_AGG_MEAN},   {"avg", DF_AGG_MEAN},     {"min", DF_AGG_MIN},
-    {"max", DF_AGG_MAX},     {"stddev", DF_AGG_STDDEV}, {"first", DF_AGG_FIRST},
-    {"median", DF_AGG_MEDIAN}, {"corr", DF_AGG_CORR},
-};
-#define NAGGS ((int)(sizeof(aggs) / sizeof(aggs[0])))
-
-static const char *const reserved[] = {"and",  "or",   "not",  "is",   "null", "in",
-                                       "between", "like", "case", "when", "then", "else",
-                                       "end",  "true", "false", "as",  "cast"};
-
-const char *df__func_name(int f)
-{
-    return f >= 0 && f < DF__F_COUNT_ ? df__func_names[f] : "?";
-}
-
-const char *df__op_text(int op)
-{
-    static const char *const t[] = {"+", "-", "*", "/", "%", "=", "!=", "<", "<=", ">", ">="};
-    return op >= 0 && op <= DF__GE ? t[op] : "?";
-}
-
-struct df__node *df__node_new(enum df__kind kind, int64_t pos)
-{
-    struct df__node *n = fr_xcalloc(1, sizeof(*n));
-    n->kind = kind;
-    n->pos = pos;
-    n->end = pos;
-    n->col = -1;
-    return n;
-}
-
-void df__node_add(struct df__node *n, struct df__node *arg)
-{
-    n->args = fr_xrealloc(n->args, sizeof(*n->args) * (size_t)(n->nargs + 1));
-    n->args[n->nargs++] = arg;
-}
-
-void df__node_free(struct df__node *n)
-{
-    if (!n)
-        return;
-    for (int i = 0; i < n->nargs; i++)
-        df__node_free(n->args[i]);
-    free(n->args);
-    free(n->name);
-    df__value_cleanup(&n->lit);
-    free(n);
-}
+static const char *const reserved[] = {"and",     "or",   "not",   "is",   "null", "in",
+                                       "between", "like", "case",  "when", "then", "else",
+                                       "end",     "true", "false", "as",   "cast"};
 
 struct parser {
     const char *text;
@@ -223,27 +153,26 @@ static int parse_agg(struct parser *p, struct df__node *n, const struct df__toke
     int want = n->op == DF_AGG_CORR ? 2 : 1;
     if (n->nargs != want) {
         p->err->position = name->pos;
-        return fr_error_set(p->err, FR_EINVAL,
-                            "%s at position %lld takes %d argument%s, got %d", name->text,
-                            (long long)name->pos, want, want == 1 ? "" : "s", n->nargs);
+        return fr_error_set(p->err, FR_EINVAL, "%s at position %lld takes %d argument%s, got %d",
+                            name->text, (long long)name->pos, want, want == 1 ? "" : "s", n->nargs);
     }
     return FR_OK;
 }
 
 static int unknown_function(struct parser *p, const struct df__token *name)
 {
-    const char *cands[DF__F_COUNT_ + 1 + NAGGS];
+    const char *cands[DF__F_COUNT_ + 32];
     int nc = 0;
     for (int k = 0; k < DF__F_COUNT_; k++)
         cands[nc++] = df__func_names[k];
     cands[nc++] = "cast";
-    for (int k = 0; p->agg_mode && k < NAGGS; k++)
-        cands[nc++] = aggs[k].name;
+    for (int k = 0; p->agg_mode && df__agg_name_at(k); k++)
+        cands[nc++] = df__agg_name_at(k);
     const char *s = df__suggest(name->text, cands, nc);
     p->err->position = name->pos;
     return fr_error_set(p->err, FR_EINVAL, "unknown function '%s' at position %lld%s%s%s",
-                        name->text, (long long)name->pos, s ? "; did you mean '" : "",
-                        s ? s : "", s ? "'?" : "");
+                        name->text, (long long)name->pos, s ? "; did you mean '" : "", s ? s : "",
+                        s ? "'?" : "");
 }
 
 /* name '(' ... ')': cast, an aggregate or a scalar function. */
@@ -258,26 +187,22 @@ static int parse_call(struct parser *p, struct df__node **out)
         rc = parse_cast(p, n);
         goto out;
     }
-    for (int k = 0; k < NAGGS; k++) {
-        if (strcasecmp(name->text, aggs[k].name) == 0) {
-            n->kind = DF__AGG;
-            n->op = (int)aggs[k].func;
-            rc = parse_agg(p, n, name);
-            goto out;
-        }
+    int func, min_args, max_args;
+    if (df__agg_lookup(name->text, &func)) {
+        n->kind = DF__AGG;
+        n->op = func;
+        rc = parse_agg(p, n, name);
+        goto out;
     }
-    for (size_t k = 0; k < sizeof(funcs) / sizeof(funcs[0]); k++) {
-        if (strcasecmp(name->text, funcs[k].name) != 0)
-            continue;
-        n->op = funcs[k].func;
+    if (df__func_lookup(name->text, &func, &min_args, &max_args)) {
+        n->op = func;
         if ((rc = parse_list(p, n)) != FR_OK)
             goto out;
-        if (n->nargs < funcs[k].min_args || n->nargs > funcs[k].max_args) {
+        if (n->nargs < min_args || n->nargs > max_args) {
             p->err->position = name->pos;
             rc = fr_error_set(p->err, FR_EINVAL,
-                              "%s at position %lld takes %d to %d arguments, got %d",
-                              funcs[k].name, (long long)name->pos, funcs[k].min_args,
-                              funcs[k].max_args, n->nargs);
+                              "%s at position %lld takes %d to %d arguments, got %d", name->text,
+                              (long long)name->pos, min_args, max_args, n->nargs);
         }
         goto out;
     }
@@ -422,8 +347,10 @@ static int parse_primary(struct parser *p, struct df__node **out)
         return rc;
     }
     case DF__T_IDENT:
-    case DF__T_QIDENT: return parse_name(p, out);
-    default: return expected(p, "an expression");
+    case DF__T_QIDENT:
+        return parse_name(p, out);
+    default:
+        return expected(p, "an expression");
     }
 }
 
@@ -454,8 +381,10 @@ static int parse_mul(struct parser *p, struct df__node **out)
     int rc = parse_unary(p, &l);
     while (rc == FR_OK) {
         enum df__tok k = peek(p)->kind;
-        int op = k == DF__T_STAR ? DF__MUL : k == DF__T_SLASH ? DF__DIV
-                 : k == DF__T_PERCENT ? DF__MOD : -1;
+        int op = k == DF__T_STAR      ? DF__MUL
+                 : k == DF__T_SLASH   ? DF__DIV
+                 : k == DF__T_PERCENT ? DF__MOD
+                                      : -1;
         if (op < 0)
             break;
         int64_t pos = peek(p)->pos;
@@ -546,13 +475,20 @@ out:
 static int cmp_op(enum df__tok k)
 {
     switch (k) {
-    case DF__T_EQ: return DF__EQ;
-    case DF__T_NE: return DF__NE;
-    case DF__T_LT: return DF__LT;
-    case DF__T_LE: return DF__LE;
-    case DF__T_GT: return DF__GT;
-    case DF__T_GE: return DF__GE;
-    default: return -1;
+    case DF__T_EQ:
+        return DF__EQ;
+    case DF__T_NE:
+        return DF__NE;
+    case DF__T_LT:
+        return DF__LT;
+    case DF__T_LE:
+        return DF__LE;
+    case DF__T_GT:
+        return DF__GT;
+    case DF__T_GE:
+        return DF__GE;
+    default:
+        return -1;
     }
 }
 

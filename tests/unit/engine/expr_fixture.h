@@ -19,11 +19,11 @@ static struct df_table *fixture_table(void)
     static const char *const s[] = {"abc", "h\xc3\xa9llo", NULL, "", "ABC", "a_b%c"};
     static const char *const num[] = {"12", " 3 ", "x", NULL, "1.5", "-7"};
     static const int b[] = {1, 0, -1, 1, 0, 1};
-    static const char *const d[] = {"2024-01-31", "2023-12-01", NULL, "2024-02-29",
-                                    "1969-12-31", "2000-01-01"};
-    static const char *const ts[] = {"2024-01-31T10:30:00Z", "1969-12-31T23:59:59Z", NULL,
-                                     "2000-01-01T00:00:00Z", "2024-02-29T12:00:00.5Z",
-                                     "2000-01-01T00:00:00Z"};
+    static const char *const d[] = {"2024-01-31", "2023-12-01", NULL,
+                                    "2024-02-29", "1969-12-31", "2000-01-01"};
+    static const char *const ts[] = {
+        "2024-01-31T10:30:00Z", "1969-12-31T23:59:59Z",   NULL,
+        "2000-01-01T00:00:00Z", "2024-02-29T12:00:00.5Z", "2000-01-01T00:00:00Z"};
     struct df_column *c[9];
     c[0] = df_column_new(DF_TYPE_INT64, 0);
     c[1] = df_column_new(DF_TYPE_INT64, 0);
@@ -100,7 +100,9 @@ static char *fixture_render(const struct df_column *c)
         int64_t n;
         const char *s;
         switch (c->type) {
-        case DF_TYPE_BOOL: fr_buf_puts(&b, df_column_bool(c, i) ? "true" : "false"); break;
+        case DF_TYPE_BOOL:
+            fr_buf_puts(&b, df_column_bool(c, i) ? "true" : "false");
+            break;
         case DF_TYPE_FLOAT64:
             fixture_format_float(df_column_float64(c, i), tmp, sizeof(tmp));
             fr_buf_puts(&b, tmp);
@@ -117,7 +119,9 @@ static char *fixture_render(const struct df_column *c)
             df_format_timestamp(df_column_int64(c, i), tmp, sizeof(tmp));
             fr_buf_puts(&b, tmp);
             break;
-        default: fr_buf_printf(&b, "%lld", (long long)df_column_int64(c, i)); break;
+        default:
+            fr_buf_printf(&b, "%lld", (long long)df_column_int64(c, i));
+            break;
         }
     }
     return fr_buf_steal(&b, NULL);

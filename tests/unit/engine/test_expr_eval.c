@@ -20,7 +20,9 @@ struct golden {
 static const struct golden cases[] = {
     /* arithmetic, overflow and division by zero */
     {"v + 1", "int64", "11|-2|null|1|8|null"},
-    {"v - id", "int64", "9|-5|null|-4|2|" "9223372036854775801"},
+    {"v - id", "int64",
+     "9|-5|null|-4|2|"
+     "9223372036854775801"},
     {"v * 2", "int64", "20|-6|null|0|14|null"},
     {"id / 2", "float64", "0.5|1|1.5|2|2.5|3"},
     {"v / 0", "float64", "null|null|null|null|null|null"},
@@ -309,9 +311,9 @@ static void test_filter_fast_path_agrees(void **state)
     struct df_schema sch;
     df_schema_of_table(&sch, t);
     static const char *const pairs[][2] = {
-        {"v1 > 3", "v1 > 3 and true"},       {"3 >= v1", "3 >= v1 and true"},
+        {"v1 > 3", "v1 > 3 and true"},           {"3 >= v1", "3 >= v1 and true"},
         {"id1 = 'id042'", "not id1 <> 'id042'"}, {"id1 < 'id010'", "id1 < 'id010' or false"},
-        {"f1 <= 1.5", "f1 <= 1.5 and true"}, {"v1 != 0", "v1 != 0 and true"},
+        {"f1 <= 1.5", "f1 <= 1.5 and true"},     {"v1 != 0", "v1 != 0 and true"},
     };
     struct df_exec ex;
     df_exec_init(&ex, NULL, NULL);

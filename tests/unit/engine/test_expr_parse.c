@@ -186,9 +186,18 @@ static void test_keywords_case_insensitive(void **state)
 {
     (void)state;
     static const char *const ok[] = {
-        "V is Not Null", "NOT b OR b", "v BeTwEeN 1 AND 2", "s NOT LIKE 'a'",
-        "CASE WHEN b THEN 1 ELSE 2 END", "CAST(v AS DOUBLE)", "v IN (1)", "TRUE AND FALSE",
-        "NULL IS NULL", "DATE '2024-01-01' < d", "Upper(s)", "COALESCE(v, 1)",
+        "V is Not Null",
+        "NOT b OR b",
+        "v BeTwEeN 1 AND 2",
+        "s NOT LIKE 'a'",
+        "CASE WHEN b THEN 1 ELSE 2 END",
+        "CAST(v AS DOUBLE)",
+        "v IN (1)",
+        "TRUE AND FALSE",
+        "NULL IS NULL",
+        "DATE '2024-01-01' < d",
+        "Upper(s)",
+        "COALESCE(v, 1)",
     };
     struct df_schema s = test_schema();
     df_schema_add(&s, "V", DF_TYPE_INT64);
@@ -210,10 +219,13 @@ static void test_literal_types(void **state)
         const char *expr;
         df_type type;
     } cases[] = {
-        {"1", DF_TYPE_INT64},           {"1.5", DF_TYPE_FLOAT64},
-        {"1e3", DF_TYPE_FLOAT64},       {".5", DF_TYPE_FLOAT64},
+        {"1", DF_TYPE_INT64},
+        {"1.5", DF_TYPE_FLOAT64},
+        {"1e3", DF_TYPE_FLOAT64},
+        {".5", DF_TYPE_FLOAT64},
         {"99999999999999999999", DF_TYPE_FLOAT64},
-        {"'it''s'", DF_TYPE_STRING},    {"true", DF_TYPE_BOOL},
+        {"'it''s'", DF_TYPE_STRING},
+        {"true", DF_TYPE_BOOL},
         {"date '2024-01-31'", DF_TYPE_DATE},
         {"timestamp '2024-01-31 10:00:00'", DF_TYPE_TIMESTAMP},
         {"null", DF_TYPE_BOOL}, /* a bare null is typed bool */
