@@ -418,6 +418,39 @@ static void test_bare_column_eval_copies_range(void **state)
     df_table_free(t);
 }
 
+static void test_empty_range_and_cancel(void **state)
+{
+    (void)state;
+    struct df_table *t = fixture_table();
+    struct df_schema s;
+    df_schema_of_table(&s, t);
+    struct fr_error err;
+    fr_error_init(&err);
+    df_expr *e = NULL;
+    assert_int_equal(df_expr_parse("upper(s) = 'ABC' or v > 3", &s, &e, &err), FR_OK);
+    struct df_exec ex;
+    df_exec_init(&ex, NULL, NULL);
+    struct df_column *out = NULL;
+    assert_int_equal(df_expr_eval(e, t, 6, 0, &ex, &out, &err), FR_OK);
+    assert_int_equal(out->length, 0);
+    df_column_unref(out);
+    int64_t sel[1];
+    int64_t n = 0;
+    assert_int_equal(df_expr_filter(e, t, 3, 0, &ex, sel, &n, &err), FR_OK);
+    assert_int_equal(n, 0);
+    /* a range past the table is refused */
+    assert_int_equal(df_expr_eval(e, t, 4, 3, &ex, &out, &err), FR_EINTERNAL);
+    atomic_bool cancel;
+    atomic_init(&cancel, true);
+    df_exec_init(&ex, NULL, &cancel);
+    assert_int_equal(df_expr_eval(e, t, 0, 6, &ex, &out, &err), FR_ECANCELLED);
+    assert_null(out);
+    assert_int_equal(ex.mem_used, 0);
+    df_expr_free(e);
+    df_schema_cleanup(&s);
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_filter_rejects_non_bool),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_bare_column_eval_copies_range),
+        cmocka_unit_test(test_empty_range_and_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
