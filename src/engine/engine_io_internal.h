@@ -1,0 +1,90 @@
+/* engine_io_internal: pieces shared by the engine's readers and writers (the
+ * CSV record tokenizer, value parsers, type inference state, the streaming
+ * splitter, number formatting). Internal to the engine module: names carry
+ * a double underscore (df__) and nothing outside src/engine includes this. */
+#ifndef FRAMED_ENGINE_IO_INTERNAL_H
+#define FRAMED_ENGINE_IO_INTERNAL_H
+
+#include "engine.h"
+
+/* ---- CSV record tokenizer ------------------------------------------------
+ * A quote opens a quoted field only at the start of a field; inside it ""
+ * is a literal quote and a lone quote closes the field. A quote inside an
+ * unquoted field is a literal character. Records end at LF; a CR before it
+ * is dropped (outside quotes). The splitter follows the same rules. */
+enum {
+    DF__F_QUOTED = 1,       /* the field was quoted */
+    DF__F_ESCAPED = 2,      /* it holds "" pairs to collapse (see df__csv_field_text) */
+    DF__F_UNTERMINATED = 4, /* a quote that never closes before the end of the data */
+    DF__F_JUNK = 8,         /* characters between a closing quote and the delimiter */
+};
+
+struct df__csv_field {
+    const char *p; /* borrowed: points into the caller's buffer */
+    uint32_t len;
+    uint32_t flags;
+};
+
+struct df__csv_tok {
+    char delim;
+    char quote; /* '\0' disables quoting */
+    int nfields;
+    int cap;
+    struct df__csv_field *f; /* owned; grows to the widest record seen */
+    int64_t nlines;          /* line feeds consumed by the last record or blank line */
+};
+
+enum { DF__TOK_RECORD, DF__TOK_BLANK, DF__TOK_MORE };
+
+void df__csv_tok_init(struct df__csv_tok *t, char delim, char quote);
+void df__csv_tok_cleanup(struct df__csv_tok *t);
+/* Tokenizes the record starting at p (p < end). end[0] must be readable and
+ * hold '\n' (a sentinel). eof says no data follows end. Returns
+ * DF__TOK_RECORD (fields in t->f), DF__TOK_BLANK (an empty line) or
+ * DF__TOK_MORE (the record continues past end); *next is where the next
+ * record starts. */
+int df__csv_tokenize(struct df__csv_tok *t, const char *p, const char *end, bool eof,
+                     const char **next);
+/* The text of a field with "" collapsed; borrowed from the field or from
+ * scratch (valid until scratch changes). */
+const char *df__csv_field_text(const struct df__csv_field *f, char quote, struct fr_buf *scratch,
+                               size_t *n);
+/* True when an unquoted field equals one of opts->csv_null_values. */
+bool df__csv_is_null_value(const struct df_options *eo, const char *s, size_t n);
+
+/* ---- value parsers ---------------------------------------------------------
+ * Whole-text parsers; 0 on success. df__parse_int64 returns 1 for an
+ * integer that does not fit int64 (inference widens it to float64). */
+int df__parse_int64(const char *s, size_t n, int64_t *out);
+int df__parse_float64(const char *s, size_t n, double *out);
+int df__parse_bool(const char *s, size_t n, bool *out);
+
+/* Type inference over a sample of text values. */
+struct df__infer {
+    bool seen;
+    bool can_int, can_float, can_bool, can_date, can_ts;
+};
+void df__infer_init(struct df__infer *st);
+void df__infer_add(struct df__infer *st, const char *s, size_t n);
+df_type df__infer_result(const struct df__infer *st); /* string when nothing was seen */
+
+/* ---- files ----------------------------------------------------------------- */
+/* Cuts a file into record-aligned ranges (see df_csv_split); quote '\0'
+ * means newline-delimited records (NDJSON). */
+int df__split_file(const char *path, char delim, char quote, bool header, int64_t target_bytes,
+                   struct df_byte_range **ranges, int *nranges, struct fr_error *err);
+const char *df__basename(const char *path); /* borrowed: points into path */
+/* A buffer for large column arrays: malloc plus MADV_HUGEPAGE on its
+ * interior so first touches fault 2 MiB at a time. new (free()); NULL on OOM. */
+void *df__alloc_large(size_t n);
+
+/* ---- output ---------------------------------------------------------------- */
+/* Shortest "%.15g".."%.17g" text that reads back to v, with ".0" added when
+ * it would look like an integer. Returns the length; 0 for inf/nan. out
+ * holds >= 32 bytes. */
+size_t df__format_float64(double v, char *out);
+size_t df__format_int64(int64_t v, char *out); /* out >= 21 bytes */
+/* Appends s as a JSON string (quotes included); invalid UTF-8 becomes U+FFFD. */
+void df__json_escape(struct fr_buf *b, const char *s, size_t n);
+
+#endif
