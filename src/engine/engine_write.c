@@ -114,9 +114,35 @@ void df__json_escape(struct fr_buf *b, const char *s, size_t n)
     fr_buf_putc(b, '"');
 }
 
+/* ISO text of a date or timestamp into out (>= 64 bytes); false outside the
+ * years 0001..9999, where the value is written as its plain number instead
+ * (the calendar code does not take extreme values). */
+static bool format_temporal(const struct df_column *c, int64_t i, char *out)
+{
+    if (c->type == DF_TYPE_DATE) {
+        int32_t d = df_column_int32(c, i);
+        if (d < -719162 || d > 2932896)
+            return false;
+        df_format_date(d, out, 64);
+        return true;
+    }
+    int64_t us = df_column_int64(c, i);
+    if (us < -62135596800000000LL || us > 253402300799999999LL)
+        return false;
+    df_format_timestamp(us, out, 64);
+    return true;
+}
+
+static void put_raw_temporal(struct fr_buf *b, const struct df_column *c, int64_t i)
+{
+    char tmp[24];
+    int64_t v = c->type == DF_TYPE_DATE ? df_column_int32(c, i) : df_column_int64(c, i);
+    fr_buf_append(b, tmp, df__format_int64(v, tmp));
+}
+
 static void put_json_value(struct fr_buf *b, const struct df_column *c, int64_t i)
 {
-    char tmp[64];
+    char tmp[80];
     size_t n;
     if (!df_column_is_valid(c, i)) {
         fr_buf_append(b, "null", 4);
@@ -135,14 +161,12 @@ static void put_json_value(struct fr_buf *b, const struct df_column *c, int64_t 
         return;
     }
     case DF_TYPE_DATE:
-        tmp[0] = '"';
-        df_format_date(df_column_int32(c, i), tmp + 1, sizeof(tmp) - 2);
-        fr_buf_puts(b, tmp);
-        fr_buf_putc(b, '"');
-        return;
     case DF_TYPE_TIMESTAMP:
+        if (!format_temporal(c, i, tmp + 1)) {
+            put_raw_temporal(b, c, i);
+            return;
+        }
         tmp[0] = '"';
-        df_format_timestamp(df_column_int64(c, i), tmp + 1, sizeof(tmp) - 2);
         fr_buf_puts(b, tmp);
         fr_buf_putc(b, '"');
         return;
@@ -229,12 +253,11 @@ static void put_csv_value(struct fr_buf *b, const struct df_column *c, int64_t i
         return;
     }
     case DF_TYPE_DATE:
-        df_format_date(df_column_int32(c, i), tmp, sizeof(tmp));
-        fr_buf_puts(b, tmp);
-        return;
     case DF_TYPE_TIMESTAMP:
-        df_format_timestamp(df_column_int64(c, i), tmp, sizeof(tmp));
-        fr_buf_puts(b, tmp);
+        if (format_temporal(c, i, tmp))
+            fr_buf_puts(b, tmp);
+        else
+            put_raw_temporal(b, c, i);
         return;
     default:
         n = df__format_int64(df_column_int64(c, i), tmp);
