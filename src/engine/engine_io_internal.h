@@ -68,6 +68,21 @@ void df__infer_init(struct df__infer *st);
 void df__infer_add(struct df__infer *st, const char *s, size_t n);
 df_type df__infer_result(const struct df__infer *st); /* string when nothing was seen */
 
+/* Type inference over JSON values (the json_t* of jansson, passed as void*
+ * to keep jansson out of this header): int64, float64 (ints and reals
+ * mixed), bool, string; date/timestamp only with detect_dates and when every
+ * string parses; nested values and conflicting kinds give string. */
+struct df__json_infer {
+    bool seen_int, seen_real, seen_bool, seen_string, seen_nested;
+    bool all_date, all_ts;
+};
+void df__json_infer_init(struct df__json_infer *st);
+void df__json_infer_add(struct df__json_infer *st, const void *json);
+df_type df__json_infer_result(const struct df__json_infer *st, bool detect_dates);
+/* Appends a JSON value to c (JSON null or NULL: a null); a string column
+ * takes any value (nested ones as compact JSON text). -1 if it does not fit. */
+int df__json_append(struct df_column *c, const void *json);
+
 /* ---- files ----------------------------------------------------------------- */
 /* Cuts a file into record-aligned ranges (see df_csv_split); quote '\0'
  * means newline-delimited records (NDJSON). */
