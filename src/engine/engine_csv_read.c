@@ -344,7 +344,8 @@ int df_csv_read(const char *path, const struct df_byte_range *range,
     r.nout = ncolumns;
     r.cols = fr_xcalloc((size_t)ncolumns + 1, sizeof(*r.cols));
     for (int j = 0; j < ncolumns; j++)
-        r.cols[j] = df_column_new(schema->fields[columns[j]].type, 0);
+        /* capacity 1: concat copies values with memcpy, which must not see NULL */
+        r.cols[j] = df_column_new(schema->fields[columns[j]].type, 1);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",

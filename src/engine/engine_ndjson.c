@@ -395,7 +395,8 @@ int df_ndjson_read(const char *path, const struct df_byte_range *range,
                                   schema->nfields);
             goto out;
         }
-        r.cols[j] = df_column_new(schema->fields[columns[j]].type, 0);
+        /* capacity 1: concat copies values with memcpy, which must not see NULL */
+        r.cols[j] = df_column_new(schema->fields[columns[j]].type, 1);
     }
     if ((result = read_lines(&r, &lr, &rows)) < 0)
         goto out;
