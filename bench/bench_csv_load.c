@@ -39,8 +39,7 @@ int main(int argc, char **argv)
     int64_t t1 = fr_mono_us();
     struct df_table **parts = calloc((size_t)nranges, sizeof(*parts));
     for (int i = 0; i < nranges; i++) {
-        if (df_csv_read(argv[1], &ranges[i], &o, &schema, NULL, 0, &ex, &parts[i], &err) !=
-            FR_OK) {
+        if (df_csv_read(argv[1], &ranges[i], &o, &schema, NULL, 0, &ex, &parts[i], &err) != FR_OK) {
             fprintf(stderr, "%s\n", err.message);
             return 1;
         }

@@ -20,9 +20,9 @@ struct csv_read {
     const struct df_schema *schema;
     struct df_exec *ex;
     struct fr_error *err;
-    int nf;               /* fields each record must have */
-    int nout;             /* materialized columns */
-    const int *src;       /* per output column: its schema field */
+    int nf;                  /* fields each record must have */
+    int nout;                /* materialized columns */
+    const int *src;          /* per output column: its schema field */
     struct df_column **cols; /* owned, nout */
     struct df__csv_tok tok;
     struct fr_buf scratch;
@@ -57,8 +57,8 @@ static inline void put_string(struct df_column *c, const char *s, size_t n)
 }
 
 /* A value that does not fit: FR_EDATA naming the place, or a counted null. */
-static int bad_value(struct csv_read *r, struct df_column *c, int k, const char *why,
-                     const char *s, size_t n)
+static int bad_value(struct csv_read *r, struct df_column *c, int k, const char *why, const char *s,
+                     size_t n)
 {
     if (r->o->on_error_null) {
         r->ex->null_errors++;
@@ -126,7 +126,9 @@ static int convert_field(struct csv_read *r, struct df_column *c, int k,
             break;
         put_fixed(c, &v.i, 8);
         return FR_OK;
-    default: put_string(c, s, n); return FR_OK;
+    default:
+        put_string(c, s, n);
+        return FR_OK;
     }
     snprintf(why, sizeof(why), " is not a%s %s", c->type == DF_TYPE_INT64 ? "n" : "",
              df_type_name(c->type));
@@ -140,8 +142,8 @@ static int field_count_error(struct csv_read *r)
         r->ex->null_errors++;
         return FR_OK;
     }
-    int rc = fr_error_set(r->err, FR_EDATA, "%s line %lld: expected %d fields, found %d%s",
-                          r->name, (long long)r->line, r->nf, found,
+    int rc = fr_error_set(r->err, FR_EDATA, "%s line %lld: expected %d fields, found %d%s", r->name,
+                          (long long)r->line, r->nf, found,
                           found > r->nf ? " (an unquoted delimiter in a value?)" : "");
     r->err->line = r->line;
     r->err->column = (found > r->nf ? r->nf : found) + 1;
@@ -248,17 +250,15 @@ static int fill(struct csv_read *r, int fd, char *buf, size_t *len, size_t cap, 
     return FR_OK;
 }
 
-static int read_range(struct csv_read *r, int fd, const struct df_byte_range *range,
-                      int64_t *rows)
+static int read_range(struct csv_read *r, int fd, const struct df_byte_range *range, int64_t *rows)
 {
     int result = FR_EIO;
     size_t cap = READ_BUF, len = 0;
     char *buf = fr_xmalloc(cap + 1);
     int64_t base = range->start;
     bool eof = false, sized = false;
-    int64_t morsel = r->ex->opts && r->ex->opts->morsel_size_rows > 0
-                         ? r->ex->opts->morsel_size_rows
-                         : 65536;
+    int64_t morsel =
+        r->ex->opts && r->ex->opts->morsel_size_rows > 0 ? r->ex->opts->morsel_size_rows : 65536;
     int64_t until_check = morsel;
     for (;;) {
         if ((result = fill(r, fd, buf, &len, cap, base, range->end, &eof)) != FR_OK)
@@ -317,17 +317,21 @@ static int check_request(const struct df_schema *schema, const int *columns, int
     return FR_OK;
 }
 
-int df_csv_read(const char *path, const struct df_byte_range *range,
-                const struct df_csv_options *o, const struct df_schema *schema,
-                const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
-                struct fr_error *err)
+int df_csv_read(const char *path, const struct df_byte_range *range, const struct df_csv_options *o,
+                const struct df_schema *schema, const int *columns, int ncolumns,
+                struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
     int result = FR_EIO;
     int fd = -1;
     int *identity = NULL;
     int64_t rows = 0;
-    struct csv_read r = {.name = df__basename(path), .o = o, .schema = schema, .ex = ex,
-                         .err = err, .nf = schema->nfields, .line = range->line};
+    struct csv_read r = {.name = df__basename(path),
+                         .o = o,
+                         .schema = schema,
+                         .ex = ex,
+                         .err = err,
+                         .nf = schema->nfields,
+                         .line = range->line};
     *out = NULL;
     df__csv_tok_init(&r.tok, o->delimiter, o->quote);
     fr_buf_init(&r.scratch);
@@ -356,8 +360,8 @@ int df_csv_read(const char *path, const struct df_byte_range *range,
         goto out;
     for (int j = 0; j < ncolumns; j++) {
         if (!df_column_ok(r.cols[j])) {
-            result = fr_error_set(err, FR_ETOOLARGE, "out of memory reading %s (%lld rows)",
-                                  r.name, (long long)rows);
+            result = fr_error_set(err, FR_ETOOLARGE, "out of memory reading %s (%lld rows)", r.name,
+                                  (long long)rows);
             goto out;
         }
     }

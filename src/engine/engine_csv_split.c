@@ -18,11 +18,11 @@ enum split_state { S_UNQUOTED, S_QUOTED, S_QUOTE_SEEN };
 struct splitter {
     char delim, quote;
     int64_t target;
-    bool in_header;        /* the header record is not part of any range */
+    bool in_header; /* the header record is not part of any range */
     enum split_state state;
-    char prev;             /* the byte before the current chunk */
-    int64_t line;          /* 1-based line number at the scan position */
-    int64_t range_start;   /* absolute offset where the open range starts */
+    char prev;           /* the byte before the current chunk */
+    int64_t line;        /* 1-based line number at the scan position */
+    int64_t range_start; /* absolute offset where the open range starts */
     int64_t range_line;
     struct df_byte_range *ranges; /* owned until handed out */
     int n, cap;
@@ -119,8 +119,12 @@ int df__split_file(const char *path, char delim, char quote, bool header, int64_
                    struct df_byte_range **ranges, int *nranges, struct fr_error *err)
 {
     int result = FR_EIO;
-    struct splitter s = {.delim = delim, .quote = quote, .in_header = header, .line = 1,
-                         .range_line = 1, .prev = '\n'};
+    struct splitter s = {.delim = delim,
+                         .quote = quote,
+                         .in_header = header,
+                         .line = 1,
+                         .range_line = 1,
+                         .prev = '\n'};
     s.target = target_bytes > 0 ? target_bytes : 1;
     *ranges = NULL;
     *nranges = 0;
@@ -137,8 +141,8 @@ int df__split_file(const char *path, char delim, char quote, bool header, int64_
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            result = fr_error_set(err, FR_EIO, "reading %s: %s", df__basename(path),
-                                  strerror(errno));
+            result =
+                fr_error_set(err, FR_EIO, "reading %s: %s", df__basename(path), strerror(errno));
             goto out;
         }
         if (r == 0)

@@ -7,6 +7,9 @@
 
 #include "engine.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* ---- CSV record tokenizer ------------------------------------------------
  * A quote opens a quoted field only at the start of a field; inside it ""
  * is a literal quote and a lone quote closes the field. A quote inside an
@@ -38,19 +41,125 @@ enum { DF__TOK_RECORD, DF__TOK_BLANK, DF__TOK_MORE };
 
 void df__csv_tok_init(struct df__csv_tok *t, char delim, char quote);
 void df__csv_tok_cleanup(struct df__csv_tok *t);
-/* Tokenizes the record starting at p (p < end). end[0] must be readable and
- * hold '\n' (a sentinel). eof says no data follows end. Returns
- * DF__TOK_RECORD (fields in t->f), DF__TOK_BLANK (an empty line) or
- * DF__TOK_MORE (the record continues past end); *next is where the next
- * record starts. */
-int df__csv_tokenize(struct df__csv_tok *t, const char *p, const char *end, bool eof,
-                     const char **next);
 /* The text of a field with "" collapsed; borrowed from the field or from
  * scratch (valid until scratch changes). */
 const char *df__csv_field_text(const struct df__csv_field *f, char quote, struct fr_buf *scratch,
                                size_t *n);
 /* True when an unquoted field equals one of opts->csv_null_values. */
 bool df__csv_is_null_value(const struct df_options *eo, const char *s, size_t n);
+
+/* The tokenizer is inline: it is the CSV reader's innermost loop. */
+static inline int64_t df__count_lf(const char *p, const char *e)
+{
+    int64_t n = 0;
+    while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+/* Scans the quoted field whose opening quote is at q. Returns the position
+ * after the closing quote, or NULL when more data is needed. */
+static inline const char *df__scan_quoted(struct df__csv_tok *t, const char *q, const char *end,
+                                          bool eof, struct df__csv_field *f)
+{
+    const char *r = q + 1;
+    f->p = r;
+    f->flags = DF__F_QUOTED;
+    for (;;) {
+        const char *z = memchr(r, t->quote, (size_t)(end - r));
+        if (!z) {
+            if (!eof)
+                return NULL;
+            f->flags |= DF__F_UNTERMINATED;
+            f->len = (uint32_t)(end - f->p);
+            t->nlines += df__count_lf(f->p, end);
+            return end;
+        }
+        if (z + 1 == end && !eof)
+            return NULL; /* the next byte decides between "" and a close */
+        if (z + 1 < end && z[1] == t->quote) {
+            f->flags |= DF__F_ESCAPED;
+            r = z + 2;
+            continue;
+        }
+        f->len = (uint32_t)(z - f->p);
+        t->nlines += df__count_lf(f->p, z);
+        return z + 1;
+    }
+}
+
+static inline void df__push_field(struct df__csv_tok *t, const struct df__csv_field *f)
+{
+    if (t->nfields == t->cap) {
+        t->cap *= 2;
+        t->f = fr_xrealloc(t->f, sizeof(*t->f) * (size_t)t->cap);
+    }
+    t->f[t->nfields++] = *f;
+}
+
+/* Tokenizes the record starting at p (p < end). end[0] must be readable and
+ * hold '\n' (a sentinel). eof says no data follows end. Returns
+ * DF__TOK_RECORD (fields in t->f), DF__TOK_BLANK (an empty line) or
+ * DF__TOK_MORE (the record continues past end); *next is where the next
+ * record starts. */
+static inline int df__csv_tokenize(struct df__csv_tok *t, const char *p, const char *end, bool eof,
+                                   const char **next)
+{
+    const char delim = t->delim, quote = t->quote;
+    const char *q = p;
+    t->nfields = 0;
+    t->nlines = 0;
+    if (*q == '\n' || (*q == '\r' && q + 1 < end && q[1] == '\n')) {
+        t->nlines = 1;
+        *next = q + (*q == '\r' ? 2 : 1);
+        return DF__TOK_BLANK;
+    }
+    for (;;) {
+        struct df__csv_field f;
+        if (quote && *q == quote && q < end) {
+            q = df__scan_quoted(t, q, end, eof, &f);
+            if (!q)
+                return DF__TOK_MORE;
+            /* q == end only at eof: scan_quoted waits for the byte after a quote */
+            if (q < end && *q == '\r') {
+                if (q + 1 == end && !eof)
+                    return DF__TOK_MORE;
+                if (q + 1 < end && q[1] == '\n')
+                    q++;
+            }
+            if (q < end && *q != delim && *q != '\n') {
+                f.flags |= DF__F_JUNK;
+                while (*q != delim && *q != '\n')
+                    q++;
+                if (q == end && !eof)
+                    return DF__TOK_MORE;
+            }
+        } else {
+            f.p = q;
+            f.flags = 0;
+            while (*q != delim && *q != '\n')
+                q++;
+            if (q == end && !eof)
+                return DF__TOK_MORE;
+            f.len = (uint32_t)(q - f.p);
+            if (f.len && q[-1] == '\r' && *q == '\n')
+                f.len--;
+        }
+        df__push_field(t, &f);
+        if (q == end) {
+            *next = end;
+            return DF__TOK_RECORD;
+        }
+        if (*q == '\n') {
+            t->nlines++;
+            *next = q + 1;
+            return DF__TOK_RECORD;
+        }
+        q++; /* the delimiter */
+    }
+}
 
 /* ---- value parsers ---------------------------------------------------------
  * Whole-text parsers; 0 on success. df__parse_int64 returns 1 for an

@@ -26,10 +26,16 @@ void df__json_infer_add(struct df__json_infer *st, const void *json)
     int32_t d;
     int64_t ts;
     switch (json_typeof(v)) {
-    case JSON_INTEGER: st->seen_int = true; break;
-    case JSON_REAL: st->seen_real = true; break;
+    case JSON_INTEGER:
+        st->seen_int = true;
+        break;
+    case JSON_REAL:
+        st->seen_real = true;
+        break;
     case JSON_TRUE:
-    case JSON_FALSE: st->seen_bool = true; break;
+    case JSON_FALSE:
+        st->seen_bool = true;
+        break;
     case JSON_STRING:
         st->seen_string = true;
         if (st->all_date)
@@ -38,8 +44,11 @@ void df__json_infer_add(struct df__json_infer *st, const void *json)
             st->all_ts = df_parse_timestamp(json_string_value(v), json_string_length(v), &ts) == 0;
         break;
     case JSON_OBJECT:
-    case JSON_ARRAY: st->seen_nested = true; break;
-    case JSON_NULL: break;
+    case JSON_ARRAY:
+        st->seen_nested = true;
+        break;
+    case JSON_NULL:
+        break;
     }
 }
 
@@ -232,8 +241,8 @@ static int parse_line(const char *name, int64_t line, const char *s, size_t n, j
     return rc;
 }
 
-int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o,
-                           struct df_schema *out, struct fr_error *err)
+int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, struct df_schema *out,
+                           struct fr_error *err)
 {
     int result = FR_EIO;
     struct line_reader lr;
@@ -252,7 +261,8 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o,
         const char *key;
         if ((result = parse_line(lr.name, line, s, n, &obj, err)) != FR_OK)
             goto out;
-        json_object_foreach(obj, key, v) {
+        json_object_foreach(obj, key, v)
+        {
             int k = df_schema_find(out, key);
             if (k < 0) {
                 df_schema_add(out, key, DF_TYPE_STRING);
@@ -272,7 +282,8 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o,
         goto out;
     for (int i = 0; i < out->nfields; i++) {
         int h = o->hints ? df_schema_find(o->hints, out->fields[i].name) : -1;
-        out->fields[i].type = h >= 0 ? o->hints->fields[h].type : df__json_infer_result(&st[i], true);
+        out->fields[i].type =
+            h >= 0 ? o->hints->fields[h].type : df__json_infer_result(&st[i], true);
     }
     result = FR_OK;
 out:
@@ -312,11 +323,11 @@ static int convert_object(struct ndjson_read *r, const json_t *obj)
             continue;
         }
         char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        int rc = fr_error_set(r->err, FR_EDATA, "%s line %lld, column %d ('%s'): %.40s%s is not a%s %s",
-                              r->name, (long long)r->line, r->src[j] + 1, key, text ? text : "?",
-                              text && strlen(text) > 40 ? "..." : "",
-                              r->cols[j]->type == DF_TYPE_INT64 ? "n" : "",
-                              df_type_name(r->cols[j]->type));
+        int rc = fr_error_set(
+            r->err, FR_EDATA, "%s line %lld, column %d ('%s'): %.40s%s is not a%s %s", r->name,
+            (long long)r->line, r->src[j] + 1, key, text ? text : "?",
+            text && strlen(text) > 40 ? "..." : "", r->cols[j]->type == DF_TYPE_INT64 ? "n" : "",
+            df_type_name(r->cols[j]->type));
         free(text);
         r->err->line = r->line;
         r->err->column = r->src[j] + 1;
@@ -328,9 +339,8 @@ static int convert_object(struct ndjson_read *r, const json_t *obj)
 
 static int read_lines(struct ndjson_read *r, struct line_reader *lr, int64_t *rows)
 {
-    int64_t morsel = r->ex->opts && r->ex->opts->morsel_size_rows > 0
-                         ? r->ex->opts->morsel_size_rows
-                         : 65536;
+    int64_t morsel =
+        r->ex->opts && r->ex->opts->morsel_size_rows > 0 ? r->ex->opts->morsel_size_rows : 65536;
     int64_t charged = 0;
     const char *s;
     size_t n;
@@ -374,8 +384,12 @@ int df_ndjson_read(const char *path, const struct df_byte_range *range,
     int *identity = NULL;
     int64_t rows = 0;
     struct line_reader lr;
-    struct ndjson_read r = {.name = df__basename(path), .o = o, .schema = schema, .ex = ex,
-                            .err = err, .line = range->line - 1};
+    struct ndjson_read r = {.name = df__basename(path),
+                            .o = o,
+                            .schema = schema,
+                            .ex = ex,
+                            .err = err,
+                            .line = range->line - 1};
     *out = NULL;
     if ((result = line_open(&lr, path, range->start, range->end, err)) != FR_OK)
         goto out;

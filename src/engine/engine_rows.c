@@ -15,14 +15,16 @@ static int infer(const json_t *rows, const struct df_schema *hints, struct df_sc
     int cap = 0;
     size_t i;
     json_t *row;
-    json_array_foreach(rows, i, row) {
+    json_array_foreach(rows, i, row)
+    {
         if (!json_is_object(row)) {
             free(st);
             return fr_error_set(err, FR_EINVAL, "rows[%zu] is not a JSON object", i);
         }
         const char *key;
         json_t *v;
-        json_object_foreach(row, key, v) {
+        json_object_foreach(row, key, v)
+        {
             int k = df_schema_find(schema, key);
             if (k < 0) {
                 df_schema_add(schema, key, DF_TYPE_STRING);
@@ -38,7 +40,8 @@ static int infer(const json_t *rows, const struct df_schema *hints, struct df_sc
     }
     for (int k = 0; k < schema->nfields; k++) {
         int h = hints ? df_schema_find(hints, schema->fields[k].name) : -1;
-        schema->fields[k].type = h >= 0 ? hints->fields[h].type : df__json_infer_result(&st[k], false);
+        schema->fields[k].type =
+            h >= 0 ? hints->fields[h].type : df__json_infer_result(&st[k], false);
     }
     free(st);
     return FR_OK;

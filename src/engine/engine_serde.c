@@ -227,8 +227,7 @@ out:
     return result;
 }
 
-int df_table_deserialize(const char *data, size_t len, struct df_table **out,
-                         struct fr_error *err)
+int df_table_deserialize(const char *data, size_t len, struct df_table **out, struct fr_error *err)
 {
     struct cursor cur = {(const unsigned char *)data, len};
     char magic[MAGIC_LEN];
@@ -240,8 +239,7 @@ int df_table_deserialize(const char *data, size_t len, struct df_table **out,
     if (!take(&cur, &ncols, 4) || !take(&cur, &nrows, 8))
         return corrupt(err, -1, "a truncated table header");
     /* each column takes at least 14 bytes, and each row one byte in it */
-    if (ncols > cur.left / 14 || nrows > (uint64_t)INT64_MAX / 8 ||
-        (ncols > 0 && nrows > cur.left))
+    if (ncols > cur.left / 14 || nrows > (uint64_t)INT64_MAX / 8 || (ncols > 0 && nrows > cur.left))
         return corrupt(err, -1, "column or row counts larger than the data");
     struct df_table *t = df_table_new();
     for (uint32_t i = 0; i < ncols; i++) {

@@ -93,13 +93,27 @@ void df__json_escape(struct fr_buf *b, const char *s, size_t n)
         fr_buf_append(b, s + run, i - run);
         char esc[8];
         switch (c) {
-        case '"': fr_buf_puts(b, "\\\""); break;
-        case '\\': fr_buf_puts(b, "\\\\"); break;
-        case '\n': fr_buf_puts(b, "\\n"); break;
-        case '\r': fr_buf_puts(b, "\\r"); break;
-        case '\t': fr_buf_puts(b, "\\t"); break;
-        case '\b': fr_buf_puts(b, "\\b"); break;
-        case '\f': fr_buf_puts(b, "\\f"); break;
+        case '"':
+            fr_buf_puts(b, "\\\"");
+            break;
+        case '\\':
+            fr_buf_puts(b, "\\\\");
+            break;
+        case '\n':
+            fr_buf_puts(b, "\\n");
+            break;
+        case '\r':
+            fr_buf_puts(b, "\\r");
+            break;
+        case '\t':
+            fr_buf_puts(b, "\\t");
+            break;
+        case '\b':
+            fr_buf_puts(b, "\\b");
+            break;
+        case '\f':
+            fr_buf_puts(b, "\\f");
+            break;
         default:
             if (c < 0x20) {
                 snprintf(esc, sizeof(esc), "\\u%04x", c);
@@ -149,7 +163,9 @@ static void put_json_value(struct fr_buf *b, const struct df_column *c, int64_t 
         return;
     }
     switch (c->type) {
-    case DF_TYPE_BOOL: fr_buf_puts(b, df_column_bool(c, i) ? "true" : "false"); return;
+    case DF_TYPE_BOOL:
+        fr_buf_puts(b, df_column_bool(c, i) ? "true" : "false");
+        return;
     case DF_TYPE_FLOAT64:
         n = df__format_float64(df_column_float64(c, i), tmp);
         fr_buf_append(b, n ? tmp : "null", n ? n : 4);
@@ -236,7 +252,9 @@ static void put_csv_value(struct fr_buf *b, const struct df_column *c, int64_t i
     if (!df_column_is_valid(c, i))
         return;
     switch (c->type) {
-    case DF_TYPE_BOOL: fr_buf_puts(b, df_column_bool(c, i) ? "true" : "false"); return;
+    case DF_TYPE_BOOL:
+        fr_buf_puts(b, df_column_bool(c, i) ? "true" : "false");
+        return;
     case DF_TYPE_FLOAT64: {
         double v = df_column_float64(c, i);
         n = df__format_float64(v, tmp);

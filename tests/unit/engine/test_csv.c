@@ -232,8 +232,8 @@ static void test_on_error_null(void **state)
     assert_int_equal(read_text("a,b\n1,2\nx,3\n4\n5,6,7\n8,9\n", &s, &t), FR_OK);
     assert_int_equal(t->nrows, 5);
     assert_int_equal(s.ex.null_errors, 3);
-    assert_false(df_column_is_valid(t->cols[0], 1)); /* 'x' */
-    assert_false(df_column_is_valid(t->cols[1], 2)); /* missing */
+    assert_false(df_column_is_valid(t->cols[0], 1));     /* 'x' */
+    assert_false(df_column_is_valid(t->cols[1], 2));     /* missing */
     assert_int_equal(df_column_int64(t->cols[1], 3), 6); /* 7 dropped */
     assert_int_equal(df_column_int64(t->cols[0], 4), 8);
     df_table_free(t);
@@ -293,9 +293,9 @@ static void test_inference_and_hints(void **state)
                                "-2,2.5,FALSE,2024-02-29,2024-01-01T10:00:00,010,,y,2\n",
                                &s, &t),
                      FR_OK);
-    const df_type want[] = {DF_TYPE_INT64,     DF_TYPE_FLOAT64, DF_TYPE_BOOL,
-                            DF_TYPE_DATE,      DF_TYPE_TIMESTAMP, DF_TYPE_STRING,
-                            DF_TYPE_STRING,    DF_TYPE_STRING,  DF_TYPE_INT64};
+    const df_type want[] = {DF_TYPE_INT64,  DF_TYPE_FLOAT64,   DF_TYPE_BOOL,
+                            DF_TYPE_DATE,   DF_TYPE_TIMESTAMP, DF_TYPE_STRING,
+                            DF_TYPE_STRING, DF_TYPE_STRING,    DF_TYPE_INT64};
     assert_int_equal(s.schema.nfields, 9);
     for (int i = 0; i < 9; i++)
         assert_int_equal(s.schema.fields[i].type, want[i]);
@@ -358,8 +358,19 @@ static void test_number_parsers(void **state)
     const char *bad[] = {"", ".", "e5", "1e", "1e+", "--1", "1.2.3", "0x10", " 1", "1 ", "infx"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(df__parse_float64(bad[i], strlen(bad[i]), &d), -1);
-    const char *good[] = {"1",    "-0",  ".5",      "5.",  "1e308", "1E-5",     "inf",
-                          "-Inf", "nan", "1e-400",  "+3",  "0.1",   "123456789012345678901234"};
+    const char *good[] = {"1",
+                          "-0",
+                          ".5",
+                          "5.",
+                          "1e308",
+                          "1E-5",
+                          "inf",
+                          "-Inf",
+                          "nan",
+                          "1e-400",
+                          "+3",
+                          "0.1",
+                          "123456789012345678901234"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         assert_int_equal(df__parse_float64(good[i], strlen(good[i]), &d), 0);
         double want = strtod(good[i], NULL);
@@ -382,9 +393,13 @@ static void test_float_fast_path_matches_strtod(void **state)
         int decimals = (int)((x >> 3) % 19);
         int exp = (int)((x >> 40) % 60) - 30;
         switch (kind) {
-        case 0: snprintf(text, sizeof(text), "%llu.%06llu", (unsigned long long)(m % 101),
-                         (unsigned long long)(m % 1000000)); break;
-        case 1: snprintf(text, sizeof(text), "-%llue%d", (unsigned long long)m, exp); break;
+        case 0:
+            snprintf(text, sizeof(text), "%llu.%06llu", (unsigned long long)(m % 101),
+                     (unsigned long long)(m % 1000000));
+            break;
+        case 1:
+            snprintf(text, sizeof(text), "-%llue%d", (unsigned long long)m, exp);
+            break;
         case 2: {
             int len = snprintf(text, sizeof(text), "%llu", (unsigned long long)m);
             if (decimals < len) {

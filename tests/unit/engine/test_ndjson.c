@@ -61,7 +61,8 @@ static struct df_table *read_ndjson(const char *path, const struct df_csv_option
 static const char *sample =
     "{\"id\":1,\"x\":1.5,\"ok\":true,\"name\":\"a\",\"day\":\"2024-01-31\",\"obj\":{\"k\":[1,2]}}\n"
     "\n"
-    "{\"x\":2,\"id\":2,\"name\":\"b\\nc\",\"day\":\"2024-02-01\",\"late\":\"2024-01-01T00:00:00Z\"}\r\n"
+    "{\"x\":2,\"id\":2,\"name\":\"b\\nc\",\"day\":\"2024-02-01\",\"late\":\"2024-01-01T00:00:00Z\"}"
+    "\r\n"
     "{\"id\":3,\"ok\":false,\"name\":null,\"obj\":[],\"mixed\":1}\n"
     "{\"id\":4,\"x\":-1e300,\"mixed\":\"one\",\"day\":null}";
 
