@@ -57,6 +57,12 @@ int main(int argc, char **argv)
     printf("infer+split %.3f s, read %.3f s, concat %.3f s, total %.3f s, peak %lld MB\n",
            secs(t1 - t0), secs(t2 - t1), secs(t3 - t2), secs(t3 - t0),
            (long long)(ex.mem_peak >> 20));
+    struct fr_buf b; /* first and last rows, to compare with head/tail of the file */
+    fr_buf_init(&b);
+    df_write_csv_rows(all, 0, 1, &b);
+    df_write_csv_rows(all, all->nrows - 1, 1, &b);
+    fputs(b.data, stdout);
+    fr_buf_cleanup(&b);
     for (int i = 0; i < nranges; i++)
         df_table_free(parts[i]);
     free(parts);
