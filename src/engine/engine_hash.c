@@ -15,7 +15,7 @@ enum { GT_GENERIC = 0, GT_I64 = 1, GT_STR = 2 };
 
 #define NULL_HASH 0x6a09e667f3bcc908ull
 #define NAN_HASH 0xbb67ae8584caa73bull
-#define PREFETCH_AHEAD 8
+#define PREFETCH_AHEAD 16
 
 int64_t df__morsel_rows(const struct df_exec *ex)
 {
@@ -47,6 +47,37 @@ static inline uint64_t hash_double(double f)
     uint64_t bits;
     memcpy(&bits, &f, sizeof(bits));
     return mix64(bits);
+}
+
+static inline uint64_t load64(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint32_t load32(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+/* Equality of two n-byte strings without a libc call for short keys (the
+ * common case in group-by): overlapping loads stay inside both strings. */
+static inline bool bytes_equal(const char *a, const char *b, int64_t n)
+{
+    if (n >= 8 && n <= 16)
+        return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
+    if (n >= 4 && n < 8)
+        return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+    if (n < 4) {
+        for (int64_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return false;
+        return true;
+    }
+    return memcmp(a, b, (size_t)n) == 0;
 }
 
 static uint64_t hash_value(const struct df_column *c, int64_t r)
@@ -127,7 +158,7 @@ static bool value_equal(const struct df_column *a, int64_t ra, const struct df_c
         int64_t na, nb;
         const char *pa = df_column_string(a, ra, &na);
         const char *pb = df_column_string(b, rb, &nb);
-        return na == nb && memcmp(pa, pb, (size_t)na) == 0;
+        return na == nb && bytes_equal(pa, pb, na);
     }
     case DF_TYPE_BOOL: return df_column_bool(a, ra) == df_column_bool(b, rb);
     case DF_TYPE_DATE: return df_column_int32(a, ra) == df_column_int32(b, rb);
@@ -175,8 +206,7 @@ void df__gtab_cleanup(struct df__gtab *gt)
     free(gt->rep_src);
     free(gt->rep_row);
     free(gt->kv);
-    free(gt->sp);
-    free(gt->sn);
+    free(gt->skeys);
     free((void *)gt->srcs);
     if (gt->ex && gt->charged)
         df_exec_charge(gt->ex, -gt->charged, NULL);
@@ -216,8 +246,7 @@ static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
         if (grow_array((void **)&gt->ghash, 8, cap) || grow_array((void **)&gt->rep_src, 4, cap) ||
             grow_array((void **)&gt->rep_row, 8, cap) ||
             (gt->mode == GT_I64 && grow_array((void **)&gt->kv, 8, cap)) ||
-            (gt->mode == GT_STR &&
-             (grow_array((void **)&gt->sp, 8, cap) || grow_array((void **)&gt->sn, 8, cap))))
+            (gt->mode == GT_STR && grow_array((void **)&gt->skeys, 16, cap)))
             return fr_error_set(err, FR_ETOOLARGE, "out of memory growing a hash table to %lld "
                                 "groups", (long long)cap);
         gt->gcap = cap;
@@ -255,9 +284,44 @@ static int64_t gtab_new_group(struct df__gtab *gt, int src, int64_t r, uint64_t 
     if (gt->mode == GT_I64) {
         gt->kv[g] = df_column_int64(gt->srcs[src][0], r);
     } else if (gt->mode == GT_STR) {
-        gt->sp[g] = df_column_string(gt->srcs[src][0], r, &gt->sn[g]);
+        int64_t n;
+        const char *p = df_column_string(gt->srcs[src][0], r, &n);
+        struct df__skey *k = &gt->skeys[g];
+        k->n = (uint32_t)n;
+        if (n <= (int64_t)sizeof(k->b))
+            memcpy(k->b, p, (size_t)n);
+        else
+            memcpy(k->b + 4, &p, sizeof(p));
     }
     return g;
+}
+
+static inline const char *skey_bytes(const struct df__skey *k)
+{
+    const char *p;
+    if (k->n <= sizeof(k->b))
+        return k->b;
+    memcpy(&p, k->b + 4, sizeof(p));
+    return p;
+}
+
+/* Two-stage prefetch: the slot of a row far ahead, and for a row nearer
+ * (whose slot should be cached by now) the key of the group it points at. */
+static inline void prefetch_ahead(const struct df__gtab *gt, const uint64_t *hashes, int64_t i,
+                                  int64_t n)
+{
+    if (i + PREFETCH_AHEAD < n)
+        __builtin_prefetch(&gt->slots[hashes[i + PREFETCH_AHEAD] & gt->mask]);
+    if (gt->mode != GT_GENERIC && i + PREFETCH_AHEAD / 2 < n) {
+        uint64_t h = hashes[i + PREFETCH_AHEAD / 2], s = gt->slots[h & gt->mask];
+        if (s && (s & 0xffffffff00000000ull) == (h & 0xffffffff00000000ull)) {
+            int64_t g = (int64_t)(s & 0xffffffffull) - 1;
+            if (gt->mode == GT_STR)
+                __builtin_prefetch(&gt->skeys[g]);
+            else
+                __builtin_prefetch(&gt->kv[g]);
+        }
+    }
 }
 
 /* Finds row r's slot: returns the group id, or -1 with *slot_out the empty
@@ -281,7 +345,8 @@ static inline int64_t gtab_find(const struct df__gtab *gt, int src, int64_t r, u
             } else if (gt->mode == GT_STR) {
                 int64_t n;
                 const char *p = df_column_string(c0, r, &n);
-                if (n == gt->sn[g] && memcmp(p, gt->sp[g], (size_t)n) == 0)
+                const struct df__skey *k = &gt->skeys[g];
+                if (n == (int64_t)k->n && bytes_equal(p, skey_bytes(k), n))
                     return g;
             } else if (df__keys_equal(gt->srcs[gt->rep_src[g]], gt->rep_row[g], gt->srcs[src], r,
                                       gt->nkeys)) {
@@ -292,43 +357,115 @@ static inline int64_t gtab_find(const struct df__gtab *gt, int src, int64_t r, u
     }
 }
 
+#define TAG_MASK 0xffffffff00000000ull
+
+/* The hot loop for one string key without nulls over contiguous rows:
+ * resolves rows from i while their keys are already in the table and
+ * returns the first row that needs a new group (or n). */
+static int64_t str_run(struct df__gtab *gt, const struct df_column *c0, int64_t start, int64_t i,
+                       int64_t n, const uint64_t *hashes, int64_t *gids)
+{
+    const uint64_t *slots = gt->slots, mask = gt->mask;
+    const struct df__skey *sk = gt->skeys;
+    const int64_t *off = c0->offsets + start;
+    const char *data = c0->data;
+    for (; i < n; i++) {
+        prefetch_ahead(gt, hashes, i, n);
+        uint64_t h = hashes[i], j = h & mask;
+        const char *p = data + off[i];
+        int64_t len = off[i + 1] - off[i];
+        for (;;) {
+            uint64_t sl = slots[j];
+            if (sl == 0)
+                return i;
+            if ((sl & TAG_MASK) == (h & TAG_MASK)) {
+                int64_t g = (int64_t)(sl & 0xffffffffull) - 1;
+                if (len == (int64_t)sk[g].n && bytes_equal(p, skey_bytes(&sk[g]), len)) {
+                    gids[i] = g;
+                    break;
+                }
+            }
+            j = (j + 1) & mask;
+        }
+    }
+    return n;
+}
+
+/* The same for one int64 key. */
+static int64_t i64_run(struct df__gtab *gt, const struct df_column *c0, int64_t start, int64_t i,
+                       int64_t n, const uint64_t *hashes, int64_t *gids)
+{
+    const uint64_t *slots = gt->slots, mask = gt->mask;
+    const int64_t *kv = gt->kv, *v = (const int64_t *)c0->values + start;
+    for (; i < n; i++) {
+        prefetch_ahead(gt, hashes, i, n);
+        uint64_t h = hashes[i], j = h & mask;
+        for (;;) {
+            uint64_t sl = slots[j];
+            if (sl == 0)
+                return i;
+            if ((sl & TAG_MASK) == (h & TAG_MASK) && kv[(sl & 0xffffffffull) - 1] == v[i]) {
+                gids[i] = (int64_t)(sl & 0xffffffffull) - 1;
+                break;
+            }
+            j = (j + 1) & mask;
+        }
+    }
+    return n;
+}
+
+/* One row the slow way: a null key in a fast mode, a new group, or any row
+ * of the generic mode. */
+static int insert_one(struct df__gtab *gt, int src, int64_t r, uint64_t h, bool fast_nulls,
+                      int64_t *gid, struct fr_error *err)
+{
+    int rc = FR_OK;
+    if (fast_nulls && !df_column_is_valid(gt->srcs[src][0], r)) {
+        if (gt->null_gid < 0 && (rc = gtab_grow(gt, err)) == FR_OK)
+            gt->null_gid = gtab_new_group(gt, src, r, 0);
+        *gid = gt->null_gid;
+        return rc;
+    }
+    uint64_t slot = 0;
+    int64_t g = gtab_find(gt, src, r, h, &slot);
+    if (g < 0) {
+        if ((uint64_t)(gt->ngroups + 1) * 2 > gt->mask + 1 || gt->ngroups >= gt->gcap) {
+            rc = gtab_grow(gt, err);
+            if (rc != FR_OK)
+                return rc;
+            gtab_find(gt, src, r, h, &slot);
+        }
+        g = gtab_new_group(gt, src, r, h);
+        gt->slots[slot] = (h & TAG_MASK) | (uint64_t)(g + 1);
+    }
+    *gid = g;
+    return FR_OK;
+}
+
 int df__gtab_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t start, int64_t n,
                     const uint64_t *hashes, int64_t *gids, struct fr_error *err)
 {
     const struct df_column *c0 = gt->nkeys ? gt->srcs[src][0] : NULL;
     bool fast_nulls = gt->mode != GT_GENERIC && c0->validity != NULL;
+    bool run = gt->mode != GT_GENERIC && !fast_nulls && !rows;
     if (!gt->slots) {
         int rc = gtab_grow(gt, err);
         if (rc != FR_OK)
             return rc;
     }
     for (int64_t i = 0; i < n; i++) {
-        if (i + PREFETCH_AHEAD < n)
-            __builtin_prefetch(&gt->slots[hashes[i + PREFETCH_AHEAD] & gt->mask]);
-        int64_t r = rows ? rows[i] : start + i;
-        if (fast_nulls && !df_column_is_valid(c0, r)) {
-            if (gt->null_gid < 0) {
-                int rc = gtab_grow(gt, err);
-                if (rc != FR_OK)
-                    return rc;
-                gt->null_gid = gtab_new_group(gt, src, r, 0);
-            }
-            gids[i] = gt->null_gid;
-            continue;
+        if (run) {
+            i = gt->mode == GT_STR ? str_run(gt, c0, start, i, n, hashes, gids)
+                                   : i64_run(gt, c0, start, i, n, hashes, gids);
+            if (i >= n)
+                break;
+        } else {
+            prefetch_ahead(gt, hashes, i, n);
         }
-        uint64_t slot;
-        int64_t g = gtab_find(gt, src, r, hashes[i], &slot);
-        if (g < 0) {
-            if ((uint64_t)(gt->ngroups + 1) * 2 > gt->mask + 1 || gt->ngroups >= gt->gcap) {
-                int rc = gtab_grow(gt, err);
-                if (rc != FR_OK)
-                    return rc;
-                gtab_find(gt, src, r, hashes[i], &slot);
-            }
-            g = gtab_new_group(gt, src, r, hashes[i]);
-            gt->slots[slot] = (hashes[i] & 0xffffffff00000000ull) | (uint64_t)(g + 1);
-        }
-        gids[i] = g;
+        int rc = insert_one(gt, src, rows ? rows[i] : start + i, hashes[i], fast_nulls, &gids[i],
+                            err);
+        if (rc != FR_OK)
+            return rc;
     }
     return FR_OK;
 }
@@ -343,14 +480,13 @@ void df__gtab_lookup(const struct df__gtab *gt, int src, const int64_t *rows, in
             gids[i] = -1;
             continue;
         }
-        if (i + PREFETCH_AHEAD < n)
-            __builtin_prefetch(&gt->slots[hashes[i + PREFETCH_AHEAD] & gt->mask]);
+        prefetch_ahead(gt, hashes, i, n);
         int64_t r = rows ? rows[i] : start + i;
         if (fast_nulls && !df_column_is_valid(c0, r)) {
             gids[i] = gt->null_gid;
             continue;
         }
-        uint64_t slot;
+        uint64_t slot = 0;
         gids[i] = gtab_find(gt, src, r, hashes[i], &slot);
     }
 }

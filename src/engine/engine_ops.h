@@ -35,6 +35,14 @@ bool df__keys_have_null(const struct df_column *const *cols, int ncols, int64_t 
  * copied; sources are arrays of key columns borrowed for the table's life.
  * Fast paths for one int64/timestamp key and for one string key. Memory is
  * charged to ex. */
+/* A string key as the table keeps it: up to 12 bytes inline (so probes of
+ * short keys touch one compact array), else a pointer borrowed from a
+ * source in bytes 4..11 of b. */
+struct df__skey {
+    uint32_t n;
+    char b[12];
+};
+
 struct df__gtab {
     int nkeys;
     int mode;
@@ -46,8 +54,7 @@ struct df__gtab {
     int32_t *rep_src;  /* per group: source of its representative row */
     int64_t *rep_row;  /* per group: representative row */
     int64_t *kv;       /* int64 mode: the key */
-    const char **sp;   /* string mode: the key bytes (borrowed from a source) */
-    int64_t *sn;       /* string mode: the key length */
+    struct df__skey *skeys; /* string mode: the key, inline when short */
     int64_t null_gid;  /* fast modes: the group of the null key, or -1 */
     const struct df_column *const **srcs;
     int nsrcs;
