@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -22,6 +23,19 @@ int64_t df__morsel_rows(const struct df_exec *ex)
     if (ex && ex->opts && ex->opts->morsel_size_rows > 0)
         return ex->opts->morsel_size_rows;
     return DF__MORSEL_DEFAULT;
+}
+
+void *df__alloc_big(size_t bytes)
+{
+    const size_t huge = 2u << 20;
+    if (bytes < 2 * huge)
+        return fr_try_malloc(bytes);
+    void *p = NULL;
+    size_t rounded = (bytes + huge - 1) / huge * huge;
+    if (posix_memalign(&p, huge, rounded) != 0)
+        return NULL;
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
+    return p;
 }
 
 static inline uint64_t mix64(uint64_t x)

@@ -11,6 +11,9 @@
 #define DF__MORSEL_DEFAULT 65536
 
 int64_t df__morsel_rows(const struct df_exec *ex);
+/* new (free()): a large scratch buffer backed by huge pages where the
+ * kernel allows (first touch of 4 KiB pages is slow); NULL on failure. */
+void *df__alloc_big(size_t bytes);
 
 /* ---- hashing and equality (engine_hash.c) ------------------------------ */
 
@@ -84,7 +87,8 @@ void df__gtab_lookup(const struct df__gtab *gt, int src, const int64_t *rows, in
  * strings by bytes then length, floats with NaN above every number, -0.0
  * equal to 0.0. Nulls are not handled here. */
 int df__value_cmp(const struct df_column *a, int64_t ra, const struct df_column *b, int64_t rb);
-/* Compares rows under sort keys: a's key columns are acols[k], b's bcols[k]. */
+/* Compares rows under sort keys: key k's column is acols[k] for a, bcols[k]
+ * for b (keys[k].col is not used); nulls per keys[k].nulls_first. */
 int df__row_cmp(const struct df_column *const *acols, int64_t ra,
                 const struct df_column *const *bcols, int64_t rb, const struct df_sort_key *keys,
                 int nkeys);
