@@ -141,7 +141,7 @@ static json_t *frame_json(const struct ctx_frame *f)
 {
     char at[40];
     fr_iso8601_ms(f->created_ms, at, sizeof(at));
-    return json_pack("{ss so ss ss sb s? sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+    return json_pack("{ss so ss ss sb so? sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
                      "config_id", f->config_id, "created_at", at, "materialized", f->nparts > 0,
                      "rows", f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan);
 }
