@@ -74,12 +74,15 @@ struct cfg_field {
     int64_t min, max;
     enum cfg_scope scope;
     const char *doc;
+    size_t offset; /* offsetof(struct cfg, name): lets generic code reach the value */
 };
 extern const struct cfg_field cfg_fields[];
 extern const int cfg_nfields;
 
 void cfg_defaults(struct cfg *out);           /* out is uninitialized; fills defaults */
+/* dst is overwritten (what it owned is not freed) with a deep copy of src. */
 void cfg_copy(struct cfg *dst, const struct cfg *src);
+/* Frees c's lists and zeroes it, so cleaning up twice is harmless. */
 void cfg_cleanup(struct cfg *c);
 bool cfg_equal(const struct cfg *a, const struct cfg *b);
 
@@ -88,11 +91,13 @@ bool cfg_equal(const struct cfg *a, const struct cfg *b);
  * gets a new array of {"field", "message"} listing every problem (unknown
  * field, wrong type, out of bounds, cross-field rules such as
  * scan_tasks_min_size_bytes <= scan_tasks_max_size_bytes), and out is left
- * cleaned up. FR_EINVAL if patch is not an object. */
+ * cleaned up. FR_EINVAL if patch is not an object (*errors then holds one
+ * problem with field ""). On success *errors is NULL. errors may be NULL. */
 int cfg_apply_json(const struct cfg *base, json_t *patch, struct cfg *out, json_t **errors);
 /* new: {"field": value, ...} of every field. */
 json_t *cfg_to_json(const struct cfg *c);
-/* new: the table as JSON: [{"name","type","default","minimum","maximum","scope","doc"}]. */
+/* new: the table as JSON: [{"name","type","default","minimum","maximum","scope","doc"}].
+ * Booleans have no minimum/maximum; for lists they bound the number of entries. */
 json_t *cfg_schema_json(void);
 
 /* Canonical encoding: compact JSON, keys sorted, integers in plain decimal,
@@ -101,17 +106,26 @@ void cfg_canonical(const struct cfg *c, char **out, size_t *len);
 /* The content-addressed ID: "sha256:" + hex digest of the canonical bytes. */
 void cfg_id(const struct cfg *c, char *out, size_t outsz);
 /* Parses canonical (or any complete) JSON bytes into out (initialized by
- * this call). Missing fields take defaults only if allow_missing. */
+ * this call). Missing fields take defaults only if allow_missing. Any problem
+ * (not JSON, unknown field, invalid value) is FR_EDATA with every problem in
+ * the message and the first one's field in err->field. */
 int cfg_from_bytes(const char *data, size_t len, bool allow_missing, struct cfg *out,
                    struct fr_error *err);
 
-/* Sets pending values from FRAMED_CONFIG_<FIELD> variables in envp. A bad
- * value fails with a message that names the variable. */
+/* Sets pending values from FRAMED_CONFIG_<FIELD> variables in envp (NULL =
+ * none), validated like cfg_apply_json and applied as a whole. Ints are plain
+ * decimal, bools true/false/1/0, lists comma-separated ("" = empty). Any bad
+ * or unknown variable is FR_EINVAL, c unchanged, with a message that names
+ * every bad variable. */
 int cfg_apply_env(struct cfg *c, char *const *envp, struct fr_error *err);
 
 /* The pending config's state file: <state_dir>/config.json, written
- * atomically. cfg_load: FR_ENOTFOUND when absent (caller keeps defaults);
- * FR_EDATA naming the file when it is corrupt. */
+ * atomically (cfg_save creates the directory). cfg_load: FR_ENOTFOUND when
+ * absent (caller keeps defaults); FR_EDATA naming the file (also in
+ * err->file) when it is corrupt, the file left as it is. out is written only
+ * on success, as if uninitialized before; on error it keeps what it held, so
+ * a caller may fill it with defaults first. Fields missing from the file
+ * take defaults (a file from an older version); unknown ones are errors. */
 int cfg_load(const char *path, struct cfg *out, struct fr_error *err);
 int cfg_save(const char *path, const struct cfg *c, struct fr_error *err);
 
@@ -127,7 +141,8 @@ struct cfg_frozen {
 /* new (refcount 1): a snapshot of c. */
 struct cfg_frozen *cfg_freeze(const struct cfg *c);
 /* new: from canonical bytes; checks the bytes hash to expected_id (FR_EDATA
- * "config-integrity" otherwise) before parsing. */
+ * "config-integrity" otherwise) before parsing, and that they are canonical
+ * (also "config-integrity": otherwise equal values could have two IDs). */
 int cfg_frozen_from_bytes(const char *data, size_t len, const char *expected_id,
                           struct cfg_frozen **out, struct fr_error *err);
 struct cfg_frozen *cfg_frozen_ref(struct cfg_frozen *f);

@@ -174,10 +174,12 @@ struct df_exec {
     int64_t mem_peak;
     const atomic_bool *cancel; /* may be NULL */
     int64_t null_errors;       /* values turned into nulls by on_error=null */
+    int64_t deadline_us;       /* fr_mono_us() after which the task times out; 0 = none */
 };
 void df_exec_init(struct df_exec *ex, const struct df_options *opts, const atomic_bool *cancel);
 /* Adds bytes (may be negative) to the account; FR_EMEMLIMIT with a message
- * naming the limit when over it; FR_ECANCELLED when the cancel flag is set. */
+ * naming the limit when over it; FR_ECANCELLED when the cancel flag is set;
+ * FR_ETIMEOUT past the deadline. */
 int df_exec_charge(struct df_exec *ex, int64_t bytes, struct fr_error *err);
 int df_exec_check_cancel(const struct df_exec *ex, struct fr_error *err);
 

@@ -8,12 +8,15 @@ void df_exec_init(struct df_exec *ex, const struct df_options *opts, const atomi
     ex->mem_peak = 0;
     ex->cancel = cancel;
     ex->null_errors = 0;
+    ex->deadline_us = 0;
 }
 
 int df_exec_check_cancel(const struct df_exec *ex, struct fr_error *err)
 {
     if (ex->cancel && atomic_load_explicit(ex->cancel, memory_order_relaxed))
         return fr_error_set(err, FR_ECANCELLED, "the query was cancelled");
+    if (ex->deadline_us && fr_mono_us() > ex->deadline_us)
+        return fr_error_set(err, FR_ETIMEOUT, "a task ran longer than task_timeout_ms");
     return FR_OK;
 }
 

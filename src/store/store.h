@@ -15,7 +15,9 @@ struct store_vtable {
     /* Stores bytes (copied) under their ID (sha256 of bytes), count += 1. */
     int (*put)(store *s, const char *bytes, size_t len, char *id_out, size_t id_outsz,
                struct fr_error *err);
-    /* *bytes is new. FR_ENOTFOUND when absent or released. */
+    /* *bytes is new. FR_ENOTFOUND when absent or released, FR_EINVAL when id
+     * is not of the form sha256:<64 hex>. Bytes are returned as stored: the
+     * caller verifies they hash to id. */
     int (*get)(store *s, const char *id, char **bytes, size_t *len, struct fr_error *err);
     /* count -= 1; the entry is removed at zero. FR_ENOTFOUND if absent. */
     int (*release)(store *s, const char *id, struct fr_error *err);
@@ -56,8 +58,9 @@ static inline void store_free(store *s)
  * if needed; entries found there are loaded with their counts). dir NULL =
  * memory only. Thread-safe (one mutex, `lock`). */
 int store_embedded_open(const char *dir, store **out, struct fr_error *err);
-/* Test hook: overwrites the stored bytes of id without changing the ID,
- * so integrity checks can be proven. FR_ENOTFOUND if absent. */
+/* Test hook: overwrites the stored bytes of id (in memory and, when
+ * persisted, on disk) without changing the ID, so integrity checks can be
+ * proven. FR_ENOTFOUND if absent, FR_EINVAL if s is not embedded. */
 int store_embedded_tamper(store *s, const char *id, const char *bytes, size_t len);
 
 /* True when id has the form sha256:<64 lowercase hex>. */

@@ -1,0 +1,108 @@
+/* plan: a dataframe's JSON plan -> bound logical plan (schemas checked,
+ * expressions parsed) -> optimized (projection and predicate push-down) ->
+ * physical stages of serializable tasks. Also the task executor that runs
+ * one task's JSON spec on input tables: the same code runs in the local
+ * runner's threads and, later, on remote workers.
+ *
+ * Ownership: plan_physical objects are new from plan_build and freed with
+ * plan_physical_free; json_t results are new references; json_t arguments
+ * are borrowed. */
+#ifndef FRAMED_PLAN_H
+#define FRAMED_PLAN_H
+
+#include "../common/common.h"
+#include "../config/config.h"
+#include "../engine/engine.h"
+
+#include <jansson.h>
+
+/* What the planner may ask of its surroundings. */
+struct plan_source_info {
+    struct df_schema schema;     /* owned by the callee's caller after a lookup */
+    int nparts;
+    char **part_ids;             /* the dataframe's materialized partitions */
+    int64_t *part_rows;
+    int64_t bytes;
+};
+struct plan_env {
+    const char *data_dir;
+    /* Looks up a materialized dataframe by id: FR_ENOTFOUND if unknown,
+     * FR_ECONFLICT if it has not been run yet. Fills *info (caller cleans up
+     * with plan_source_info_cleanup). */
+    int (*lookup_dataframe)(void *arg, const char *id, struct plan_source_info *info,
+                            struct fr_error *err);
+    void *arg;
+};
+void plan_source_info_cleanup(struct plan_source_info *info);
+
+/* Data-dir datasets: resolves a dataset name to its file and format
+ * (name.csv or name.ndjson); *path new. FR_ENOTFOUND kind dataset-not-found. */
+int plan_dataset_resolve(const char *data_dir, const char *name, char **path, const char **format,
+                         struct fr_error *err);
+/* Resolves {"path": ...} relative to data_dir; FR_EINVAL when it leaves it. */
+int plan_path_resolve(const char *data_dir, const char *rel, char **path, struct fr_error *err);
+
+typedef struct plan_physical plan_physical;
+
+/* Builds the physical plan of `plan` under config `cfg`. Errors: FR_EINVAL
+ * kinds invalid-plan / invalid-expression (with position and column),
+ * dataset-not-found, dataframe-not-found. limit_rows >= 0 appends a limit
+ * (the preview). */
+int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env,
+               int64_t limit_rows, plan_physical **out, struct fr_error *err);
+void plan_physical_free(plan_physical *p);
+/* Borrowed: the output schema. */
+const struct df_schema *plan_physical_schema(const plan_physical *p);
+/* new: {"logical", "optimized", "physical": {"stages": [...]}, "decisions": [...]} */
+json_t *plan_physical_explain(const plan_physical *p);
+
+/* ---- stages and tasks, as the runner drives them ----
+ * A stage's tasks read either a source (files, inline rows, stored
+ * partitions) or the outputs of earlier stages through input slots. Every
+ * task produces `nbuckets` output tables. Slot modes: ONE (task i reads
+ * bucket `bucket` of task i of the slot's stage), ALL (bucket `bucket` of
+ * every task, in task order), BUCKET (task i reads bucket i of every task
+ * of the slot's stage, in task order). */
+enum plan_slot_mode { PLAN_SLOT_ONE, PLAN_SLOT_ALL, PLAN_SLOT_BUCKET };
+struct plan_slot {
+    int stage;
+    enum plan_slot_mode mode;
+    int bucket; /* for ONE and ALL */
+};
+int plan_physical_nstages(const plan_physical *p);
+/* Called once per stage, in order, when every earlier stage finished;
+ * prev_outputs[s][t][b] are the row counts of earlier outputs, and
+ * sample tables are given through fetch_sample when the stage needs them
+ * (sort boundaries). Returns the stage's number of tasks. */
+struct plan_stage_view {
+    int ntasks;
+    int nbuckets;
+    int nslots;
+    const struct plan_slot *slots;
+    int64_t limit_rows; /* >= 0: outputs past this many rows (in task order) are not needed */
+    const char *const *stored_parts; /* non-NULL: task i reads stored partition i as slot 0 */
+    bool needs_boundaries; /* the sort's range boundaries come from the previous stage's bucket 1 */
+};
+void plan_stage_view(const plan_physical *p, int stage, struct plan_stage_view *out);
+/* new: the JSON spec of task t of stage s, self-contained (config values
+ * not included: they travel as the frozen config). `boundaries` (may be
+ * NULL) is a table of the sort's range boundaries when needs_boundaries. */
+json_t *plan_task_spec(const plan_physical *p, int stage, int task,
+                       const struct df_table *boundaries);
+/* new: the sort boundaries from the samples of every task (the previous
+ * stage's bucket 1), or NULL with an error. */
+int plan_sort_boundaries(const plan_physical *p, int stage, struct df_table *const *samples,
+                         int nsamples, const struct df_options *opts, struct df_table **out,
+                         struct fr_error *err);
+
+/* Runs one task: spec from plan_task_spec (possibly shipped over the
+ * network), inputs[slot] is an array of ninputs[slot] borrowed tables.
+ * *outputs is new[*noutputs] of new tables. */
+int plan_task_execute(json_t *spec, struct df_table **const *inputs, const int *ninputs,
+                      struct df_exec *ex, struct df_table ***outputs, int *noutputs,
+                      struct fr_error *err);
+
+/* The engine's options from a config (borrows c's strings). */
+void plan_options_from_cfg(const struct cfg *c, struct df_options *out);
+
+#endif

@@ -1,0 +1,141 @@
+/* plan_int: structures shared by the plan module's files (not a face: no
+ * other module includes it). Internal non-static names use plan__. */
+#ifndef FRAMED_PLAN_INT_H
+#define FRAMED_PLAN_INT_H
+
+#include "plan.h"
+
+enum lsrc_kind { LSRC_FILE, LSRC_ROWS, LSRC_STORED };
+
+struct lsource {
+    enum lsrc_kind kind;
+    char *path;          /* LSRC_FILE: absolute */
+    char *display;       /* the name users gave (dataset or relative path) */
+    const char *format;  /* "csv" | "ndjson" */
+    json_t *options;     /* the source's options object (new ref) or NULL */
+    char delimiter;
+    bool header;
+    bool on_error_null;
+    struct df_schema hints;
+    json_t *rows;        /* LSRC_ROWS (new ref) */
+    struct plan_source_info stored; /* LSRC_STORED */
+    char *dataframe_id;
+    struct df_schema schema; /* full schema of the source */
+    int64_t bytes;           /* size estimate */
+    int *columns;            /* projection push-down: source columns read */
+    int ncolumns;            /* -1 = all */
+};
+
+enum lop_kind { LOP_FILTER, LOP_PROJECT, LOP_AGG, LOP_JOIN, LOP_SORT, LOP_SLICE, LOP_UNION };
+
+struct lproj_item {
+    char *expr; /* NULL for a pass-through column */
+    char *col;  /* pass-through: the input column's name */
+    char *name;
+};
+
+struct lop {
+    enum lop_kind kind;
+    json_t *orig;            /* the op as written (for explain), new ref */
+    char *expr;              /* FILTER */
+    int nitems;              /* PROJECT */
+    struct lproj_item *items;
+    int nkeys;               /* AGG keys / SORT keys */
+    char **keys;
+    int naggs;               /* AGG items */
+    char **aggs;
+    bool *desc;              /* SORT */
+    signed char *nulls_first; /* -1: the config's nulls_first decides */
+    int64_t offset, limit;   /* SLICE (limit -1 = none) */
+    struct lplan *right;     /* JOIN right, UNION other */
+    char **left_on, **right_on; /* JOIN, nkeys of each */
+    enum df_join_how how;
+    bool merge_keys;
+    char *suffix;
+    struct df_schema schema; /* the schema after this op */
+};
+
+struct lplan {
+    struct lsource src;
+    int nops;
+    struct lop *ops;
+};
+
+struct plan_decision {
+    char *decision;
+    char *reason;
+    const char *field;
+    int64_t value;
+};
+
+enum pin_kind { PIN_FILE, PIN_ROWS, PIN_STORED, PIN_SLOTS };
+
+struct pstage {
+    char *label;
+    enum pin_kind input;
+    const struct lsource *src; /* PIN_FILE/ROWS/STORED: borrowed from the logical plan */
+    struct df_byte_range *ranges;
+    int nranges;
+    int nslots;
+    struct plan_slot slots[2];
+    json_t *core;     /* NULL or object */
+    json_t *pipeline; /* array */
+    json_t *sink;     /* NULL or object */
+    int ntasks;
+    int nbuckets;
+    int64_t limit_rows;
+    int64_t max_rows; /* scan may stop after this many rows (-1 = no) */
+    bool needs_boundaries;
+    bool closed;
+    struct df_schema schema;
+};
+
+struct plan_physical {
+    struct lplan *logical;
+    json_t *logical_json;
+    struct pstage *stages;
+    int nstages;
+    struct plan_decision *decisions;
+    int ndecisions;
+    struct df_schema schema;
+    struct cfg cfg;
+};
+
+/* plan_logical.c */
+int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
+                struct lplan **out,
+                struct fr_error *err);
+void plan__lplan_free(struct lplan *lp);
+const struct df_schema *plan__lplan_schema(const struct lplan *lp);
+json_t *plan__lplan_json(const struct lplan *lp);
+/* plan_source.c */
+int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_options *opts,
+                       struct lsource *out,
+                       struct fr_error *err);
+void plan__source_cleanup(struct lsource *s);
+void plan__csv_options(const struct lsource *s, struct df_csv_options *o);
+/* plan_optimize.c */
+void plan__optimize(struct lplan *lp, struct plan_physical *p);
+/* plan_physical.c */
+void plan__decide(struct plan_physical *p, const char *field, int64_t value, const char *fmt,
+                  ...) __attribute__((format(printf, 4, 5)));
+/* plan_schema.c: output schemas of ops, checked at planning time */
+int plan__bind_expr(const char *text, const struct df_schema *s, df_expr **out,
+                    struct fr_error *err);
+int plan__join_schema(const struct df_schema *l, const struct df_schema *r, char **left_on,
+                      char **right_on, int nkeys, enum df_join_how how, bool merge_keys,
+                      const char *suffix, struct df_schema *out, struct fr_error *err);
+char *plan__quote_ident(const char *name); /* new: "name" with "" escapes */
+/* plan_spec.c */
+json_t *plan__table_json(const struct df_table *t);
+int plan__table_from_json(json_t *j, struct df_table **out, struct fr_error *err);
+int plan__schema_from_json(json_t *pairs, struct df_schema *out, struct fr_error *err);
+/* plan_task.c helpers */
+int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex,
+                       struct fr_error *err);
+int plan__run_sink(json_t *sink, struct df_table *t, struct df_exec *ex,
+                   struct df_table ***outputs, int *noutputs, struct fr_error *err);
+int plan__sort_keys_json(json_t *keys, const struct df_table *t, bool default_nulls_first,
+                         struct df_sort_key **out, int *n, struct fr_error *err);
+
+#endif

@@ -1,0 +1,474 @@
+/* plan_logical: the JSON plan's ops parsed into logical ops, each bound
+ * against the schema before it, so every unknown column, type error and
+ * malformed op is a 400 at planning time. */
+#include "plan_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_PLAN_DEPTH 16
+
+static int op_error(struct fr_error *err, int index, const char *fmt, const char *a)
+{
+    char msg[400];
+    snprintf(msg, sizeof(msg), fmt, a);
+    fr_error_set(err, FR_EINVAL, "ops[%d]: %s", index, msg);
+    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    return FR_EINVAL;
+}
+
+static char **string_array(json_t *a, int *n)
+{
+    if (!json_is_array(a))
+        return NULL;
+    *n = (int)json_array_size(a);
+    char **out = fr_xcalloc((size_t)*n + 1, sizeof(char *));
+    for (int i = 0; i < *n; i++) {
+        const char *s = json_string_value(json_array_get(a, (size_t)i));
+        if (!s) {
+            for (int k = 0; k < i; k++)
+                free(out[k]);
+            free(out);
+            return NULL;
+        }
+        out[i] = fr_xstrdup(s);
+    }
+    return out;
+}
+
+/* Frees a NULL-terminated array from string_array (n is informative). */
+static void free_strings(char **v, int n)
+{
+    (void)n;
+    if (!v)
+        return;
+    for (int i = 0; v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void add_item(struct lop *op, const char *expr, const char *col, const char *name)
+{
+    op->items = fr_xrealloc(op->items, sizeof(*op->items) * (size_t)(op->nitems + 1));
+    struct lproj_item *it = &op->items[op->nitems++];
+    it->expr = expr ? fr_xstrdup(expr) : NULL;
+    it->col = col ? fr_xstrdup(col) : NULL;
+    it->name = fr_xstrdup(name);
+}
+
+static int parse_filter(const char *text, const struct df_schema *in, struct lop *op,
+                        struct fr_error *err)
+{
+    df_expr *e = NULL;
+    int rc = plan__bind_expr(text, in, &e, err);
+    if (rc != FR_OK)
+        return rc;
+    df_type t = df_expr_type(e);
+    df_expr_free(e);
+    if (t != DF_TYPE_BOOL && t != DF_TYPE_NULL) {
+        fr_error_set(err, FR_EINVAL, "where: '%s' is %s, not a condition (bool)", text,
+                     df_type_name(t));
+        snprintf(err->kind, sizeof(err->kind), "invalid-expression");
+        return FR_EINVAL;
+    }
+    op->kind = LOP_FILTER;
+    op->expr = fr_xstrdup(text);
+    df_schema_copy(&op->schema, in);
+    return FR_OK;
+}
+
+static int parse_select(json_t *list, const struct df_schema *in, int index, struct lop *op,
+                        struct fr_error *err)
+{
+    op->kind = LOP_PROJECT;
+    df_schema_init(&op->schema);
+    if (!json_is_array(list) || json_array_size(list) == 0)
+        return op_error(err, index, "select needs a non-empty list of expressions%s", "");
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) {
+        const char *text = json_string_value(v);
+        if (!text)
+            return op_error(err, index, "select items must be strings%s", "");
+        df_expr *e = NULL;
+        int rc = plan__bind_expr(text, in, &e, err);
+        if (rc != FR_OK)
+            return rc;
+        const char *name = df_expr_name(e);
+        if (df_schema_find(&op->schema, name) >= 0) {
+            df_expr_free(e);
+            return op_error(err, index, "select produces the column '%s' twice; add an alias "
+                                        "with 'as'", name);
+        }
+        int col = df_expr_column_index(e);
+        if (col >= 0 && strcmp(in->fields[col].name, name) == 0)
+            add_item(op, NULL, name, name);
+        else
+            add_item(op, text, NULL, name);
+        df_schema_add(&op->schema, name, df_expr_type(e));
+        df_expr_free(e);
+    }
+    return FR_OK;
+}
+
+static int parse_with_column(json_t *spec, const struct df_schema *in, int index, struct lop *op,
+                             struct fr_error *err)
+{
+    const char *name = json_string_value(json_object_get(spec, "name"));
+    const char *text = json_string_value(json_object_get(spec, "expr"));
+    if (!name || !text || !name[0])
+        return op_error(err, index, "with_column needs {\"name\": ..., \"expr\": ...}%s", "");
+    df_expr *e = NULL;
+    int rc = plan__bind_expr(text, in, &e, err);
+    if (rc != FR_OK)
+        return rc;
+    df_type t = df_expr_type(e);
+    df_expr_free(e);
+    op->kind = LOP_PROJECT;
+    df_schema_init(&op->schema);
+    bool replaced = false;
+    for (int i = 0; i < in->nfields; i++) {
+        const char *col = in->fields[i].name;
+        if (strcmp(col, name) == 0) {
+            add_item(op, text, NULL, name);
+            df_schema_add(&op->schema, name, t);
+            replaced = true;
+        } else {
+            add_item(op, NULL, col, col);
+            df_schema_add(&op->schema, col, in->fields[i].type);
+        }
+    }
+    if (!replaced) {
+        add_item(op, text, NULL, name);
+        df_schema_add(&op->schema, name, t);
+    }
+    return FR_OK;
+}
+
+static int parse_drop(json_t *list, const struct df_schema *in, int index, struct lop *op,
+                      struct fr_error *err)
+{
+    int n = 0;
+    char **names = string_array(list, &n);
+    if (!names)
+        return op_error(err, index, "drop needs a list of column names%s", "");
+    int rc = FR_OK;
+    for (int k = 0; k < n && rc == FR_OK; k++) {
+        if (df_schema_find(in, names[k]) < 0) {
+            char *q = plan__quote_ident(names[k]);
+            df_expr *e = NULL;
+            rc = plan__bind_expr(q, in, &e, err); /* fails with a suggestion */
+            df_expr_free(e);
+            free(q);
+            if (rc == FR_OK)
+                rc = op_error(err, index, "drop: no column '%s'", names[k]);
+        }
+    }
+    op->kind = LOP_PROJECT;
+    df_schema_init(&op->schema);
+    for (int i = 0; i < in->nfields && rc == FR_OK; i++) {
+        bool dropped = false;
+        for (int k = 0; k < n; k++)
+            dropped |= strcmp(names[k], in->fields[i].name) == 0;
+        if (!dropped) {
+            add_item(op, NULL, in->fields[i].name, in->fields[i].name);
+            df_schema_add(&op->schema, in->fields[i].name, in->fields[i].type);
+        }
+    }
+    free_strings(names, n);
+    return rc;
+}
+
+static int parse_agg(json_t *keys, json_t *aggs, const struct df_schema *in, int index,
+                     struct lop *op, struct fr_error *err)
+{
+    op->kind = LOP_AGG;
+    df_schema_init(&op->schema);
+    if (keys && !(op->keys = string_array(keys, &op->nkeys)))
+        return op_error(err, index, "groupby needs a list of columns or expressions%s", "");
+    if (aggs && !(op->aggs = string_array(aggs, &op->naggs)))
+        return op_error(err, index, "agg needs a list of aggregate expressions%s", "");
+    if (op->nkeys == 0 && op->naggs == 0)
+        return op_error(err, index, "an aggregation needs keys or aggregates%s", "");
+    for (int i = 0; i < op->nkeys; i++) {
+        df_expr *e = NULL;
+        int rc = plan__bind_expr(op->keys[i], in, &e, err);
+        if (rc != FR_OK)
+            return rc;
+        df_schema_add(&op->schema, df_expr_name(e), df_expr_type(e));
+        df_expr_free(e);
+    }
+    for (int i = 0; i < op->naggs; i++) {
+        struct df_agg_item it;
+        memset(&it, 0, sizeof(it));
+        int rc = df_agg_item_parse(op->aggs[i], in, &it, err);
+        if (rc != FR_OK) {
+            if (!err->kind[0])
+                snprintf(err->kind, sizeof(err->kind), "invalid-expression");
+            df_agg_item_cleanup(&it);
+            return rc;
+        }
+        if (df_schema_find(&op->schema, it.name) >= 0) {
+            df_agg_item_cleanup(&it);
+            return op_error(err, index, "the aggregation produces '%s' twice; add an alias",
+                            op->aggs[i]);
+        }
+        df_schema_add(&op->schema, it.name, df_expr_type(it.post));
+        df_agg_item_cleanup(&it);
+    }
+    return FR_OK;
+}
+
+/* distinct [cols]: one row per distinct value of cols (all columns when the
+ * list is empty), keeping the first row's other columns, in input order. */
+static int parse_distinct(json_t *list, const struct df_schema *in, int index, struct lop *op,
+                          struct fr_error *err)
+{
+    int n = 0;
+    char **cols = json_is_true(list) ? fr_xcalloc(1, sizeof(char *)) : string_array(list, &n);
+    if (!cols)
+        return op_error(err, index, "distinct needs a list of column names (or [] for all)%s",
+                        "");
+    json_t *keys = json_array(), *aggs = json_array();
+    for (int i = 0; i < in->nfields; i++) {
+        bool key = n == 0;
+        for (int k = 0; k < n; k++)
+            key |= strcmp(cols[k], in->fields[i].name) == 0;
+        char *q = plan__quote_ident(in->fields[i].name);
+        if (key)
+            json_array_append_new(keys, json_string(q));
+        else
+            json_array_append_new(aggs, json_sprintf("first(%s) as %s", q, q));
+        free(q);
+    }
+    int rc = FR_OK;
+    for (int k = 0; k < n && rc == FR_OK; k++)
+        if (df_schema_find(in, cols[k]) < 0)
+            rc = op_error(err, index, "distinct: no column '%s'", cols[k]);
+    if (rc == FR_OK)
+        rc = parse_agg(keys, json_array_size(aggs) ? aggs : NULL, in, index, op, err);
+    json_decref(keys);
+    json_decref(aggs);
+    free_strings(cols, n);
+    return rc;
+}
+
+static int parse_sort(json_t *list, const struct df_schema *in, int index, struct lop *op,
+                      struct fr_error *err)
+{
+    op->kind = LOP_SORT;
+    df_schema_copy(&op->schema, in);
+    if (!(op->keys = string_array(list, &op->nkeys)) || op->nkeys == 0)
+        return op_error(err, index, "sort needs a list like [\"total desc\", \"vendor\"]%s", "");
+    op->desc = fr_xcalloc((size_t)op->nkeys, sizeof(bool));
+    op->nulls_first = fr_xcalloc((size_t)op->nkeys, sizeof(signed char));
+    for (int i = 0; i < op->nkeys; i++) {
+        char *s = op->keys[i];
+        op->nulls_first[i] = -1; /* unset: the config's nulls_first decides */
+        for (;;) {
+            size_t len = strlen(s);
+            while (len && s[len - 1] == ' ')
+                s[--len] = '\0';
+            if (len > 5 && strcasecmp(s + len - 5, " desc") == 0) {
+                op->desc[i] = true;
+                s[len - 5] = '\0';
+            } else if (len > 4 && strcasecmp(s + len - 4, " asc") == 0) {
+                s[len - 4] = '\0';
+            } else if (len > 12 && strcasecmp(s + len - 12, " nulls first") == 0) {
+                op->nulls_first[i] = 1;
+                s[len - 12] = '\0';
+            } else if (len > 11 && strcasecmp(s + len - 11, " nulls last") == 0) {
+                op->nulls_first[i] = 0;
+                s[len - 11] = '\0';
+            } else {
+                break;
+            }
+        }
+        df_expr *e = NULL;
+        int rc = plan__bind_expr(s, in, &e, err);
+        if (rc != FR_OK)
+            return rc;
+        int col = df_expr_column_index(e);
+        df_expr_free(e);
+        if (col < 0)
+            return op_error(err, index, "sort by '%s': sort keys must be columns (derive it "
+                                        "with with_column first)", s);
+        free(op->keys[i]);
+        op->keys[i] = fr_xstrdup(in->fields[col].name);
+    }
+    return FR_OK;
+}
+
+static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int index,
+                       struct lop *op, struct fr_error *err)
+{
+    op->kind = LOP_SLICE;
+    df_schema_copy(&op->schema, in);
+    op->limit = -1;
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return op_error(err, index, "%s needs a non-negative integer",
+                        is_limit ? "limit" : "offset");
+    if (is_limit)
+        op->limit = json_integer_value(v);
+    else
+        op->offset = json_integer_value(v);
+    return FR_OK;
+}
+
+static int parse_join(json_t *spec, const struct df_schema *in, const struct plan_env *env,
+                      const struct df_options *opts, int depth, int index, struct lop *op,
+                      struct fr_error *err)
+{
+    op->kind = LOP_JOIN;
+    df_schema_init(&op->schema);
+    if (!json_is_object(spec) || !json_object_get(spec, "right"))
+        return op_error(err, index, "join needs {\"right\": <plan>, \"on\": [...]}%s", "");
+    const char *how = json_string_value(json_object_get(spec, "how"));
+    if (df_join_how_parse(how ? how : "inner", &op->how) != FR_OK)
+        return op_error(err, index, "join how '%s' is not inner, left, right, outer, semi or anti",
+                        how);
+    const char *suffix = json_string_value(json_object_get(spec, "suffix"));
+    op->suffix = fr_xstrdup(suffix ? suffix : "_right");
+    int nl = 0, nr = 0;
+    json_t *on = json_object_get(spec, "on");
+    if (on) {
+        op->merge_keys = true;
+        op->left_on = string_array(on, &nl);
+        op->right_on = string_array(on, &nr);
+    } else {
+        op->left_on = string_array(json_object_get(spec, "left_on"), &nl);
+        op->right_on = string_array(json_object_get(spec, "right_on"), &nr);
+    }
+    if (!op->left_on || !op->right_on || nl == 0 || nl != nr)
+        return op_error(err, index, "join needs \"on\" or \"left_on\" and \"right_on\" lists of "
+                                    "the same length%s", "");
+    op->nkeys = nl;
+    int rc = plan__parse(json_object_get(spec, "right"), env, opts, depth + 1, &op->right, err);
+    if (rc != FR_OK)
+        return rc;
+    return plan__join_schema(in, plan__lplan_schema(op->right), op->left_on, op->right_on, nl,
+                             op->how, op->merge_keys, op->suffix, &op->schema, err);
+}
+
+static int parse_union(json_t *spec, const struct df_schema *in, const struct plan_env *env,
+                       const struct df_options *opts, int depth, int index, struct lop *op,
+                       struct fr_error *err)
+{
+    op->kind = LOP_UNION;
+    df_schema_copy(&op->schema, in);
+    int rc = plan__parse(spec, env, opts, depth + 1, &op->right, err);
+    if (rc != FR_OK)
+        return rc;
+    const struct df_schema *o = plan__lplan_schema(op->right);
+    if (o->nfields != in->nfields)
+        return op_error(err, index, "union: the other plan has a different number of "
+                                    "columns%s", "");
+    for (int i = 0; i < in->nfields; i++)
+        if (o->fields[i].type != in->fields[i].type)
+            return op_error(err, index, "union: column '%s' differs in type between the two "
+                                        "plans", in->fields[i].name);
+    return FR_OK;
+}
+
+static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_env *env,
+                    const struct df_options *opts, int depth, int index, struct lop *op,
+                    struct fr_error *err)
+{
+    json_t *v;
+    op->orig = json_incref(jop);
+    if (!json_is_object(jop))
+        return op_error(err, index, "each op must be an object like {\"where\": \"...\"}%s", "");
+    if ((v = json_object_get(jop, "where"))) {
+        if (!json_is_string(v))
+            return op_error(err, index, "where needs an expression string%s", "");
+        return parse_filter(json_string_value(v), in, op, err);
+    }
+    if ((v = json_object_get(jop, "select")))
+        return parse_select(v, in, index, op, err);
+    if ((v = json_object_get(jop, "with_column")))
+        return parse_with_column(v, in, index, op, err);
+    if ((v = json_object_get(jop, "drop")))
+        return parse_drop(v, in, index, op, err);
+    if ((v = json_object_get(jop, "groupby")))
+        return parse_agg(v, json_object_get(jop, "agg"), in, index, op, err);
+    if ((v = json_object_get(jop, "agg")))
+        return parse_agg(NULL, v, in, index, op, err);
+    if ((v = json_object_get(jop, "distinct")))
+        return parse_distinct(v, in, index, op, err);
+    if ((v = json_object_get(jop, "sort")))
+        return parse_sort(v, in, index, op, err);
+    if ((v = json_object_get(jop, "limit")))
+        return parse_slice(v, true, in, index, op, err);
+    if ((v = json_object_get(jop, "offset")))
+        return parse_slice(v, false, in, index, op, err);
+    if ((v = json_object_get(jop, "join")))
+        return parse_join(v, in, env, opts, depth, index, op, err);
+    if ((v = json_object_get(jop, "union")))
+        return parse_union(v, in, env, opts, depth, index, op, err);
+    const char *key = json_object_iter_key(json_object_iter(jop));
+    return op_error(err, index, "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
+                                "distinct, sort, limit, offset, join, union)", key ? key : "");
+}
+
+int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
+                struct lplan **out, struct fr_error *err)
+{
+    *out = NULL;
+    if (depth > MAX_PLAN_DEPTH)
+        return op_error(err, 0, "plans nest deeper than %s levels", "16");
+    if (!json_is_object(plan))
+        return op_error(err, 0, "a plan must be an object {\"source\": ..., \"ops\": [...]}%s", "");
+    struct lplan *lp = fr_xcalloc(1, sizeof(*lp));
+    int rc = plan__source_parse(json_object_get(plan, "source"), env, opts, &lp->src, err);
+    json_t *ops = json_object_get(plan, "ops");
+    if (rc == FR_OK && ops && !json_is_array(ops))
+        rc = op_error(err, 0, "\"ops\" must be a list%s", "");
+    size_t n = ops ? json_array_size(ops) : 0;
+    lp->ops = fr_xcalloc(n + 1, sizeof(struct lop));
+    for (size_t i = 0; i < n && rc == FR_OK; i++) {
+        const struct df_schema *in = i == 0 ? &lp->src.schema : &lp->ops[i - 1].schema;
+        lp->nops = (int)i + 1;
+        rc = parse_op(json_array_get(ops, i), in, env, opts, depth, (int)i, &lp->ops[i], err);
+    }
+    if (rc != FR_OK) {
+        plan__lplan_free(lp);
+        return rc;
+    }
+    *out = lp;
+    return FR_OK;
+}
+
+const struct df_schema *plan__lplan_schema(const struct lplan *lp)
+{
+    return lp->nops ? &lp->ops[lp->nops - 1].schema : &lp->src.schema;
+}
+
+void plan__lplan_free(struct lplan *lp)
+{
+    if (!lp)
+        return;
+    for (int i = 0; i < lp->nops; i++) {
+        struct lop *op = &lp->ops[i];
+        json_decref(op->orig);
+        free(op->expr);
+        for (int k = 0; k < op->nitems; k++) {
+            free(op->items[k].expr);
+            free(op->items[k].col);
+            free(op->items[k].name);
+        }
+        free(op->items);
+        free_strings(op->keys, op->nkeys);
+        free_strings(op->aggs, op->naggs);
+        free(op->desc);
+        free(op->nulls_first);
+        free_strings(op->left_on, op->nkeys);
+        free_strings(op->right_on, op->nkeys);
+        free(op->suffix);
+        plan__lplan_free(op->right);
+        df_schema_cleanup(&op->schema);
+    }
+    free(lp->ops);
+    plan__source_cleanup(&lp->src);
+    free(lp);
+}

@@ -1,0 +1,268 @@
+/* plan_source: a plan's "source": a dataset of the data dir, a path inside
+ * it, inline rows or a materialized dataframe; resolved, its schema inferred
+ * and checked at planning time so bad input fails before any runner exists. */
+#include "plan_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void plan_source_info_cleanup(struct plan_source_info *info)
+{
+    df_schema_cleanup(&info->schema);
+    for (int i = 0; i < info->nparts; i++)
+        free(info->part_ids[i]);
+    free(info->part_ids);
+    free(info->part_rows);
+    memset(info, 0, sizeof(*info));
+}
+
+static bool name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 128 || name[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return true;
+}
+
+int plan_dataset_resolve(const char *data_dir, const char *name, char **path, const char **format,
+                         struct fr_error *err)
+{
+    static const char *const formats[] = {"csv", "ndjson"};
+    if (!name_ok(name)) {
+        fr_error_set(err, FR_EINVAL, "'%s' is not a valid dataset name (letters, digits, _ - .)",
+                     name);
+        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+        return FR_EINVAL;
+    }
+    for (int i = 0; i < 2; i++) {
+        char *p = fr_xasprintf("%s/%s.%s", data_dir, name, formats[i]);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+            *path = p;
+            *format = formats[i];
+            return FR_OK;
+        }
+        free(p);
+    }
+    fr_error_set(err, FR_ENOTFOUND, "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)",
+                 name, name, name);
+    snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
+    return FR_ENOTFOUND;
+}
+
+int plan_path_resolve(const char *data_dir, const char *rel, char **path, struct fr_error *err)
+{
+    int result = FR_EINVAL;
+    char root[PATH_MAX], full[PATH_MAX];
+    char *joined = NULL;
+    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    if (rel[0] == '/' || strstr(rel, "..")) {
+        fr_error_set(err, FR_EINVAL, "path '%s' leaves the data dir: give a path relative to it",
+                     rel);
+        goto out;
+    }
+    if (!realpath(data_dir, root)) {
+        fr_error_set(err, FR_EIO, "the data dir is not readable: %s", strerror(errno));
+        goto out;
+    }
+    joined = fr_xasprintf("%s/%s", root, rel);
+    if (!realpath(joined, full)) {
+        result = fr_error_set(err, FR_ENOTFOUND, "no file '%s' in the data dir", rel);
+        snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
+        goto out;
+    }
+    size_t rl = strlen(root);
+    if (strncmp(full, root, rl) != 0 || full[rl] != '/') {
+        fr_error_set(err, FR_EINVAL, "path '%s' leaves the data dir", rel);
+        goto out;
+    }
+    *path = fr_xstrdup(full);
+    err->kind[0] = '\0';
+    result = FR_OK;
+out:
+    free(joined);
+    return result;
+}
+
+static int plan_error(struct fr_error *err, const char *fmt, const char *a)
+{
+    fr_error_set(err, FR_EINVAL, fmt, a);
+    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    return FR_EINVAL;
+}
+
+static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
+{
+    s->delimiter = ',';
+    s->header = true;
+    df_schema_init(&s->hints);
+    if (!opts)
+        return FR_OK;
+    if (!json_is_object(opts))
+        return plan_error(err, "source options must be an object%s", "");
+    const char *key;
+    json_t *v;
+    json_object_foreach(opts, key, v) {
+        if (strcmp(key, "delimiter") == 0) {
+            const char *d = json_string_value(v);
+            if (!d || strlen(d) != 1)
+                return plan_error(err, "options.delimiter must be a one-character string%s", "");
+            s->delimiter = d[0];
+        } else if (strcmp(key, "header") == 0) {
+            if (!json_is_boolean(v))
+                return plan_error(err, "options.header must be true or false%s", "");
+            s->header = json_is_true(v);
+        } else if (strcmp(key, "on_error") == 0) {
+            const char *m = json_string_value(v);
+            if (!m || (strcmp(m, "null") != 0 && strcmp(m, "fail") != 0))
+                return plan_error(err, "options.on_error must be \"fail\" or \"null\"%s", "");
+            s->on_error_null = strcmp(m, "null") == 0;
+        } else if (strcmp(key, "schema") == 0) {
+            if (!json_is_object(v))
+                return plan_error(err, "options.schema must map column names to types%s", "");
+            const char *col;
+            json_t *t;
+            json_object_foreach(v, col, t) {
+                df_type ty;
+                if (!json_is_string(t) || df_type_parse(json_string_value(t), &ty) != FR_OK)
+                    return plan_error(err, "options.schema: '%s' has an unknown type (int64, "
+                                           "float64, bool, string, date, timestamp)", col);
+                df_schema_add(&s->hints, col, ty);
+            }
+        } else {
+            return plan_error(err, "unknown source option '%s' (delimiter, header, on_error, "
+                                   "schema)", key);
+        }
+    }
+    return FR_OK;
+}
+
+void plan__csv_options(const struct lsource *s, struct df_csv_options *o)
+{
+    df_csv_options_init(o);
+    o->delimiter = s->delimiter;
+    o->header = s->header;
+    o->on_error_null = s->on_error_null;
+    o->hints = s->hints.nfields ? &s->hints : NULL;
+}
+
+static int file_source(struct lsource *s, const struct df_options *opts, struct fr_error *err)
+{
+    struct stat st;
+    if (stat(s->path, &st) != 0)
+        return fr_error_set(err, FR_EIO, "cannot stat '%s'", s->display);
+    s->bytes = st.st_size;
+    struct df_csv_options o;
+    plan__csv_options(s, &o);
+    int rc = strcmp(s->format, "csv") == 0
+                 ? df_csv_infer_schema(s->path, &o, opts, &s->schema, err)
+                 : df_ndjson_infer_schema(s->path, &o, &s->schema, err);
+    if (rc != FR_OK && !err->kind[0])
+        snprintf(err->kind, sizeof(err->kind), "malformed-data");
+    return rc;
+}
+
+static int rows_source(json_t *rows, struct lsource *s, struct fr_error *err)
+{
+    if (!json_is_array(rows))
+        return plan_error(err, "source.rows must be an array of objects%s", "");
+    s->kind = LSRC_ROWS;
+    s->rows = json_incref(rows);
+    s->display = fr_xstrdup("rows");
+    struct df_table *t = NULL;
+    int rc = df_rows_read(rows, s->hints.nfields ? &s->hints : NULL, &t, err);
+    if (rc != FR_OK) {
+        if (!err->kind[0])
+            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+        return rc;
+    }
+    df_schema_of_table(&s->schema, t);
+    s->bytes = df_table_bytes(t);
+    df_table_free(t);
+    return FR_OK;
+}
+
+static int stored_source(const char *id, const struct plan_env *env, struct lsource *s,
+                         struct fr_error *err)
+{
+    s->kind = LSRC_STORED;
+    s->dataframe_id = fr_xstrdup(id);
+    s->display = fr_xasprintf("dataframe %s", id);
+    if (!env->lookup_dataframe)
+        return fr_error_set(err, FR_ENOTFOUND, "no dataframe '%s'", id);
+    int rc = env->lookup_dataframe(env->arg, id, &s->stored, err);
+    if (rc != FR_OK)
+        return rc;
+    df_schema_copy(&s->schema, &s->stored.schema);
+    s->bytes = s->stored.bytes;
+    return FR_OK;
+}
+
+int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_options *opts,
+                       struct lsource *s, struct fr_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    df_schema_init(&s->schema);
+    s->ncolumns = -1;
+    if (!json_is_object(src))
+        return plan_error(err, "the plan needs a \"source\" object: {\"dataset\": name}, "
+                               "{\"path\": file}, {\"rows\": [...]} or {\"dataframe\": id}%s", "");
+    int rc = parse_options(json_object_get(src, "options"), s, err);
+    if (rc != FR_OK)
+        return rc;
+    json_t *v;
+    if ((v = json_object_get(src, "rows")))
+        return rows_source(v, s, err);
+    if ((v = json_object_get(src, "dataframe"))) {
+        if (!json_is_string(v))
+            return plan_error(err, "source.dataframe must be a dataframe id%s", "");
+        return stored_source(json_string_value(v), env, s, err);
+    }
+    s->kind = LSRC_FILE;
+    if ((v = json_object_get(src, "dataset"))) {
+        if (!json_is_string(v))
+            return plan_error(err, "source.dataset must be a name%s", "");
+        s->display = fr_xstrdup(json_string_value(v));
+        rc = plan_dataset_resolve(env->data_dir, s->display, &s->path, &s->format, err);
+    } else if ((v = json_object_get(src, "path"))) {
+        if (!json_is_string(v))
+            return plan_error(err, "source.path must be a string%s", "");
+        s->display = fr_xstrdup(json_string_value(v));
+        const char *fmt = json_string_value(json_object_get(src, "format"));
+        if (!fmt)
+            fmt = strstr(s->display, ".ndjson") || strstr(s->display, ".jsonl") ? "ndjson" : "csv";
+        if (strcmp(fmt, "csv") != 0 && strcmp(fmt, "ndjson") != 0)
+            return plan_error(err, "source.format '%s' is not csv or ndjson", fmt);
+        s->format = strcmp(fmt, "csv") == 0 ? "csv" : "ndjson";
+        rc = plan_path_resolve(env->data_dir, s->display, &s->path, err);
+    } else {
+        return plan_error(err, "the source needs one of dataset, path, rows or dataframe%s", "");
+    }
+    if (rc != FR_OK)
+        return rc;
+    return file_source(s, opts, err);
+}
+
+void plan__source_cleanup(struct lsource *s)
+{
+    free(s->path);
+    free(s->display);
+    json_decref(s->options);
+    json_decref(s->rows);
+    df_schema_cleanup(&s->hints);
+    df_schema_cleanup(&s->schema);
+    plan_source_info_cleanup(&s->stored);
+    free(s->dataframe_id);
+    free(s->columns);
+    memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,196 @@
+/* plan_task: runs one task from its JSON spec: read the input (a byte range
+ * of a file, inline rows, a stored partition or earlier outputs), apply the
+ * core op, the fused pipeline and the sink. The same code runs on the local
+ * runner's threads and on workers; the config arrives as ex->opts only. */
+#include "plan_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int spec_error(struct fr_error *err, const char *what)
+{
+    return fr_error_set(err, FR_EINVAL, "malformed task spec: %s", what);
+}
+
+/* Evaluates e over the whole table, morsel by morsel. *out is new. */
+static int eval_full(const df_expr *e, const struct df_table *t, struct df_exec *ex,
+                     struct df_column **out, struct fr_error *err)
+{
+    int64_t m = ex->opts->morsel_size_rows > 0 ? ex->opts->morsel_size_rows : t->nrows;
+    if (t->nrows <= m)
+        return df_expr_eval(e, t, 0, t->nrows, ex, out, err);
+    int n = (int)((t->nrows + m - 1) / m);
+    struct df_table **parts = fr_xcalloc((size_t)n, sizeof(*parts));
+    int rc = FR_OK;
+    for (int i = 0; i < n && rc == FR_OK; i++) {
+        int64_t start = (int64_t)i * m, len = t->nrows - start < m ? t->nrows - start : m;
+        struct df_column *c = NULL;
+        rc = df_expr_eval(e, t, start, len, ex, &c, err);
+        if (rc == FR_OK) {
+            parts[i] = df_table_new();
+            df_table_add(parts[i], "v", c);
+        }
+    }
+    struct df_table *all = NULL;
+    if (rc == FR_OK)
+        rc = df_table_concat(parts, n, &all, err);
+    if (rc == FR_OK)
+        *out = df_column_ref(all->cols[0]);
+    df_table_free(all);
+    for (int i = 0; i < n; i++)
+        df_table_free(parts[i]);
+    free(parts);
+    return rc;
+}
+
+static int bind(const char *text, const struct df_table *t, df_expr **e, struct fr_error *err)
+{
+    struct df_schema s;
+    df_schema_of_table(&s, t);
+    int rc = df_expr_parse(text, &s, e, err);
+    df_schema_cleanup(&s);
+    return rc;
+}
+
+static int run_filter(const char *text, struct df_table **t, struct df_exec *ex,
+                      struct fr_error *err)
+{
+    df_expr *e = NULL;
+    int64_t *sel = NULL, nsel = 0, n = (*t)->nrows;
+    int rc = bind(text, *t, &e, err);
+    if (rc != FR_OK)
+        goto out;
+    sel = fr_try_malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!sel) {
+        rc = fr_error_set(err, FR_ETOOLARGE, "out of memory filtering %lld rows", (long long)n);
+        goto out;
+    }
+    if ((rc = df_exec_charge(ex, n * 8, err)) != FR_OK)
+        goto out;
+    int64_t m = ex->opts->morsel_size_rows > 0 ? ex->opts->morsel_size_rows : n;
+    for (int64_t start = 0; start < n && rc == FR_OK; start += m)
+        rc = df_expr_filter(e, *t, start, n - start < m ? n - start : m, ex, sel, &nsel, err);
+    if (rc == FR_OK && nsel < n) {
+        struct df_table *kept = df_table_take(*t, sel, nsel);
+        df_table_free(*t);
+        *t = kept;
+    }
+    df_exec_charge(ex, -n * 8, NULL);
+out:
+    free(sel);
+    df_expr_free(e);
+    return rc;
+}
+
+static int run_project(json_t *items, struct df_table **t, struct df_exec *ex,
+                       struct fr_error *err)
+{
+    struct df_table *out = df_table_new();
+    int rc = FR_OK;
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it) {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        const char *col = json_string_value(json_object_get(it, "col"));
+        const char *text = json_string_value(json_object_get(it, "expr"));
+        if (!name || (!col && !text)) {
+            rc = spec_error(err, "project item");
+            break;
+        }
+        if (col) {
+            int idx = df_table_find(*t, col);
+            if (idx < 0) {
+                rc = fr_error_set(err, FR_EINVAL, "no column '%s' in the task's input", col);
+                break;
+            }
+            df_table_add(out, name, df_column_ref((*t)->cols[idx]));
+            continue;
+        }
+        df_expr *e = NULL;
+        struct df_column *c = NULL;
+        rc = bind(text, *t, &e, err);
+        if (rc == FR_OK)
+            rc = eval_full(e, *t, ex, &c, err);
+        df_expr_free(e);
+        if (rc != FR_OK)
+            break;
+        df_table_add(out, name, c);
+    }
+    if (rc != FR_OK) {
+        df_table_free(out);
+        return rc;
+    }
+    out->nrows = (*t)->nrows;
+    df_table_free(*t);
+    *t = out;
+    return FR_OK;
+}
+
+int plan__sort_keys_json(json_t *keys, const struct df_table *t, bool default_nulls_first,
+                         struct df_sort_key **out, int *n, struct fr_error *err)
+{
+    *n = (int)json_array_size(keys);
+    *out = fr_xcalloc((size_t)*n + 1, sizeof(struct df_sort_key));
+    for (int i = 0; i < *n; i++) {
+        json_t *k = json_array_get(keys, (size_t)i);
+        const char *col = json_string_value(json_object_get(k, "col"));
+        int idx = col ? df_table_find(t, col) : -1;
+        if (idx < 0) {
+            free(*out);
+            *out = NULL;
+            return fr_error_set(err, FR_EINVAL, "sort: no column '%s'", col ? col : "?");
+        }
+        (*out)[i].col = idx;
+        (*out)[i].desc = json_is_true(json_object_get(k, "desc"));
+        json_int_t nf = json_integer_value(json_object_get(k, "nulls_first"));
+        (*out)[i].nulls_first = nf < 0 ? default_nulls_first : nf == 1;
+    }
+    return FR_OK;
+}
+
+static int run_sort(json_t *keys, struct df_table **t, struct df_exec *ex, struct fr_error *err)
+{
+    struct df_sort_key *k = NULL;
+    int n = 0;
+    int rc = plan__sort_keys_json(keys, *t, ex->opts->nulls_first, &k, &n, err);
+    if (rc != FR_OK)
+        return rc;
+    struct df_table *sorted = NULL;
+    rc = df_sort(*t, k, n, ex, &sorted, err);
+    free(k);
+    if (rc == FR_OK) {
+        df_table_free(*t);
+        *t = sorted;
+    }
+    return rc;
+}
+
+int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex,
+                       struct fr_error *err)
+{
+    size_t i;
+    json_t *op, *v;
+    json_array_foreach(pipeline, i, op) {
+        int rc;
+        if ((v = json_object_get(op, "filter")))
+            rc = run_filter(json_string_value(v), t, ex, err);
+        else if ((v = json_object_get(op, "project")))
+            rc = run_project(v, t, ex, err);
+        else if ((v = json_object_get(op, "sort")))
+            rc = run_sort(v, t, ex, err);
+        else if ((v = json_object_get(op, "slice"))) {
+            int64_t off = json_integer_value(json_object_get(v, "offset"));
+            int64_t lim = json_integer_value(json_object_get(v, "limit"));
+            struct df_table *s = df_table_slice(*t, off, lim);
+            df_table_free(*t);
+            *t = s;
+            rc = FR_OK;
+        } else
+            rc = spec_error(err, "unknown pipeline op");
+        if (rc != FR_OK)
+            return rc;
+        if ((rc = df_exec_check_cancel(ex, err)) != FR_OK)
+            return rc;
+    }
+    return FR_OK;
+}
