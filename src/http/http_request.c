@@ -165,7 +165,7 @@ void http__log_request(struct http_request *req)
                              (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
     if (!line)
         return;
-    char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     if (text)
         fr_log_json_line(text);
     free(text);

@@ -229,12 +229,12 @@ static enum MHD_Result send_reply(struct http_request *req)
 }
 
 /* A declared body far over the limit is not worth draining: answer now and
- * let MHD close the connection. Smaller ones are drained so the client reads
- * the reply instead of a reset. */
+ * let MHD close the connection. Other early errors wait for the end of the
+ * request (the body drained) so the client reads the reply instead of a
+ * reset and the connection stays open. */
 static bool reply_before_body(struct http_request *req)
 {
-    int64_t declared = content_length(req);
-    return !has_body(req) || declared > req->srv->max_body + 1024 * 1024;
+    return content_length(req) > req->srv->max_body + 1024 * 1024;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -392,10 +392,10 @@ int http_server_start(ctx *c, const struct http_options *opts, http_server **out
         flags |= MHD_USE_IPv6;
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 120;
     s->daemon = MHD_start_daemon(
-        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_THREAD_POOL_SIZE,
-        pool_size(opts->threads), MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&s->addr, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_END);
+        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, pool_size(opts->threads),
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr, MHD_OPTION_END);
     if (!s->daemon) {
         result = fr_error_set(err, FR_EIO, "cannot listen on %s port %d: %s",
                               opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
