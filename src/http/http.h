@@ -87,7 +87,7 @@ struct http_request {
     struct MHD_Connection *conn;
     char method[16];
     char *path;            /* owned copy of the URL path (no query string) */
-    char request_id[80];
+    char request_id[132]; /* [A-Za-z0-9._-]{1,128} */
     int64_t start_us;
     const struct http__route *route; /* NULL when none matched */
     int route_index;       /* metrics slot; the last slot is "unmatched" */
@@ -115,7 +115,6 @@ struct http_request {
 int64_t http__max_body(const struct http_server *s);
 int64_t http__max_upload(const struct http_server *s);
 const char *http__static_dir(const struct http_server *s);
-bool http__admin_auth(const struct http_server *s); /* a token is configured */
 struct http__metrics *http__server_metrics(struct http_server *s);
 const struct http__router *http__server_router(const struct http_server *s);
 bool http__shutting_down(const struct http_server *s);
@@ -144,7 +143,8 @@ void http__add_header(struct http_request *req, const char *name, const char *va
 void http__log_request(struct http_request *req);
 /* Parses a non-negative integer query parameter: def when absent, -1 when bad. */
 int64_t http__query_int(struct http_request *req, const char *name, int64_t def);
-bool http__query_bool(struct http_request *req, const char *name);
+/* A boolean query parameter: 0 false (or absent), 1 true, -1 not a boolean. */
+int http__query_bool(struct http_request *req, const char *name);
 
 /* ---- problems (http_problem.c) ---- */
 /* A problem reply from a context error (its ext members are merged in). */

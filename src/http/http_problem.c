@@ -20,36 +20,35 @@ struct problem_row {
 };
 
 static const struct problem_row problem_rows[] = {
-    {FR_EINVAL, "invalid-request", 400, "Invalid request", 0},
     {FR_OK, "invalid-json", 400, "Malformed JSON body", 0},
-    {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
+    {FR_EINVAL, "invalid-parameter", 400, "Invalid parameter", 0},
     {FR_OK, "invalid-plan", 400, "Invalid plan", 0},
-    {FR_OK, "invalid-parameter", 400, "Invalid query parameter", 0},
+    {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
+    {FR_OK, "missing-config-id", 400, "Missing config ID", 0},
     {FR_OK, "unauthorized", 401, "Unauthorized", 0},
     {FR_ENOTFOUND, "not-found", 404, "Not found", 0},
-    {FR_OK, "no-runner", 404, "No runner", 0},
     {FR_OK, "dataset-not-found", 404, "Dataset not found", 0},
     {FR_OK, "dataframe-not-found", 404, "Dataframe not found", 0},
     {FR_OK, "query-not-found", 404, "Query not found", 0},
     {FR_OK, "config-not-found", 404, "Config not found", 0},
+    {FR_OK, "no-runner", 404, "No runner", 0},
     {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
     {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
-    {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
     {FR_OK, "config-locked", 409, "Config is locked", 0},
-    {FR_OK, "query-not-finished", 409, "Query not finished", 0},
-    {FR_ECANCELLED, "query-cancelled", 409, "Query was cancelled", 0},
+    {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
+    {FR_OK, "query-not-finished", 409, "Query not finished", 1},
+    {FR_OK, "query-failed", 409, "Query failed", 0},
+    {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
     {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
     {FR_OK, "unsupported-media-type", 415, "Unsupported media type", 0},
     {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
-    {FR_OK, "query-failed", 422, "Query failed", 0},
-    {FR_EIO, "io-error", 500, "I/O error", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
+    {FR_EIO, "internal", 500, "Internal error", 0},
     {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},
-    {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
     {FR_OK, "runner-draining", 503, "Runner is draining", 5},
-    {FR_OK, "not-ready", 503, "Not ready", 5},
-    {FR_ETIMEOUT, "timeout", 504, "Timed out", 0},
+    {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
+    {FR_ETIMEOUT, "task-timeout", 504, "Task timed out", 0},
     {FR_ENOSPACE, "memory-budget-exceeded", 507, "Memory budget exceeded", 0},
     {FR_EMEMLIMIT, "task-memory-limit", 507, "Task memory limit exceeded", 0},
 };
@@ -142,7 +141,7 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
         http__add_header(req, MHD_HTTP_HEADER_RETRY_AFTER, secs);
     }
     if (row->http == 401)
-        http__add_header(req, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"framed\"");
+        http__add_header(req, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
 void http__reply_problem(struct http_request *req, int status, const char *kind,

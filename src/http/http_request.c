@@ -42,10 +42,18 @@ int64_t http__query_int(struct http_request *req, const char *name, int64_t def)
     return (int64_t)n;
 }
 
-bool http__query_bool(struct http_request *req, const char *name)
+int http__query_bool(struct http_request *req, const char *name)
 {
-    const char *v = http__query(req, name);
-    return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "") == 0);
+    const char *v = NULL;
+    size_t n = 0;
+    if (MHD_lookup_connection_value_n(req->conn, MHD_GET_ARGUMENT_KIND, name, strlen(name), &v,
+                                      &n) != MHD_YES)
+        return 0;
+    if (!v || n == 0 || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+        return 1; /* a bare ?force counts as true */
+    if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+        return 0;
+    return -1;
 }
 
 /* A client's ID is kept when it is short and made of safe characters, so it
@@ -53,12 +61,12 @@ bool http__query_bool(struct http_request *req, const char *name)
 static bool request_id_sane(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 64)
+    if (n == 0 || n > 128)
         return false;
     for (const char *p = s; *p; p++) {
         char c = *p;
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_' || c == '.' || c == ':';
+                  c == '-' || c == '_' || c == '.';
         if (!ok)
             return false;
     }

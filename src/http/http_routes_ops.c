@@ -7,18 +7,37 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+static void reply_text(struct http_request *req, const char *text)
+{
+    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; charset=utf-8", fr_xstrdup(text),
+                      strlen(text));
+}
 
 static void livez(struct http_request *req)
 {
-    http__reply_json(req, MHD_HTTP_OK, json_pack("{s:s}", "status", "ok"));
+    reply_text(req, "ok\n");
+}
+
+static bool runner_draining(ctx *c)
+{
+    json_t *runner = ctx_runner_info(c);
+    const char *state = json_string_value(json_object_get(runner, "state"));
+    bool draining = state && strcmp(state, "draining") == 0;
+    json_decref(runner);
+    return draining;
 }
 
 static void readyz(struct http_request *req)
 {
     if (ctx_ready(req->ctx) && !http__shutting_down(req->srv))
-        http__reply_json(req, MHD_HTTP_OK, json_pack("{s:s}", "status", "ready"));
+        reply_text(req, "ready\n");
+    else if (!http__shutting_down(req->srv) && runner_draining(req->ctx))
+        http__reply_problem(req, FR_EUNAVAILABLE, "runner-draining",
+                            "the runner is being torn down");
     else
-        http__reply_problem(req, FR_EUNAVAILABLE, "not-ready",
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
                             "the server is starting or shutting down");
 }
 
@@ -35,17 +54,7 @@ static void metrics(struct http_request *req)
 
 static void info(struct http_request *req)
 {
-    json_t *out = ctx_info(req->ctx);
-    if (!json_is_object(out)) {
-        json_decref(out);
-        out = json_object();
-    }
-    json_object_set_new(out, "http", json_pack("{s:I, s:I, s:b}", "max_body_bytes",
-                                               (json_int_t)http__max_body(req->srv),
-                                               "max_upload_bytes",
-                                               (json_int_t)http__max_upload(req->srv),
-                                               "admin_auth", http__admin_auth(req->srv)));
-    http__reply_json(req, MHD_HTTP_OK, out);
+    http__reply_json(req, MHD_HTTP_OK, ctx_info(req->ctx));
 }
 
 static void dashboard(struct http_request *req)

@@ -1,7 +1,7 @@
 /* http_routes_queries: submitting a query (optionally waiting for it), its
- * status, cancelling it, and its result: a JSON page (?offset=&limit=) or the
- * rows streamed as CSV or NDJSON in chunks, with the result held by reference
- * until the response is done. */
+ * status, cancelling it, and its result: the rows (?offset=&limit=) streamed
+ * in chunks as JSON, CSV or NDJSON, with the result held by reference until
+ * the response is done. */
 #include "http.h"
 
 #include "../engine/engine.h"
@@ -14,11 +14,9 @@
 #include <strings.h>
 
 #define WAIT_MAX_S 300.0
-#define PAGE_DEFAULT_ROWS 1000
-#define PAGE_MAX_ROWS 100000
 #define CHUNK_ROWS 1024
 
-enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE };
+enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_INVALID };
 
 /* ---- submit, status, cancel ---- */
 
@@ -27,16 +25,14 @@ static void query_submit_job(struct http_request *req)
     const char *wait = http__query(req, "wait");
     char *end = NULL;
     double wait_s = wait ? strtod(wait, &end) : 0;
-    if (wait && (!*wait || *end || !(wait_s >= 0))) {
+    if (wait && (!*wait || *end || !(wait_s >= 0 && wait_s <= WAIT_MAX_S))) {
         http__reply_problem(req, FR_EINVAL, "invalid-parameter",
-                            "wait must be a number of seconds, got '%s'", wait);
+                            "wait must be a number of seconds from 0 to %g", WAIT_MAX_S);
         return;
     }
     json_t *body = http__body_json(req);
     if (!body)
         return;
-    if (wait_s > WAIT_MAX_S)
-        wait_s = WAIT_MAX_S;
     json_t *out = NULL;
     bool finished = false;
     struct ctx_error err;
@@ -111,7 +107,8 @@ static enum result_format pick_format(struct http_request *req)
         return strcmp(f, "csv") == 0      ? FMT_CSV
                : strcmp(f, "ndjson") == 0 ? FMT_NDJSON
                : strcmp(f, "json") == 0   ? FMT_JSON
-                                          : FMT_UNACCEPTABLE;
+               : strcmp(f, "arrow") == 0  ? FMT_UNACCEPTABLE /* not made yet */
+                                          : FMT_INVALID;
     }
     const char *accept = http__header(req, MHD_HTTP_HEADER_ACCEPT);
     if (!accept || !*accept)
@@ -131,52 +128,29 @@ static enum result_format pick_format(struct http_request *req)
     return FMT_UNACCEPTABLE;
 }
 
-static json_t *schema_json(const struct df_table *t)
+static json_t *columns_json(const struct df_table *t)
 {
-    json_t *schema = json_array();
+    json_t *columns = json_array();
     for (int i = 0; i < t->ncols; i++) {
-        json_array_append_new(schema, json_pack("{s:s, s:s}", "name", t->names[i], "type",
-                                                df_type_name(t->cols[i]->type)));
+        json_t *name = json_string(t->names[i]);
+        json_array_append_new(columns, json_pack("{s:o, s:s}", "name",
+                                                 name ? name : json_string("?"), "type",
+                                                 df_type_name(t->cols[i]->type)));
     }
-    return schema;
+    return columns;
 }
 
-static void reply_json_page(struct http_request *req, const struct df_table *t, int64_t offset,
-                            int64_t limit)
-{
-    int64_t start = offset < t->nrows ? offset : t->nrows;
-    int64_t n = t->nrows - start < limit ? t->nrows - start : limit;
-    json_t *head = json_pack("{s:s, s:o, s:I, s:I, s:I, s:o}", "query_id", http__param(req, "id"),
-                             "schema", schema_json(t), "offset", (json_int_t)offset, "limit",
-                             (json_int_t)limit, "total_rows", (json_int_t)t->nrows, "next_offset",
-                             start + n < t->nrows ? json_integer(start + n) : json_null());
-    char *text = head ? json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(head);
-    if (!text) {
-        http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result header");
-        return;
-    }
-    struct fr_buf b;
-    fr_buf_init(&b);
-    fr_buf_append(&b, text, strlen(text) - 1); /* drop the closing brace */
-    free(text);
-    fr_buf_puts(&b, ",\"rows\":[");
-    df_write_json_rows(t, start, n, &b);
-    fr_buf_puts(&b, "]}");
-    size_t len = 0;
-    char *data = fr_buf_steal(&b, &len);
-    http__reply_bytes(req, MHD_HTTP_OK, "application/json", data, len);
-}
-
-/* A streamed CSV/NDJSON body. Owned by the request (body_state); MHD reads
- * it only while the response is being sent, which ends before the request's
- * completion frees it. */
+/* A streamed result body. Owned by the request (body_state); MHD reads it
+ * only while the response is being sent, which ends before the request's
+ * completion frees it. JSON is {"columns":..,"total_rows":..,"offset":..,
+ * "limit":..,"rows":[ then the rows in chunks, then ]}. */
 struct result_stream {
     ctx_result *result;
     const struct df_table *table; /* borrowed from result */
     enum result_format format;
     int64_t next_row, end_row;
-    bool header_done;
+    bool head_done, tail_done;
+    char *json_head; /* JSON only: the members before the rows */
     struct fr_buf chunk;
     size_t chunk_pos;
     int64_t *sent; /* the request's streamed_bytes */
@@ -189,6 +163,7 @@ static void result_stream_free(void *p)
         return;
     ctx_result_release(st->result);
     fr_buf_cleanup(&st->chunk);
+    free(st->json_head);
     free(st);
 }
 
@@ -196,17 +171,28 @@ static void result_stream_refill(struct result_stream *st)
 {
     st->chunk.len = 0;
     st->chunk_pos = 0;
-    if (st->format == FMT_CSV && !st->header_done)
+    bool first = !st->head_done;
+    if (first && st->format == FMT_CSV)
         df_write_csv_header(st->table, &st->chunk);
-    st->header_done = true;
+    if (first && st->format == FMT_JSON)
+        fr_buf_puts(&st->chunk, st->json_head);
+    st->head_done = true;
     int64_t n = st->end_row - st->next_row < CHUNK_ROWS ? st->end_row - st->next_row : CHUNK_ROWS;
-    if (n <= 0)
-        return;
-    if (st->format == FMT_CSV)
-        df_write_csv_rows(st->table, st->next_row, n, &st->chunk);
-    else
-        df_write_ndjson_rows(st->table, st->next_row, n, &st->chunk);
-    st->next_row += n;
+    if (n > 0) {
+        if (st->format == FMT_CSV) {
+            df_write_csv_rows(st->table, st->next_row, n, &st->chunk);
+        } else if (st->format == FMT_NDJSON) {
+            df_write_ndjson_rows(st->table, st->next_row, n, &st->chunk);
+        } else {
+            if (!first)
+                fr_buf_putc(&st->chunk, ',');
+            df_write_json_rows(st->table, st->next_row, n, &st->chunk);
+        }
+        st->next_row += n;
+    } else if (st->format == FMT_JSON && !st->tail_done) {
+        fr_buf_puts(&st->chunk, "]}");
+        st->tail_done = true;
+    }
 }
 
 static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -226,56 +212,74 @@ static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max
     return (ssize_t)n;
 }
 
+/* The JSON members before the rows, ending in "rows":[ (new). */
+static char *json_head(const struct df_table *t, int64_t offset, int64_t limit)
+{
+    json_t *head = json_pack("{s:o, s:I, s:I, s:o}", "columns", columns_json(t), "total_rows",
+                             (json_int_t)t->nrows, "offset", (json_int_t)offset, "limit",
+                             limit >= 0 ? json_integer(limit) : json_null());
+    char *text = head ? json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(head);
+    if (!text)
+        return NULL;
+    size_t n = strlen(text);
+    char *out = fr_xasprintf("%.*s,\"rows\":[", (int)(n - 1), text); /* drop the '}' */
+    free(text);
+    return out;
+}
+
+/* Steals result in every case. limit -1 = every row from offset on. */
 static void reply_stream(struct http_request *req, ctx_result *result, enum result_format fmt,
                          int64_t offset, int64_t limit)
 {
+    static const char *const media[] = {[FMT_JSON] = "application/json",
+                                        [FMT_CSV] = "text/csv; charset=utf-8",
+                                        [FMT_NDJSON] = "application/x-ndjson"};
     struct result_stream *st = fr_xcalloc(1, sizeof(*st));
     st->result = result;
     st->table = ctx_result_table(result);
     st->format = fmt;
-    st->next_row = offset < st->table->nrows ? offset : st->table->nrows;
-    st->end_row = st->table->nrows - st->next_row < limit ? st->table->nrows : st->next_row + limit;
+    int64_t nrows = st->table->nrows;
+    st->next_row = offset < nrows ? offset : nrows;
+    st->end_row = (limit < 0 || nrows - st->next_row < limit) ? nrows : st->next_row + limit;
     fr_buf_init(&st->chunk);
     st->sent = &req->streamed_bytes;
     req->body_state = st;
     req->body_state_free = result_stream_free;
+    if (fmt == FMT_JSON && !(st->json_head = json_head(st->table, offset, limit))) {
+        http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result's columns");
+        return;
+    }
     struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
                                                                result_stream_read, st, NULL);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            fmt == FMT_CSV ? "text/csv; charset=utf-8" : "application/x-ndjson");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, media[fmt]);
     http__reply_response(req, MHD_HTTP_OK, r, -1);
 }
 
 static void query_result(struct http_request *req)
 {
     enum result_format fmt = pick_format(req);
-    bool paged = http__query(req, "limit") != NULL;
     int64_t offset = http__query_int(req, "offset", 0);
-    int64_t limit = http__query_int(req, "limit", fmt == FMT_JSON ? PAGE_DEFAULT_ROWS : INT64_MAX);
+    int64_t limit = http__query_int(req, "limit", -2);
     if (fmt == FMT_UNACCEPTABLE) {
         http__reply_problem(req, FR_EINVAL, "not-acceptable",
                             "results are available as application/json, text/csv or "
                             "application/x-ndjson");
         return;
     }
-    if (offset < 0 || limit < 0 || (fmt == FMT_JSON && paged && limit > PAGE_MAX_ROWS)) {
+    if (offset < 0 || limit == -1 || fmt == FMT_INVALID) {
         http__reply_problem(req, FR_EINVAL, "invalid-parameter",
-                            "offset and limit must be non-negative integers (limit at most %d "
-                            "for JSON)",
-                            PAGE_MAX_ROWS);
+                            "offset and limit must be non-negative integers; format one of json, "
+                            "csv, ndjson");
         return;
     }
     ctx_result *result = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_query_result(req->ctx, http__param(req, "id"), &result, &err) != 0) {
+    if (ctx_query_result(req->ctx, http__param(req, "id"), &result, &err) == 0)
+        reply_stream(req, result, fmt, offset, limit < 0 ? -1 : limit);
+    else
         http__reply_error(req, &err);
-    } else if (fmt == FMT_JSON) {
-        reply_json_page(req, ctx_result_table(result), offset, limit);
-        ctx_result_release(result);
-    } else {
-        reply_stream(req, result, fmt, offset, limit); /* the stream now holds result */
-    }
     ctx_error_cleanup(&err);
 }
 

@@ -15,7 +15,7 @@ static void runner_reset_job(struct http_request *req)
     json_t *out = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_runner_reset(req->ctx, http__query_bool(req, "force"), &out, &err) == 0)
+    if (ctx_runner_reset(req->ctx, http__query_bool(req, "force") == 1, &out, &err) == 0)
         http__reply_json(req, MHD_HTTP_OK, out);
     else
         http__reply_error(req, &err);
@@ -24,6 +24,10 @@ static void runner_reset_job(struct http_request *req)
 
 static void runner_delete(struct http_request *req)
 {
+    if (http__query_bool(req, "force") < 0) {
+        http__reply_problem(req, FR_EINVAL, "invalid-parameter", "force must be true or false");
+        return;
+    }
     http__defer(req, runner_reset_job);
 }
 

@@ -48,11 +48,6 @@ const char *http__static_dir(const struct http_server *s)
     return s->static_dir;
 }
 
-bool http__admin_auth(const struct http_server *s)
-{
-    return s->admin_token != NULL;
-}
-
 struct http__metrics *http__server_metrics(struct http_server *s)
 {
     return s->metrics;
