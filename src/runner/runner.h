@@ -1,0 +1,70 @@
+/* runner: executes physical plans with one frozen config for the runner's
+ * whole life. A runner is created with a frozen config (the freeze), takes
+ * queries (submit), cancels them, and is destroyed (teardown). The query
+ * driver walks a plan's stages and hands each task, with its JSON spec and
+ * its input partitions, to the backend: the local backend runs tasks on a
+ * thread pool; a remote backend ships them to workers.
+ *
+ * Ownership: runner_local_new steals a reference to the frozen config;
+ * queries are reference counted (runner_query_ref/unref); tables returned by
+ * getters are borrowed while the caller holds the query. */
+#ifndef FRAMED_RUNNER_H
+#define FRAMED_RUNNER_H
+
+#include "../common/common.h"
+#include "../config/config.h"
+#include "../engine/engine.h"
+#include "../plan/plan.h"
+
+#include <jansson.h>
+#include <pthread.h>
+
+typedef struct runner runner;
+typedef struct runner_query runner_query;
+
+enum runner_qstate { RQ_QUEUED, RQ_RUNNING, RQ_SUCCEEDED, RQ_FAILED, RQ_CANCELLED };
+const char *runner_qstate_name(enum runner_qstate s);
+
+/* new: a local runner with `threads` worker threads (0 = one per core). */
+runner *runner_local_new(struct cfg_frozen *frozen, int threads);
+/* Cancels what still runs, waits for the threads, drops every partition. */
+void runner_free(runner *r);
+/* Borrowed: the runner's frozen config, valid for the runner's life. */
+const struct cfg_frozen *runner_config(const runner *r);
+const char *runner_kind(const runner *r);
+/* new: {"kind", "threads", "partitions", "partition_bytes", ...} */
+json_t *runner_info(runner *r);
+
+/* new (refcount 1): a query over plan (stolen). id is copied. */
+runner_query *runner_query_new(const char *id, plan_physical *plan);
+runner_query *runner_query_ref(runner_query *q);
+void runner_query_unref(runner_query *q); /* accepts NULL */
+/* Starts it; the runner takes its own reference until it finishes. */
+int runner_submit(runner *r, runner_query *q, struct fr_error *err);
+/* Asks it to stop; it ends as cancelled. */
+void runner_query_cancel(runner_query *q);
+/* Waits until it reaches a final state or timeout_ms passes (-1 = forever).
+ * Returns true when final. */
+bool runner_query_wait(runner_query *q, int64_t timeout_ms);
+enum runner_qstate runner_query_state(runner_query *q);
+/* new: {"id","state","progress":{"tasks_total","tasks_done"},"config_id",
+ * "task_config_ids","rows","elapsed_ms","error","null_errors"}; the error is
+ * {"status","kind","message",...} or null. */
+json_t *runner_query_json(runner_query *q);
+/* The error of a failed query (borrowed; valid while q is held). */
+const struct fr_error *runner_query_error(runner_query *q);
+/* A succeeded query's result partitions, in order (borrowed while q is held). */
+int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts);
+int64_t runner_query_rows(runner_query *q);
+int64_t runner_query_bytes(runner_query *q);
+
+/* Materialized partitions kept by the runner for a dataframe (so plans can
+ * start from {"dataframe": id}): registers a finished query's result under
+ * ids "<prefix>-<n>" and returns them (new array of new strings). */
+int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***ids, int *n);
+/* Drops kept partitions whose id starts with prefix. */
+void runner_drop_kept(runner *r, const char *prefix);
+/* Number of queries running now. */
+int runner_running(runner *r);
+
+#endif

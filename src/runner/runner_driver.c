@@ -1,0 +1,309 @@
+/* runner_driver: walks a query's stages. When a stage's last task ends, the
+ * next stage's tasks are built (inputs gathered from earlier outputs by the
+ * plan's slot modes, sort boundaries computed) and handed to the backend.
+ * Outputs no later stage reads are freed as soon as possible. */
+#include "runner_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void compute_consumers(runner_query *q, int nstages)
+{
+    q->last_consumer = fr_xcalloc((size_t)nstages, sizeof(int));
+    for (int s = 0; s < nstages; s++)
+        q->last_consumer[s] = nstages; /* the result stage is read by nobody: kept */
+    for (int s = 0; s < nstages; s++) {
+        struct plan_stage_view v;
+        plan_stage_view(q->plan, s, &v);
+        for (int k = 0; k < v.nslots; k++)
+            q->last_consumer[v.slots[k].stage] = s;
+        if (v.needs_boundaries && s > 0)
+            q->last_consumer[v.slots[0].stage] = s;
+    }
+}
+
+static void free_stage_outputs(runner_query *q, int s)
+{
+    if (!q->out || !q->out[s])
+        return;
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, s, &v);
+    for (int t = 0; t < v.ntasks; t++) {
+        for (int b = 0; q->out[s][t] && b < v.nbuckets; b++)
+            df_table_free(q->out[s][t][b]);
+        free(q->out[s][t]);
+    }
+    free(q->out[s]);
+    q->out[s] = NULL;
+}
+
+static void gather(runner_query *q, const struct plan_slot *slot, int task, struct df_table ***out,
+                   int *n)
+{
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, slot->stage, &v);
+    struct df_table ***o = q->out[slot->stage];
+    *out = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table *));
+    *n = 0;
+    if (slot->mode == PLAN_SLOT_ONE) {
+        if (o[task] && o[task][slot->bucket])
+            (*out)[(*n)++] = o[task][slot->bucket];
+        return;
+    }
+    int bucket = slot->mode == PLAN_SLOT_BUCKET ? task : slot->bucket;
+    for (int t = 0; t < v.ntasks; t++)
+        if (o[t] && o[t][bucket])
+            (*out)[(*n)++] = o[t][bucket];
+}
+
+static int prepare_boundaries(runner_query *q, const struct plan_stage_view *v,
+                              struct fr_error *err)
+{
+    int from = v->slots[0].stage;
+    struct plan_stage_view pv;
+    plan_stage_view(q->plan, from, &pv);
+    struct df_table **samples = fr_xcalloc((size_t)pv.ntasks + 1, sizeof(*samples));
+    int n = 0;
+    for (int t = 0; t < pv.ntasks; t++)
+        if (q->out[from][t] && q->out[from][t][1])
+            samples[n++] = q->out[from][t][1];
+    df_table_free(q->boundaries);
+    q->boundaries = NULL;
+    int rc = plan_sort_boundaries(q->plan, q->stage, samples, n, &q->r->opts, &q->boundaries, err);
+    free(samples);
+    return rc;
+}
+
+/* Builds and enqueues every task of q->stage. Called with q->lock held. */
+static int start_stage(runner_query *q, struct fr_error *err)
+{
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, q->stage, &v);
+    if (v.needs_boundaries) {
+        int rc = prepare_boundaries(q, &v, err);
+        if (rc != FR_OK)
+            return rc;
+    }
+    q->out[q->stage] = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table **));
+    free(q->task_rows);
+    q->task_rows = fr_xmalloc(sizeof(int64_t) * (size_t)(v.ntasks + 1));
+    for (int t = 0; t < v.ntasks; t++)
+        q->task_rows[t] = -1;
+    q->limit_reached = false;
+    q->pending = v.ntasks;
+    for (int t = 0; t < v.ntasks; t++) {
+        struct rjob *job = fr_xcalloc(1, sizeof(*job));
+        job->q = runner_query_ref(q);
+        job->stage = q->stage;
+        job->task = t;
+        job->spec = plan_task_spec(q->plan, q->stage, t, q->boundaries);
+        if (v.stored_parts) {
+            job->nslots = 1;
+            job->inputs[0] = fr_xcalloc(2, sizeof(struct df_table *));
+            job->inputs[0][0] = q->stored[t];
+            job->ninputs[0] = 1;
+        } else {
+            job->nslots = v.nslots;
+            for (int k = 0; k < v.nslots; k++)
+                gather(q, &v.slots[k], t, &job->inputs[k], &job->ninputs[k]);
+        }
+        runner__enqueue(q->r, job);
+    }
+    return FR_OK;
+}
+
+static void finish(runner_query *q, enum runner_qstate state)
+{
+    int nstages = plan_physical_nstages(q->plan);
+    if (state == RQ_SUCCEEDED) {
+        struct plan_stage_view v;
+        plan_stage_view(q->plan, nstages - 1, &v);
+        q->result = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table *));
+        for (int t = 0; t < v.ntasks; t++) {
+            if (q->out[nstages - 1][t] && q->out[nstages - 1][t][0]) {
+                q->result[q->nresult++] = q->out[nstages - 1][t][0];
+                q->out[nstages - 1][t][0] = NULL;
+            }
+        }
+    }
+    for (int s = 0; s < nstages; s++)
+        free_stage_outputs(q, s);
+    free(q->out);
+    q->out = NULL;
+    for (int i = 0; i < q->nstored; i++)
+        df_table_free(q->stored[i]);
+    free(q->stored);
+    q->stored = NULL;
+    free(q->last_consumer);
+    q->last_consumer = NULL;
+    free(q->task_rows);
+    q->task_rows = NULL;
+    df_table_free(q->boundaries);
+    q->boundaries = NULL;
+    q->state = state;
+    q->finished_us = fr_mono_us();
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_lock(&q->r->lock);
+    q->r->running--;
+    pthread_mutex_unlock(&q->r->lock);
+}
+
+static void note_config(runner_query *q, const char *config_id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(q->task_config_ids, i, v)
+        if (strcmp(json_string_value(v), config_id) == 0)
+            return;
+    json_array_append_new(q->task_config_ids, json_string(config_id));
+}
+
+static void update_limit(runner_query *q, int64_t limit)
+{
+    if (limit < 0)
+        return;
+    int64_t rows = 0;
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, q->stage, &v);
+    for (int t = 0; t < v.ntasks && q->task_rows[t] >= 0; t++)
+        rows += q->task_rows[t];
+    if (rows >= limit)
+        q->limit_reached = true;
+}
+
+/* Returns true when the runner's reference to q must be dropped. */
+static bool advance(runner_query *q)
+{
+    if (q->error.status != FR_OK) {
+        finish(q, q->error.status == FR_ECANCELLED ? RQ_CANCELLED : RQ_FAILED);
+        return true;
+    }
+    if (atomic_load(&q->cancel)) {
+        finish(q, RQ_CANCELLED);
+        return true;
+    }
+    int done = q->stage;
+    for (int s = 0; s <= done; s++)
+        if (q->last_consumer[s] == done)
+            free_stage_outputs(q, s);
+    if (q->stage + 1 >= plan_physical_nstages(q->plan)) {
+        finish(q, RQ_SUCCEEDED);
+        return true;
+    }
+    q->stage++;
+    struct fr_error err;
+    fr_error_init(&err);
+    if (start_stage(q, &err) != FR_OK) {
+        q->error = err;
+        finish(q, RQ_FAILED);
+        return true;
+    }
+    return false;
+}
+
+void runner__task_done(struct rjob *job, int rc, struct df_table **outs, int nouts,
+                       const struct fr_error *err, int64_t null_errors, const char *config_id)
+{
+    runner_query *q = job->q;
+    pthread_mutex_lock(&q->lock);
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, job->stage, &v);
+    if (rc == FR_OK) {
+        q->out[job->stage][job->task] = fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct df_table *));
+        for (int b = 0; b < nouts && b < v.nbuckets; b++)
+            q->out[job->stage][job->task][b] = outs[b];
+        for (int b = v.nbuckets; b < nouts; b++)
+            df_table_free(outs[b]);
+        q->task_rows[job->task] = nouts && outs[0] ? outs[0]->nrows : 0;
+        update_limit(q, v.limit_rows);
+    } else if (q->error.status == FR_OK) {
+        q->error = *err;
+        atomic_store(&q->cancel, true);
+    }
+    free(outs);
+    q->null_errors += null_errors;
+    if (config_id)
+        note_config(q, config_id);
+    q->tasks_done++;
+    bool drop = --q->pending == 0 ? advance(q) : false;
+    pthread_mutex_unlock(&q->lock);
+    runner__job_free(job);
+    if (drop)
+        runner_query_unref(q);
+}
+
+void runner__job_free(struct rjob *job)
+{
+    runner_query *q = job->q;
+    json_decref(job->spec);
+    for (int k = 0; k < 3; k++)
+        free(job->inputs[k]);
+    free(job);
+    runner_query_unref(q);
+}
+
+static int64_t count_tasks(const plan_physical *p)
+{
+    int64_t n = 0;
+    for (int s = 0; s < plan_physical_nstages(p); s++) {
+        struct plan_stage_view v;
+        plan_stage_view(p, s, &v);
+        n += v.ntasks;
+    }
+    return n;
+}
+
+int runner_submit(runner *r, runner_query *q, struct fr_error *err)
+{
+    int nstages = plan_physical_nstages(q->plan);
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, 0, &v);
+    pthread_mutex_lock(&q->lock);
+    int rc = FR_OK;
+    if (q->state != RQ_QUEUED) {
+        rc = fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
+        goto out;
+    }
+    q->r = r;
+    snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
+    if (v.stored_parts) {
+        q->stored = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table *));
+        for (int t = 0; t < v.ntasks; t++) {
+            q->stored[t] = runner__kept_get(r, v.stored_parts[t]);
+            if (!q->stored[t]) {
+                q->nstored = t;
+                rc = fr_error_set(err, FR_ENOTFOUND, "partition %s is gone (its dataframe was "
+                                                     "deleted)", v.stored_parts[t]);
+                goto out;
+            }
+        }
+        q->nstored = v.ntasks;
+    }
+    compute_consumers(q, nstages);
+    q->out = fr_xcalloc((size_t)nstages + 1, sizeof(*q->out));
+    q->tasks_total = count_tasks(q->plan);
+    q->state = RQ_RUNNING;
+    q->started_us = fr_mono_us();
+    runner_query_ref(q); /* the runner's reference, dropped when it finishes */
+    pthread_mutex_lock(&r->lock);
+    r->running++;
+    pthread_mutex_unlock(&r->lock);
+    rc = start_stage(q, err);
+    if (rc != FR_OK) {
+        q->error = *err;
+        finish(q, RQ_FAILED);
+        pthread_mutex_unlock(&q->lock);
+        runner_query_unref(q);
+        return rc;
+    }
+out:
+    if (rc != FR_OK) {
+        for (int i = 0; i < q->nstored; i++)
+            df_table_free(q->stored[i]);
+        free(q->stored);
+        q->stored = NULL;
+        q->nstored = 0;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}

@@ -1,0 +1,172 @@
+/* runner_query: the query object: its state machine, waiting, status JSON
+ * and result access. The driver (runner_driver.c) moves it along. */
+#include "runner_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *runner_qstate_name(enum runner_qstate s)
+{
+    static const char *const names[] = {"queued", "running", "succeeded", "failed", "cancelled"};
+    return names[s];
+}
+
+runner_query *runner_query_new(const char *id, plan_physical *plan)
+{
+    runner_query *q = fr_xcalloc(1, sizeof(*q));
+    atomic_init(&q->refcount, 1);
+    atomic_init(&q->cancel, false);
+    snprintf(q->id, sizeof(q->id), "%s", id);
+    q->plan = plan;
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->cond, NULL);
+    q->state = RQ_QUEUED;
+    q->created_us = fr_mono_us();
+    fr_error_init(&q->error);
+    q->task_config_ids = json_array();
+    return q;
+}
+
+runner_query *runner_query_ref(runner_query *q)
+{
+    atomic_fetch_add(&q->refcount, 1);
+    return q;
+}
+
+void runner_query_unref(runner_query *q)
+{
+    if (!q || atomic_fetch_sub(&q->refcount, 1) != 1)
+        return;
+    for (int i = 0; i < q->nresult; i++)
+        df_table_free(q->result[i]);
+    free(q->result);
+    plan_physical_free(q->plan);
+    json_decref(q->task_config_ids);
+    pthread_mutex_destroy(&q->lock);
+    pthread_cond_destroy(&q->cond);
+    free(q);
+}
+
+void runner_query_cancel(runner_query *q)
+{
+    atomic_store(&q->cancel, true);
+    pthread_mutex_lock(&q->lock);
+    if (q->state == RQ_QUEUED) {
+        q->state = RQ_CANCELLED;
+        q->finished_us = fr_mono_us();
+        pthread_cond_broadcast(&q->cond);
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
+static bool final(enum runner_qstate s)
+{
+    return s == RQ_SUCCEEDED || s == RQ_FAILED || s == RQ_CANCELLED;
+}
+
+bool runner_query_wait(runner_query *q, int64_t timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    if (timeout_ms > 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000;
+        }
+    }
+    pthread_mutex_lock(&q->lock);
+    while (!final(q->state) && timeout_ms != 0) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&q->cond, &q->lock);
+        else if (pthread_cond_timedwait(&q->cond, &q->lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    bool done = final(q->state);
+    pthread_mutex_unlock(&q->lock);
+    return done;
+}
+
+enum runner_qstate runner_query_state(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    enum runner_qstate s = q->state;
+    pthread_mutex_unlock(&q->lock);
+    return s;
+}
+
+static json_t *error_json(const struct fr_error *e)
+{
+    json_t *j = json_pack("{si ss ss}", "status", e->status, "kind",
+                          e->kind[0] ? e->kind : fr_status_name(e->status), "message", e->message);
+    if (e->file[0])
+        json_object_set_new(j, "file", json_string(e->file));
+    if (e->line >= 0)
+        json_object_set_new(j, "line", json_integer(e->line));
+    if (e->column >= 0)
+        json_object_set_new(j, "column", json_integer(e->column));
+    if (e->field[0])
+        json_object_set_new(j, "field", json_string(e->field));
+    return j;
+}
+
+json_t *runner_query_json(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    int64_t rows = -1;
+    if (q->state == RQ_SUCCEEDED) {
+        rows = 0;
+        for (int i = 0; i < q->nresult; i++)
+            rows += q->result[i]->nrows;
+    }
+    int64_t end = final(q->state) ? q->finished_us : fr_mono_us();
+    int64_t start = q->started_us ? q->started_us : q->created_us;
+    json_t *j = json_pack(
+        "{ss ss s{sI sI} s? sO s? sI so sI}", "id", q->id, "state", runner_qstate_name(q->state),
+        "progress", "tasks_total", (json_int_t)q->tasks_total, "tasks_done",
+        (json_int_t)q->tasks_done, "config_id", q->config_id[0] ? json_string(q->config_id) : NULL,
+        "task_config_ids", q->task_config_ids, "rows", rows >= 0 ? json_integer(rows) : NULL,
+        "elapsed_ms", (json_int_t)((end - start) / 1000), "error",
+        q->state == RQ_FAILED ? error_json(&q->error) : json_null(), "null_errors",
+        (json_int_t)q->null_errors);
+    pthread_mutex_unlock(&q->lock);
+    return j;
+}
+
+const struct fr_error *runner_query_error(runner_query *q)
+{
+    return &q->error;
+}
+
+int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts)
+{
+    pthread_mutex_lock(&q->lock);
+    int rc = q->state == RQ_SUCCEEDED ? FR_OK : FR_ECONFLICT;
+    *parts = q->result;
+    *nparts = q->nresult;
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+int64_t runner_query_rows(runner_query *q)
+{
+    int64_t rows = 0;
+    pthread_mutex_lock(&q->lock);
+    for (int i = 0; i < q->nresult; i++)
+        rows += q->result[i]->nrows;
+    pthread_mutex_unlock(&q->lock);
+    return rows;
+}
+
+int64_t runner_query_bytes(runner_query *q)
+{
+    int64_t bytes = 0;
+    pthread_mutex_lock(&q->lock);
+    for (int i = 0; i < q->nresult; i++)
+        bytes += df_table_bytes(q->result[i]);
+    pthread_mutex_unlock(&q->lock);
+    return bytes;
+}
