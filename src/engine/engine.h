@@ -303,11 +303,16 @@ void df_expr_columns(const df_expr *e, int *out, int *nout, int cap);
 int df_expr_column_index(const df_expr *e);
 
 /* Evaluates rows [start, start+n) of t (whose columns match the bound
- * schema by position), vectorized, into a new column of n values. */
+ * schema by position), vectorized, into a new column of n values.
+ * Temporaries are charged to ex while they live and released; the result is
+ * handed over uncharged (the caller charges what it keeps). FR_EMEMLIMIT or
+ * FR_ECANCELLED from the account; FR_EINTERNAL if the range is outside t.
+ * A bare null expression is typed bool. */
 int df_expr_eval(const df_expr *e, const struct df_table *t, int64_t start, int64_t n,
                  struct df_exec *ex, struct df_column **out, struct fr_error *err);
 /* For a bool predicate: appends to sel the absolute indices in
- * [start, start+n) where it is true (null counts as false); *nsel grows. */
+ * [start, start+n) where it is true (null counts as false); *nsel grows.
+ * sel must have room for n entries after *nsel. FR_EINVAL if not bool. */
 int df_expr_filter(const df_expr *e, const struct df_table *t, int64_t start, int64_t n,
                    struct df_exec *ex, int64_t *sel, int64_t *nsel, struct fr_error *err);
 

@@ -39,6 +39,12 @@ json_t *runner_info(runner *r);
 runner_query *runner_query_new(const char *id, plan_physical *plan);
 runner_query *runner_query_ref(runner_query *q);
 void runner_query_unref(runner_query *q); /* accepts NULL */
+/* fn(q, arg) is called once when q reaches a final state, on the thread
+ * that finished it, with no runner lock held. Set it before submitting. */
+void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *), void *arg);
+/* Turns a succeeded query into a failed one and drops its result (used when
+ * keeping the result would go over the memory budget). */
+void runner_query_fail(runner_query *q, const struct fr_error *err);
 /* Starts it; the runner takes its own reference until it finishes. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err);
 /* Asks it to stop; it ends as cancelled. */
@@ -47,6 +53,8 @@ void runner_query_cancel(runner_query *q);
  * Returns true when final. */
 bool runner_query_wait(runner_query *q, int64_t timeout_ms);
 enum runner_qstate runner_query_state(runner_query *q);
+/* True once runner_submit started it (its on_finish hook will run). */
+bool runner_query_started(runner_query *q);
 /* new: {"id","state","progress":{"tasks_total","tasks_done"},"config_id",
  * "task_config_ids","rows","elapsed_ms","error","null_errors"}; the error is
  * {"status","kind","message",...} or null. */
@@ -56,6 +64,8 @@ const struct fr_error *runner_query_error(runner_query *q);
 /* A succeeded query's result partitions, in order (borrowed while q is held). */
 int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts);
 int64_t runner_query_rows(runner_query *q);
+/* Borrowed: the query's plan (its output schema, explain). */
+const plan_physical *runner_query_plan(const runner_query *q);
 int64_t runner_query_bytes(runner_query *q);
 
 /* Materialized partitions kept by the runner for a dataframe (so plans can

@@ -229,7 +229,7 @@ void runner__task_done(struct rjob *job, int rc, struct df_table **outs, int nou
     pthread_mutex_unlock(&q->lock);
     runner__job_free(job);
     if (drop)
-        runner_query_unref(q);
+        runner__finished(q);
 }
 
 void runner__job_free(struct rjob *job)
@@ -293,10 +293,17 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
         q->error = *err;
         finish(q, RQ_FAILED);
         pthread_mutex_unlock(&q->lock);
-        runner_query_unref(q);
+        runner__finished(q);
         return rc;
     }
 out:
+    if (rc != FR_OK && q->state == RQ_QUEUED) { /* never started: fail it visibly */
+        q->error = *err;
+        q->state = RQ_FAILED;
+        q->settled = true;
+        q->finished_us = fr_mono_us();
+        pthread_cond_broadcast(&q->cond);
+    }
     if (rc != FR_OK) {
         for (int i = 0; i < q->nstored; i++)
             df_table_free(q->stored[i]);

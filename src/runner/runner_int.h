@@ -33,7 +33,12 @@ struct runner_query {
     bool limit_reached;
     struct df_table **result;
     int nresult;
+    bool settled; /* final and the on_finish hook has run: waiters wake on this */
+    void (*on_finish)(runner_query *, void *);
+    void *on_finish_arg;
 };
+/* Calls the on_finish hook (no locks held) then drops the runner's reference. */
+void runner__finished(runner_query *q);
 
 struct rjob {
     runner_query *q; /* a reference */

@@ -55,6 +55,7 @@ void runner_query_cancel(runner_query *q)
     pthread_mutex_lock(&q->lock);
     if (q->state == RQ_QUEUED) {
         q->state = RQ_CANCELLED;
+        q->settled = true;
         q->finished_us = fr_mono_us();
         pthread_cond_broadcast(&q->cond);
     }
@@ -79,13 +80,13 @@ bool runner_query_wait(runner_query *q, int64_t timeout_ms)
         }
     }
     pthread_mutex_lock(&q->lock);
-    while (!final(q->state) && timeout_ms != 0) {
+    while (!q->settled && timeout_ms != 0) {
         if (timeout_ms < 0)
             pthread_cond_wait(&q->cond, &q->lock);
         else if (pthread_cond_timedwait(&q->cond, &q->lock, &deadline) == ETIMEDOUT)
             break;
     }
-    bool done = final(q->state);
+    bool done = q->settled;
     pthread_mutex_unlock(&q->lock);
     return done;
 }
@@ -169,4 +170,45 @@ int64_t runner_query_bytes(runner_query *q)
         bytes += df_table_bytes(q->result[i]);
     pthread_mutex_unlock(&q->lock);
     return bytes;
+}
+
+void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *), void *arg)
+{
+    q->on_finish = fn;
+    q->on_finish_arg = arg;
+}
+
+void runner_query_fail(runner_query *q, const struct fr_error *err)
+{
+    pthread_mutex_lock(&q->lock);
+    for (int i = 0; i < q->nresult; i++)
+        df_table_free(q->result[i]);
+    q->nresult = 0;
+    q->error = *err;
+    q->state = RQ_FAILED;
+    pthread_mutex_unlock(&q->lock);
+}
+
+void runner__finished(runner_query *q)
+{
+    if (q->on_finish)
+        q->on_finish(q, q->on_finish_arg);
+    pthread_mutex_lock(&q->lock);
+    q->settled = true;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+    runner_query_unref(q);
+}
+
+const plan_physical *runner_query_plan(const runner_query *q)
+{
+    return q->plan;
+}
+
+bool runner_query_started(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    bool started = q->started_us != 0;
+    pthread_mutex_unlock(&q->lock);
+    return started;
 }

@@ -1,0 +1,222 @@
+/* context: creation and teardown of the one stateful object, errors with
+ * problem extensions, and the operations views (info, metrics, readiness). */
+#include "context_int.h"
+
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ctx_error_init(struct ctx_error *e)
+{
+    fr_error_init(&e->base);
+    e->ext = NULL;
+}
+
+void ctx_error_cleanup(struct ctx_error *e)
+{
+    json_decref(e->ext);
+    e->ext = NULL;
+}
+
+int ctx__fail(struct ctx_error *e, int status, const char *kind, const char *fmt, ...)
+{
+    e->base.status = status;
+    snprintf(e->base.kind, sizeof(e->base.kind), "%s", kind ? kind : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->base.message, sizeof(e->base.message), fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int ctx__from_fr(struct ctx_error *e, const struct fr_error *f)
+{
+    e->base = *f;
+    if (f->position >= 0 || f->field[0] || f->line >= 0 || f->file[0]) {
+        json_t *ext = e->ext ? e->ext : json_object();
+        if (f->position >= 0)
+            json_object_set_new(ext, "position", json_integer(f->position));
+        if (f->field[0])
+            json_object_set_new(ext, "column", json_string(f->field));
+        if (f->file[0])
+            json_object_set_new(ext, "file", json_string(f->file));
+        if (f->line >= 0)
+            json_object_set_new(ext, "line", json_integer(f->line));
+        if (f->column >= 0)
+            json_object_set_new(ext, "field_index", json_integer(f->column));
+        e->ext = ext;
+    }
+    return f->status;
+}
+
+void ctx__random_id(const char *prefix, char *out, size_t outsz)
+{
+    unsigned char b[8];
+    if (RAND_bytes(b, sizeof(b)) != 1)
+        memset(b, 0, sizeof(b));
+    snprintf(out, outsz, "%s-%02x%02x%02x%02x%02x%02x%02x%02x", prefix, b[0], b[1], b[2], b[3],
+             b[4], b[5], b[6], b[7]);
+}
+
+static int open_store(ctx *c, struct fr_error *err)
+{
+    const char *url = c->opts.store_url;
+    if (url && url[0] && strcmp(url, "embedded") != 0)
+        return fr_error_set(err, FR_EINVAL, "unsupported --store '%s' (use embedded)", url);
+    char *dir = fr_xasprintf("%s/store", c->opts.state_dir);
+    int rc = store_embedded_open(dir, &c->store, err);
+    free(dir);
+    return rc;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? fr_xstrdup(s) : NULL;
+}
+
+static int load_pending(ctx *c, char *const *envp, struct fr_error *err)
+{
+    cfg_defaults(&c->pending);
+    c->state_path = fr_xasprintf("%s/config.json", c->opts.state_dir);
+    int rc = cfg_load(c->state_path, &c->pending, err);
+    if (rc == FR_ENOTFOUND) {
+        fr_error_init(err);
+        rc = FR_OK;
+    }
+    if (rc != FR_OK)
+        return rc;
+    if (envp && (rc = cfg_apply_env(&c->pending, envp, err)) != FR_OK)
+        return rc;
+    return cfg_save(c->state_path, &c->pending, err);
+}
+
+int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct fr_error *err)
+{
+    *out = NULL;
+    ctx *c = fr_xcalloc(1, sizeof(*c));
+    c->opts = *opts;
+    c->opts.data_dir = fr_xstrdup(opts->data_dir ? opts->data_dir : "data");
+    c->opts.state_dir = fr_xstrdup(opts->state_dir ? opts->state_dir : "state");
+    c->opts.runner_kind = dup_or_null(opts->runner_kind);
+    c->opts.store_url = dup_or_null(opts->store_url);
+    c->opts.workers = dup_or_null(opts->workers);
+    c->opts.cluster_secret = dup_or_null(opts->cluster_secret);
+    c->started_ms = fr_now_ms();
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    int rc = fr_mkdir_p(c->opts.data_dir, err);
+    if (rc == FR_OK)
+        rc = fr_mkdir_p(c->opts.state_dir, err);
+    if (rc == FR_OK && opts->runner_kind && strcmp(opts->runner_kind, "local") != 0)
+        rc = fr_error_set(err, FR_EINVAL, "--runner %s is not available in this build (local)",
+                          opts->runner_kind);
+    if (rc == FR_OK)
+        rc = load_pending(c, envp, err);
+    if (rc == FR_OK)
+        rc = open_store(c, err);
+    if (rc != FR_OK) {
+        ctx_free(c);
+        return rc;
+    }
+    *out = c;
+    return FR_OK;
+}
+
+void ctx_free(ctx *c)
+{
+    if (!c)
+        return;
+    json_t *out = NULL;
+    struct ctx_error e;
+    ctx_error_init(&e);
+    if (c->runner)
+        ctx_runner_reset(c, true, &out, &e);
+    json_decref(out);
+    ctx_error_cleanup(&e);
+    pthread_mutex_lock(&c->lock);
+    ctx__frames_clear(c);
+    ctx__queries_clear(c);
+    pthread_mutex_unlock(&c->lock);
+    free(c->frames);
+    free(c->queries);
+    store_free(c->store);
+    cfg_cleanup(&c->pending);
+    free(c->state_path);
+    free((char *)c->opts.data_dir);
+    free((char *)c->opts.state_dir);
+    free((char *)c->opts.runner_kind);
+    free((char *)c->opts.store_url);
+    free((char *)c->opts.workers);
+    free((char *)c->opts.cluster_secret);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->cond);
+    free(c);
+}
+
+void ctx__effective_config(ctx *c, struct cfg *out)
+{
+    pthread_mutex_lock(&c->lock);
+    cfg_copy(out, c->runner ? &runner_config(c->runner)->values : &c->pending);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static const char *runner_state_name(enum ctx_runner_state s)
+{
+    static const char *const names[] = {"none", "active", "draining"};
+    return names[s];
+}
+
+json_t *ctx_info(ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    json_t *j = json_pack("{ss ss s? sI s{ss ss}}", "version", FRAMED_VERSION, "role",
+                          "coordinator", "config_id",
+                          c->runner ? json_string(c->config_id) : NULL, "uptime_s",
+                          (json_int_t)((fr_now_ms() - c->started_ms) / 1000), "runner", "state",
+                          runner_state_name(c->runner_state), "kind", "local");
+    pthread_mutex_unlock(&c->lock);
+    return j;
+}
+
+void ctx_metrics(ctx *c, struct fr_buf *out)
+{
+    pthread_mutex_lock(&c->lock);
+    fr_buf_puts(out, "# HELP framed_runner_state Runner state (1 for the current one).\n"
+                     "# TYPE framed_runner_state gauge\n");
+    for (int s = 0; s < 3; s++)
+        fr_buf_printf(out, "framed_runner_state{state=\"%s\"} %d\n", runner_state_name(s),
+                      c->runner_state == (enum ctx_runner_state)s);
+    fr_buf_printf(out, "# HELP framed_config_locked 1 while a runner holds a frozen config.\n"
+                       "# TYPE framed_config_locked gauge\nframed_config_locked %d\n",
+                  c->runner != NULL);
+    int64_t by_state[5] = {0};
+    for (int i = 0; i < c->nqueries; i++)
+        by_state[runner_query_state(c->queries[i]->q)]++;
+    fr_buf_puts(out, "# HELP framed_queries Queries known to the coordinator, by state.\n"
+                     "# TYPE framed_queries gauge\n");
+    for (int s = 0; s < 5; s++)
+        fr_buf_printf(out, "framed_queries{state=\"%s\"} %lld\n", runner_qstate_name(s),
+                      (long long)by_state[s]);
+    fr_buf_printf(out, "# HELP framed_dataframes Dataframes alive.\n# TYPE framed_dataframes "
+                       "gauge\nframed_dataframes %d\n",
+                  c->nframes);
+    fr_buf_printf(out, "# HELP framed_memory_used_bytes Bytes of kept results and dataframes.\n"
+                       "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
+                  (long long)c->mem_used);
+    pthread_mutex_unlock(&c->lock);
+}
+
+bool ctx_ready(ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool ok = !c->shutting_down;
+    pthread_mutex_unlock(&c->lock);
+    return ok;
+}
+
+void ctx_begin_shutdown(ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->shutting_down = true;
+    pthread_mutex_unlock(&c->lock);
+}

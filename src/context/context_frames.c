@@ -1,0 +1,294 @@
+/* context_frames: dataframes. A request is planned under the config it
+ * would run with before anything is created, so an invalid plan is a 400
+ * that leaves the service unfrozen; then the runner is acquired (the
+ * freeze) and the preview runs as a real query on it. */
+#include "context_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int lookup_frame(void *arg, const char *id, struct plan_source_info *info,
+                        struct fr_error *err)
+{
+    ctx *c = arg;
+    int rc = FR_OK;
+    pthread_mutex_lock(&c->lock);
+    struct ctx_frame *f = NULL;
+    for (int i = 0; i < c->nframes && !f; i++)
+        if (strcmp(c->frames[i]->id, id) == 0)
+            f = c->frames[i];
+    if (!f) {
+        rc = fr_error_set(err, FR_ENOTFOUND, "no dataframe '%s'", id);
+        snprintf(err->kind, sizeof(err->kind), "dataframe-not-found");
+    } else if (f->nparts == 0) {
+        rc = fr_error_set(err, FR_ECONFLICT,
+                          "dataframe %s is not materialized yet: run it first with POST "
+                          "/v1/queries {\"dataframe\": \"%s\"}",
+                          id, id);
+        snprintf(err->kind, sizeof(err->kind), "dataframe-not-materialized");
+    } else {
+        memset(info, 0, sizeof(*info));
+        df_schema_copy(&info->schema, &f->schema);
+        info->nparts = f->nparts;
+        info->part_ids = fr_xcalloc((size_t)f->nparts + 1, sizeof(char *));
+        info->part_rows = fr_xcalloc((size_t)f->nparts + 1, sizeof(int64_t));
+        for (int i = 0; i < f->nparts; i++)
+            info->part_ids[i] = fr_xstrdup(f->part_ids[i]);
+        info->bytes = f->bytes;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void ctx__plan_env(ctx *c, struct plan_env *env)
+{
+    env->data_dir = c->opts.data_dir;
+    env->lookup_dataframe = lookup_frame;
+    env->arg = c;
+}
+
+static int build(ctx *c, const struct cfg *cfg, json_t *plan, int64_t limit, plan_physical **out,
+                 struct ctx_error *err)
+{
+    struct plan_env env;
+    ctx__plan_env(c, &env);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    int rc = plan_build(plan, cfg, &env, limit, out, &ferr);
+    if (rc != FR_OK)
+        ctx__from_fr(err, &ferr);
+    return rc;
+}
+
+/* Validates under the config the request would run with, acquires the
+ * runner (freezing if needed) and plans under its frozen config. */
+static int plan_for_runner(ctx *c, json_t *plan, const char *request_id, int64_t limit,
+                           runner **r, plan_physical **out, struct ctx_error *err)
+{
+    struct cfg snap;
+    ctx__effective_config(c, &snap);
+    plan_physical *p = NULL;
+    int rc = build(c, &snap, plan, limit, &p, err);
+    if (rc == FR_OK)
+        rc = ctx__runner_acquire(c, request_id, r, err);
+    if (rc == FR_OK && !cfg_equal(&snap, &runner_config(*r)->values)) {
+        plan_physical_free(p); /* the config changed before the freeze: plan again */
+        p = NULL;
+        rc = build(c, &runner_config(*r)->values, plan, limit, &p, err);
+        if (rc != FR_OK)
+            ctx__runner_release(c);
+    }
+    cfg_cleanup(&snap);
+    if (rc != FR_OK) {
+        plan_physical_free(p);
+        return rc;
+    }
+    *out = p;
+    return FR_OK;
+}
+
+json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_putc(&b, '[');
+    df_write_json_rows(t, start, n, &b);
+    fr_buf_putc(&b, ']');
+    json_t *rows = json_loadb(b.data, b.len, 0, NULL);
+    fr_buf_cleanup(&b);
+    return rows ? rows : json_array();
+}
+
+json_t *ctx__schema_json(const struct df_schema *s)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < s->nfields; i++)
+        json_array_append_new(a, json_pack("{ss ss}", "name", s->fields[i].name, "type",
+                                           df_type_name(s->fields[i].type)));
+    return a;
+}
+
+/* Runs the preview query and returns its rows (new) or fails with its error. */
+static int run_preview(runner *r, plan_physical *p, json_t **rows, struct ctx_error *err)
+{
+    char id[40];
+    ctx__random_id("preview", id, sizeof(id));
+    runner_query *q = runner_query_new(id, p);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    int rc = runner_submit(r, q, &ferr);
+    if (rc != FR_OK)
+        ctx__from_fr(err, &ferr);
+    if (rc == FR_OK) {
+        runner_query_wait(q, -1);
+        struct df_table *const *parts;
+        int n;
+        if (runner_query_result(q, &parts, &n) != FR_OK) {
+            rc = ctx__from_fr(err, runner_query_error(q));
+            if (rc == FR_OK)
+                rc = ctx__fail(err, FR_ECANCELLED, "query-cancelled", "the preview was cancelled");
+        } else {
+            *rows = json_array();
+            for (int i = 0; i < n; i++)
+                json_array_extend(*rows, ctx__rows_json(parts[i], 0, parts[i]->nrows));
+        }
+    }
+    runner_query_unref(q);
+    return rc;
+}
+
+static json_t *frame_json(const struct ctx_frame *f)
+{
+    char at[40];
+    fr_iso8601_ms(f->created_ms, at, sizeof(at));
+    return json_pack("{ss so ss ss sb s? sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+                     "config_id", f->config_id, "created_at", at, "materialized", f->nparts > 0,
+                     "rows", f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan);
+}
+
+int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,
+                         struct ctx_error *err)
+{
+    *out = NULL;
+    struct cfg snap;
+    ctx__effective_config(c, &snap);
+    int64_t limit = snap.num_preview_rows;
+    cfg_cleanup(&snap);
+    runner *r = NULL;
+    plan_physical *p = NULL;
+    int rc = plan_for_runner(c, plan, request_id, limit, &r, &p, err);
+    if (rc != FR_OK)
+        return rc;
+    struct ctx_frame *f = fr_xcalloc(1, sizeof(*f));
+    ctx__random_id("df", f->id, sizeof(f->id));
+    f->plan = json_deep_copy(plan);
+    df_schema_copy(&f->schema, plan_physical_schema(p));
+    snprintf(f->config_id, sizeof(f->config_id), "%s", runner_config(r)->id);
+    f->created_ms = fr_now_ms();
+    json_t *preview = NULL;
+    rc = run_preview(r, p, &preview, err); /* the query owns p now */
+    ctx__runner_release(c);
+    if (rc != FR_OK) {
+        json_decref(f->plan);
+        df_schema_cleanup(&f->schema);
+        free(f);
+        return rc;
+    }
+    pthread_mutex_lock(&c->lock);
+    c->frames = fr_xrealloc(c->frames, sizeof(*c->frames) * (size_t)(c->nframes + 1));
+    c->frames[c->nframes++] = f;
+    *out = json_pack("{ss so ss so}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+                     "config_id", f->config_id, "preview", preview);
+    pthread_mutex_unlock(&c->lock);
+    return FR_OK;
+}
+
+static struct ctx_frame *find_frame(ctx *c, const char *id, int *index)
+{
+    for (int i = 0; i < c->nframes; i++) {
+        if (strcmp(c->frames[i]->id, id) == 0) {
+            if (index)
+                *index = i;
+            return c->frames[i];
+        }
+    }
+    return NULL;
+}
+
+static int frame_missing(struct ctx_error *err, const char *id)
+{
+    return ctx__fail(err, FR_ENOTFOUND, "dataframe-not-found",
+                     "no dataframe '%s' (it was deleted, or dropped by a runner reset)", id);
+}
+
+int ctx_dataframe_get(ctx *c, const char *id, json_t **out, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_frame *f = find_frame(c, id, NULL);
+    if (f)
+        *out = frame_json(f);
+    pthread_mutex_unlock(&c->lock);
+    return f ? FR_OK : frame_missing(err, id);
+}
+
+static void frame_free(ctx *c, struct ctx_frame *f)
+{
+    if (c->runner && f->nparts)
+        runner_drop_kept(c->runner, f->id);
+    c->mem_used -= f->bytes;
+    for (int i = 0; i < f->nparts; i++)
+        free(f->part_ids[i]);
+    free(f->part_ids);
+    runner_query_unref(f->last_run);
+    json_decref(f->plan);
+    df_schema_cleanup(&f->schema);
+    free(f);
+}
+
+int ctx_dataframe_delete(ctx *c, const char *id, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    int idx;
+    struct ctx_frame *f = find_frame(c, id, &idx);
+    if (f) {
+        frame_free(c, f);
+        c->frames[idx] = c->frames[--c->nframes];
+    }
+    pthread_mutex_unlock(&c->lock);
+    return f ? FR_OK : frame_missing(err, id);
+}
+
+void ctx__frames_clear(ctx *c)
+{
+    for (int i = 0; i < c->nframes; i++)
+        frame_free(c, c->frames[i]);
+    c->nframes = 0;
+}
+
+int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_frame *f = find_frame(c, id, NULL);
+    json_t *plan = f ? json_incref(f->plan) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (!plan)
+        return frame_missing(err, id);
+    runner *r = NULL;
+    plan_physical *p = NULL;
+    int rc = plan_for_runner(c, plan, NULL, -1, &r, &p, err);
+    json_decref(plan);
+    if (rc != FR_OK)
+        return rc;
+    *out = plan_physical_explain(p);
+    json_object_set_new(*out, "config_id", json_string(runner_config(r)->id));
+    plan_physical_free(p);
+    ctx__runner_release(c);
+    return FR_OK;
+}
+
+int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
+              struct ctx_error *err)
+{
+    return build(c, &runner_config(r)->values, plan, limit, out, err);
+}
+
+/* Called when a dataframe's run finished: keep its partitions in the runner. */
+void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q)
+{
+    struct ctx_frame *f = find_frame(c, frame_id, NULL);
+    if (!f || !c->runner || runner_query_state(q) != RQ_SUCCEEDED)
+        return;
+    if (f->nparts)
+        runner_drop_kept(c->runner, f->id);
+    for (int i = 0; i < f->nparts; i++)
+        free(f->part_ids[i]);
+    free(f->part_ids);
+    f->part_ids = NULL;
+    f->nparts = 0;
+    if (runner_keep_result(c->runner, q, f->id, &f->part_ids, &f->nparts) == FR_OK) {
+        f->part_rows = runner_query_rows(q);
+        f->bytes = runner_query_bytes(q);
+    }
+    runner_query_unref(f->last_run);
+    f->last_run = runner_query_ref(q);
+}

@@ -1,0 +1,85 @@
+/* context_int: the context's state, shared by its files (not a face). */
+#ifndef FRAMED_CONTEXT_INT_H
+#define FRAMED_CONTEXT_INT_H
+
+#include "context.h"
+
+#include "../config/config.h"
+#include "../engine/engine.h"
+#include "../plan/plan.h"
+#include "../runner/runner.h"
+#include "../store/store.h"
+
+#include <pthread.h>
+
+enum ctx_runner_state { CTX_RUNNER_NONE, CTX_RUNNER_ACTIVE, CTX_RUNNER_DRAINING };
+
+struct ctx_frame {
+    char id[40];
+    json_t *plan;
+    struct df_schema schema;
+    char config_id[80];
+    int64_t created_ms;
+    runner_query *last_run; /* the latest run of it, for materialization */
+    char **part_ids;        /* materialized partitions kept in the runner */
+    int nparts;
+    int64_t part_rows;
+    int64_t bytes;
+};
+
+struct ctx_qrec {
+    char id[40];
+    runner_query *q;
+    char frame_id[40]; /* "" when the query ran a plan */
+    int64_t created_ms;
+    int64_t bytes;     /* result bytes counted against the memory budget */
+    struct df_table *merged; /* the result as one table, made on first fetch */
+};
+
+struct ctx {
+    struct ctx_options opts; /* strings owned */
+    char *state_path;
+    int64_t started_ms;
+    pthread_mutex_t lock; /* "context lock": every field below */
+    pthread_cond_t cond;  /* signalled when inflight drops */
+    struct cfg pending;
+    store *store;
+    runner *runner;
+    enum ctx_runner_state runner_state;
+    char config_id[80];
+    int64_t frozen_at_ms;
+    char frozen_by[80];
+    int inflight; /* requests using the runner outside the lock */
+    struct ctx_frame **frames;
+    int nframes;
+    struct ctx_qrec **queries;
+    int nqueries;
+    int64_t mem_used;
+    bool shutting_down;
+    int64_t queries_by_state[5];
+};
+
+/* Error helpers: set status, kind and message on a ctx_error. */
+int ctx__fail(struct ctx_error *e, int status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void ctx__random_id(const char *prefix, char *out, size_t outsz);
+
+/* Creates the runner if there is none (the freeze), exactly once. On
+ * success the caller holds an inflight reference: call ctx__runner_release.
+ * FR_EUNAVAILABLE runner-draining while a reset drains. */
+int ctx__runner_acquire(ctx *c, const char *request_id, runner **r, struct ctx_error *err);
+void ctx__runner_release(ctx *c);
+/* The effective config (frozen if a runner exists, else pending), copied. */
+void ctx__effective_config(ctx *c, struct cfg *out);
+/* The plan environment (data dir, dataframe lookup). */
+void ctx__plan_env(ctx *c, struct plan_env *env);
+/* Drops every frame (runner reset). Called with the lock held. */
+void ctx__frames_clear(ctx *c);
+void ctx__queries_clear(ctx *c);
+/* Plans under the runner's frozen config; err kinds as plan_build's. */
+int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
+              struct ctx_error *err);
+/* Copies an fr_error into a ctx_error. */
+int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
+
+#endif

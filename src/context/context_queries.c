@@ -1,0 +1,314 @@
+/* context_queries: running dataframes and plans as queries on the runner,
+ * their status, cancellation and results. Results count against the
+ * memory budget (--memory-limit); a run of a dataframe keeps its partitions
+ * in the runner so later plans can start from it. */
+#include "context_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_QUERY_RECORDS 512
+
+json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
+void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
+
+struct ctx_result {
+    runner_query *q;
+    struct df_table *table;
+};
+
+static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
+{
+    for (int i = 0; i < c->nqueries; i++) {
+        if (strcmp(c->queries[i]->id, id) == 0) {
+            if (index)
+                *index = i;
+            return c->queries[i];
+        }
+    }
+    return NULL;
+}
+
+static void qrec_free(ctx *c, struct ctx_qrec *rec)
+{
+    c->mem_used -= rec->bytes;
+    df_table_free(rec->merged);
+    runner_query_unref(rec->q);
+    free(rec);
+}
+
+void ctx__queries_clear(ctx *c)
+{
+    for (int i = 0; i < c->nqueries; i++)
+        qrec_free(c, c->queries[i]);
+    c->nqueries = 0;
+}
+
+/* Keeps the record list bounded: the oldest finished queries go first. */
+static void evict_locked(ctx *c)
+{
+    for (int i = 0; i < c->nqueries && c->nqueries >= MAX_QUERY_RECORDS; i++) {
+        enum runner_qstate s = runner_query_state(c->queries[i]->q);
+        if (s == RQ_QUEUED || s == RQ_RUNNING)
+            continue;
+        qrec_free(c, c->queries[i]);
+        memmove(&c->queries[i], &c->queries[i + 1],
+                sizeof(*c->queries) * (size_t)(c->nqueries - i - 1));
+        c->nqueries--;
+        i--;
+    }
+}
+
+struct finish_arg {
+    ctx *c;
+    char id[40];
+};
+
+static void query_finished(runner_query *q, void *arg)
+{
+    struct finish_arg *fa = arg;
+    ctx *c = fa->c;
+    pthread_mutex_lock(&c->lock);
+    struct ctx_qrec *rec = find_query(c, fa->id, NULL);
+    if (rec && runner_query_state(q) == RQ_SUCCEEDED) {
+        int64_t bytes = runner_query_bytes(q);
+        int64_t limit = c->opts.memory_limit;
+        if (limit > 0 && c->mem_used + bytes > limit) {
+            struct fr_error e;
+            fr_error_init(&e);
+            fr_error_set(&e, FR_ENOSPACE,
+                         "the result needs %lld bytes but only %lld of the memory budget "
+                         "(--memory-limit %lld) are free; delete dataframes or query results",
+                         (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
+            snprintf(e.kind, sizeof(e.kind), "memory-budget-exceeded");
+            runner_query_fail(q, &e);
+        } else {
+            rec->bytes = bytes;
+            c->mem_used += bytes;
+            if (rec->frame_id[0])
+                ctx__frame_materialize(c, rec->frame_id, q);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    free(fa);
+}
+
+static json_t *query_json(struct ctx_qrec *rec)
+{
+    json_t *j = runner_query_json(rec->q);
+    if (rec->frame_id[0])
+        json_object_set_new(j, "dataframe", json_string(rec->frame_id));
+    return j;
+}
+
+static int resolve_body(ctx *c, json_t *body, json_t **plan, char *frame_id, size_t fsz,
+                        struct ctx_error *err)
+{
+    json_t *df = json_object_get(body, "dataframe"), *p = json_object_get(body, "plan");
+    if (!json_is_object(body) || (!df == !p))
+        return ctx__fail(err, FR_EINVAL, "invalid-plan",
+                         "a query needs exactly one of {\"dataframe\": id} or {\"plan\": ...}");
+    if (p) {
+        *plan = json_incref(p);
+        return FR_OK;
+    }
+    if (!json_is_string(df))
+        return ctx__fail(err, FR_EINVAL, "invalid-plan", "\"dataframe\" must be an id string");
+    pthread_mutex_lock(&c->lock);
+    struct ctx_frame *f = NULL;
+    for (int i = 0; i < c->nframes && !f; i++)
+        if (strcmp(c->frames[i]->id, json_string_value(df)) == 0)
+            f = c->frames[i];
+    if (f) {
+        *plan = json_incref(f->plan);
+        snprintf(frame_id, fsz, "%s", f->id);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!f)
+        return ctx__fail(err, FR_ENOTFOUND, "dataframe-not-found", "no dataframe '%s'",
+                         json_string_value(df));
+    return FR_OK;
+}
+
+static int check_budget(ctx *c, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    int64_t used = c->mem_used, limit = c->opts.memory_limit;
+    pthread_mutex_unlock(&c->lock);
+    if (limit > 0 && used >= limit)
+        return ctx__fail(err, FR_ENOSPACE, "memory-budget-exceeded",
+                         "the memory budget (--memory-limit %lld bytes) is used up by kept "
+                         "results and dataframes; delete some first",
+                         (long long)limit);
+    return FR_OK;
+}
+
+int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
+                     bool *finished, struct ctx_error *err)
+{
+    *out = NULL;
+    *finished = false;
+    json_t *plan = NULL;
+    char frame_id[40] = "";
+    int rc = resolve_body(c, body, &plan, frame_id, sizeof(frame_id), err);
+    if (rc == FR_OK)
+        rc = check_budget(c, err);
+    struct cfg snap;
+    ctx__effective_config(c, &snap);
+    plan_physical *p = NULL;
+    if (rc == FR_OK) { /* validate before the freeze: a bad plan never creates the runner */
+        struct plan_env env;
+        ctx__plan_env(c, &env);
+        struct fr_error ferr;
+        fr_error_init(&ferr);
+        if ((rc = plan_build(plan, &snap, &env, -1, &p, &ferr)) != FR_OK)
+            ctx__from_fr(err, &ferr);
+    }
+    runner *r = NULL;
+    if (rc == FR_OK)
+        rc = ctx__runner_acquire(c, request_id, &r, err);
+    if (rc == FR_OK && !cfg_equal(&snap, &runner_config(r)->values)) {
+        plan_physical_free(p);
+        p = NULL;
+        if ((rc = ctx__plan(c, r, plan, -1, &p, err)) != FR_OK)
+            ctx__runner_release(c);
+    }
+    cfg_cleanup(&snap);
+    json_decref(plan);
+    if (rc != FR_OK) {
+        plan_physical_free(p);
+        return rc;
+    }
+    struct ctx_qrec *rec = fr_xcalloc(1, sizeof(*rec));
+    ctx__random_id("q", rec->id, sizeof(rec->id));
+    snprintf(rec->frame_id, sizeof(rec->frame_id), "%s", frame_id);
+    rec->created_ms = fr_now_ms();
+    rec->q = runner_query_new(rec->id, p);
+    struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
+    fa->c = c;
+    snprintf(fa->id, sizeof(fa->id), "%s", rec->id);
+    runner_query_on_finish(rec->q, query_finished, fa);
+    runner_query *q = runner_query_ref(rec->q);
+    pthread_mutex_lock(&c->lock);
+    evict_locked(c);
+    c->queries = fr_xrealloc(c->queries, sizeof(*c->queries) * (size_t)(c->nqueries + 1));
+    c->queries[c->nqueries++] = rec;
+    pthread_mutex_unlock(&c->lock);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    if (runner_submit(r, q, &ferr) != FR_OK && !runner_query_started(q)) {
+        runner_query_on_finish(q, NULL, NULL); /* never started: the hook will not run */
+        free(fa);
+    }
+    ctx__runner_release(c);
+    if (wait_ms > 0)
+        *finished = runner_query_wait(q, wait_ms);
+    else
+        *finished = runner_query_wait(q, 0);
+    pthread_mutex_lock(&c->lock);
+    *out = runner_query_json(q);
+    if (frame_id[0])
+        json_object_set_new(*out, "dataframe", json_string(frame_id));
+    pthread_mutex_unlock(&c->lock);
+    runner_query_unref(q);
+    return FR_OK;
+}
+
+static int query_missing(struct ctx_error *err, const char *id)
+{
+    return ctx__fail(err, FR_ENOTFOUND, "query-not-found", "no query '%s'", id);
+}
+
+int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_qrec *rec = find_query(c, id, NULL);
+    if (rec)
+        *out = query_json(rec);
+    pthread_mutex_unlock(&c->lock);
+    return rec ? FR_OK : query_missing(err, id);
+}
+
+int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_qrec *rec = find_query(c, id, NULL);
+    runner_query *q = rec ? runner_query_ref(rec->q) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (!q)
+        return query_missing(err, id);
+    runner_query_cancel(q);
+    runner_query_wait(q, 5000);
+    *out = runner_query_json(q);
+    runner_query_unref(q);
+    return FR_OK;
+}
+
+static int merge_result(struct ctx_qrec *rec, struct ctx_error *err)
+{
+    if (rec->merged)
+        return FR_OK;
+    struct df_table *const *parts;
+    int n;
+    runner_query_result(rec->q, &parts, &n);
+    if (n == 0) {
+        rec->merged = df_table_from_schema(plan_physical_schema(runner_query_plan(rec->q)));
+        return FR_OK;
+    }
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    if (df_table_concat(parts, n, &rec->merged, &ferr) != FR_OK)
+        return ctx__from_fr(err, &ferr);
+    return FR_OK;
+}
+
+int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error *err)
+{
+    *out = NULL;
+    pthread_mutex_lock(&c->lock);
+    int rc = FR_OK;
+    struct ctx_qrec *rec = find_query(c, id, NULL);
+    if (!rec) {
+        pthread_mutex_unlock(&c->lock);
+        return query_missing(err, id);
+    }
+    bool settled = runner_query_wait(rec->q, 0);
+    enum runner_qstate s = runner_query_state(rec->q);
+    if (!settled) {
+        rc = ctx__fail(err, FR_ECONFLICT, "query-not-finished",
+                       "query %s is %s; poll GET /v1/queries/%s until it succeeded", id,
+                       runner_qstate_name(s), id);
+    } else if (s != RQ_SUCCEEDED) {
+        json_t *cause = runner_query_json(rec->q);
+        err->ext = json_pack("{sO}", "cause", json_object_get(cause, "error"));
+        json_decref(cause);
+        rc = ctx__fail(err, FR_ECONFLICT, s == RQ_CANCELLED ? "query-cancelled" : "query-failed",
+                       "query %s %s: %s", id, runner_qstate_name(s),
+                       s == RQ_CANCELLED ? "it was cancelled" : runner_query_error(rec->q)->message);
+    } else if ((rc = merge_result(rec, err)) == FR_OK) {
+        ctx_result *res = fr_xcalloc(1, sizeof(*res));
+        res->q = runner_query_ref(rec->q);
+        int *idx = fr_xmalloc(sizeof(int) * (size_t)(rec->merged->ncols + 1));
+        for (int i = 0; i < rec->merged->ncols; i++)
+            idx[i] = i;
+        res->table = df_table_project(rec->merged, idx, rec->merged->ncols);
+        free(idx);
+        *out = res;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+const struct df_table *ctx_result_table(const ctx_result *r)
+{
+    return r->table;
+}
+
+void ctx_result_release(ctx_result *r)
+{
+    if (!r)
+        return;
+    df_table_free(r->table);
+    runner_query_unref(r->q);
+    free(r);
+}

@@ -1,0 +1,225 @@
+/* context_runner: the config lifecycle. Setup (pending config changes),
+ * the freeze (the first dataframe request creates the runner exactly once,
+ * under the context lock, so a config change either lands before it or
+ * gets 409), and the reset (drain, destroy, release, unlock). */
+#include "context_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static json_t *config_json_locked(ctx *c)
+{
+    char at[40] = "";
+    if (c->runner)
+        fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
+    const struct cfg *values = c->runner ? &runner_config(c->runner)->values : &c->pending;
+    return json_pack("{sb s? s? s? so}", "locked", c->runner != NULL, "config_id",
+                     c->runner ? json_string(c->config_id) : NULL, "frozen_at",
+                     c->runner ? json_string(at) : NULL, "frozen_by",
+                     c->runner ? json_string(c->frozen_by) : NULL, "values", cfg_to_json(values));
+}
+
+json_t *ctx_config_get(ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    json_t *j = config_json_locked(c);
+    pthread_mutex_unlock(&c->lock);
+    return j;
+}
+
+static int locked_error(ctx *c, struct ctx_error *err)
+{
+    char at[40];
+    fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
+    err->ext = json_pack("{ss ss ss ss}", "config_id", c->config_id, "frozen_at", at, "frozen_by",
+                         c->frozen_by, "unlock",
+                         "DELETE /v1/runner drains the runner and unlocks the config");
+    return ctx__fail(err, FR_ECONFLICT, "config-locked",
+                     "the config is frozen into the running runner as %s (since %s, by request "
+                     "%s); DELETE /v1/runner to unlock it",
+                     c->config_id, at, c->frozen_by);
+}
+
+int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err)
+{
+    *out = NULL;
+    pthread_mutex_lock(&c->lock);
+    int rc;
+    if (c->runner) {
+        rc = locked_error(c, err);
+        goto out;
+    }
+    struct cfg next;
+    json_t *errors = NULL;
+    rc = cfg_apply_json(&c->pending, patch, &next, &errors);
+    if (rc != FR_OK) {
+        err->ext = json_pack("{so}", "errors", errors ? errors : json_array());
+        rc = rc == FR_EVALIDATION
+                 ? ctx__fail(err, rc, "validation-failed", "the config change was rejected: %d "
+                                                           "problem(s), nothing was changed",
+                             (int)json_array_size(json_object_get(err->ext, "errors")))
+                 : ctx__fail(err, FR_EINVAL, "invalid-config",
+                             "a config change must be a JSON object of fields");
+        goto out;
+    }
+    json_decref(errors);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    rc = cfg_save(c->state_path, &next, &ferr);
+    if (rc != FR_OK) {
+        cfg_cleanup(&next);
+        rc = ctx__fail(err, FR_EIO, "internal", "could not persist the config: %s",
+                       ferr.message);
+        goto out;
+    }
+    cfg_cleanup(&c->pending);
+    c->pending = next;
+    *out = config_json_locked(c);
+out:
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct ctx_error *err)
+{
+    if (!store_id_valid(id))
+        return ctx__fail(err, FR_ENOTFOUND, "config-not-found",
+                         "'%s' is not a config ID (sha256:<64 hex digits>)", id);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    int rc = store_get(c->store, id, bytes, len, &ferr);
+    if (rc == FR_ENOTFOUND)
+        return ctx__fail(err, rc, "config-not-found",
+                         "no config %s in the store (never frozen, or released by a runner "
+                         "reset)", id);
+    if (rc != FR_OK)
+        return ctx__from_fr(err, &ferr);
+    return FR_OK;
+}
+
+static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
+{
+    struct cfg_frozen *frozen = cfg_freeze(&c->pending);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    char id[80];
+    int rc = store_put(c->store, frozen->canonical, frozen->canonical_len, id, sizeof(id), &ferr);
+    if (rc != FR_OK) {
+        cfg_frozen_unref(frozen);
+        return ctx__fail(err, FR_EIO, "internal", "could not store the frozen config: %s",
+                         ferr.message);
+    }
+    snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
+    c->runner = runner_local_new(frozen, c->opts.threads);
+    c->runner_state = CTX_RUNNER_ACTIVE;
+    c->frozen_at_ms = fr_now_ms();
+    snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");
+    FR_LOG(FR_LOG_INFO, "runner created: config %s frozen by request %s", c->config_id,
+           c->frozen_by);
+    return FR_OK;
+}
+
+int ctx__runner_acquire(ctx *c, const char *request_id, runner **r, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    int rc = FR_OK;
+    if (c->runner_state == CTX_RUNNER_DRAINING) {
+        err->ext = json_pack("{si}", "retry_after", 1);
+        rc = ctx__fail(err, FR_EUNAVAILABLE, "runner-draining",
+                       "the runner is being reset; retry in a moment");
+    } else if (c->shutting_down) {
+        rc = ctx__fail(err, FR_EUNAVAILABLE, "shutting-down", "the server is shutting down");
+    } else if (!c->runner) {
+        rc = freeze_locked(c, request_id, err);
+    }
+    if (rc == FR_OK) {
+        c->inflight++;
+        *r = c->runner;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void ctx__runner_release(ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->inflight--;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+json_t *ctx_runner_info(ctx *c)
+{
+    static const char *const names[] = {"none", "active", "draining"};
+    pthread_mutex_lock(&c->lock);
+    int running = 0, finished = 0;
+    for (int i = 0; i < c->nqueries; i++) {
+        enum runner_qstate s = runner_query_state(c->queries[i]->q);
+        if (s == RQ_QUEUED || s == RQ_RUNNING)
+            running++;
+        else
+            finished++;
+    }
+    char at[40] = "";
+    if (c->runner)
+        fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
+    json_t *j = json_pack("{ss s? s? s? s{si si}}", "state", names[c->runner_state], "kind",
+                          c->runner ? json_string("local") : NULL, "config_id",
+                          c->runner ? json_string(c->config_id) : NULL, "created_at",
+                          c->runner ? json_string(at) : NULL, "queries", "running", running,
+                          "finished", finished);
+    if (c->runner)
+        json_object_set_new(j, "detail", runner_info(c->runner));
+    pthread_mutex_unlock(&c->lock);
+    return j;
+}
+
+static void cancel_all_locked(ctx *c)
+{
+    for (int i = 0; i < c->nqueries; i++)
+        runner_query_cancel(c->queries[i]->q);
+}
+
+int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
+{
+    *out = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (!c->runner || c->runner_state == CTX_RUNNER_DRAINING) {
+        bool draining = c->runner_state == CTX_RUNNER_DRAINING;
+        pthread_mutex_unlock(&c->lock);
+        if (draining)
+            return ctx__fail(err, FR_ECONFLICT, "runner-draining",
+                             "a reset is already draining the runner");
+        return ctx__fail(err, FR_ENOTFOUND, "no-runner",
+                         "there is no runner: the config is not frozen");
+    }
+    c->runner_state = CTX_RUNNER_DRAINING;
+    int64_t started = fr_mono_us();
+    if (force)
+        cancel_all_locked(c);
+    runner *r = c->runner;
+    while (c->inflight > 0 || runner_running(r) > 0) {
+        pthread_mutex_unlock(&c->lock);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&c->lock);
+    }
+    int nframes = c->nframes;
+    ctx__frames_clear(c);
+    c->runner = NULL;
+    char id[80];
+    snprintf(id, sizeof(id), "%s", c->config_id);
+    c->config_id[0] = '\0';
+    c->runner_state = CTX_RUNNER_NONE;
+    pthread_mutex_unlock(&c->lock);
+    runner_free(r);
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    bool released = store_release(c->store, id, &ferr) == FR_OK;
+    FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
+    *out = json_pack("{ss sb si sb sI}", "released_config_id", id, "config_released", released,
+                     "dataframes_dropped", nframes, "forced", force, "drained_ms",
+                     (json_int_t)((fr_mono_us() - started) / 1000));
+    return FR_OK;
+}
