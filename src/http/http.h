@@ -152,6 +152,9 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err);
 /* A problem reply from a kind and a formatted detail. */
 void http__reply_problem(struct http_request *req, int status, const char *kind,
                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 400 invalid-parameter naming the path or query parameter. */
+void http__reply_bad_parameter(struct http_request *req, const char *parameter, const char *fmt,
+                               ...) __attribute__((format(printf, 3, 4)));
 /* The HTTP status code of a status/kind pair (for callers that need it first). */
 unsigned http__problem_http_status(int status, const char *kind);
 

@@ -94,17 +94,19 @@ unsigned http__problem_http_status(int status, const char *kind)
     return lookup(status, kind, &slug)->http;
 }
 
+/* Where the problem is, from the error's own fields, unless the context
+ * already described it in ext. */
 static void add_location_members(json_t *body, const struct fr_error *e)
 {
-    if (e->field[0])
+    if (e->field[0] && !json_object_get(body, "field"))
         json_object_set_new(body, "field", json_string(e->field));
-    if (e->position >= 0)
+    if (e->position >= 0 && !json_object_get(body, "position"))
         json_object_set_new(body, "position", json_integer(e->position));
-    if (e->line >= 0)
+    if (e->line >= 0 && !json_object_get(body, "line"))
         json_object_set_new(body, "line", json_integer(e->line));
-    if (e->column >= 0)
+    if (e->column >= 0 && !json_object_get(body, "column"))
         json_object_set_new(body, "column", json_integer(e->column));
-    if (e->file[0]) {
+    if (e->file[0] && !json_object_get(body, "file")) {
         /* Only the file's name: the data dir's path is the server's business. */
         const char *base = strrchr(e->file, '/');
         json_object_set_new(body, "file", json_string(base ? base + 1 : e->file));
@@ -127,9 +129,9 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
     json_t *instance = json_string(req->path);
     json_object_set_new(body, "instance", instance ? instance : json_string("/"));
     json_object_set_new(body, "request_id", json_string(req->request_id));
-    add_location_members(body, e);
     if (json_is_object(err->ext))
         json_object_update_missing(body, err->ext);
+    add_location_members(body, e);
     char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(body);
     if (!text)
@@ -144,17 +146,34 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
         http__add_header(req, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 
-void http__reply_problem(struct http_request *req, int status, const char *kind,
-                         const char *fmt, ...)
+static void reply_problem_v(struct http_request *req, int status, const char *kind, json_t *ext,
+                            const char *fmt, va_list ap)
 {
     struct ctx_error e;
     ctx_error_init(&e);
     e.base.status = status;
     snprintf(e.base.kind, sizeof(e.base.kind), "%s", kind ? kind : "");
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(e.base.message, sizeof(e.base.message), fmt, ap);
-    va_end(ap);
+    e.ext = ext;
     http__reply_error(req, &e);
     ctx_error_cleanup(&e);
+}
+
+void http__reply_problem(struct http_request *req, int status, const char *kind,
+                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    reply_problem_v(req, status, kind, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void http__reply_bad_parameter(struct http_request *req, const char *parameter, const char *fmt,
+                               ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    reply_problem_v(req, FR_EINVAL, "invalid-parameter",
+                    json_pack("{s:s}", "parameter", parameter), fmt, ap);
+    va_end(ap);
 }

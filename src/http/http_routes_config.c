@@ -82,8 +82,7 @@ static void configs_get(struct http_request *req)
 {
     const char *id = http__param(req, "id");
     if (!config_id_valid(id)) {
-        http__reply_problem(req, FR_EINVAL, "invalid-parameter",
-                            "a config ID is sha256: and 64 lowercase hex digits");
+        http__reply_bad_parameter(req, "id", "a config ID is sha256: and 64 lowercase hex digits");
         return;
     }
     char *bytes = NULL;

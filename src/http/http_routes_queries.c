@@ -26,8 +26,8 @@ static void query_submit_job(struct http_request *req)
     char *end = NULL;
     double wait_s = wait ? strtod(wait, &end) : 0;
     if (wait && (!*wait || *end || !(wait_s >= 0 && wait_s <= WAIT_MAX_S))) {
-        http__reply_problem(req, FR_EINVAL, "invalid-parameter",
-                            "wait must be a number of seconds from 0 to %g", WAIT_MAX_S);
+        http__reply_bad_parameter(req, "wait", "wait must be a number of seconds from 0 to %g",
+                                  WAIT_MAX_S);
         return;
     }
     json_t *body = http__body_json(req);
@@ -268,9 +268,10 @@ static void query_result(struct http_request *req)
         return;
     }
     if (offset < 0 || limit == -1 || fmt == FMT_INVALID) {
-        http__reply_problem(req, FR_EINVAL, "invalid-parameter",
-                            "offset and limit must be non-negative integers; format one of json, "
-                            "csv, ndjson");
+        const char *bad = offset < 0 ? "offset" : limit == -1 ? "limit" : "format";
+        http__reply_bad_parameter(req, bad,
+                                  "offset and limit must be non-negative integers; format one "
+                                  "of json, csv, ndjson");
         return;
     }
     ctx_result *result = NULL;

@@ -25,7 +25,7 @@ static void runner_reset_job(struct http_request *req)
 static void runner_delete(struct http_request *req)
 {
     if (http__query_bool(req, "force") < 0) {
-        http__reply_problem(req, FR_EINVAL, "invalid-parameter", "force must be true or false");
+        http__reply_bad_parameter(req, "force", "force must be true or false");
         return;
     }
     http__defer(req, runner_reset_job);
