@@ -228,9 +228,10 @@ static void plan_sort(struct plan_physical *p, int *cur, const struct lop *op)
     a->sink = json_pack("{ss so sI}", "op", "sort_sample", "keys", sort_keys_json(op), "sample",
                         (json_int_t)p->cfg.sample_size_for_sort);
     a->nbuckets = 2;
+    int ntasks = a->ntasks; /* new_stage may move the stages array */
     close_stage(p, *cur);
     int b = new_stage(p, "range_partition");
-    p->stages[b].ntasks = a->ntasks;
+    p->stages[b].ntasks = ntasks;
     add_slot(p, b, *cur, PLAN_SLOT_ONE);
     p->stages[b].needs_boundaries = true;
     p->stages[b].sink = json_pack("{ss so si}", "op", "range_partition", "keys",
@@ -244,7 +245,7 @@ static void plan_sort(struct plan_physical *p, int *cur, const struct lop *op)
     plan__decide(p, "sample_size_for_sort", p->cfg.sample_size_for_sort,
                  "sort: each of %d partitions sorted, %lld keys sampled per partition "
                  "(sample_size_for_sort) to cut %d ranges (shuffle_partitions), then merged",
-                 a->ntasks, (long long)p->cfg.sample_size_for_sort, nparts);
+                 ntasks, (long long)p->cfg.sample_size_for_sort, nparts);
     *cur = c;
 }
 
