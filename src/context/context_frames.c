@@ -129,8 +129,11 @@ static int run_preview(runner *r, plan_physical *p, json_t **rows, struct ctx_er
                 rc = ctx__fail(err, FR_ECANCELLED, "query-cancelled", "the preview was cancelled");
         } else {
             *rows = json_array();
-            for (int i = 0; i < n; i++)
-                json_array_extend(*rows, ctx__rows_json(parts[i], 0, parts[i]->nrows));
+            for (int i = 0; i < n; i++) {
+                json_t *part = ctx__rows_json(parts[i], 0, parts[i]->nrows);
+                json_array_extend(*rows, part);
+                json_decref(part);
+            }
         }
     }
     runner_query_unref(q);
