@@ -184,6 +184,31 @@ static void request_begin(struct http_request *req)
         req->body_rejected = true;
 }
 
+/* Appends to the JSON body with a checked allocation: its size is the
+ * client's choice (up to the limit), so running out of memory is an answer,
+ * not an abort. The first allocation takes the declared length at once. */
+static int body_append(struct http_request *req, const char *data, size_t n)
+{
+    struct fr_buf *b = &req->body;
+    if (b->len + n + 1 > b->cap) {
+        int64_t declared = content_length(req);
+        size_t want = b->cap ? b->cap * 2 : 4096;
+        if (!b->cap && declared > 0)
+            want = (size_t)declared + 1;
+        if (want < b->len + n + 1)
+            want = b->len + n + 1;
+        char *p = fr_try_realloc(b->data, want);
+        if (!p)
+            return FR_ENOSPACE;
+        b->data = p;
+        b->cap = want;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
 static void request_consume(struct http_request *req, const char *data, size_t n)
 {
     req->body_seen += (int64_t)n;
@@ -203,8 +228,12 @@ static void request_consume(struct http_request *req, const char *data, size_t n
     if (kind == HTTP_BODY_STREAM) {
         if (req->route->stream->write(req, data, n) != 0)
             req->body_rejected = true;
-    } else if (kind != HTTP_BODY_NONE) {
-        fr_buf_append(&req->body, data, n);
+    } else if (kind != HTTP_BODY_NONE && body_append(req, data, n) != 0) {
+        http__reply_problem(req, FR_ENOSPACE, "memory-budget-exceeded",
+                            "no memory for a request body of %lld bytes",
+                            (long long)req->body_seen);
+        req->body_rejected = true;
+        fr_buf_cleanup(&req->body);
     }
 }
 
