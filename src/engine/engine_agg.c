@@ -107,12 +107,11 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     struct morsel_buf mb = {0};
     struct df_table *res = NULL;
     *out = NULL;
-    df__agg_init(&agg, specs, 0, types, ex);
-    df__gtab_init(&gt, types, 0, false, ex);
+    memset(&agg, 0, sizeof(agg)); /* safe to clean up before init */
+    memset(&gt, 0, sizeof(gt));
     rc = check_specs(in, keys, nkeys, specs, nspecs, types, err);
     if (rc != FR_OK)
         goto out;
-    df__agg_cleanup(&agg);
     df__agg_init(&agg, specs, nspecs, types, ex);
     for (int j = 0; j < nkeys; j++) {
         kcols[j] = in->cols[keys[j]];

@@ -98,6 +98,36 @@ static int64_t max_group(const struct df__vlist *vl)
     return m + 1;
 }
 
+/* Appends group g's distinct values (entries ent[0..n)) to the new arrays
+ * at out; returns the new end. tmp holds n values. */
+static int64_t dedupe_group(const struct df__vlist *vl, int64_t g, const int64_t *ent, int64_t n,
+                            bool strings, void *tmp, int64_t *ng, void *nv, int64_t *nsn,
+                            int64_t out)
+{
+    struct sref *s = tmp;
+    uint64_t *u = tmp;
+    for (int64_t j = 0; j < n; j++) {
+        if (strings)
+            s[j] = (struct sref){vl->sp[ent[j]], vl->sn[ent[j]]};
+        else
+            u[j] = vl->v[ent[j]];
+    }
+    qsort(tmp, (size_t)n, strings ? sizeof(*s) : sizeof(*u), strings ? cmp_sref : cmp_u64);
+    for (int64_t j = 0; j < n; j++) {
+        if (j && (strings ? cmp_sref(&s[j], &s[j - 1]) == 0 : u[j] == u[j - 1]))
+            continue;
+        ng[out] = g;
+        if (strings) {
+            ((const char **)nv)[out] = s[j].p;
+            nsn[out] = s[j].n;
+        } else {
+            ((uint64_t *)nv)[out] = u[j];
+        }
+        out++;
+    }
+    return out;
+}
+
 /* Sorts each group's values and drops duplicates into fresh arrays; the
  * list ends up ordered by group. */
 int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings, struct fr_error *err)
@@ -114,31 +144,9 @@ int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings, str
         fr_error_set(err, rc, "out of memory deduplicating %lld values", (long long)vl->n);
         goto out;
     }
-    for (int64_t g = 0; g < ngroups; g++) {
-        int64_t n = offs[g + 1] - offs[g];
-        struct sref *s = tmp;
-        uint64_t *u = tmp;
-        for (int64_t j = 0; j < n; j++) {
-            int64_t e = perm[offs[g] + j];
-            if (strings)
-                s[j] = (struct sref){vl->sp[e], vl->sn[e]};
-            else
-                u[j] = vl->v[e];
-        }
-        qsort(tmp, (size_t)n, strings ? sizeof(*s) : sizeof(*u), strings ? cmp_sref : cmp_u64);
-        for (int64_t j = 0; j < n; j++) {
-            if (j && (strings ? cmp_sref(&s[j], &s[j - 1]) == 0 : u[j] == u[j - 1]))
-                continue;
-            ng[out] = g;
-            if (strings) {
-                ((const char **)nv)[out] = s[j].p;
-                nsn[out] = s[j].n;
-            } else {
-                ((uint64_t *)nv)[out] = u[j];
-            }
-            out++;
-        }
-    }
+    for (int64_t g = 0; g < ngroups; g++)
+        out = dedupe_group(vl, g, perm + offs[g], offs[g + 1] - offs[g], strings, tmp, ng, nv,
+                           nsn, out);
     free(vl->g);
     vl->g = ng;
     ng = NULL;

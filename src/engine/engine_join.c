@@ -53,22 +53,40 @@ static int charge(struct join *j, int64_t bytes, struct fr_error *err)
     return j->ex ? df_exec_charge(j->ex, bytes, err) : FR_OK;
 }
 
-static int pairs_push(struct join *j, struct pairs *p, int64_t l, int64_t r, struct fr_error *err)
+/* Grows p to hold cap pairs; big buffers come from huge pages (first touch
+ * of 4 KiB pages dominates large joins otherwise). */
+static int pairs_grow(struct join *j, struct pairs *p, int64_t cap, struct fr_error *err)
+{
+    int rc = charge(j, (cap - p->cap) * 16, err);
+    if (rc != FR_OK)
+        return rc;
+    int64_t *nl = df__alloc_big(sizeof(int64_t) * (size_t)cap);
+    int64_t *nr = df__alloc_big(sizeof(int64_t) * (size_t)cap);
+    if (!nl || !nr) {
+        free(nl);
+        free(nr);
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory: a join result of %lld rows",
+                            (long long)cap);
+    }
+    if (p->n) {
+        memcpy(nl, p->l, sizeof(int64_t) * (size_t)p->n);
+        memcpy(nr, p->r, sizeof(int64_t) * (size_t)p->n);
+    }
+    free(p->l);
+    free(p->r);
+    p->l = nl;
+    p->r = nr;
+    p->cap = cap;
+    return FR_OK;
+}
+
+static inline int pairs_push(struct join *j, struct pairs *p, int64_t l, int64_t r,
+                             struct fr_error *err)
 {
     if (p->n == p->cap) {
-        int64_t cap = p->cap ? p->cap * 2 : 1024;
-        int rc = charge(j, (cap - p->cap) * 16, err);
+        int rc = pairs_grow(j, p, p->cap ? p->cap * 2 : 1024, err);
         if (rc != FR_OK)
             return rc;
-        int64_t *nl = fr_try_realloc(p->l, sizeof(int64_t) * (size_t)cap);
-        if (nl)
-            p->l = nl;
-        int64_t *nr = nl ? fr_try_realloc(p->r, sizeof(int64_t) * (size_t)cap) : NULL;
-        if (!nr)
-            return fr_error_set(err, FR_ETOOLARGE, "out of memory: a join result of %lld rows",
-                                (long long)cap);
-        p->r = nr;
-        p->cap = cap;
     }
     p->l[p->n] = l;
     p->r[p->n] = r;
@@ -219,8 +237,8 @@ static int sort_pairs_by_left(struct join *j, struct fr_error *err)
     if (rc != FR_OK)
         return rc;
     int64_t *count = calloc((size_t)nl + 1, sizeof(int64_t));
-    int64_t *l = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    int64_t *r = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *l = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+    int64_t *r = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
     if (!count || !l || !r) {
         free(count);
         free(l);
@@ -358,31 +376,21 @@ static int output(struct join *j, const struct df_table *left, const struct df_t
                   const int *lk, const int *rk, int nkeys, bool merge_keys, const char *suffix,
                   struct df_table **out, struct fr_error *err)
 {
-    int64_t n = j->out.n + j->tail_pairs.n;
-    int rc = charge(j, n * 16, err);
-    if (rc != FR_OK)
-        return rc;
-    int64_t *li = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    int64_t *ri = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (!li || !ri) {
-        rc = fr_error_set(err, FR_ETOOLARGE, "out of memory: a join result of %lld rows",
-                          (long long)n);
-    } else {
-        if (j->out.n) {
-            memcpy(li, j->out.l, sizeof(int64_t) * (size_t)j->out.n);
-            memcpy(ri, j->out.r, sizeof(int64_t) * (size_t)j->out.n);
-        }
-        if (j->tail_pairs.n) {
-            memcpy(li + j->out.n, j->tail_pairs.l, sizeof(int64_t) * (size_t)j->tail_pairs.n);
-            memcpy(ri + j->out.n, j->tail_pairs.r, sizeof(int64_t) * (size_t)j->tail_pairs.n);
-        }
-        bool semi_like = j->how == DF_JOIN_SEMI || j->how == DF_JOIN_ANTI;
-        rc = assemble(left, right, lk, rk, nkeys, semi_like, merge_keys, suffix, li, ri, n, out,
-                      err);
+    int rc = FR_OK;
+    if (j->tail_pairs.n) {
+        int64_t n = j->out.n + j->tail_pairs.n;
+        if (n > j->out.cap)
+            rc = pairs_grow(j, &j->out, n, err);
+        if (rc != FR_OK)
+            return rc;
+        memcpy(j->out.l + j->out.n, j->tail_pairs.l, sizeof(int64_t) * (size_t)j->tail_pairs.n);
+        memcpy(j->out.r + j->out.n, j->tail_pairs.r, sizeof(int64_t) * (size_t)j->tail_pairs.n);
+        j->out.n = n;
     }
-    free(li);
-    free(ri);
-    return rc;
+    bool semi_like = j->how == DF_JOIN_SEMI || j->how == DF_JOIN_ANTI;
+    int64_t none = 0;
+    return assemble(left, right, lk, rk, nkeys, semi_like, merge_keys, suffix,
+                    j->out.n ? j->out.l : &none, j->out.n ? j->out.r : &none, j->out.n, out, err);
 }
 
 static void join_cleanup(struct join *j)
@@ -434,8 +442,11 @@ int df_join(const struct df_table *left, const struct df_table *right, const int
     df__gtab_add_source(&j.gt, j.bcols);
     df__gtab_add_source(&j.gt, j.pcols);
     int64_t morsel = df__morsel_rows(ex);
+    if (j.probe->nrows > 1024 && how != DF_JOIN_SEMI && how != DF_JOIN_ANTI)
+        rc = pairs_grow(&j, &j.out, j.probe->nrows, err);
     bool maintain_order = ex && ex->opts && ex->opts->maintain_order;
-    rc = build_side(&j, nkeys, morsel, err);
+    if (rc == FR_OK)
+        rc = build_side(&j, nkeys, morsel, err);
     if (rc == FR_OK)
         rc = probe_side(&j, nkeys, morsel, err);
     if (rc == FR_OK)

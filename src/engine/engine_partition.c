@@ -61,6 +61,8 @@ void df_hash_rows(const struct df_table *in, const int *keys, int nkeys, uint64_
 int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int nparts,
                       struct df_table **parts, struct fr_error *err)
 {
+    for (int p = 0; p < nparts; p++)
+        parts[p] = NULL;
     if (nparts < 1)
         return fr_error_set(err, FR_EINVAL, "cannot split into %d partitions", nparts);
     for (int k = 0; k < nkeys; k++)
@@ -162,6 +164,8 @@ int df_range_partition(const struct df_table *in, const struct df_sort_key *keys
                        const struct df_table *boundaries, int nparts, struct df_table **parts,
                        struct fr_error *err)
 {
+    for (int p = 0; p < nparts; p++)
+        parts[p] = NULL;
     if (nparts < 1 || boundaries->ncols < nkeys || boundaries->nrows > nparts - 1)
         return fr_error_set(err, FR_EINVAL, "%lld boundaries do not fit %d partitions",
                             (long long)boundaries->nrows, nparts);

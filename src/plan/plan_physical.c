@@ -190,7 +190,7 @@ static bool only_projects(const struct pstage *s)
 static void plan_slice(struct plan_physical *p, int *cur, const struct lop *op)
 {
     struct pstage *s = &p->stages[*cur];
-    json_t *slice = json_pack("{sI sI}", "offset", (json_int_t)op->offset, "limit",
+    json_t *slice = json_pack("{s{sI sI}}", "slice", "offset", (json_int_t)op->offset, "limit",
                               (json_int_t)op->limit);
     int64_t need = op->limit >= 0 ? op->offset + op->limit : -1;
     if (s->input == PIN_FILE && s->ntasks == 1 && need >= 0 && only_projects(s))
