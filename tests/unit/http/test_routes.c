@@ -56,8 +56,8 @@ static void test_head_is_served_by_get(void **state)
 static void test_unknown_path_is_404(void **state)
 {
     struct http__router *r = *state;
-    const char *paths[] = {"/v1/nope", "/v1/config/", "/v1/queries//result", "/v1",
-                           "/v1/queries/a/b/result", ""};
+    const char *paths[] = {
+        "/v1/nope", "/v1/config/", "/v1/queries//result", "/v1", "/v1/queries/a/b/result", ""};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         struct http_request *req = request("GET", paths[i]);
         char *allow = NULL;
@@ -93,11 +93,11 @@ static void test_admin_routes(void **state)
         const char *method, *path;
         bool admin;
     } cases[] = {
-        {"POST", "/v1/config", true},        {"GET", "/v1/config", false},
-        {"DELETE", "/v1/runner", true},      {"GET", "/v1/runner", false},
-        {"PUT", "/v1/datasets/x", true},     {"DELETE", "/v1/datasets/x", true},
-        {"GET", "/v1/datasets/x", false},    {"POST", "/v1/dataframes", false},
-        {"POST", "/v1/queries", false},      {"DELETE", "/v1/queries/q", false},
+        {"POST", "/v1/config", true},     {"GET", "/v1/config", false},
+        {"DELETE", "/v1/runner", true},   {"GET", "/v1/runner", false},
+        {"PUT", "/v1/datasets/x", true},  {"DELETE", "/v1/datasets/x", true},
+        {"GET", "/v1/datasets/x", false}, {"POST", "/v1/dataframes", false},
+        {"POST", "/v1/queries", false},   {"DELETE", "/v1/queries/q", false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct http_request *req = request(cases[i].method, cases[i].path);
@@ -141,9 +141,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match_with_params),  cmocka_unit_test(test_head_is_served_by_get),
-        cmocka_unit_test(test_unknown_path_is_404), cmocka_unit_test(test_wrong_method_lists_allowed),
-        cmocka_unit_test(test_admin_routes),        cmocka_unit_test(test_problem_statuses),
+        cmocka_unit_test(test_match_with_params),
+        cmocka_unit_test(test_head_is_served_by_get),
+        cmocka_unit_test(test_unknown_path_is_404),
+        cmocka_unit_test(test_wrong_method_lists_allowed),
+        cmocka_unit_test(test_admin_routes),
+        cmocka_unit_test(test_problem_statuses),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
