@@ -101,8 +101,8 @@ enum runner_qstate runner_query_state(runner_query *q)
 
 static json_t *error_json(const struct fr_error *e)
 {
-    json_t *j = json_pack("{si ss ss}", "status", e->status, "kind",
-                          e->kind[0] ? e->kind : fr_status_name(e->status), "message", e->message);
+    json_t *j = json_pack("{ss ss}", "kind", e->kind[0] ? e->kind : fr_status_name(e->status),
+                          "message", e->message);
     if (e->file[0])
         json_object_set_new(j, "file", json_string(e->file));
     if (e->line >= 0)
