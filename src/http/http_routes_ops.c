@@ -29,16 +29,18 @@ static bool runner_draining(ctx *c)
     return draining;
 }
 
+/* 503 while shutting down or while the runner drains (new work would be
+ * refused), else 200. */
 static void readyz(struct http_request *req)
 {
-    if (ctx_ready(req->ctx) && !http__shutting_down(req->srv))
-        reply_text(req, "ready\n");
-    else if (!http__shutting_down(req->srv) && runner_draining(req->ctx))
+    if (http__shutting_down(req->srv) || !ctx_ready(req->ctx))
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is starting or shutting down");
+    else if (runner_draining(req->ctx))
         http__reply_problem(req, FR_EUNAVAILABLE, "runner-draining",
                             "the runner is being torn down");
     else
-        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
-                            "the server is starting or shutting down");
+        reply_text(req, "ready\n");
 }
 
 static void metrics(struct http_request *req)
