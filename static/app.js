@@ -93,8 +93,10 @@ function fmtValue(v) {
   return String(v);
 }
 
+// frozen_by is {request_id, method, path} in the contract; a bare request ID is shown too.
 function fmtFrozenBy(fb) {
   if (!fb) return '—';
+  if (typeof fb === 'string') return `request ${fb}`;
   return `${fb.method} ${fb.path} (request ${fb.request_id})`;
 }
 
@@ -213,7 +215,7 @@ function renderProblem(p, context) {
 }
 
 function renderLocked(p) {
-  const unlock = p.unlock || {};
+  const unlock = typeof p.unlock === 'string' ? { hint: p.unlock } : (p.unlock || {});
   const wrap = el('div', { className: 'locked-facts' });
   wrap.append(el('dl', { className: 'kv' },
     el('div', {}, el('dt', { text: 'config_id' }), el('dd', { className: 'mono', 'data-field': 'config_id', text: p.config_id || '—' })),
@@ -221,7 +223,7 @@ function renderLocked(p) {
     el('div', {}, el('dt', { text: 'frozen_by' }), el('dd', { 'data-field': 'frozen_by', text: fmtFrozenBy(p.frozen_by) })),
     el('div', {}, el('dt', { text: 'to unlock' }), el('dd', { 'data-field': 'unlock' },
       el('code', { text: `${unlock.method || 'DELETE'} ${unlock.path || '/v1/runner'}` }),
-      unlock.hint ? ` — ${unlock.hint}` : ''))));
+      unlock.hint && unlock.hint !== `${unlock.method || 'DELETE'} ${unlock.path || '/v1/runner'}` ? ` — ${unlock.hint}` : ''))));
   wrap.append(el('button', {
     type: 'button', className: 'link-button',
     onclick: () => { $('runner-reset').focus(); $('runner-panel').scrollIntoView({ behavior: 'smooth' }); },
@@ -335,7 +337,7 @@ function buildConfigForm(schema) {
       el('th', { scope: 'row' },
         el('label', { for: id }, el('code', { text: f.name })),
         el('span', { className: `scope scope-${f.scope}`, text: f.scope }),
-        el('div', { id: `${id}-doc`, className: 'doc' }, f.doc, el('br'), el('span', { className: 'bounds', text: describeBounds(f) }))),
+        el('div', { id: `${id}-doc`, className: 'doc' }, f.doc, el('span', { className: 'bounds', text: describeBounds(f) }))),
       el('td', {}, input, el('div', { id: `${id}-err`, className: 'field-error', role: 'alert' })),
       el('td', { id: `${id}-current`, className: 'current mono' }));
     body.append(row);
@@ -481,13 +483,16 @@ function renderRunner(r) {
   badge.textContent = r.state;
   badge.dataset.kind = r.state === 'active' ? 'warn' : r.state === 'draining' ? 'error' : 'ok';
   const rows = [
-    ['state', r.state], ['kind', r.kind], ['config_id', r.config_id || '—'],
+    ['state', r.state], ['kind', r.kind || '—'], ['config_id', r.config_id || '—'],
     ['created_at', r.created_at || '—'], ['frozen_by', fmtFrozenBy(r.frozen_by)],
     ['queries running', r.queries ? r.queries.running : '—'],
     ['queries finished', r.queries ? r.queries.finished : '—'],
   ];
   if (r.dataframes !== undefined) rows.push(['dataframes', r.dataframes]);
   if (r.workers !== undefined) rows.push(['workers', r.workers === null ? 'n/a (local)' : r.workers]);
+  if (r.detail && typeof r.detail === 'object') {
+    for (const [k, v] of Object.entries(r.detail)) if (k !== 'kind' && k !== 'running') rows.push([k.replace(/_/g, ' '), fmtValue(v)]);
+  }
   $('runner-facts').replaceChildren(...rows.map(([k, v]) =>
     el('div', {}, el('dt', { text: k }), el('dd', { className: k === 'config_id' ? 'mono' : '', 'data-field': k, text: String(v) }))));
   $('runner-reset').disabled = r.state === 'none';
@@ -497,6 +502,25 @@ async function refreshRunner() {
   const res = await api('GET', '/v1/runner');
   if (!res.ok) { showProblem('runner-problem', res.problem, 'GET /v1/runner'); return; }
   renderRunner(res.data);
+}
+
+// What DELETE /v1/runner released, in words; reads the contract's members and says what else came.
+function describeRelease(d) {
+  const parts = [];
+  const id = d.config_id || d.released_config_id;
+  parts.push(`Runner reset: released ${id || 'the config'}`);
+  const known = {
+    queries_finished: 'queries finished', queries_cancelled: 'queries cancelled',
+    dataframes: 'dataframes dropped', dataframes_dropped: 'dataframes dropped',
+    partitions: 'partitions dropped', workers_notified: 'workers notified',
+  };
+  const counts = [];
+  for (const [k, label] of Object.entries(known)) if (typeof d[k] === 'number') counts.push(`${d[k]} ${label}`);
+  if (counts.length) parts.push(counts.join(', '));
+  if (d.store_released || d.config_released) parts.push('store released');
+  const ms = d.elapsed_ms ?? d.drained_ms;
+  if (typeof ms === 'number') parts.push(`in ${fmtMs(ms)}`);
+  return `${parts.join('; ')}. The config is unlocked.`;
 }
 
 async function resetRunner() {
@@ -511,11 +535,7 @@ async function resetRunner() {
   const res = await api('DELETE', `/v1/runner${force ? '?force=true' : ''}`, { admin: true });
   $('runner-reset').disabled = false;
   if (res.ok) {
-    const d = res.data || {};
-    setStatus('runner-status',
-      `Runner reset: released ${d.config_id || 'config'}; ${d.queries_finished ?? 0} queries finished, ` +
-      `${d.queries_cancelled ?? 0} cancelled, ${d.dataframes ?? 0} dataframes and ${d.partitions ?? 0} partitions dropped` +
-      `${d.store_released ? ', store released' : ''}${d.elapsed_ms !== undefined ? ` in ${fmtMs(d.elapsed_ms)}` : ''}.`, 'ok');
+    setStatus('runner-status', describeRelease(res.data || {}), 'ok');
     forgetDataframe('The runner was reset: its dataframes and queries are gone.');
   } else {
     setStatus('runner-status', `Reset failed (${res.status || 'no answer'}).`, 'error');
@@ -537,11 +557,13 @@ async function refreshDatasets() {
   const body = $('datasets-body');
   if (!res.ok) { showProblem('datasets-problem', res.problem, 'GET /v1/datasets'); return; }
   body.replaceChildren();
-  if (!res.data.length) {
+  // The contract's list is an array; a {datasets: [...]} wrapper is read too.
+  const list = Array.isArray(res.data) ? res.data : (res.data && res.data.datasets) || [];
+  if (!list.length) {
     body.append(el('tr', {}, el('td', { colspan: 5, className: 'empty', text: 'No datasets yet. Upload a CSV or NDJSON file below.' })));
     return;
   }
-  for (const d of res.data) {
+  for (const d of list) {
     body.append(el('tr', { 'data-dataset': d.name },
       el('th', { scope: 'row', className: 'mono', text: d.name }),
       el('td', { text: d.format }),
@@ -669,9 +691,13 @@ async function createDataframe() {
   setText('df-config-id', df.config_id);
   setText('df-created', df.created_at || '—');
   $('df-schema').replaceChildren(...df.schema.map((c) => el('span', { className: 'col-chip' }, el('code', { text: c.name }), ` ${c.type}`)));
-  renderTable($('preview-table'), df.schema, df.preview.rows, 'Preview rows');
-  $('preview-note').textContent = `${df.preview.rows.length} row${df.preview.rows.length === 1 ? '' : 's'} shown` +
-    (df.preview.truncated ? ' (truncated: the dataframe has more; Run it for all rows).' : ' (all rows).');
+  // The contract's preview is {rows, truncated}; a bare array of rows is read too.
+  const preview = Array.isArray(df.preview) ? { rows: df.preview } : (df.preview || { rows: [] });
+  const n = preview.rows.length;
+  renderTable($('preview-table'), df.schema, preview.rows, 'Preview rows');
+  $('preview-note').textContent = `${n} row${n === 1 ? '' : 's'} shown` +
+    (preview.truncated === true ? ' (truncated: the dataframe has more; Run it for all rows).'
+      : preview.truncated === false ? ' (all rows).' : ' (the server did not say whether there are more).');
   $('df-run').disabled = false;
   $('df-explain').disabled = false;
   setStatus('df-status', `Created ${df.id}.`, 'ok');
@@ -822,6 +848,38 @@ async function downloadCsv() {
   setStatus('q-status', `Downloaded ${q.id}.csv (${fmtBytes(new Blob([res.text]).size)}).`, 'ok');
 }
 
+// Stage inputs are stage numbers in the contract; objects ({stage, mode} or a file) are described.
+function fmtStageInput(i) {
+  if (typeof i === 'number') return `stage ${i}`;
+  if (i && typeof i === 'object') {
+    if (i.stage !== undefined) return `stage ${i.stage}${i.mode ? ` (${i.mode})` : ''}`;
+    if (i.name) return `${i.kind || 'file'} ${i.name}${i.bytes !== undefined ? ` (${fmtBytes(i.bytes)})` : ''}`;
+  }
+  return fmtValue(i);
+}
+
+// The contract's stage detail is a string; other members (pipeline, sink, core) are summed up
+// as "filter → project → partial_agg" with the full JSON one click away.
+function stageDetail(s) {
+  if (typeof s.detail === 'string') return s.detail;
+  const extra = {};
+  for (const [k, v] of Object.entries(s)) if (!['id', 'kind', 'tasks', 'inputs'].includes(k)) extra[k] = v;
+  if (!Object.keys(extra).length) return '';
+  const steps = [];
+  for (const op of Array.isArray(extra.pipeline) ? extra.pipeline : []) {
+    if (op && typeof op === 'object') steps.push(Object.keys(op)[0]);
+  }
+  for (const k of ['core', 'sink']) if (extra[k] && extra[k].op) steps.push(extra[k].op);
+  return el('details', { className: 'stage-detail' },
+    el('summary', { text: steps.length ? steps.join(' → ') : 'details' }),
+    el('pre', { text: JSON.stringify(extra, null, 2) }));
+}
+
+function planText(p) {
+  if (p === undefined || p === null) return '';
+  return typeof p === 'string' ? p : JSON.stringify(p, null, 2);
+}
+
 async function explainDataframe() {
   if (!state.dataframe) return;
   const id = state.dataframe.id;
@@ -840,19 +898,19 @@ async function explainDataframe() {
     el('thead', {}, el('tr', {}, ['stage', 'kind', 'tasks', 'inputs', 'detail'].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, stages.map((s) => el('tr', {},
       el('td', { className: 'num', text: s.id }), el('td', { text: s.kind }),
-      el('td', { className: 'num', text: s.tasks }), el('td', { text: (s.inputs || []).join(', ') || '—' }),
-      el('td', { className: 'mono small', text: s.detail || '' })))));
+      el('td', { className: 'num', text: s.tasks }), el('td', { text: (s.inputs || []).map(fmtStageInput).join(', ') || '—' }),
+      el('td', { className: 'small' }, stageDetail(s))))));
   const dt = $('decisions-table');
   const decisions = x.decisions || [];
   dt.replaceChildren(
     el('thead', {}, el('tr', {}, ['decision', 'reason', 'config field', 'config value'].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, decisions.length
       ? decisions.map((d) => el('tr', {},
-        el('td', { text: d.decision }), el('td', { text: d.reason }),
+        el('td', { text: d.decision }), el('td', { text: d.reason ?? '—' }),
         el('td', { className: 'mono', text: d.config_field ?? '—' }), el('td', { className: 'mono', text: fmtValue(d.config_value) })))
       : el('tr', {}, el('td', { colspan: 4, className: 'empty', text: 'no decisions' }))));
-  $('explain-logical').textContent = x.logical || '';
-  $('explain-optimized').textContent = x.optimized || '';
+  $('explain-logical').textContent = planText(x.logical);
+  $('explain-optimized').textContent = planText(x.optimized);
   $('explain-area').scrollIntoView({ behavior: 'smooth', block: 'nearest' });
 }
 
