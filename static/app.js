@@ -575,11 +575,10 @@ async function refreshDatasets() {
   }
 }
 
+// Starts a new plan on the dataset (the old ops named other columns; "Load example" brings them back).
 function usePlanSource(name) {
-  let plan;
-  try { plan = JSON.parse($('plan-editor').value); } catch { plan = { ops: [] }; }
-  plan.source = { dataset: name };
-  $('plan-editor').value = JSON.stringify({ source: plan.source, ops: plan.ops || [] }, null, 2);
+  $('plan-editor').value = JSON.stringify({ source: { dataset: name }, ops: [] }, null, 2);
+  setStatus('df-status', `Plan reset to read ${name}; add ops, then Create.`, 'info');
   $('plan-editor').focus();
 }
 
