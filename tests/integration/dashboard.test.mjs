@@ -4,7 +4,8 @@
 // 422 next to the field, then saved), create + preview, run + result rows, explain, CSV
 // download, the lock with the same config_id as GET /v1/config, the 409 config-locked message,
 // and the runner reset. Needs Debian's chromium at /usr/bin/chromium and playwright-core from
-// package.json (`npm ci`); without either the test fails, it never skips.
+// package.json (`npm ci`); without either the test fails, it never skips. FRAMED_CHROMIUM
+// overrides the browser path on machines that keep Chromium elsewhere.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
