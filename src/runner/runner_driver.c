@@ -261,6 +261,7 @@ void runner__job_free(struct rjob *job)
     json_decref(job->spec);
     for (int k = 0; k < 3; k++)
         free(job->inputs[k]);
+    free(job->avoid_url);
     free(job);
     runner_query_unref(q);
 }
