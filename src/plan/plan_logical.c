@@ -542,6 +542,8 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         rc = op_error(err, 0, "\"ops\" must be a list%s", "");
     json_t *ops = json_is_array(given) ? json_copy(given) : json_array();
     for (size_t i = 0; i < json_array_size(ops) && rc == FR_OK; i++) {
+        lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (i + 2)); /* before taking `in` */
+        memset(&lp->ops[i], 0, sizeof(struct lop));
         const struct df_schema *in = i == 0 ? &lp->src.schema : &lp->ops[i - 1].schema;
         json_t *expanded = expand_sort(json_array_get(ops, i), in);
         if (expanded) {
@@ -550,8 +552,6 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
                 json_array_insert(ops, i + k, json_array_get(expanded, k));
             json_decref(expanded);
         }
-        lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (i + 2));
-        memset(&lp->ops[i], 0, sizeof(struct lop));
         lp->nops = (int)i + 1;
         rc = parse_op(json_array_get(ops, i), in, env, opts, depth, (int)i, &lp->ops[i], err);
     }
