@@ -310,6 +310,28 @@ static int core_join(json_t *core, struct df_table *const *const *in, const int 
     return rc;
 }
 
+/* new: an int64 column as float64 (union widening). */
+static struct df_column *to_float64(const struct df_column *c)
+{
+    struct df_column *f = df_column_new(DF_TYPE_FLOAT64, c->length);
+    for (int64_t i = 0; i < c->length; i++) {
+        if (df_column_is_valid(c, i))
+            df_column_append_float64(f, (double)df_column_int64(c, i));
+        else
+            df_column_append_null(f);
+    }
+    return f;
+}
+
+static void widen(struct df_table *t, int col)
+{
+    if (t->cols[col]->type != DF_TYPE_INT64)
+        return;
+    struct df_column *f = to_float64(t->cols[col]);
+    df_column_unref(t->cols[col]);
+    t->cols[col] = f;
+}
+
 static int core_union(struct df_table *const *const *in, const int *n, struct df_table **out,
                       struct fr_error *err)
 {
@@ -321,6 +343,10 @@ static int core_union(struct df_table *const *const *in, const int *n, struct df
         for (int i = 0; i < b->ncols; i++) { /* union is by position: take the left's names */
             free(b->names[i]);
             b->names[i] = fr_xstrdup(a->names[i]);
+            if (a->cols[i]->type != b->cols[i]->type) { /* int64 with float64: float64 */
+                widen(a, i);
+                widen(b, i);
+            }
         }
         struct df_table *both[2] = {a, b};
         rc = df_table_concat(both, 2, out, err);

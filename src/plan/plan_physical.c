@@ -276,6 +276,8 @@ static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
                                   strings_json(op->keys, op->nkeys), "aggs",
                                   strings_json(op->aggs, op->naggs), "input_schema",
                                   schema_json(in));
+    if (op->nitems) /* distinct: back to the input's column order */
+        pipe(p, f, project_json(op));
     *cur = f;
 }
 

@@ -220,6 +220,19 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
     int rc = parse_options(json_object_get(src, "options"), s, err);
     if (rc != FR_OK)
         return rc;
+    json_t *schema = json_object_get(src, "schema"); /* hints may also sit on the source */
+    if (schema) {
+        json_t *wrapped = json_pack("{sO}", "schema", schema);
+        struct lsource tmp;
+        memset(&tmp, 0, sizeof(tmp));
+        rc = parse_options(wrapped, &tmp, err);
+        json_decref(wrapped);
+        for (int i = 0; i < tmp.hints.nfields; i++)
+            df_schema_add(&s->hints, tmp.hints.fields[i].name, tmp.hints.fields[i].type);
+        df_schema_cleanup(&tmp.hints);
+        if (rc != FR_OK)
+            return rc;
+    }
     json_t *v;
     if ((v = json_object_get(src, "rows")))
         return rows_source(v, s, err);
