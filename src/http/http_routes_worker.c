@@ -35,12 +35,16 @@ static void echo_config_id(struct http_request *req, const char *id)
         http__add_header(req, CONFIG_ID_HEADER, id);
 }
 
+/* A worker's problem: the error's kind and location; the column of a data
+ * file also as field_index, the member the protocol names. Steals ext. */
 static void reply_fr_error(struct http_request *req, const struct fr_error *e, json_t *ext)
 {
     struct ctx_error ce;
     ctx_error_init(&ce);
     ce.base = *e;
-    ce.ext = ext;
+    ce.ext = ext ? ext : json_object();
+    if (e->column >= 0)
+        json_object_set_new(ce.ext, "field_index", json_integer(e->column));
     http__reply_error(req, &ce);
     ctx_error_cleanup(&ce);
 }

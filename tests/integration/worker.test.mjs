@@ -6,6 +6,8 @@
 // With a cluster secret every cluster call must be signed, and not too long ago.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertProblem, call, rowsPlan, startServer, startWorker } from './lib.mjs';
 
@@ -143,6 +145,28 @@ describe('a worker beside its coordinator', () => {
     assert.ok(r.status >= 400 && r.status < 500, r.text);
     assert.match(r.headers.get('content-type'), /^application\/problem\+json/);
     assert.equal(r.headers.get('framed-config-id'), configId);
+  });
+
+  test('malformed data fails the task with its kind and where it is', async () => {
+    const file = path.join(coordinator.root, 'bad.csv');
+    writeFileSync(file, 'a\n1\nx\n');
+    const spec = {
+      stage: 0, task: 0, core: null, pipeline: [], sink: null, nbuckets: 1,
+      input: {
+        kind: 'file', path: file, format: 'csv', display: 'bad.csv',
+        options: { delimiter: ',', header: true, on_error_null: false, hints: [] },
+        schema: [['a', 'int64']], columns: null, range: [2, 6, 2], max_rows: 0,
+      },
+    };
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      json: { query_id: 'q-bad', stage: 0, task: 0, attempt: 0, spec, inputs: [] },
+      headers: { 'framed-config-id': configId },
+    });
+    assertProblem(r, 422, 'malformed-data');
+    assert.match(r.body.detail, /bad\.csv/);
+    assert.equal(r.body.line, 3);
+    assert.equal(r.body.column, 1);
+    assert.equal(r.body.field_index, 1);
   });
 
   test('DELETE /v1/configs/{id} drops the config and its partitions', async () => {
