@@ -37,6 +37,17 @@ async function freeze(coordinator) {
   return cfg.body.config_id;
 }
 
+// Polls fn until it returns something truthy (heartbeats come every second).
+async function waitFor(fn, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('waited in vain');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 // The signature headers of api/internal-protocol.md.
 function signed(secret, method, target, body, { sender = 'test-sender', ts } = {}) {
   const stamp = ts ?? Math.floor(Date.now() / 1000);
@@ -72,6 +83,16 @@ describe('a worker beside its coordinator', () => {
     assert.match(info.body.id, /^w-/);
     assert.deepEqual(info.body.config_ids, []);
     assert.ok(worker.logLines().some((l) => /loopback only/.test(l.msg)));
+  });
+
+  test('announces itself to the coordinator', async () => {
+    const info = await call(worker.base, 'GET', '/v1/info');
+    const listed = await waitFor(async () => {
+      const r = await call(coordinator.base, 'GET', '/v1/workers');
+      return r.body.workers.find((w) => w.id === info.body.id);
+    });
+    assert.equal(listed.url, worker.base);
+    assert.equal(listed.state, 'active');
   });
 
   test('a task without Framed-Config-Id is refused with 400', async () => {
@@ -247,6 +268,24 @@ describe('a worker with a cluster secret', () => {
       },
     });
     assertProblem(tampered, 401, 'unauthorized');
+  });
+
+  test('its coordinator takes only signed announces, and lists this worker', async () => {
+    const announce = { id: 'w-intruder', url: 'http://127.0.0.1:9', threads: 1, running_tasks: 0, config_ids: [] };
+    assertProblem(await call(coordinator.base, 'POST', '/v1/workers', { json: announce }), 401, 'unauthorized');
+    const body = JSON.stringify(announce);
+    const wrong = await call(coordinator.base, 'POST', '/v1/workers', {
+      body, headers: { 'content-type': 'application/json', ...signed('nope', 'POST', '/v1/workers', body) },
+    });
+    assertProblem(wrong, 401, 'unauthorized');
+    const info = await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '') });
+    const listed = await waitFor(async () => {
+      const r = await call(coordinator.base, 'GET', '/v1/workers');
+      return r.body.workers.find((w) => w.id === info.body.id);
+    });
+    assert.equal(listed.url, worker.base);
+    const r = await call(coordinator.base, 'GET', '/v1/workers');
+    assert.ok(!r.body.workers.some((w) => w.id === 'w-intruder'));
   });
 
   test('refuses a signature older than 300 s', async () => {
