@@ -193,6 +193,7 @@ void http__routes_dataframes_register(struct http__router *r);
 void http__routes_queries_register(struct http__router *r);
 void http__routes_ops_register(struct http__router *r);
 void http__routes_worker_register(struct http__router *r);
+void http__routes_cluster_register(struct http__router *r);
 
 /* ---- metrics (http_metrics.c) ---- */
 struct http__metrics;

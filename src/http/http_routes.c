@@ -43,6 +43,7 @@ struct http__router *http__router_new(void)
     http__routes_data_register(r);
     http__routes_dataframes_register(r);
     http__routes_queries_register(r);
+    http__routes_cluster_register(r);
     return r;
 }
 

@@ -458,7 +458,10 @@ int http_server_start(ctx *c, const struct http_options *opts, http_server **out
     struct http_server *s = fr_xcalloc(1, sizeof(*s));
     s->ctx = c;
     s->router = http__router_new();
-    return server_start(s, opts, out, err);
+    struct http_options o = *opts;
+    if (!o.cluster_secret || !*o.cluster_secret)
+        o.cluster_secret = ctx_cluster_secret(c); /* the context's, as the runner signs with it */
+    return server_start(s, &o, out, err);
 }
 
 int http_server_start_worker(worker *w, const struct http_options *opts, http_server **out,

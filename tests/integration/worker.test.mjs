@@ -2,11 +2,14 @@
 // Framed-Config-Id (400 without, 404 for an ID the store does not hold); a
 // task under the frozen config runs, its output stays as a partition served
 // only under that config; the config is fetched from the store once and then
-// served from the cache; DELETE /v1/configs/{id} drops it and its partitions.
-// With a cluster secret every cluster call must be signed, and not too long ago.
+// served from the cache (concurrent misses: one fetch, proven against a fake
+// store); bytes that do not hash to the ID get 409 and are not cached; DELETE
+// /v1/configs/{id} drops the config and its partitions. With a cluster secret
+// every cluster call must be signed, and not too long ago.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { assertProblem, call, rowsPlan, startServer, startWorker } from './lib.mjs';
@@ -32,6 +35,17 @@ async function freeze(coordinator) {
   const cfg = await call(coordinator.base, 'GET', '/v1/config');
   assert.match(cfg.body.config_id, /^sha256:[0-9a-f]{64}$/);
   return cfg.body.config_id;
+}
+
+// Polls fn until it returns something truthy (heartbeats come every second).
+async function waitFor(fn, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('waited in vain');
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 // The signature headers of api/internal-protocol.md.
@@ -69,6 +83,16 @@ describe('a worker beside its coordinator', () => {
     assert.match(info.body.id, /^w-/);
     assert.deepEqual(info.body.config_ids, []);
     assert.ok(worker.logLines().some((l) => /loopback only/.test(l.msg)));
+  });
+
+  test('announces itself to the coordinator', async () => {
+    const info = await call(worker.base, 'GET', '/v1/info');
+    const listed = await waitFor(async () => {
+      const r = await call(coordinator.base, 'GET', '/v1/workers');
+      return r.body.workers.find((w) => w.id === info.body.id);
+    });
+    assert.equal(listed.url, worker.base);
+    assert.equal(listed.state, 'active');
   });
 
   test('a task without Framed-Config-Id is refused with 400', async () => {
@@ -246,6 +270,24 @@ describe('a worker with a cluster secret', () => {
     assertProblem(tampered, 401, 'unauthorized');
   });
 
+  test('its coordinator takes only signed announces, and lists this worker', async () => {
+    const announce = { id: 'w-intruder', url: 'http://127.0.0.1:9', threads: 1, running_tasks: 0, config_ids: [] };
+    assertProblem(await call(coordinator.base, 'POST', '/v1/workers', { json: announce }), 401, 'unauthorized');
+    const body = JSON.stringify(announce);
+    const wrong = await call(coordinator.base, 'POST', '/v1/workers', {
+      body, headers: { 'content-type': 'application/json', ...signed('nope', 'POST', '/v1/workers', body) },
+    });
+    assertProblem(wrong, 401, 'unauthorized');
+    const info = await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '') });
+    const listed = await waitFor(async () => {
+      const r = await call(coordinator.base, 'GET', '/v1/workers');
+      return r.body.workers.find((w) => w.id === info.body.id);
+    });
+    assert.equal(listed.url, worker.base);
+    const r = await call(coordinator.base, 'GET', '/v1/workers');
+    assert.ok(!r.body.workers.some((w) => w.id === 'w-intruder'));
+  });
+
   test('refuses a signature older than 300 s', async () => {
     const old = Math.floor(Date.now() / 1000) - 301;
     const r = await call(worker.base, 'GET', '/v1/info', {
@@ -256,6 +298,76 @@ describe('a worker with a cluster secret', () => {
       headers: signed(secret, 'GET', '/v1/info', '', { ts: old + 60 }),
     });
     assert.equal(recent.status, 200, recent.text);
+  });
+});
+
+// A config store that counts its fetches and answers slowly: the real bytes
+// of `goodId` (taken from a coordinator), and the same bytes under `badId`,
+// where they do not hash to the ID.
+function fakeStore(goodId, bytes, badId) {
+  const fetches = new Map();
+  const server = createServer((req, res) => {
+    const id = decodeURIComponent(req.url.replace('/v1/configs/', ''));
+    fetches.set(id, (fetches.get(id) ?? 0) + 1);
+    setTimeout(() => {
+      if (id === goodId || id === badId) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(bytes);
+      } else {
+        res.writeHead(404, { 'content-type': 'application/problem+json' });
+        res.end('{}');
+      }
+    }, 300);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({ base: `http://127.0.0.1:${server.address().port}`, fetches, close: () => server.close() });
+    });
+  });
+}
+
+describe('a worker resolving configs from a store', () => {
+  let coordinator;
+  let store;
+  let worker;
+  let configId;
+  const badId = `sha256:${'b'.repeat(64)}`;
+  before(async () => {
+    coordinator = await startServer();
+    configId = await freeze(coordinator);
+    const bytes = await (await fetch(`${coordinator.base}/v1/configs/${configId}`)).text();
+    store = await fakeStore(configId, bytes, badId);
+    worker = await startWorker(coordinator.base, { args: ['--store', store.base, '--threads', '2'] });
+  });
+  after(async () => {
+    await worker?.stop();
+    await coordinator?.stop();
+    store?.close();
+  });
+
+  test('concurrent tasks missing one config cause one store fetch', async () => {
+    const headers = { 'framed-config-id': configId };
+    const results = await Promise.all([...Array(6).keys()].map((i) => call(worker.base, 'POST',
+      '/v1/tasks', { json: rowsTask([{ a: i }, { a: 10 }], 'a > 5'), headers })));
+    for (const r of results) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.config_id, configId);
+    }
+    assert.equal(store.fetches.get(configId), 1);
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.configs[configId], { fetches: 1, cache_hits: 5, tasks: 6 });
+  });
+
+  test('bytes that do not hash to the ID: 409, the task never runs, nothing is cached', async () => {
+    const headers = { 'framed-config-id': badId };
+    for (let round = 1; round <= 2; round++) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', { json: rowsTask([{ a: 1 }], 'a > 0'), headers });
+      assertProblem(r, 409, 'config-integrity');
+      assert.equal(store.fetches.get(badId), round);
+    }
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.config_ids, [configId]);
+    assert.equal(info.body.partitions, 6);
   });
 });
 
