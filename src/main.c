@@ -1,12 +1,418 @@
-/* main: the framed binary's entry point. */
+/* main: the framed command line. `framed serve` runs the coordinator (context +
+ * HTTP server) until SIGTERM/SIGINT and then stops gracefully; `framed worker`
+ * is the cluster worker. Every flag of a subcommand is read from one table,
+ * which also gives its FRAMED_<FLAG> environment variable and its help line. */
 #include "common/common.h"
+#include "context/context.h"
+#include "http/http.h"
 
+#include <jansson.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
-int main(int argc, char **argv)
+#define EXIT_USAGE 2
+#define DRAIN_MS 30000
+
+enum flag_type { FLAG_STR, FLAG_INT, FLAG_BYTES };
+
+/* One flag: --name VALUE, or FRAMED_NAME in the environment (the flag wins). */
+struct flag {
+    const char *name;
+    enum flag_type type;
+    size_t offset; /* into the subcommand's options struct */
+    const char *metavar;
+    const char *help;
+};
+
+struct serve_options {
+    const char *listen;
+    int64_t port;
+    const char *data_dir;
+    const char *state_dir;
+    const char *log_level;
+    int64_t threads;
+    int64_t memory_limit;
+    const char *admin_token_file;
+    const char *runner;
+    const char *store;
+    const char *workers;
+    const char *static_dir;
+    int64_t max_body_bytes;
+    int64_t max_upload_bytes;
+};
+
+#define SERVE_FLAG(name, type, member, metavar, help)                                              \
+    {name, type, offsetof(struct serve_options, member), metavar, help}
+
+static const struct flag serve_flags[] = {
+    SERVE_FLAG("listen", FLAG_STR, listen, "ADDR", "address to listen on (default 127.0.0.1)"),
+    SERVE_FLAG("port", FLAG_INT, port, "N", "TCP port (default 8080; 0 = any free port)"),
+    SERVE_FLAG("data-dir", FLAG_STR, data_dir, "DIR", "datasets (default ./data)"),
+    SERVE_FLAG("state-dir", FLAG_STR, state_dir, "DIR", "pending config and store (default ./state)"),
+    SERVE_FLAG("log-level", FLAG_STR, log_level, "LEVEL", "debug, info, warn or error (default info)"),
+    SERVE_FLAG("threads", FLAG_INT, threads, "N", "local runner threads (default: one per core)"),
+    SERVE_FLAG("memory-limit", FLAG_BYTES, memory_limit, "BYTES",
+               "budget for materialized data, K/M/G suffixes (default: none)"),
+    SERVE_FLAG("admin-token-file", FLAG_STR, admin_token_file, "FILE",
+               "file holding the admin token (else FRAMED_ADMIN_TOKEN; none = no auth)"),
+    SERVE_FLAG("runner", FLAG_STR, runner, "KIND", "local or remote (default local)"),
+    SERVE_FLAG("store", FLAG_STR, store, "URL", "embedded (default) or redis://host:port/db"),
+    SERVE_FLAG("workers", FLAG_STR, workers, "URLS", "static worker URLs, comma-separated"),
+    SERVE_FLAG("static-dir", FLAG_STR, static_dir, "DIR", "the dashboard's files"),
+    SERVE_FLAG("max-body-bytes", FLAG_BYTES, max_body_bytes, "BYTES",
+               "limit of JSON request bodies (default 64M)"),
+    SERVE_FLAG("max-upload-bytes", FLAG_BYTES, max_upload_bytes, "BYTES",
+               "limit of a dataset upload (default 16G)"),
+};
+#define NSERVE_FLAGS ((int)(sizeof(serve_flags) / sizeof(serve_flags[0])))
+
+/* ---- value parsing ---- */
+
+static int parse_int(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < 0)
+        return FR_EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* "1048576", "64K", "512M", "16G", "1T" (also "16GiB", "16GB"): powers of 1024. */
+static int parse_bytes(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno || v < 0)
+        return FR_EINVAL;
+    int shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    case '\0': break;
+    default: return FR_EINVAL;
+    }
+    if (shift) {
+        end++;
+        if (strcasecmp(end, "iB") == 0 || strcasecmp(end, "B") == 0 || *end == '\0')
+            end += strlen(end);
+    }
+    if (*end || v > (INT64_MAX >> shift))
+        return FR_EINVAL;
+    *out = (int64_t)v << shift;
+    return 0;
+}
+
+static void env_name(const char *flag, char *out, size_t outsz)
+{
+    size_t n = (size_t)snprintf(out, outsz, "FRAMED_");
+    for (const char *p = flag; *p && n + 1 < outsz; p++)
+        out[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+    out[n] = '\0';
+}
+
+static int flag_set(const struct flag *f, void *opts, const char *value, const char *source)
+{
+    char *slot = (char *)opts + f->offset;
+    int rc = 0;
+    if (f->type == FLAG_STR)
+        *(const char **)slot = value;
+    else if (f->type == FLAG_INT)
+        rc = parse_int(value, (int64_t *)slot);
+    else
+        rc = parse_bytes(value, (int64_t *)slot);
+    if (rc != 0)
+        fprintf(stderr, "framed: invalid value '%s' for %s (expected %s)\n", value, source,
+                f->type == FLAG_INT ? "a non-negative integer" : "bytes, e.g. 512M");
+    return rc;
+}
+
+/* ---- generic subcommand parsing ---- */
+
+static void print_flags(FILE *out, const struct flag *flags, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char left[64], env[64];
+        snprintf(left, sizeof(left), "--%s %s", flags[i].name, flags[i].metavar);
+        env_name(flags[i].name, env, sizeof(env));
+        fprintf(out, "  %-28s %s [%s]\n", left, flags[i].help, env);
+    }
+}
+
+/* Environment first, then the command line. 0 = go on, 1 = --help shown,
+ * EXIT_USAGE on a bad flag or value. */
+static int parse_flags(int argc, char **argv, const struct flag *flags, int n, void *opts,
+                       void (*usage)(FILE *))
+{
+    for (int i = 0; i < n; i++) {
+        char env[64];
+        env_name(flags[i].name, env, sizeof(env));
+        const char *v = getenv(env);
+        if (v && *v && flag_set(&flags[i], opts, v, env) != 0)
+            return EXIT_USAGE;
+    }
+    struct option *longopts = fr_xcalloc((size_t)n + 2, sizeof(*longopts));
+    for (int i = 0; i < n; i++)
+        longopts[i] = (struct option){flags[i].name, required_argument, NULL, 1000 + i};
+    longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+    int rc = 0, c;
+    optind = 1;
+    while (rc == 0 && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            rc = 1;
+        } else if (c >= 1000 && c < 1000 + n) {
+            char source[64];
+            snprintf(source, sizeof(source), "--%s", flags[c - 1000].name);
+            rc = flag_set(&flags[c - 1000], opts, optarg, source) ? EXIT_USAGE : 0;
+        } else {
+            usage(stderr);
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc == 0 && optind < argc) {
+        fprintf(stderr, "framed: unexpected argument '%s'\n", argv[optind]);
+        rc = EXIT_USAGE;
+    }
+    free(longopts);
+    return rc;
+}
+
+/* ---- serve ---- */
+
+static void serve_usage(FILE *out)
+{
+    fprintf(out, "usage: framed serve [flags]\n\nRuns the coordinator: the HTTP API, the "
+                 "config store and the local or remote runner.\n\n");
+    print_flags(out, serve_flags, NSERVE_FLAGS);
+    fprintf(out, "\nFlags win over environment variables. FRAMED_CONFIG_<FIELD> variables set "
+                 "pending config values.\n");
+}
+
+/* The dashboard: next to the binary if installed so, else the source tree's. */
+static const char *default_static_dir(char *buf, size_t bufsz)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            int len = snprintf(buf, bufsz, "%.*s/static", (int)(bufsz - 16), exe);
+            char index[PATH_MAX + 16];
+            snprintf(index, sizeof(index), "%.*s/index.html", len, buf);
+            if (len > 0 && access(index, R_OK) == 0)
+                return buf;
+        }
+    }
+    return FRAMED_SOURCE_DIR "/static";
+}
+
+/* The admin token (new) from the file, else FRAMED_ADMIN_TOKEN, else NULL. */
+static int load_admin_token(const char *file, char **out)
+{
+    *out = NULL;
+    if (!file) {
+        const char *env = getenv("FRAMED_ADMIN_TOKEN");
+        if (env && *env)
+            *out = fr_xstrdup(env);
+        return 0;
+    }
+    struct fr_error err;
+    fr_error_init(&err);
+    char *token = NULL;
+    size_t len = 0;
+    if (fr_file_read_all(file, &token, &len, &err) != 0) {
+        fprintf(stderr, "framed: cannot read the admin token file %s: %s\n", file, err.message);
+        return FR_EIO;
+    }
+    while (len > 0 && isspace((unsigned char)token[len - 1]))
+        token[--len] = '\0';
+    if (len == 0) {
+        fprintf(stderr, "framed: the admin token file %s is empty\n", file);
+        free(token);
+        return FR_EINVAL;
+    }
+    *out = token;
+    return 0;
+}
+
+static void log_listening(const char *addr, int port)
+{
+    char ts[40];
+    fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
+    json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "ts", ts, "level", "info", "msg",
+                             "listening", "address", addr, "port", port, "version",
+                             FRAMED_VERSION);
+    char *text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    if (text)
+        fr_log_json_line(text);
+    free(text);
+    json_decref(line);
+}
+
+static int serve_validate(struct serve_options *o)
+{
+    if (o->port > 65535) {
+        fprintf(stderr, "framed: --port must be 0..65535\n");
+        return EXIT_USAGE;
+    }
+    if (strcmp(o->runner, "local") != 0 && strcmp(o->runner, "remote") != 0) {
+        fprintf(stderr, "framed: --runner must be local or remote, not '%s'\n", o->runner);
+        return EXIT_USAGE;
+    }
+    if (o->threads > 4096) {
+        fprintf(stderr, "framed: --threads must be at most 4096\n");
+        return EXIT_USAGE;
+    }
+    if (fr_log_level_parse(o->log_level, &fr_log_threshold) != 0) {
+        fprintf(stderr, "framed: --log-level must be debug, info, warn or error\n");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Blocks the stop signals in every thread (those started later inherit the
+ * mask) so that only sigwait in the main thread sees them: no handler and
+ * no global flag needed. */
+static void block_stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int serve_run(struct serve_options *o, char *const *envp)
+{
+    int result = 1;
+    ctx *c = NULL;
+    http_server *srv = NULL;
+    char *token = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    sigset_t stop;
+    block_stop_signals(&stop);
+    if (load_admin_token(o->admin_token_file, &token) != 0)
+        goto out;
+    struct ctx_options copts = {
+        .data_dir = o->data_dir, .state_dir = o->state_dir, .threads = (int)o->threads,
+        .memory_limit = o->memory_limit, .runner_kind = o->runner, .store_url = o->store,
+        .workers = o->workers, .cluster_secret = getenv("FRAMED_CLUSTER_SECRET")};
+    if (ctx_new(&copts, envp, &c, &err) != 0) {
+        fprintf(stderr, "framed: %s\n", err.message);
+        goto out;
+    }
+    struct http_options hopts = {
+        .listen_addr = o->listen, .port = (int)o->port, .max_body_bytes = o->max_body_bytes,
+        .max_upload_bytes = o->max_upload_bytes, .admin_token = token,
+        .static_dir = o->static_dir};
+    if (http_server_start(c, &hopts, &srv, &err) != 0) {
+        fprintf(stderr, "framed: %s\n", err.message);
+        goto out;
+    }
+    log_listening(o->listen, http_server_port(srv));
+    int sig = 0;
+    sigwait(&stop, &sig);
+    FR_LOG(FR_LOG_INFO, "received %s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    ctx_begin_shutdown(c);
+    http_server_stop(srv, DRAIN_MS);
+    srv = NULL;
+    FR_LOG(FR_LOG_INFO, "stopped");
+    result = 0;
+out:
+    http_server_stop(srv, 0);
+    ctx_free(c);
+    free(token);
+    return result;
+}
+
+static int cmd_serve(int argc, char **argv, char **envp)
+{
+    char static_buf[PATH_MAX];
+    struct serve_options o = {
+        .listen = "127.0.0.1", .port = 8080, .data_dir = "./data", .state_dir = "./state",
+        .log_level = "info", .runner = "local", .store = "embedded",
+        .max_body_bytes = 64LL << 20, .max_upload_bytes = 16LL << 30};
+    o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
+    int rc = parse_flags(argc, argv, serve_flags, NSERVE_FLAGS, &o, serve_usage);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    rc = serve_validate(&o);
+    if (rc != 0)
+        return rc;
+    return serve_run(&o, envp);
+}
+
+/* ---- worker ---- */
+
+static int cmd_worker(int argc, char **argv, char **envp)
 {
     (void)argc;
     (void)argv;
-    printf("framed %s\n", FRAMED_VERSION);
-    return 0;
+    (void)envp;
+    fprintf(stderr, "framed worker: not implemented yet\n");
+    return EXIT_USAGE;
+}
+
+/* ---- entry ---- */
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv, char **envp);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"serve", cmd_serve, "run the coordinator (HTTP API, config store, runner)"},
+    {"worker", cmd_worker, "run a worker of a remote runner"},
+};
+#define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: framed <command> [flags]\n       framed --help | --version\n\n"
+                 "commands:\n");
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n`framed <command> --help` lists a command's flags.\n");
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("framed %s\n", FRAMED_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1, envp);
+    }
+    fprintf(stderr, "framed: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
 }

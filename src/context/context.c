@@ -169,7 +169,7 @@ static const char *runner_state_name(enum ctx_runner_state s)
 json_t *ctx_info(ctx *c)
 {
     pthread_mutex_lock(&c->lock);
-    json_t *j = json_pack("{ss ss s? sI s{ss ss}}", "version", FRAMED_VERSION, "role",
+    json_t *j = json_pack("{ss ss so? sI s{ss ss}}", "version", FRAMED_VERSION, "role",
                           "coordinator", "config_id",
                           c->runner ? json_string(c->config_id) : NULL, "uptime_s",
                           (json_int_t)((fr_now_ms() - c->started_ms) / 1000), "runner", "state",

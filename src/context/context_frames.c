@@ -129,8 +129,11 @@ static int run_preview(runner *r, plan_physical *p, json_t **rows, struct ctx_er
                 rc = ctx__fail(err, FR_ECANCELLED, "query-cancelled", "the preview was cancelled");
         } else {
             *rows = json_array();
-            for (int i = 0; i < n; i++)
-                json_array_extend(*rows, ctx__rows_json(parts[i], 0, parts[i]->nrows));
+            for (int i = 0; i < n; i++) {
+                json_t *part = ctx__rows_json(parts[i], 0, parts[i]->nrows);
+                json_array_extend(*rows, part);
+                json_decref(part);
+            }
         }
     }
     runner_query_unref(q);
@@ -141,7 +144,7 @@ static json_t *frame_json(const struct ctx_frame *f)
 {
     char at[40];
     fr_iso8601_ms(f->created_ms, at, sizeof(at));
-    return json_pack("{ss so ss ss sb s? sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+    return json_pack("{ss so ss ss sb so? sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
                      "config_id", f->config_id, "created_at", at, "materialized", f->nparts > 0,
                      "rows", f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan);
 }

@@ -14,7 +14,7 @@ static json_t *config_json_locked(ctx *c)
     if (c->runner)
         fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
     const struct cfg *values = c->runner ? &runner_config(c->runner)->values : &c->pending;
-    return json_pack("{sb s? s? s? so}", "locked", c->runner != NULL, "config_id",
+    return json_pack("{sb so? so? so? so}", "locked", c->runner != NULL, "config_id",
                      c->runner ? json_string(c->config_id) : NULL, "frozen_at",
                      c->runner ? json_string(at) : NULL, "frozen_by",
                      c->runner ? json_string(c->frozen_by) : NULL, "values", cfg_to_json(values));
@@ -164,7 +164,7 @@ json_t *ctx_runner_info(ctx *c)
     char at[40] = "";
     if (c->runner)
         fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
-    json_t *j = json_pack("{ss s? s? s? s{si si}}", "state", names[c->runner_state], "kind",
+    json_t *j = json_pack("{ss so? so? so? s{si si}}", "state", names[c->runner_state], "kind",
                           c->runner ? json_string("local") : NULL, "config_id",
                           c->runner ? json_string(c->config_id) : NULL, "created_at",
                           c->runner ? json_string(at) : NULL, "queries", "running", running,

@@ -378,7 +378,8 @@ struct df_agg_spec {
  * spec named names[i], typed by df_agg_result_type. With nkeys == 0 there
  * is exactly one output row (count 0, other aggregates null on no input).
  * Null keys form their own group. Output order: by first appearance when
- * ex->opts->maintain_order, else unspecified. Memory is charged to ex. */
+ * ex->opts->maintain_order, else unspecified. Memory is charged to ex.
+ * arg_types[i] is the type of specs[i]'s (first) argument in the input. */
 int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
                    const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
                    struct df_table **out, struct fr_error *err);
@@ -422,13 +423,16 @@ int df_sort_boundaries(const struct df_table *samples, const struct df_sort_key 
                        int nparts, struct df_exec *ex, struct df_table **out,
                        struct fr_error *err);
 /* Splits `in` into nparts tables by range against the boundaries (sample
- * columns 0..nkeys-1 correspond to keys[0..nkeys-1]). parts is new[nparts]. */
+ * columns 0..nkeys-1 correspond to keys[0..nkeys-1]); a row equal to a
+ * boundary goes to the part after it. parts is the caller's array of nparts
+ * slots, each set to a new table (all NULL on failure). */
 int df_range_partition(const struct df_table *in, const struct df_sort_key *keys, int nkeys,
                        const struct df_table *boundaries, int nparts, struct df_table **parts,
                        struct fr_error *err);
 
 /* Splits `in` into nparts tables by a hash of the key columns; equal keys
- * (int64 and float64 of equal value included) go to the same part. */
+ * (int64 and float64 of equal value included) go to the same part; parts
+ * as for df_range_partition. */
 int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int nparts,
                       struct df_table **parts, struct fr_error *err);
 /* 64-bit hashes of the key columns of rows [0, nrows) into out (xxhash). */

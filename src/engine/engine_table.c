@@ -90,19 +90,38 @@ struct df_table *df_table_empty_like(const struct df_table *t)
     return out;
 }
 
+/* Appends all of src to dst in bulk: values, offsets (rebased) and bytes are
+ * copied with memcpy; the validity bitmap bit by bit only when nulls exist. */
 static void append_column(struct df_column *dst, const struct df_column *src)
 {
     int64_t n = src->length;
+    if (n == 0)
+        return;
     if (df_column_reserve(dst, n, src->type == DF_TYPE_STRING ? src->data_len : 0) != FR_OK)
         return;
-    if (src->validity || dst->validity || src->type == DF_TYPE_STRING) {
-        for (int64_t i = 0; i < n; i++)
-            df_column_append_from(dst, src, i);
-        return;
+    int64_t base = dst->length;
+    if (src->type == DF_TYPE_STRING) {
+        int64_t shift = dst->data_len - src->offsets[0];
+        for (int64_t i = 1; i <= n; i++)
+            dst->offsets[base + i] = src->offsets[i] + shift;
+        int64_t bytes = src->offsets[n] - src->offsets[0];
+        if (bytes > 0)
+            memcpy(dst->data + dst->data_len, src->data + src->offsets[0], (size_t)bytes);
+        dst->data_len += bytes;
+    } else {
+        size_t w = df_type_width(src->type);
+        memcpy((char *)dst->values + (size_t)base * w, src->values, (size_t)n * w);
     }
-    size_t w = df_type_width(src->type);
-    memcpy((char *)dst->values + (size_t)dst->length * w, src->values, (size_t)n * w);
     dst->length += n;
+    if (dst->validity) { /* rows appended as valid unless src says otherwise */
+        for (int64_t i = base; i < base + n; i++)
+            dst->validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+    }
+    if (src->validity) {
+        for (int64_t i = 0; i < n; i++)
+            if (!df_column_is_valid(src, i))
+                df_column_set_null(dst, base + i);
+    }
 }
 
 int df_table_concat(struct df_table *const *tables, int n, struct df_table **out,

@@ -14,18 +14,18 @@ int32_t df_ymd_to_days(int y, int m, int d)
     return era * 146097 + (int32_t)doe - 719468;
 }
 
-void df_days_to_ymd(int32_t z, int *y, int *m, int *d)
+void df_days_to_ymd(int32_t days, int *y, int *m, int *d)
 {
-    z += 719468;
-    int era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int yy = (int)yoe + era * 400;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
+    int64_t z = (int64_t)days + 719468; /* 64-bit: no overflow at the int32 extremes */
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t yy = yoe + era * 400;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
     *d = (int)(doy - (153 * mp + 2) / 5 + 1);
     *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yy + (*m <= 2);
+    *y = (int)(yy + (*m <= 2));
 }
 
 static int digits(const char *s, size_t n, size_t at, int count, int *out)
@@ -125,6 +125,10 @@ int df_parse_timestamp(const char *s, size_t n, int64_t *micros)
 
 void df_format_date(int32_t days, char *out, size_t outsz)
 {
+    if (days < -719162 || days > 2932896) { /* outside years 1..9999 */
+        snprintf(out, outsz, "%d", (int)days);
+        return;
+    }
     int y, m, d;
     df_days_to_ymd(days, &y, &m, &d);
     snprintf(out, outsz, "%04d-%02d-%02d", y, m, d);
@@ -132,6 +136,11 @@ void df_format_date(int32_t days, char *out, size_t outsz)
 
 void df_format_timestamp(int64_t micros, char *out, size_t outsz)
 {
+    /* years 1..9999 only: beyond that the civil conversion would overflow */
+    if (micros < -62135596800000000LL || micros > 253402300799999999LL) {
+        snprintf(out, outsz, "%lld", (long long)micros);
+        return;
+    }
     int64_t secs = micros >= 0 ? micros / 1000000 : -((-micros + 999999) / 1000000);
     int64_t frac = micros - secs * 1000000;
     int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);

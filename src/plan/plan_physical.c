@@ -190,7 +190,7 @@ static bool only_projects(const struct pstage *s)
 static void plan_slice(struct plan_physical *p, int *cur, const struct lop *op)
 {
     struct pstage *s = &p->stages[*cur];
-    json_t *slice = json_pack("{sI sI}", "offset", (json_int_t)op->offset, "limit",
+    json_t *slice = json_pack("{s{sI sI}}", "slice", "offset", (json_int_t)op->offset, "limit",
                               (json_int_t)op->limit);
     int64_t need = op->limit >= 0 ? op->offset + op->limit : -1;
     if (s->input == PIN_FILE && s->ntasks == 1 && need >= 0 && only_projects(s))
@@ -228,9 +228,10 @@ static void plan_sort(struct plan_physical *p, int *cur, const struct lop *op)
     a->sink = json_pack("{ss so sI}", "op", "sort_sample", "keys", sort_keys_json(op), "sample",
                         (json_int_t)p->cfg.sample_size_for_sort);
     a->nbuckets = 2;
+    int ntasks = a->ntasks; /* new_stage may move the stages array */
     close_stage(p, *cur);
     int b = new_stage(p, "range_partition");
-    p->stages[b].ntasks = a->ntasks;
+    p->stages[b].ntasks = ntasks;
     add_slot(p, b, *cur, PLAN_SLOT_ONE);
     p->stages[b].needs_boundaries = true;
     p->stages[b].sink = json_pack("{ss so si}", "op", "range_partition", "keys",
@@ -244,7 +245,7 @@ static void plan_sort(struct plan_physical *p, int *cur, const struct lop *op)
     plan__decide(p, "sample_size_for_sort", p->cfg.sample_size_for_sort,
                  "sort: each of %d partitions sorted, %lld keys sampled per partition "
                  "(sample_size_for_sort) to cut %d ranges (shuffle_partitions), then merged",
-                 a->ntasks, (long long)p->cfg.sample_size_for_sort, nparts);
+                 ntasks, (long long)p->cfg.sample_size_for_sort, nparts);
     *cur = c;
 }
 

@@ -126,7 +126,7 @@ json_t *runner_query_json(runner_query *q)
     int64_t end = final(q->state) ? q->finished_us : fr_mono_us();
     int64_t start = q->started_us ? q->started_us : q->created_us;
     json_t *j = json_pack(
-        "{ss ss s{sI sI} s? sO s? sI so sI}", "id", q->id, "state", runner_qstate_name(q->state),
+        "{ss ss s{sI sI} so? sO so? sI so sI}", "id", q->id, "state", runner_qstate_name(q->state),
         "progress", "tasks_total", (json_int_t)q->tasks_total, "tasks_done",
         (json_int_t)q->tasks_done, "config_id", q->config_id[0] ? json_string(q->config_id) : NULL,
         "task_config_ids", q->task_config_ids, "rows", rows >= 0 ? json_integer(rows) : NULL,

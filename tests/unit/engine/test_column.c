@@ -80,6 +80,44 @@ static void test_concat_checks_types(void **state)
     df_table_free(b);
 }
 
+/* Bulk concat must rebase string offsets, keep nulls where they were and
+ * accept empty inputs (a NULL source buffer). */
+static void test_concat_strings_and_nulls(void **state)
+{
+    (void)state;
+    struct df_table *a = df_table_new(), *b = df_table_new(), *e = df_table_new();
+    struct df_column *x = df_column_new(DF_TYPE_STRING, 0), *y = df_column_new(DF_TYPE_STRING, 0);
+    df_column_append_string(x, "ab", 2);
+    df_column_append_string(x, "c", 1);
+    df_column_append_null(y);
+    df_column_append_string(y, "def", 3);
+    df_table_add(a, "s", x);
+    df_table_add(b, "s", y);
+    df_table_add(e, "s", df_column_new(DF_TYPE_STRING, 0));
+    struct df_table *parts[] = {a, e, b, a}, *out = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_table_concat(parts, 4, &out, &err), FR_OK);
+    assert_int_equal(out->nrows, 6);
+    const char *want[] = {"ab", "c", NULL, "def", "ab", "c"};
+    for (int i = 0; i < 6; i++) {
+        int64_t n;
+        if (!want[i]) {
+            assert_false(df_column_is_valid(out->cols[0], i));
+            continue;
+        }
+        assert_true(df_column_is_valid(out->cols[0], i));
+        const char *s = df_column_string(out->cols[0], i, &n);
+        assert_int_equal(n, (int64_t)strlen(want[i]));
+        assert_memory_equal(s, want[i], (size_t)n);
+    }
+    assert_int_equal(out->cols[0]->null_count, 1);
+    df_table_free(out);
+    df_table_free(a);
+    df_table_free(b);
+    df_table_free(e);
+}
+
 static void test_dates(void **state)
 {
     (void)state;
@@ -100,6 +138,12 @@ static void test_dates(void **state)
     assert_int_equal(us, -1000000);
     df_format_timestamp(us, buf, sizeof(buf));
     assert_string_equal(buf, "1969-12-31T23:59:59Z");
+    df_format_date(INT32_MAX, buf, sizeof(buf)); /* no overflow at the extremes */
+    assert_string_equal(buf, "2147483647");
+    int y, m, dd;
+    df_days_to_ymd(INT32_MIN, &y, &m, &dd);
+    df_format_timestamp(INT64_MIN, buf, sizeof(buf));
+    assert_string_equal(buf, "-9223372036854775808");
 }
 
 static void test_memory_limit(void **state)
@@ -121,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_append_and_nulls),
         cmocka_unit_test(test_strings_take),
         cmocka_unit_test(test_concat_checks_types),
+        cmocka_unit_test(test_concat_strings_and_nulls),
         cmocka_unit_test(test_dates),
         cmocka_unit_test(test_memory_limit),
     };

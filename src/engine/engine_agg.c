@@ -1,0 +1,264 @@
+/* engine_agg: two-phase hash aggregation. The partial phase groups input
+ * rows morsel by morsel (hash the keys of a morsel in a batch, then probe
+ * with prefetch, then update each aggregate column-wise); the final phase
+ * merges partial-state tables the same way. Group ids follow first
+ * appearance, so output order is input order at no extra cost. */
+#include "engine_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool numeric(df_type t)
+{
+    return t == DF_TYPE_INT64 || t == DF_TYPE_FLOAT64 || t == DF_TYPE_BOOL;
+}
+
+static int check_spec(const struct df_agg_spec *s, int k, df_type t, df_type t2,
+                      struct fr_error *err)
+{
+    bool ok = true;
+    switch (s->func) {
+    case DF_AGG_SUM:
+    case DF_AGG_MEAN:
+    case DF_AGG_STDDEV:
+    case DF_AGG_MEDIAN: ok = numeric(t); break;
+    case DF_AGG_CORR: ok = numeric(t) && numeric(t2); break;
+    default: break;
+    }
+    if (!ok)
+        return fr_error_set(err, FR_EINVAL, "%s() of a %s value (aggregate %d) is not supported",
+                            df_agg_func_name(s->func), df_type_name(t), k + 1);
+    return FR_OK;
+}
+
+/* Checks column indices and argument types; fills types[k] per spec. */
+static int check_specs(const struct df_table *in, const int *keys, int nkeys,
+                       const struct df_agg_spec *specs, int nspecs, df_type *types,
+                       struct fr_error *err)
+{
+    for (int j = 0; j < nkeys; j++)
+        if (keys[j] < 0 || keys[j] >= in->ncols)
+            return fr_error_set(err, FR_EINVAL, "group key %d is not a column", j + 1);
+    for (int k = 0; k < nspecs; k++) {
+        const struct df_agg_spec *s = &specs[k];
+        bool star = s->func == DF_AGG_COUNT_STAR, corr = s->func == DF_AGG_CORR;
+        if ((!star && (s->arg < 0 || s->arg >= in->ncols)) ||
+            (corr && (s->arg2 < 0 || s->arg2 >= in->ncols)))
+            return fr_error_set(err, FR_EINVAL, "aggregate %d reads no valid column", k + 1);
+        types[k] = star ? DF_TYPE_INT64 : in->cols[s->arg]->type;
+        int rc = check_spec(s, k, types[k], corr ? in->cols[s->arg2]->type : DF_TYPE_INT64, err);
+        if (rc != FR_OK)
+            return rc;
+    }
+    return FR_OK;
+}
+
+/* Per-morsel scratch: key hashes and group ids. */
+struct morsel_buf {
+    uint64_t *hashes;
+    int64_t *gids;
+    int64_t rows;
+};
+
+static int morsel_buf_init(struct morsel_buf *mb, struct df_exec *ex, int64_t total,
+                           struct fr_error *err)
+{
+    mb->rows = df__morsel_rows(ex);
+    if (mb->rows > total)
+        mb->rows = total > 0 ? total : 1;
+    mb->hashes = fr_try_malloc(sizeof(uint64_t) * (size_t)mb->rows);
+    mb->gids = fr_try_malloc(sizeof(int64_t) * (size_t)mb->rows);
+    if (!mb->hashes || !mb->gids)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory for a morsel of %lld rows",
+                            (long long)mb->rows);
+    return ex ? df_exec_charge(ex, mb->rows * 16, err) : FR_OK;
+}
+
+static void morsel_buf_cleanup(struct morsel_buf *mb, struct df_exec *ex)
+{
+    if (ex && (mb->hashes || mb->gids))
+        df_exec_charge(ex, -mb->rows * 16, NULL);
+    free(mb->hashes);
+    free(mb->gids);
+}
+
+/* Group ids of rows [start, start+m) of source src into mb->gids. */
+static int group_morsel(struct df__gtab *gt, int src, const struct df_column *const *keys,
+                        int nkeys, struct morsel_buf *mb, int64_t start, int64_t m,
+                        struct fr_error *err)
+{
+    if (nkeys == 0) {
+        memset(mb->gids, 0, sizeof(int64_t) * (size_t)m);
+        return FR_OK;
+    }
+    df__hash_columns(keys, nkeys, start, m, mb->hashes);
+    return df__gtab_insert(gt, src, NULL, start, m, mb->hashes, mb->gids, err);
+}
+
+int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
+                   const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                   struct df_table **out, struct fr_error *err)
+{
+    int rc = FR_EINVAL;
+    df_type *types = fr_xcalloc((size_t)(nspecs + nkeys + 1), sizeof(df_type));
+    const struct df_column **kcols = fr_xcalloc((size_t)(nkeys + 1), sizeof(*kcols));
+    struct df__gtab gt;
+    struct df__agg agg;
+    struct morsel_buf mb = {0};
+    struct df_table *res = NULL;
+    *out = NULL;
+    memset(&agg, 0, sizeof(agg)); /* safe to clean up before init */
+    memset(&gt, 0, sizeof(gt));
+    rc = check_specs(in, keys, nkeys, specs, nspecs, types, err);
+    if (rc != FR_OK)
+        goto out;
+    df__agg_init(&agg, specs, nspecs, types, ex);
+    for (int j = 0; j < nkeys; j++) {
+        kcols[j] = in->cols[keys[j]];
+        types[nspecs + j] = kcols[j]->type;
+    }
+    df__gtab_init(&gt, types + nspecs, nkeys, true, ex);
+    df__gtab_add_source(&gt, kcols);
+    rc = morsel_buf_init(&mb, ex, in->nrows, err);
+    if (rc == FR_OK)
+        rc = df__agg_reserve(&agg, 1, err);
+    for (int64_t start = 0; rc == FR_OK && start < in->nrows; start += mb.rows) {
+        int64_t m = in->nrows - start < mb.rows ? in->nrows - start : mb.rows;
+        rc = df_exec_check_cancel(ex, err);
+        if (rc == FR_OK)
+            rc = group_morsel(&gt, 0, kcols, nkeys, &mb, start, m, err);
+        if (rc == FR_OK)
+            rc = df__agg_reserve(&agg, nkeys ? gt.ngroups : 1, err);
+        for (int k = 0; rc == FR_OK && k < nspecs; k++) {
+            const struct df_agg_spec *s = &specs[k];
+            rc = df__agg_update(&agg, k, mb.gids, s->arg >= 0 ? in->cols[s->arg] : NULL,
+                                s->arg2 >= 0 ? in->cols[s->arg2] : NULL, start, m, err);
+        }
+    }
+    if (rc != FR_OK)
+        goto out;
+    int64_t ngroups = nkeys ? gt.ngroups : 1;
+    res = df_table_new();
+    for (int j = 0; j < nkeys; j++)
+        df_table_add(res, in->names[keys[j]], df_column_take(kcols[j], gt.rep_row, ngroups));
+    rc = df__agg_emit_partial(&agg, ngroups, res, err);
+    if (rc != FR_OK)
+        goto out;
+    res->nrows = ngroups;
+    *out = res;
+    res = NULL;
+out:
+    df_table_free(res);
+    morsel_buf_cleanup(&mb, ex);
+    df__agg_cleanup(&agg);
+    df__gtab_cleanup(&gt);
+    free(types);
+    free((void *)kcols);
+    return rc;
+}
+
+/* Checks that every partial has the keys then the state columns expected. */
+static int check_partials(struct df_table *const *partials, int nparts, int nkeys,
+                          const struct df_agg_spec *specs, int nspecs, struct fr_error *err)
+{
+    int ncols = nkeys;
+    for (int k = 0; k < nspecs; k++)
+        ncols += df__agg_state_ncols(specs[k].func);
+    if (nparts == 0 && nkeys > 0)
+        return fr_error_set(err, FR_EINVAL, "no partial results to merge");
+    for (int p = 0; p < nparts; p++) {
+        if (partials[p]->ncols != ncols)
+            return fr_error_set(err, FR_EINVAL,
+                                "partial aggregate %d has %d columns where %d were expected",
+                                p + 1, partials[p]->ncols, ncols);
+        for (int j = 0; j < ncols; j++)
+            if (partials[p]->cols[j]->type != partials[0]->cols[j]->type)
+                return fr_error_set(err, FR_EINVAL,
+                                    "partial aggregates disagree on the type of column '%s'",
+                                    partials[0]->names[j]);
+    }
+    return FR_OK;
+}
+
+/* Key columns of the final result: each group's representative row. */
+static void final_keys(const struct df__gtab *gt, struct df_table *const *partials, int nkeys,
+                       struct df_table *res)
+{
+    for (int j = 0; j < nkeys; j++) {
+        struct df_column *c = df_column_new(partials[0]->cols[j]->type, gt->ngroups);
+        for (int64_t g = 0; g < gt->ngroups; g++)
+            df_column_append_from(c, partials[gt->rep_src[g]]->cols[j], gt->rep_row[g]);
+        df_table_add(res, partials[0]->names[j], c);
+    }
+}
+
+static int merge_partial(struct df__gtab *gt, struct df__agg *agg, const struct df_table *part,
+                         int nkeys, const struct df_agg_spec *specs, int nspecs,
+                         struct morsel_buf *mb, struct df_exec *ex, struct fr_error *err)
+{
+    int src = nkeys ? df__gtab_add_source(gt, (const struct df_column *const *)part->cols) : 0;
+    int rc = FR_OK;
+    for (int64_t start = 0; rc == FR_OK && start < part->nrows; start += mb->rows) {
+        int64_t m = part->nrows - start < mb->rows ? part->nrows - start : mb->rows;
+        rc = df_exec_check_cancel(ex, err);
+        if (rc == FR_OK)
+            rc = group_morsel(gt, src, (const struct df_column *const *)part->cols, nkeys, mb,
+                              start, m, err);
+        if (rc == FR_OK)
+            rc = df__agg_reserve(agg, nkeys ? gt->ngroups : 1, err);
+        int col = nkeys;
+        for (int k = 0; rc == FR_OK && k < nspecs; k++) {
+            rc = df__agg_merge(agg, k, mb->gids, part->cols + col, start, m, err);
+            col += df__agg_state_ncols(specs[k].func);
+        }
+    }
+    return rc;
+}
+
+int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
+                 const struct df_agg_spec *specs, int nspecs, const df_type *arg_types,
+                 const char *const *names, struct df_exec *ex, struct df_table **out,
+                 struct fr_error *err)
+{
+    int rc = FR_EINVAL;
+    df_type *ktypes = fr_xcalloc((size_t)(nkeys + 1), sizeof(df_type));
+    struct df__gtab gt;
+    struct df__agg agg;
+    struct morsel_buf mb = {0};
+    struct df_table *res = NULL;
+    int64_t maxrows = 1;
+    *out = NULL;
+    df__agg_init(&agg, specs, nspecs, arg_types, ex);
+    df__gtab_init(&gt, ktypes, 0, false, ex);
+    rc = check_partials(partials, nparts, nkeys, specs, nspecs, err);
+    if (rc != FR_OK)
+        goto out;
+    for (int j = 0; j < nkeys; j++)
+        ktypes[j] = partials[0]->cols[j]->type;
+    df__gtab_init(&gt, ktypes, nkeys, true, ex);
+    for (int p = 0; p < nparts; p++)
+        maxrows = partials[p]->nrows > maxrows ? partials[p]->nrows : maxrows;
+    rc = morsel_buf_init(&mb, ex, maxrows, err);
+    if (rc == FR_OK)
+        rc = df__agg_reserve(&agg, 1, err);
+    for (int p = 0; rc == FR_OK && p < nparts; p++)
+        rc = merge_partial(&gt, &agg, partials[p], nkeys, specs, nspecs, &mb, ex, err);
+    if (rc != FR_OK)
+        goto out;
+    int64_t ngroups = nkeys ? gt.ngroups : 1;
+    res = df_table_new();
+    final_keys(&gt, partials, nkeys, res);
+    rc = df__agg_emit_final(&agg, ngroups, names, res, err);
+    if (rc != FR_OK)
+        goto out;
+    res->nrows = ngroups;
+    *out = res;
+    res = NULL;
+out:
+    df_table_free(res);
+    morsel_buf_cleanup(&mb, ex);
+    df__agg_cleanup(&agg);
+    df__gtab_cleanup(&gt);
+    free(ktypes);
+    return rc;
+}

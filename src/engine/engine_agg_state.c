@@ -1,0 +1,422 @@
+/* engine_agg_state: the accumulators of hash aggregation: per-group arrays
+ * for each aggregate, the row-wise updates of the partial phase and the
+ * state merges of the final phase (Chan et al. for variance and co-moments,
+ * so that any split of the input gives the same answer). */
+#include "engine_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void df__agg_init(struct df__agg *a, const struct df_agg_spec *specs, int nspecs,
+                  const df_type *types, struct df_exec *ex)
+{
+    memset(a, 0, sizeof(*a));
+    a->nspecs = nspecs;
+    a->acc = fr_xcalloc((size_t)(nspecs ? nspecs : 1), sizeof(*a->acc));
+    for (int k = 0; k < nspecs; k++) {
+        a->acc[k].func = specs[k].func;
+        a->acc[k].type = specs[k].func == DF_AGG_COUNT_STAR ? DF_TYPE_INT64 : types[k];
+    }
+    a->ex = ex;
+}
+
+void df__agg_cleanup(struct df__agg *a)
+{
+    for (int k = 0; k < a->nspecs; k++) {
+        struct df__agg_acc *c = &a->acc[k];
+        free(c->n);
+        free(c->i);
+        for (int j = 0; j < 5; j++)
+            free(c->d[j]);
+        free((void *)c->sp);
+        free(c->sn);
+        free(c->vl.g);
+        free(c->vl.v);
+        free((void *)c->vl.sp);
+        free(c->vl.sn);
+    }
+    free(a->acc);
+    free(a->scratch_i);
+    free(a->scratch_d);
+    if (a->ex && a->charged)
+        df_exec_charge(a->ex, -a->charged, NULL);
+    memset(a, 0, sizeof(*a));
+}
+
+int df__agg_charge(struct df__agg *a, int64_t bytes, struct fr_error *err)
+{
+    a->charged += bytes;
+    return a->ex ? df_exec_charge(a->ex, bytes, err) : FR_OK;
+}
+
+static int grow_zeroed(void **p, size_t elem, int64_t old_n, int64_t new_n)
+{
+    void *q = fr_try_realloc(*p, elem * (size_t)new_n);
+    if (!q)
+        return FR_ETOOLARGE;
+    memset((char *)q + elem * (size_t)old_n, 0, elem * (size_t)(new_n - old_n));
+    *p = q;
+    return FR_OK;
+}
+
+/* Which arrays an accumulator uses: n always; the rest by function/type. */
+static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
+{
+    bool fl = c->type == DF_TYPE_FLOAT64, str = c->type == DF_TYPE_STRING;
+    int nd = 0;
+    bool ints = false, strs = false;
+    switch (c->func) {
+    case DF_AGG_SUM: nd = fl; ints = !fl; break;
+    case DF_AGG_MEAN: nd = 1; break;
+    case DF_AGG_MIN:
+    case DF_AGG_MAX:
+    case DF_AGG_FIRST: nd = fl; strs = str; ints = !fl && !str; break;
+    case DF_AGG_STDDEV: nd = 2; break;
+    case DF_AGG_CORR: nd = 5; break;
+    default: break;
+    }
+    if (grow_zeroed((void **)&c->n, 8, old_n, n) ||
+        (ints && grow_zeroed((void **)&c->i, 8, old_n, n)) ||
+        (strs && (grow_zeroed((void **)&c->sp, 8, old_n, n) ||
+                  grow_zeroed((void **)&c->sn, 8, old_n, n))))
+        return FR_ETOOLARGE;
+    for (int j = 0; j < nd; j++)
+        if (grow_zeroed((void **)&c->d[j], 8, old_n, n))
+            return FR_ETOOLARGE;
+    return FR_OK;
+}
+
+int df__agg_reserve(struct df__agg *a, int64_t ngroups, struct fr_error *err)
+{
+    if (ngroups <= a->cap)
+        return FR_OK;
+    int64_t cap = a->cap ? a->cap : 64;
+    while (cap < ngroups)
+        cap *= 2;
+    int rc = df__agg_charge(a, (cap - a->cap) * 8 * 3 * (a->nspecs + 1), err);
+    if (rc != FR_OK)
+        return rc;
+    for (int k = 0; k < a->nspecs; k++)
+        if (acc_grow(&a->acc[k], a->cap, cap) != FR_OK)
+            return fr_error_set(err, FR_ETOOLARGE, "out of memory for %lld groups",
+                                (long long)cap);
+    a->cap = cap;
+    return FR_OK;
+}
+
+/* ---- viewing a morsel of values as int64 or double --------------------- */
+
+static int scratch(struct df__agg *a, int64_t m)
+{
+    if (m <= a->scratch_cap)
+        return FR_OK;
+    free(a->scratch_i);
+    free(a->scratch_d);
+    a->scratch_i = fr_try_malloc(sizeof(int64_t) * (size_t)m);
+    a->scratch_d = fr_try_malloc(sizeof(double) * (size_t)m);
+    a->scratch_cap = (a->scratch_i && a->scratch_d) ? m : 0;
+    return a->scratch_cap ? FR_OK : FR_ETOOLARGE;
+}
+
+static const int64_t *ints_of(struct df__agg *a, const struct df_column *c, int64_t start,
+                              int64_t m)
+{
+    int64_t *out = a->scratch_i;
+    switch (c->type) {
+    case DF_TYPE_BOOL:
+        for (int64_t i = 0; i < m; i++)
+            out[i] = ((const uint8_t *)c->values)[start + i];
+        return out;
+    case DF_TYPE_DATE:
+        for (int64_t i = 0; i < m; i++)
+            out[i] = ((const int32_t *)c->values)[start + i];
+        return out;
+    default: return (const int64_t *)c->values + start;
+    }
+}
+
+static const double *doubles_of(struct df__agg *a, const struct df_column *c, int64_t start,
+                                int64_t m)
+{
+    if (c->type == DF_TYPE_FLOAT64)
+        return (const double *)c->values + start;
+    const int64_t *iv = ints_of(a, c, start, m);
+    for (int64_t i = 0; i < m; i++)
+        a->scratch_d[i] = (double)iv[i];
+    return a->scratch_d;
+}
+
+#define VALID(c, r) (!(c)->validity || df_column_is_valid((c), (r)))
+
+static inline int64_t wrap_add(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x + (uint64_t)y);
+}
+
+/* ---- partial-phase updates ---------------------------------------------- */
+
+static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                       const struct df_column *x, int64_t start, int64_t m)
+{
+    if (x->type == DF_TYPE_FLOAT64 || c->func == DF_AGG_MEAN) {
+        const double *v = doubles_of(a, x, start, m);
+        double *s = c->d[0];
+        for (int64_t i = 0; i < m; i++)
+            if (VALID(x, start + i)) {
+                s[gids[i]] += v[i];
+                c->n[gids[i]]++;
+            }
+        return;
+    }
+    const int64_t *v = ints_of(a, x, start, m);
+    int64_t *s = c->i;
+    if (!x->validity) {
+        for (int64_t i = 0; i < m; i++) {
+            s[gids[i]] = wrap_add(s[gids[i]], v[i]);
+            c->n[gids[i]]++;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < m; i++)
+        if (VALID(x, start + i)) {
+            s[gids[i]] = wrap_add(s[gids[i]], v[i]);
+            c->n[gids[i]]++;
+        }
+}
+
+/* min, max and first: "better" means the new value replaces the old. */
+static void update_pick(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                        const struct df_column *x, int64_t start, int64_t m)
+{
+    int sign = c->func == DF_AGG_MIN ? -1 : 1;
+    bool first = c->func == DF_AGG_FIRST;
+    if (x->type == DF_TYPE_STRING) {
+        for (int64_t i = 0; i < m; i++) {
+            int64_t g = gids[i], r = start + i, n;
+            if (!VALID(x, r) || (first && c->n[g]))
+                continue;
+            const char *p = df_column_string(x, r, &n);
+            int cmp = 0;
+            if (c->n[g] && !first) {
+                int64_t min = n < c->sn[g] ? n : c->sn[g];
+                cmp = min ? memcmp(p, c->sp[g], (size_t)min) : 0;
+                if (cmp == 0)
+                    cmp = (n > c->sn[g]) - (n < c->sn[g]);
+            }
+            if (!c->n[g] || cmp * sign > 0) {
+                c->sp[g] = p;
+                c->sn[g] = n;
+            }
+            c->n[g]++;
+        }
+    } else if (x->type == DF_TYPE_FLOAT64) {
+        const double *v = doubles_of(a, x, start, m);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t g = gids[i];
+            if (!VALID(x, start + i) || (first && c->n[g]))
+                continue;
+            uint64_t kn = df__double_key(v[i]), ko = df__double_key(c->d[0][g]);
+            if (!c->n[g] || (sign > 0 ? kn > ko : kn < ko))
+                c->d[0][g] = v[i];
+            c->n[g]++;
+        }
+    } else {
+        const int64_t *v = ints_of(a, x, start, m);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t g = gids[i];
+            if (!VALID(x, start + i) || (first && c->n[g]))
+                continue;
+            if (!c->n[g] || (sign > 0 ? v[i] > c->i[g] : v[i] < c->i[g]))
+                c->i[g] = v[i];
+            c->n[g]++;
+        }
+    }
+}
+
+static void update_stddev(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                          const struct df_column *x, int64_t start, int64_t m)
+{
+    const double *v = doubles_of(a, x, start, m);
+    for (int64_t i = 0; i < m; i++) {
+        if (!VALID(x, start + i))
+            continue;
+        int64_t g = gids[i], n = ++c->n[g];
+        double delta = v[i] - c->d[0][g];
+        c->d[0][g] += delta / (double)n;
+        c->d[1][g] += delta * (v[i] - c->d[0][g]);
+    }
+}
+
+static void update_corr(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                        const struct df_column *x, const struct df_column *y, int64_t start,
+                        int64_t m)
+{
+    const double *xv = doubles_of(a, x, start, m);
+    double *xs = fr_xmalloc(sizeof(double) * (size_t)m); /* y reuses the scratch */
+    memcpy(xs, xv, sizeof(double) * (size_t)m);
+    const double *yv = doubles_of(a, y, start, m);
+    for (int64_t i = 0; i < m; i++) {
+        if (!VALID(x, start + i) || !VALID(y, start + i))
+            continue;
+        int64_t g = gids[i], n = ++c->n[g];
+        double dx = xs[i] - c->d[0][g], dy = yv[i] - c->d[1][g];
+        c->d[0][g] += dx / (double)n;
+        c->d[1][g] += dy / (double)n;
+        c->d[2][g] += dx * (xs[i] - c->d[0][g]);
+        c->d[3][g] += dy * (yv[i] - c->d[1][g]);
+        c->d[4][g] += dx * (yv[i] - c->d[1][g]);
+    }
+    free(xs);
+}
+
+/* median and count_distinct collect values; count_distinct dedupes as it goes. */
+static int update_values(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                         const struct df_column *x, int64_t start, int64_t m,
+                         struct fr_error *err)
+{
+    bool strings = x->type == DF_TYPE_STRING;
+    bool as_double = c->func == DF_AGG_MEDIAN || x->type == DF_TYPE_FLOAT64;
+    const double *dv = (!strings && as_double) ? doubles_of(a, x, start, m) : NULL;
+    const int64_t *iv = (!strings && !as_double) ? ints_of(a, x, start, m) : NULL;
+    for (int64_t i = 0; i < m; i++) {
+        if (!VALID(x, start + i))
+            continue;
+        int64_t sn = 0;
+        const char *sp = strings ? df_column_string(x, start + i, &sn) : NULL;
+        uint64_t v = strings ? 0 : dv ? df__double_key(dv[i]) : (uint64_t)iv[i];
+        int rc = df__vlist_push(a, &c->vl, gids[i], v, sp, sn, strings, err);
+        if (rc != FR_OK)
+            return rc;
+    }
+    if (c->func == DF_AGG_COUNT_DISTINCT && c->vl.n >= c->vl.compact_at)
+        return df__vlist_compact(a, &c->vl, strings, err);
+    return FR_OK;
+}
+
+int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct df_column *x,
+                   const struct df_column *y, int64_t start, int64_t m, struct fr_error *err)
+{
+    struct df__agg_acc *c = &a->acc[k];
+    if (scratch(a, m) != FR_OK)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory for a morsel of %lld rows",
+                            (long long)m);
+    switch (c->func) {
+    case DF_AGG_COUNT_STAR:
+        for (int64_t i = 0; i < m; i++)
+            c->n[gids[i]]++;
+        break;
+    case DF_AGG_COUNT:
+        for (int64_t i = 0; i < m; i++)
+            c->n[gids[i]] += VALID(x, start + i);
+        break;
+    case DF_AGG_SUM:
+    case DF_AGG_MEAN: update_sum(a, c, gids, x, start, m); break;
+    case DF_AGG_MIN:
+    case DF_AGG_MAX:
+    case DF_AGG_FIRST: update_pick(a, c, gids, x, start, m); break;
+    case DF_AGG_STDDEV: update_stddev(a, c, gids, x, start, m); break;
+    case DF_AGG_CORR: update_corr(a, c, gids, x, y, start, m); break;
+    case DF_AGG_MEDIAN:
+    case DF_AGG_COUNT_DISTINCT: return update_values(a, c, gids, x, start, m, err);
+    }
+    return FR_OK;
+}
+
+/* ---- final-phase merges ------------------------------------------------- */
+
+int df__agg_state_ncols(enum df_agg_func f)
+{
+    switch (f) {
+    case DF_AGG_MEAN: return 2;
+    case DF_AGG_STDDEV: return 3;
+    case DF_AGG_CORR: return 6;
+    default: return 1;
+    }
+}
+
+/* Chan et al.: merges (nb, mean_b, m2_b) into group g's (n, mean, m2). */
+static void merge_moments(struct df__agg_acc *c, int64_t g, int64_t nb, const double *mb,
+                          const double *m2b, const double *cb)
+{
+    int64_t na = c->n[g], n = na + nb;
+    if (nb == 0)
+        return;
+    double f = (double)na * (double)nb / (double)n;
+    int dims = c->func == DF_AGG_CORR ? 2 : 1;
+    double delta[2];
+    for (int j = 0; j < dims; j++) {
+        delta[j] = mb[j] - c->d[j][g];
+        c->d[j][g] += delta[j] * (double)nb / (double)n;
+        c->d[dims + j][g] += m2b[j] + delta[j] * delta[j] * f;
+    }
+    if (dims == 2)
+        c->d[4][g] += *cb + delta[0] * delta[1] * f;
+    c->n[g] = n;
+}
+
+static int merge_values(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                        const struct df_column *blob, int64_t start, int64_t m,
+                        struct fr_error *err)
+{
+    bool strings = c->func == DF_AGG_COUNT_DISTINCT && c->type == DF_TYPE_STRING;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t len, pos = 0;
+        const char *p = df_column_string(blob, start + i, &len);
+        while (pos < len) {
+            uint64_t v = 0;
+            uint32_t sn = 0;
+            if (strings) {
+                memcpy(&sn, p + pos, sizeof(sn));
+                pos += (int64_t)sizeof(sn);
+            } else {
+                memcpy(&v, p + pos, sizeof(v));
+            }
+            int rc = df__vlist_push(a, &c->vl, gids[i], v, strings ? p + pos : NULL, sn, strings,
+                                    err);
+            if (rc != FR_OK)
+                return rc;
+            pos += strings ? (int64_t)sn : (int64_t)sizeof(v);
+        }
+    }
+    if (c->func == DF_AGG_COUNT_DISTINCT && c->vl.n >= c->vl.compact_at)
+        return df__vlist_compact(a, &c->vl, strings, err);
+    return FR_OK;
+}
+
+int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_column *const *cols,
+                  int64_t start, int64_t m, struct fr_error *err)
+{
+    struct df__agg_acc *c = &a->acc[k];
+    switch (c->func) {
+    case DF_AGG_COUNT_STAR:
+    case DF_AGG_COUNT:
+        for (int64_t i = 0; i < m; i++)
+            c->n[gids[i]] += df_column_int64(cols[0], start + i);
+        return FR_OK;
+    case DF_AGG_MEAN:
+        for (int64_t i = 0; i < m; i++) {
+            c->d[0][gids[i]] += df_column_float64(cols[0], start + i);
+            c->n[gids[i]] += df_column_int64(cols[1], start + i);
+        }
+        return FR_OK;
+    case DF_AGG_STDDEV:
+    case DF_AGG_CORR: {
+        bool corr = c->func == DF_AGG_CORR;
+        for (int64_t i = 0; i < m; i++) {
+            int64_t r = start + i;
+            double mb[2], m2b[2], cb = 0;
+            for (int j = 0; j < (corr ? 2 : 1); j++) {
+                mb[j] = df_column_float64(cols[1 + j], r);
+                m2b[j] = df_column_float64(cols[(corr ? 3 : 2) + j], r);
+            }
+            if (corr)
+                cb = df_column_float64(cols[5], r);
+            merge_moments(c, gids[i], df_column_int64(cols[0], r), mb, m2b, &cb);
+        }
+        return FR_OK;
+    }
+    case DF_AGG_MEDIAN:
+    case DF_AGG_COUNT_DISTINCT: return merge_values(a, c, gids, cols[0], start, m, err);
+    default: return df__agg_update(a, k, gids, cols[0], NULL, start, m, err);
+    }
+}

@@ -1,0 +1,176 @@
+/* engine_ops: internal helpers shared by the operator files (aggregation,
+ * join, sort, partitioning): key hashing, key equality, a grouping hash table
+ * and the sort order of values. Not part of the engine's face: only
+ * src/engine/engine_*.c include it. Names carry the internal df__ prefix. */
+#ifndef FRAMED_ENGINE_OPS_H
+#define FRAMED_ENGINE_OPS_H
+
+#include "engine.h"
+
+/* Default rows per morsel when the options give none. */
+#define DF__MORSEL_DEFAULT 65536
+
+int64_t df__morsel_rows(const struct df_exec *ex);
+/* new (free()): a large scratch buffer backed by huge pages where the
+ * kernel allows (first touch of 4 KiB pages is slow); NULL on failure. */
+void *df__alloc_big(size_t bytes);
+
+/* ---- hashing and equality (engine_hash.c) ------------------------------ */
+
+/* Hashes rows [start, start+n) of the key columns into out[0..n). The hash
+ * of a float64 holding an integral value equals that of the same int64, so
+ * numerically equal keys of the two types hash equally; nulls hash to a
+ * constant. cols is borrowed. */
+void df__hash_columns(const struct df_column *const *cols, int ncols, int64_t start, int64_t n,
+                      uint64_t *out);
+/* True when row ra of a equals row rb of b on every key; null equals null
+ * here (callers that want SQL join semantics drop null keys first); int64
+ * and float64 compare numerically; NaN equals NaN. */
+bool df__keys_equal(const struct df_column *const *a, int64_t ra, const struct df_column *const *b,
+                    int64_t rb, int ncols);
+/* True when any key of row r is null. */
+bool df__keys_have_null(const struct df_column *const *cols, int ncols, int64_t r);
+
+/* ---- the grouping table (engine_hash.c) ---------------------------------
+ * Open addressing on the 64-bit key hash (linear probing, a 32-bit tag and
+ * a group id per slot), dense group ids in order of first insertion. Every
+ * group remembers a representative row (source, row) so keys are never
+ * copied; sources are arrays of key columns borrowed for the table's life.
+ * Fast paths for one int64/timestamp key and for one string key. Memory is
+ * charged to ex. */
+/* A string key as the table keeps it: up to 12 bytes inline (so probes of
+ * short keys touch one compact array), else a pointer borrowed from a
+ * source in bytes 4..11 of b. */
+struct df__skey {
+    uint32_t n;
+    char b[12];
+};
+
+struct df__gtab {
+    int nkeys;
+    int mode;
+    uint64_t *slots;
+    uint64_t mask;
+    int64_t ngroups;
+    int64_t gcap;
+    uint64_t *ghash;   /* per group: full hash (for rehash) */
+    int32_t *rep_src;  /* per group: source of its representative row */
+    int64_t *rep_row;  /* per group: representative row */
+    int64_t *kv;       /* int64 mode: the key */
+    struct df__skey *skeys; /* string mode: the key, inline when short */
+    int64_t null_gid;  /* fast modes: the group of the null key, or -1 */
+    const struct df_column *const **srcs;
+    int nsrcs;
+    struct df_exec *ex;
+    int64_t charged;
+};
+
+/* types: the key types of every source (all sources must match for the fast
+ * paths; pass allow_fast = false when they may differ, as in joins). */
+void df__gtab_init(struct df__gtab *gt, const df_type *types, int nkeys, bool allow_fast,
+                   struct df_exec *ex);
+void df__gtab_cleanup(struct df__gtab *gt);
+/* Registers an array of nkeys borrowed columns; returns its source id. */
+int df__gtab_add_source(struct df__gtab *gt, const struct df_column *const *cols);
+/* For rows[i] (or start+i when rows is NULL), i < n, whose hashes are
+ * hashes[i]: the group id into gids[i], adding new groups. FR_EMEMLIMIT or
+ * FR_ETOOLARGE when the table cannot grow. */
+int df__gtab_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t start, int64_t n,
+                    const uint64_t *hashes, int64_t *gids, struct fr_error *err);
+/* Like insert without adding: gids[i] is -1 for a key not in the table. */
+void df__gtab_lookup(const struct df__gtab *gt, int src, const int64_t *rows, int64_t start,
+                     int64_t n, const uint64_t *hashes, int64_t *gids);
+
+/* ---- value order (engine_sort.c) ---------------------------------------- */
+
+/* Compares row ra of a with row rb of b (same type) in ascending order:
+ * strings by bytes then length, floats with NaN above every number, -0.0
+ * equal to 0.0. Nulls are not handled here. */
+int df__value_cmp(const struct df_column *a, int64_t ra, const struct df_column *b, int64_t rb);
+/* Compares rows under sort keys: key k's column is acols[k] for a, bcols[k]
+ * for b (keys[k].col is not used); nulls per keys[k].nulls_first. */
+int df__row_cmp(const struct df_column *const *acols, int64_t ra,
+                const struct df_column *const *bcols, int64_t rb, const struct df_sort_key *keys,
+                int nkeys);
+
+/* Order-preserving code of a double: -0.0 as 0.0, every NaN above +inf. */
+static inline uint64_t df__double_key(double f)
+{
+    uint64_t bits;
+    if (f != f)
+        return UINT64_MAX;
+    if (f == 0)
+        f = 0.0;
+    __builtin_memcpy(&bits, &f, sizeof(bits));
+    return (bits >> 63) ? ~bits : bits | (1ull << 63);
+}
+static inline double df__double_of_key(uint64_t k)
+{
+    double f;
+    uint64_t bits = (k == UINT64_MAX) ? 0x7ff8000000000000ull : (k >> 63) ? k & ~(1ull << 63) : ~k;
+    __builtin_memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+/* ---- aggregation state (engine_agg_state.c, engine_agg_emit.c) ----------
+ * One accumulator per aggregate, its arrays indexed by group id. */
+struct df__vlist { /* (group, value) pairs for median and count_distinct */
+    int64_t *g;
+    uint64_t *v;        /* a double's order key, or an integer */
+    const char **sp;    /* string values, borrowed from an input or a partial */
+    int64_t *sn;
+    int64_t n, cap;
+    int64_t compact_at; /* count_distinct: dedupe when n reaches this */
+};
+
+struct df__agg_acc {
+    enum df_agg_func func;
+    df_type type;     /* the argument's type */
+    int64_t *n;       /* rows (count(*)) or non-null values seen */
+    int64_t *i;       /* integer sum, or min/max/first of an integer-like type */
+    double *d[5];     /* float sum/min/max/first; mean; Welford state */
+    const char **sp;  /* string min/max/first, borrowed */
+    int64_t *sn;
+    struct df__vlist vl;
+};
+
+struct df__agg {
+    int nspecs;
+    struct df__agg_acc *acc;
+    int64_t cap;        /* groups the arrays have room for */
+    int64_t *scratch_i; /* a morsel of values converted to int64 */
+    double *scratch_d;  /* ... or to double */
+    int64_t scratch_cap;
+    struct df_exec *ex;
+    int64_t charged;
+};
+
+/* types[k] is spec k's argument type (ignored for count(*)). */
+void df__agg_init(struct df__agg *a, const struct df_agg_spec *specs, int nspecs,
+                  const df_type *types, struct df_exec *ex);
+void df__agg_cleanup(struct df__agg *a);
+/* Makes room for ngroups groups (new ones zeroed). */
+int df__agg_reserve(struct df__agg *a, int64_t ngroups, struct fr_error *err);
+/* Partial phase: accumulates rows [start, start+m) of x (and y for corr)
+ * into the groups gids[0..m). x is NULL for count(*). */
+int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct df_column *x,
+                   const struct df_column *y, int64_t start, int64_t m, struct fr_error *err);
+/* Final phase: merges rows [start, start+m) of spec k's state columns
+ * (cols[0..df__agg_state_ncols)) of a partial into the groups gids. */
+int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_column *const *cols,
+                  int64_t start, int64_t m, struct fr_error *err);
+int df__agg_state_ncols(enum df_agg_func f);
+/* Appends spec k's state columns (partial) or result column (final) for
+ * groups [0, ngroups) to t. */
+int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
+                         struct fr_error *err);
+int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *names,
+                       struct df_table *t, struct fr_error *err);
+/* Value lists (engine_agg_emit.c). */
+int df__vlist_push(struct df__agg *a, struct df__vlist *vl, int64_t g, uint64_t v, const char *sp,
+                   int64_t sn, bool strings, struct fr_error *err);
+int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings,
+                      struct fr_error *err);
+int df__agg_charge(struct df__agg *a, int64_t bytes, struct fr_error *err);
+
+#endif

@@ -1,0 +1,259 @@
+/* engine_serde: the binary columnar encoding of a table (partition wire and
+ * spill format). All integers little-endian, no padding, no alignment:
+ *
+ *   "FRTB1" (5 bytes) | u32 ncols | u64 nrows | ncols x column
+ *   column: u32 name_len | name bytes (no NUL) | u8 type (df_type, 1..6)
+ *           | u64 null_count | u8 flags (bit 0: a validity bitmap follows)
+ *           | [validity: (nrows+7)/8 bytes, Arrow bit order, 1 = valid]
+ *           | fixed-width types: nrows x width bytes (bool 1: 0/1, date 4,
+ *             int64/float64/timestamp 8)
+ *           | string: (nrows+1) x i64 offsets (first 0, non-decreasing)
+ *             | u64 data_len (= last offset) | data_len bytes
+ *
+ * Nothing may follow the last column. df_table_deserialize checks every
+ * length against the buffer (it reads bytes from the network) and answers
+ * FR_EDATA for anything truncated or inconsistent. */
+#include "engine_io_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "engine_serde assumes little-endian");
+
+#define MAGIC "FRTB1"
+#define MAGIC_LEN 5
+#define MAX_NAME_LEN 65536
+
+static bool has_bitmap(const struct df_column *c)
+{
+    return c->null_count > 0 && c->validity;
+}
+
+static size_t column_size(const char *name, const struct df_column *c, int64_t nrows)
+{
+    size_t n = 4 + strlen(name) + 1 + 8 + 1;
+    if (has_bitmap(c))
+        n += (size_t)(nrows + 7) / 8;
+    if (c->type == DF_TYPE_STRING)
+        n += (size_t)(nrows + 1) * 8 + 8 + (size_t)(c->offsets[nrows] - c->offsets[0]);
+    else
+        n += (size_t)nrows * df_type_width(c->type);
+    return n;
+}
+
+static char *put(char *w, const void *src, size_t n)
+{
+    memcpy(w, src, n);
+    return w + n;
+}
+
+static char *put_column(char *w, const char *name, const struct df_column *c, int64_t nrows)
+{
+    uint32_t name_len = (uint32_t)strlen(name);
+    uint8_t type = (uint8_t)c->type, flags = has_bitmap(c) ? 1 : 0;
+    uint64_t nulls = (uint64_t)(flags ? c->null_count : 0);
+    w = put(w, &name_len, 4);
+    w = put(w, name, name_len);
+    w = put(w, &type, 1);
+    w = put(w, &nulls, 8);
+    w = put(w, &flags, 1);
+    if (flags)
+        w = put(w, c->validity, (size_t)(nrows + 7) / 8);
+    if (c->type != DF_TYPE_STRING)
+        return put(w, c->values, (size_t)nrows * df_type_width(c->type));
+    int64_t base = c->offsets[0];
+    for (int64_t i = 0; i <= nrows; i++) {
+        int64_t off = c->offsets[i] - base;
+        w = put(w, &off, 8);
+    }
+    uint64_t data_len = (uint64_t)(c->offsets[nrows] - base);
+    w = put(w, &data_len, 8);
+    return put(w, c->data + base, data_len);
+}
+
+int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err)
+{
+    size_t total = MAGIC_LEN + 4 + 8;
+    for (int i = 0; i < t->ncols; i++)
+        total += column_size(t->names[i], t->cols[i], t->nrows);
+    char *buf = fr_try_malloc(total);
+    *out = NULL;
+    *len = 0;
+    if (!buf)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory encoding a table of %zu bytes",
+                            total);
+    uint32_t ncols = (uint32_t)t->ncols;
+    uint64_t nrows = (uint64_t)t->nrows;
+    char *w = put(buf, MAGIC, MAGIC_LEN);
+    w = put(w, &ncols, 4);
+    w = put(w, &nrows, 8);
+    for (int i = 0; i < t->ncols; i++)
+        w = put_column(w, t->names[i], t->cols[i], t->nrows);
+    *out = buf;
+    *len = total;
+    return FR_OK;
+}
+
+/* A bounds-checked cursor over the input. */
+struct cursor {
+    const unsigned char *p;
+    size_t left;
+};
+
+static bool take(struct cursor *c, void *dst, size_t n)
+{
+    if (n > c->left)
+        return false;
+    if (dst)
+        memcpy(dst, c->p, n);
+    c->p += n;
+    c->left -= n;
+    return true;
+}
+
+static int corrupt(struct fr_error *err, int col, const char *what)
+{
+    if (col < 0)
+        return fr_error_set(err, FR_EDATA, "corrupt table encoding: %s", what);
+    return fr_error_set(err, FR_EDATA, "corrupt table encoding: %s in column %d", what, col + 1);
+}
+
+static int64_t count_valid(const uint8_t *bits, int64_t n)
+{
+    int64_t v = 0;
+    for (int64_t i = 0; i < n / 8; i++)
+        v += __builtin_popcount(bits[i]);
+    for (int64_t i = n / 8 * 8; i < n; i++)
+        v += (bits[i >> 3] >> (i & 7)) & 1;
+    return v;
+}
+
+static int read_strings(struct cursor *cur, struct df_column *c, int64_t nrows, int col,
+                        struct fr_error *err)
+{
+    const unsigned char *offs = cur->p;
+    uint64_t data_len;
+    if ((uint64_t)nrows + 1 > cur->left / 8 || !take(cur, NULL, (size_t)(nrows + 1) * 8) ||
+        !take(cur, &data_len, 8) || data_len > cur->left)
+        return corrupt(err, col, "truncated string offsets");
+    if (df_column_reserve(c, nrows, (int64_t)data_len) != FR_OK)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding %lld strings",
+                            (long long)nrows);
+    memcpy(c->offsets, offs, (size_t)(nrows + 1) * 8);
+    for (int64_t i = 0; i < nrows; i++)
+        if (c->offsets[i + 1] < c->offsets[i])
+            return corrupt(err, col, "decreasing string offsets");
+    if (c->offsets[0] != 0 || (uint64_t)c->offsets[nrows] != data_len)
+        return corrupt(err, col, "string offsets that do not match the data");
+    take(cur, c->data, (size_t)data_len);
+    c->data_len = (int64_t)data_len;
+    return FR_OK;
+}
+
+static int read_values(struct cursor *cur, struct df_column *c, int64_t nrows, int col,
+                       struct fr_error *err)
+{
+    size_t w = df_type_width(c->type);
+    if ((uint64_t)nrows > cur->left / w)
+        return corrupt(err, col, "truncated values");
+    if (df_column_reserve(c, nrows, 0) != FR_OK)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding %lld values",
+                            (long long)nrows);
+    take(cur, c->values, (size_t)nrows * w);
+    if (c->type == DF_TYPE_BOOL)
+        for (int64_t i = 0; i < nrows; i++)
+            if (((uint8_t *)c->values)[i] > 1)
+                return corrupt(err, col, "a bool that is neither 0 nor 1");
+    return FR_OK;
+}
+
+static int read_column(struct cursor *cur, int col, int64_t nrows, struct df_table *t,
+                       struct fr_error *err)
+{
+    uint32_t name_len;
+    uint8_t type, flags;
+    uint64_t nulls;
+    char *name = NULL;
+    struct df_column *c = NULL;
+    int result = FR_EDATA;
+    if (!take(cur, &name_len, 4) || name_len > MAX_NAME_LEN || name_len > cur->left) {
+        result = corrupt(err, col, "a truncated column header");
+        goto out;
+    }
+    name = fr_xstrndup((const char *)cur->p, name_len);
+    take(cur, NULL, name_len);
+    if (strlen(name) != name_len || !take(cur, &type, 1) || !take(cur, &nulls, 8) ||
+        !take(cur, &flags, 1)) {
+        result = corrupt(err, col, "a bad column header");
+        goto out;
+    }
+    if (type < DF_TYPE_BOOL || type > DF_TYPE_TIMESTAMP || flags > 1 || nulls > (uint64_t)nrows ||
+        (nulls > 0) != (flags == 1)) {
+        result = corrupt(err, col, "an invalid type, flag or null count");
+        goto out;
+    }
+    c = df_column_new((df_type)type, 0);
+    size_t bitmap = (size_t)(nrows + 7) / 8;
+    const unsigned char *bits = cur->p;
+    if (flags && !take(cur, NULL, bitmap)) {
+        result = corrupt(err, col, "a truncated validity bitmap");
+        goto out;
+    }
+    if (flags && count_valid(bits, nrows) != nrows - (int64_t)nulls) {
+        result = corrupt(err, col, "a null count that does not match the bitmap");
+        goto out;
+    }
+    result = type == DF_TYPE_STRING ? read_strings(cur, c, nrows, col, err)
+                                    : read_values(cur, c, nrows, col, err);
+    if (result != FR_OK)
+        goto out;
+    if (flags) {
+        c->validity = fr_try_malloc((size_t)(c->capacity + 7) / 8 + 1);
+        if (!c->validity) {
+            result = fr_error_set(err, FR_ETOOLARGE, "out of memory decoding a bitmap");
+            goto out;
+        }
+        memset(c->validity, 0, (size_t)(c->capacity + 7) / 8 + 1);
+        memcpy(c->validity, bits, bitmap);
+        c->null_count = (int64_t)nulls;
+    }
+    c->length = nrows;
+    df_table_add(t, name, c);
+    c = NULL; /* the table owns it now */
+    result = FR_OK;
+out:
+    df_column_unref(c);
+    free(name);
+    return result;
+}
+
+int df_table_deserialize(const char *data, size_t len, struct df_table **out, struct fr_error *err)
+{
+    struct cursor cur = {(const unsigned char *)data, len};
+    char magic[MAGIC_LEN];
+    uint32_t ncols;
+    uint64_t nrows;
+    *out = NULL;
+    if (!take(&cur, magic, MAGIC_LEN) || memcmp(magic, MAGIC, MAGIC_LEN) != 0)
+        return corrupt(err, -1, "no FRTB1 magic");
+    if (!take(&cur, &ncols, 4) || !take(&cur, &nrows, 8))
+        return corrupt(err, -1, "a truncated table header");
+    /* each column takes at least 14 bytes, and each row one byte in it */
+    if (ncols > cur.left / 14 || nrows > (uint64_t)INT64_MAX / 8 || (ncols > 0 && nrows > cur.left))
+        return corrupt(err, -1, "column or row counts larger than the data");
+    struct df_table *t = df_table_new();
+    for (uint32_t i = 0; i < ncols; i++) {
+        int rc = read_column(&cur, (int)i, (int64_t)nrows, t, err);
+        if (rc != FR_OK) {
+            df_table_free(t);
+            return rc;
+        }
+    }
+    if (cur.left != 0) {
+        df_table_free(t);
+        return corrupt(err, -1, "bytes after the last column");
+    }
+    t->nrows = (int64_t)nrows;
+    *out = t;
+    return FR_OK;
+}

@@ -1,0 +1,189 @@
+/* http: the coordinator's HTTP edge. A libmicrohttpd daemon, a route table whose
+ * handlers call the context, one table that maps statuses to RFC 9457 problem
+ * bodies, Prometheus metrics and one JSON access-log line per request.
+ *
+ * Ownership: json_t * arguments of the reply helpers are stolen; strings are
+ * borrowed for the call unless a comment says otherwise. */
+#ifndef FRAMED_HTTP_H
+#define FRAMED_HTTP_H
+
+#include "../common/common.h"
+#include "../context/context.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+struct http_options {
+    const char *listen_addr;  /* numeric address or host name; "127.0.0.1" if NULL */
+    int port;                 /* 0 = ephemeral; see http_server_port */
+    int threads;              /* MHD thread pool; 0 = one per core */
+    int64_t max_body_bytes;   /* JSON request bodies */
+    int64_t max_upload_bytes; /* dataset uploads (streamed, never held in memory) */
+    const char *admin_token;  /* NULL or "" = no auth; copied */
+    const char *static_dir;   /* the dashboard; copied */
+    unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 120 */
+};
+
+typedef struct http_server http_server;
+
+/* Starts the daemon on its own threads. c is borrowed and must outlive the
+ * server. *out is new; stop it with http_server_stop. */
+int http_server_start(ctx *c, const struct http_options *opts, http_server **out,
+                      struct fr_error *err);
+/* The port actually bound (useful when opts->port was 0). */
+int http_server_port(const http_server *s);
+/* Graceful stop: stops accepting, waits up to drain_ms for in-flight requests
+ * (and always for deferred ones, which hold suspended connections), then
+ * stops the daemon and frees s. Call ctx_begin_shutdown first so /readyz
+ * fails while the server drains. Accepts NULL. */
+void http_server_stop(http_server *s, int64_t drain_ms);
+
+/* ======================================================================
+ * Internal: shared by http_*.c only.
+ * ====================================================================== */
+
+struct MHD_Connection;
+struct MHD_Response;
+struct http_request;
+
+typedef void (*http__handler)(struct http_request *req);
+
+/* What a route expects of the request body. */
+enum http__body {
+    HTTP_BODY_NONE = 0, /* ignored (drained) */
+    HTTP_BODY_JSON,     /* application/json, accumulated up to max_body_bytes */
+    HTTP_BODY_JSON_OPT, /* like JSON, but an empty body is allowed */
+    HTTP_BODY_STREAM,   /* handed to the route's stream callbacks chunk by chunk */
+};
+
+/* Callbacks of a streamed-body route (dataset uploads). begin runs once the
+ * headers are known and returns 0 or sets an error reply; write gets each
+ * chunk; the route's handler runs at the end; abort runs if the request ends
+ * without the handler having taken the stream state (req->stream); abort
+ * and a failing write leave req->stream NULL. */
+struct http__stream_ops {
+    int (*begin)(struct http_request *req);
+    int (*write)(struct http_request *req, const char *data, size_t n);
+    void (*abort)(struct http_request *req);
+};
+
+struct http__route {
+    const char *method;  /* "GET", "POST", ... (HEAD is served by GET routes) */
+    const char *pattern; /* "/v1/queries/{id}/result"; also the metrics label */
+    http__handler handler;
+    bool needs_admin;    /* state-changing: needs the admin token when configured */
+    enum http__body body;
+    const struct http__stream_ops *stream; /* HTTP_BODY_STREAM only */
+};
+
+#define HTTP__MAX_PARAMS 4
+
+/* One request, from its first byte to the completion callback. */
+struct http_request {
+    struct http_server *srv;
+    ctx *ctx;
+    struct MHD_Connection *conn;
+    char method[16];
+    char *path;            /* owned copy of the URL path (no query string) */
+    char request_id[132]; /* [A-Za-z0-9._-]{1,128} */
+    int64_t start_us;
+    const struct http__route *route; /* NULL when none matched */
+    int route_index;       /* metrics slot; the last slot is "unmatched" */
+    int nparams;
+    char *param_names[HTTP__MAX_PARAMS];  /* owned */
+    char *param_values[HTTP__MAX_PARAMS]; /* owned (MHD has already percent-decoded the path) */
+    struct fr_buf body;    /* JSON bodies */
+    int64_t body_seen;     /* bytes received so far */
+    bool body_rejected;    /* an error reply is set; later chunks are dropped */
+    void *stream;          /* a route's stream state (an upload); see stream_ops */
+    /* The reply, set by a handler through http__reply_*. */
+    struct MHD_Response *response;
+    unsigned status;
+    int64_t bytes;         /* body bytes of the reply; -1 while streaming */
+    void *body_state;      /* a streamed reply's state, freed with the request */
+    void (*body_state_free)(void *state);
+    int64_t streamed_bytes; /* written by a streamed reply's reader */
+    /* Deferral: a handler that may block for long runs on its own thread
+     * while the connection is suspended. */
+    atomic_bool deferred;
+    atomic_bool deferred_done;
+};
+
+/* ---- server (http_server.c) ---- */
+int64_t http__max_body(const struct http_server *s);
+int64_t http__max_upload(const struct http_server *s);
+const char *http__static_dir(const struct http_server *s);
+struct http__metrics *http__server_metrics(struct http_server *s);
+const struct http__router *http__server_router(const struct http_server *s);
+bool http__shutting_down(const struct http_server *s);
+/* Runs job(req) on a new thread with the connection suspended; the reply the
+ * job sets is sent when it returns. Call from a handler, as its last act. */
+void http__defer(struct http_request *req, http__handler job);
+
+/* ---- request helpers (http_request.c) ---- */
+const char *http__header(struct http_request *req, const char *name);
+const char *http__query(struct http_request *req, const char *name);
+const char *http__param(struct http_request *req, const char *name);
+/* Picks the client's X-Request-Id if sane, else generates one. */
+void http__request_id(struct http_request *req);
+/* Parses the JSON body: NULL after setting a 400 invalid-json reply. New. */
+json_t *http__body_json(struct http_request *req);
+/* Replies; each replaces any earlier reply of the request. Steal body. */
+void http__reply_json(struct http_request *req, unsigned status, json_t *body);
+void http__reply_bytes(struct http_request *req, unsigned status, const char *content_type,
+                       char *data, size_t len); /* steals data (malloc'd) */
+void http__reply_empty(struct http_request *req, unsigned status);
+/* Sets a ready MHD response (steals it); bytes = -1 when streamed. */
+void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,
+                          int64_t bytes);
+void http__add_header(struct http_request *req, const char *name, const char *value);
+/* Writes the access-log line of a finished request. */
+void http__log_request(struct http_request *req);
+/* Parses a non-negative integer query parameter: def when absent, -1 when bad. */
+int64_t http__query_int(struct http_request *req, const char *name, int64_t def);
+/* A boolean query parameter: 0 false (or absent), 1 true, -1 not a boolean. */
+int http__query_bool(struct http_request *req, const char *name);
+
+/* ---- problems (http_problem.c) ---- */
+/* A problem reply from a context error (its ext members are merged in). */
+void http__reply_error(struct http_request *req, const struct ctx_error *err);
+/* A problem reply from a kind and a formatted detail. */
+void http__reply_problem(struct http_request *req, int status, const char *kind,
+                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 400 invalid-parameter naming the path or query parameter. */
+void http__reply_bad_parameter(struct http_request *req, const char *parameter, const char *fmt,
+                               ...) __attribute__((format(printf, 3, 4)));
+/* The HTTP status code of a status/kind pair (for callers that need it first). */
+unsigned http__problem_http_status(int status, const char *kind);
+
+/* ---- routes (http_routes.c and the per-area files) ---- */
+struct http__router;
+struct http__router *http__router_new(void);
+void http__router_free(struct http__router *r);
+void http__router_add(struct http__router *r, const struct http__route *route);
+int http__router_count(const struct http__router *r);
+const char *http__router_pattern(const struct http__router *r, int index);
+/* Matches method and path. On success sets req->route, route_index and the
+ * params and returns 0; else FR_ENOTFOUND (no path matched) or FR_ECONFLICT
+ * (path matched, method did not: *allow gets a new "GET, HEAD, ..." list). */
+int http__router_match(const struct http__router *r, struct http_request *req, char **allow);
+
+void http__routes_config_register(struct http__router *r);
+void http__routes_runner_register(struct http__router *r);
+void http__routes_data_register(struct http__router *r);
+void http__routes_dataframes_register(struct http__router *r);
+void http__routes_queries_register(struct http__router *r);
+void http__routes_ops_register(struct http__router *r);
+
+/* ---- metrics (http_metrics.c) ---- */
+struct http__metrics;
+struct http__metrics *http__metrics_new(const struct http__router *r);
+void http__metrics_free(struct http__metrics *m);
+void http__metrics_observe(struct http__metrics *m, int route_index, const char *method,
+                           unsigned status, double seconds);
+/* Appends the Prometheus text of the HTTP counters and histograms. */
+void http__metrics_write(struct http__metrics *m, struct fr_buf *out);
+
+#endif

@@ -1,0 +1,147 @@
+/* http_metrics: the HTTP layer's Prometheus metrics: a request counter by
+ * route pattern, method and status, and a latency histogram by route. Route
+ * patterns (not raw paths) are the labels, so their number stays bounded. */
+#include "http.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const double bucket_bounds[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                       0.25,  0.5,   1,    2.5,   5,    10};
+#define NBUCKETS ((int)(sizeof(bucket_bounds) / sizeof(bucket_bounds[0])))
+
+static const char *const known_methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH",
+                                            "OPTIONS"};
+#define NMETHODS ((int)(sizeof(known_methods) / sizeof(known_methods[0])))
+
+struct request_counter {
+    int route;
+    int method; /* index into known_methods, NMETHODS = other */
+    unsigned status;
+    uint64_t count;
+};
+
+struct route_histogram {
+    uint64_t buckets[NBUCKETS]; /* non-cumulative; summed when written */
+    uint64_t count;
+    double sum;
+};
+
+struct http__metrics {
+    const struct http__router *router; /* borrowed: outlives the metrics */
+    int nroutes;                       /* + 1 slot for "unmatched" */
+    pthread_mutex_t lock;              /* guards counters and histograms */
+    struct request_counter *counters;
+    int ncounters, cap;
+    struct route_histogram *histograms;
+};
+
+struct http__metrics *http__metrics_new(const struct http__router *r)
+{
+    struct http__metrics *m = fr_xcalloc(1, sizeof(*m));
+    m->router = r;
+    m->nroutes = http__router_count(r);
+    pthread_mutex_init(&m->lock, NULL);
+    m->histograms = fr_xcalloc((size_t)m->nroutes + 1, sizeof(*m->histograms));
+    return m;
+}
+
+void http__metrics_free(struct http__metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m->counters);
+    free(m->histograms);
+    free(m);
+}
+
+static int method_index(const char *method)
+{
+    for (int i = 0; i < NMETHODS; i++) {
+        if (strcmp(known_methods[i], method) == 0)
+            return i;
+    }
+    return NMETHODS;
+}
+
+void http__metrics_observe(struct http__metrics *m, int route_index, const char *method,
+                           unsigned status, double seconds)
+{
+    if (route_index < 0 || route_index > m->nroutes)
+        route_index = m->nroutes;
+    int mi = method_index(method);
+    pthread_mutex_lock(&m->lock);
+    struct request_counter *c = NULL;
+    for (int i = 0; i < m->ncounters && !c; i++) {
+        struct request_counter *k = &m->counters[i];
+        if (k->route == route_index && k->method == mi && k->status == status)
+            c = k;
+    }
+    if (!c) {
+        if (m->ncounters == m->cap) {
+            m->cap = m->cap ? m->cap * 2 : 64;
+            m->counters = fr_xrealloc(m->counters, (size_t)m->cap * sizeof(*m->counters));
+        }
+        c = &m->counters[m->ncounters++];
+        *c = (struct request_counter){route_index, mi, status, 0};
+    }
+    c->count++;
+    struct route_histogram *h = &m->histograms[route_index];
+    for (int b = 0; b < NBUCKETS; b++) {
+        if (seconds <= bucket_bounds[b]) {
+            h->buckets[b]++;
+            break;
+        }
+    }
+    h->count++;
+    h->sum += seconds;
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void write_histograms(struct http__metrics *m, struct fr_buf *out)
+{
+    fr_buf_puts(out, "# HELP framed_http_request_duration_seconds Time from a request's first "
+                     "byte to its completion.\n"
+                     "# TYPE framed_http_request_duration_seconds histogram\n");
+    for (int r = 0; r <= m->nroutes; r++) {
+        const struct route_histogram *h = &m->histograms[r];
+        if (h->count == 0)
+            continue;
+        const char *route = http__router_pattern(m->router, r);
+        uint64_t cumulative = 0;
+        for (int b = 0; b < NBUCKETS; b++) {
+            cumulative += h->buckets[b];
+            fr_buf_printf(out,
+                          "framed_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} "
+                          "%llu\n",
+                          route, bucket_bounds[b], (unsigned long long)cumulative);
+        }
+        fr_buf_printf(out,
+                      "framed_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
+                      "%llu\n",
+                      route, (unsigned long long)h->count);
+        fr_buf_printf(out, "framed_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route,
+                      h->sum);
+        fr_buf_printf(out, "framed_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
+                      route, (unsigned long long)h->count);
+    }
+}
+
+void http__metrics_write(struct http__metrics *m, struct fr_buf *out)
+{
+    pthread_mutex_lock(&m->lock);
+    fr_buf_puts(out, "# HELP framed_http_requests_total HTTP requests by route pattern, method "
+                     "and status.\n# TYPE framed_http_requests_total counter\n");
+    for (int i = 0; i < m->ncounters; i++) {
+        const struct request_counter *c = &m->counters[i];
+        fr_buf_printf(out,
+                      "framed_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} "
+                      "%llu\n",
+                      http__router_pattern(m->router, c->route),
+                      c->method < NMETHODS ? known_methods[c->method] : "OTHER", c->status,
+                      (unsigned long long)c->count);
+    }
+    write_histograms(m, out);
+    pthread_mutex_unlock(&m->lock);
+}

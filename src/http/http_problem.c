@@ -1,0 +1,179 @@
+/* http_problem: the one table that maps a status (and the error's kind, when
+ * set) to an HTTP status code, a problem type URI and a title, and the writer
+ * of RFC 9457 application/problem+json bodies. Any new kind of error gets a
+ * row here and nowhere else. */
+#include "http.h"
+
+#include <microhttpd.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#define PROBLEM_TYPE_BASE "https://framed.dev/problems/"
+
+struct problem_row {
+    int status;       /* the fr_status this row is the default for; FR_OK = only by kind */
+    const char *kind; /* the type slug */
+    unsigned http;
+    const char *title;
+    int retry_after_s; /* > 0: a Retry-After header */
+};
+
+static const struct problem_row problem_rows[] = {
+    {FR_OK, "invalid-json", 400, "Malformed JSON body", 0},
+    {FR_EINVAL, "invalid-parameter", 400, "Invalid parameter", 0},
+    {FR_OK, "invalid-plan", 400, "Invalid plan", 0},
+    {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
+    {FR_OK, "missing-config-id", 400, "Missing config ID", 0},
+    {FR_OK, "unauthorized", 401, "Unauthorized", 0},
+    {FR_ENOTFOUND, "not-found", 404, "Not found", 0},
+    {FR_OK, "dataset-not-found", 404, "Dataset not found", 0},
+    {FR_OK, "dataframe-not-found", 404, "Dataframe not found", 0},
+    {FR_OK, "query-not-found", 404, "Query not found", 0},
+    {FR_OK, "config-not-found", 404, "Config not found", 0},
+    {FR_OK, "no-runner", 404, "No runner", 0},
+    {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
+    {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
+    {FR_OK, "config-locked", 409, "Config is locked", 0},
+    {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
+    {FR_OK, "query-not-finished", 409, "Query not finished", 1},
+    {FR_OK, "query-failed", 409, "Query failed", 0},
+    {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
+    {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
+    {FR_OK, "unsupported-media-type", 415, "Unsupported media type", 0},
+    {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
+    {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
+    {FR_EINTERNAL, "internal", 500, "Internal error", 0},
+    {FR_EIO, "internal", 500, "Internal error", 0},
+    {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},
+    {FR_OK, "runner-draining", 503, "Runner is draining", 5},
+    {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
+    {FR_ETIMEOUT, "task-timeout", 504, "Task timed out", 0},
+    {FR_ENOSPACE, "memory-budget-exceeded", 507, "Memory budget exceeded", 0},
+    {FR_EMEMLIMIT, "task-memory-limit", 507, "Task memory limit exceeded", 0},
+};
+
+#define NROWS ((int)(sizeof(problem_rows) / sizeof(problem_rows[0])))
+
+static const struct problem_row *row_for_status(int status)
+{
+    for (int i = 0; i < NROWS; i++) {
+        if (problem_rows[i].status == status && status != FR_OK)
+            return &problem_rows[i];
+    }
+    return NULL;
+}
+
+static const struct problem_row *row_for_kind(const char *kind)
+{
+    for (int i = 0; kind && *kind && i < NROWS; i++) {
+        if (strcmp(problem_rows[i].kind, kind) == 0)
+            return &problem_rows[i];
+    }
+    return NULL;
+}
+
+/* The row of a status/kind pair; a kind unknown to the table keeps its own
+ * slug and takes the code and title of its status (else 500). */
+static const struct problem_row *lookup(int status, const char *kind, const char **slug)
+{
+    static const struct problem_row fallback = {FR_EINTERNAL, "internal", 500,
+                                                "Internal error", 0};
+    const struct problem_row *row = row_for_kind(kind);
+    if (!row)
+        row = row_for_status(status);
+    if (!row)
+        row = &fallback;
+    *slug = (kind && *kind) ? kind : (row == &fallback ? fr_status_name(status) : row->kind);
+    return row;
+}
+
+unsigned http__problem_http_status(int status, const char *kind)
+{
+    const char *slug;
+    return lookup(status, kind, &slug)->http;
+}
+
+/* Where the problem is, from the error's own fields, unless the context
+ * already described it in ext. */
+static void add_location_members(json_t *body, const struct fr_error *e)
+{
+    if (e->field[0] && !json_object_get(body, "field"))
+        json_object_set_new(body, "field", json_string(e->field));
+    if (e->position >= 0 && !json_object_get(body, "position"))
+        json_object_set_new(body, "position", json_integer(e->position));
+    if (e->line >= 0 && !json_object_get(body, "line"))
+        json_object_set_new(body, "line", json_integer(e->line));
+    if (e->column >= 0 && !json_object_get(body, "column"))
+        json_object_set_new(body, "column", json_integer(e->column));
+    if (e->file[0] && !json_object_get(body, "file")) {
+        /* Only the file's name: the data dir's path is the server's business. */
+        const char *base = strrchr(e->file, '/');
+        json_object_set_new(body, "file", json_string(base ? base + 1 : e->file));
+    }
+}
+
+void http__reply_error(struct http_request *req, const struct ctx_error *err)
+{
+    const struct fr_error *e = &err->base;
+    const char *slug;
+    const struct problem_row *row = lookup(e->status, e->kind, &slug);
+    char type[160];
+    snprintf(type, sizeof(type), PROBLEM_TYPE_BASE "%s", slug);
+    json_t *body = json_object();
+    json_object_set_new(body, "type", json_string(type));
+    json_object_set_new(body, "title", json_string(row->title));
+    json_object_set_new(body, "status", json_integer(row->http));
+    json_t *detail = json_string(e->message[0] ? e->message : row->title);
+    json_object_set_new(body, "detail", detail ? detail : json_string(row->title));
+    json_t *instance = json_string(req->path);
+    json_object_set_new(body, "instance", instance ? instance : json_string("/"));
+    json_object_set_new(body, "request_id", json_string(req->request_id));
+    if (json_is_object(err->ext))
+        json_object_update_missing(body, err->ext);
+    add_location_members(body, e);
+    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(body);
+    if (!text)
+        text = fr_xstrdup("{\"type\":\"" PROBLEM_TYPE_BASE "internal\",\"status\":500}");
+    http__reply_bytes(req, row->http, "application/problem+json", text, strlen(text));
+    if (row->retry_after_s > 0) {
+        char secs[16];
+        snprintf(secs, sizeof(secs), "%d", row->retry_after_s);
+        http__add_header(req, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
+    if (row->http == 401)
+        http__add_header(req, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+}
+
+static void reply_problem_v(struct http_request *req, int status, const char *kind, json_t *ext,
+                            const char *fmt, va_list ap)
+{
+    struct ctx_error e;
+    ctx_error_init(&e);
+    e.base.status = status;
+    snprintf(e.base.kind, sizeof(e.base.kind), "%s", kind ? kind : "");
+    vsnprintf(e.base.message, sizeof(e.base.message), fmt, ap);
+    e.ext = ext;
+    http__reply_error(req, &e);
+    ctx_error_cleanup(&e);
+}
+
+void http__reply_problem(struct http_request *req, int status, const char *kind,
+                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    reply_problem_v(req, status, kind, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void http__reply_bad_parameter(struct http_request *req, const char *parameter, const char *fmt,
+                               ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    reply_problem_v(req, FR_EINVAL, "invalid-parameter",
+                    json_pack("{s:s}", "parameter", parameter), fmt, ap);
+    va_end(ap);
+}

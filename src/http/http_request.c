@@ -1,0 +1,181 @@
+/* http_request: what handlers use to read a request (headers, query and path
+ * parameters, the JSON body) and to set its reply, plus the request ID and the
+ * one JSON access-log line per request. The log never carries headers, so the
+ * Authorization header and tokens cannot leak into it. */
+#include "http.h"
+
+#include <microhttpd.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+const char *http__header(struct http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http__query(struct http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http__param(struct http_request *req, const char *name)
+{
+    for (int i = 0; i < req->nparams; i++) {
+        if (strcmp(req->param_names[i], name) == 0)
+            return req->param_values[i];
+    }
+    return NULL;
+}
+
+int64_t http__query_int(struct http_request *req, const char *name, int64_t def)
+{
+    const char *v = http__query(req, name);
+    if (!v)
+        return def;
+    char *end = NULL;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || n < 0)
+        return -1;
+    return (int64_t)n;
+}
+
+int http__query_bool(struct http_request *req, const char *name)
+{
+    const char *v = NULL;
+    size_t n = 0;
+    if (MHD_lookup_connection_value_n(req->conn, MHD_GET_ARGUMENT_KIND, name, strlen(name), &v,
+                                      &n) != MHD_YES)
+        return 0;
+    if (!v || n == 0 || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+        return 1; /* a bare ?force counts as true */
+    if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+        return 0;
+    return -1;
+}
+
+/* A client's ID is kept when it is short and made of safe characters, so it
+ * can go into headers and logs as it is. */
+static bool request_id_sane(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 128)
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_' || c == '.';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+void http__request_id(struct http_request *req)
+{
+    const char *given = http__header(req, "X-Request-Id");
+    if (given && request_id_sane(given)) {
+        snprintf(req->request_id, sizeof(req->request_id), "%s", given);
+        return;
+    }
+    uint8_t rnd[12];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        /* No entropy to spare: time and the request's address are unique enough. */
+        uint64_t a = (uint64_t)fr_mono_us(), b = (uint64_t)(uintptr_t)req;
+        memcpy(rnd, &a, 8);
+        memcpy(rnd + 8, &b, 4);
+    }
+    char *p = req->request_id;
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        p += sprintf(p, "%02x", rnd[i]);
+}
+
+json_t *http__body_json(struct http_request *req)
+{
+    if (req->body.len == 0) {
+        http__reply_problem(req, FR_EINVAL, "invalid-json", "the request needs a JSON body");
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *v = json_loadb(req->body.data, req->body.len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!v) {
+        struct ctx_error e;
+        ctx_error_init(&e);
+        fr_error_set(&e.base, FR_EINVAL, "malformed JSON at line %d, column %d: %s", jerr.line,
+                     jerr.column, jerr.text);
+        snprintf(e.base.kind, sizeof(e.base.kind), "invalid-json");
+        e.base.line = jerr.line;
+        e.base.column = jerr.column;
+        http__reply_error(req, &e);
+        ctx_error_cleanup(&e);
+    }
+    return v;
+}
+
+void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,
+                          int64_t bytes)
+{
+    if (req->response)
+        MHD_destroy_response(req->response);
+    req->response = r;
+    req->status = status;
+    req->bytes = bytes;
+}
+
+void http__reply_bytes(struct http_request *req, unsigned status, const char *content_type,
+                       char *data, size_t len)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback(len, data, free);
+    if (content_type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    http__reply_response(req, status, r, (int64_t)len);
+}
+
+void http__reply_json(struct http_request *req, unsigned status, json_t *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(body);
+    if (!text) {
+        http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the reply");
+        return;
+    }
+    http__reply_bytes(req, status, "application/json", text, strlen(text));
+}
+
+void http__reply_empty(struct http_request *req, unsigned status)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    http__reply_response(req, status, r, 0);
+}
+
+void http__add_header(struct http_request *req, const char *name, const char *value)
+{
+    if (req->response)
+        MHD_add_response_header(req->response, name, value);
+}
+
+void http__log_request(struct http_request *req)
+{
+    if (FR_LOG_INFO < fr_log_threshold)
+        return;
+    char ts[40];
+    fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
+    double ms = (double)(fr_mono_us() - req->start_us) / 1000.0;
+    json_t *path = json_string(req->path);
+    if (!path)
+        path = json_string("(not utf-8)");
+    json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level",
+                             "info", "msg", "request", "request_id", req->request_id, "method",
+                             req->method, "path", path, "status", (int)req->status, "bytes",
+                             (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
+    if (!line)
+        return;
+    char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    if (text)
+        fr_log_json_line(text);
+    free(text);
+    json_decref(line);
+}

@@ -1,0 +1,142 @@
+/* http_routes: the route table. Each area registers its routes (method, path
+ * pattern with {param} segments, handler, admin flag, body kind) through its
+ * *_register function; a request is matched segment by segment, and a path
+ * that matches with another method yields 405 with the Allow list. */
+#include "http.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct http__router {
+    struct http__route *routes; /* copies of the registered rows; patterns are static */
+    int n, cap;
+};
+
+void http__router_add(struct http__router *r, const struct http__route *route)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 32;
+        r->routes = fr_xrealloc(r->routes, (size_t)r->cap * sizeof(*r->routes));
+    }
+    r->routes[r->n++] = *route;
+}
+
+struct http__router *http__router_new(void)
+{
+    struct http__router *r = fr_xcalloc(1, sizeof(*r));
+    http__routes_ops_register(r);
+    http__routes_config_register(r);
+    http__routes_runner_register(r);
+    http__routes_data_register(r);
+    http__routes_dataframes_register(r);
+    http__routes_queries_register(r);
+    return r;
+}
+
+void http__router_free(struct http__router *r)
+{
+    if (!r)
+        return;
+    free(r->routes);
+    free(r);
+}
+
+int http__router_count(const struct http__router *r)
+{
+    return r->n;
+}
+
+const char *http__router_pattern(const struct http__router *r, int index)
+{
+    return (index >= 0 && index < r->n) ? r->routes[index].pattern : "unmatched";
+}
+
+/* Length of the segment starting at s (up to '/' or the end). */
+static size_t seg_len(const char *s)
+{
+    return strcspn(s, "/");
+}
+
+/* Matches path against pattern; on success, fills the request's params when
+ * req is not NULL. */
+static bool match_pattern(const char *pattern, const char *path, struct http_request *req)
+{
+    const char *p = pattern, *u = path;
+    int nparams = 0;
+    char *names[HTTP__MAX_PARAMS], *values[HTTP__MAX_PARAMS];
+    bool ok = true;
+    while (ok && *p == '/' && *u == '/') {
+        p++;
+        u++;
+        size_t pn = seg_len(p), un = seg_len(u);
+        if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
+            if (un == 0 || nparams == HTTP__MAX_PARAMS) {
+                ok = false;
+            } else if (req) {
+                names[nparams] = fr_xstrndup(p + 1, pn - 2);
+                values[nparams] = fr_xstrndup(u, un);
+                nparams++;
+            }
+        } else if (pn != un || memcmp(p, u, pn) != 0) {
+            ok = false;
+        }
+        p += pn;
+        u += un;
+    }
+    ok = ok && *p == '\0' && *u == '\0';
+    for (int i = 0; i < nparams; i++) {
+        if (ok) {
+            req->param_names[i] = names[i];
+            req->param_values[i] = values[i];
+        } else {
+            free(names[i]);
+            free(values[i]);
+        }
+    }
+    if (ok && req)
+        req->nparams = nparams;
+    return ok;
+}
+
+static bool method_matches(const char *route_method, const char *method)
+{
+    return strcmp(route_method, method) == 0 ||
+           (strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0);
+}
+
+static void allow_add(struct fr_buf *allow, const char *method)
+{
+    if (allow->len)
+        fr_buf_puts(allow, ", ");
+    fr_buf_puts(allow, method);
+    if (strcmp(method, "GET") == 0)
+        fr_buf_puts(allow, ", HEAD");
+}
+
+int http__router_match(const struct http__router *r, struct http_request *req, char **allow)
+{
+    struct fr_buf methods;
+    fr_buf_init(&methods);
+    int result = FR_ENOTFOUND;
+    req->route = NULL;
+    req->route_index = r->n; /* "unmatched" */
+    for (int i = 0; i < r->n; i++) {
+        const struct http__route *route = &r->routes[i];
+        if (!match_pattern(route->pattern, req->path, NULL))
+            continue;
+        if (method_matches(route->method, req->method)) {
+            match_pattern(route->pattern, req->path, req);
+            req->route = route;
+            req->route_index = i;
+            result = 0;
+            goto out;
+        }
+        allow_add(&methods, route->method);
+        result = FR_ECONFLICT;
+    }
+    if (result == FR_ECONFLICT)
+        *allow = fr_buf_steal(&methods, NULL);
+out:
+    fr_buf_cleanup(&methods);
+    return result;
+}

@@ -1,0 +1,88 @@
+/* http_routes_ops: what operators and platforms ask of a running server:
+ * liveness, readiness (503 once shutdown has begun), Prometheus metrics,
+ * build and runtime info, and the dashboard page from the static dir. */
+#include "http.h"
+
+#include <microhttpd.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void reply_text(struct http_request *req, const char *text)
+{
+    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; charset=utf-8", fr_xstrdup(text),
+                      strlen(text));
+}
+
+static void livez(struct http_request *req)
+{
+    reply_text(req, "ok\n");
+}
+
+static bool runner_draining(ctx *c)
+{
+    json_t *runner = ctx_runner_info(c);
+    const char *state = json_string_value(json_object_get(runner, "state"));
+    bool draining = state && strcmp(state, "draining") == 0;
+    json_decref(runner);
+    return draining;
+}
+
+static void readyz(struct http_request *req)
+{
+    if (ctx_ready(req->ctx) && !http__shutting_down(req->srv))
+        reply_text(req, "ready\n");
+    else if (!http__shutting_down(req->srv) && runner_draining(req->ctx))
+        http__reply_problem(req, FR_EUNAVAILABLE, "runner-draining",
+                            "the runner is being torn down");
+    else
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is starting or shutting down");
+}
+
+static void metrics(struct http_request *req)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    http__metrics_write(http__server_metrics(req->srv), &b);
+    ctx_metrics(req->ctx, &b);
+    size_t len = 0;
+    char *text = fr_buf_steal(&b, &len);
+    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+static void info(struct http_request *req)
+{
+    http__reply_json(req, MHD_HTTP_OK, ctx_info(req->ctx));
+}
+
+static void dashboard(struct http_request *req)
+{
+    struct fr_error err;
+    fr_error_init(&err);
+    char *path = fr_xasprintf("%s/index.html", http__static_dir(req->srv));
+    char *html = NULL;
+    size_t len = 0;
+    if (fr_file_read_all(path, &html, &len, &err) == 0) {
+        http__reply_bytes(req, MHD_HTTP_OK, "text/html; charset=utf-8", html, len);
+        http__add_header(req, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    } else {
+        http__reply_problem(req, FR_ENOTFOUND, "not-found",
+                            "the dashboard is not installed (see --static-dir)");
+    }
+    free(path);
+}
+
+void http__routes_ops_register(struct http__router *r)
+{
+    static const struct http__route routes[] = {
+        {"GET", "/livez", livez, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/readyz", readyz, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/metrics", metrics, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/v1/info", info, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/", dashboard, false, HTTP_BODY_NONE, NULL},
+    };
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        http__router_add(r, &routes[i]);
+}

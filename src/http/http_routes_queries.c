@@ -1,0 +1,297 @@
+/* http_routes_queries: submitting a query (optionally waiting for it), its
+ * status, cancelling it, and its result: the rows (?offset=&limit=) streamed
+ * in chunks as JSON, CSV or NDJSON, with the result held by reference until
+ * the response is done. */
+#include "http.h"
+
+#include "../engine/engine.h"
+
+#include <microhttpd.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define WAIT_MAX_S 300.0
+#define CHUNK_ROWS 1024
+
+enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_INVALID };
+
+/* ---- submit, status, cancel ---- */
+
+static void query_submit_job(struct http_request *req)
+{
+    const char *wait = http__query(req, "wait");
+    char *end = NULL;
+    double wait_s = wait ? strtod(wait, &end) : 0;
+    if (wait && (!*wait || *end || !(wait_s >= 0 && wait_s <= WAIT_MAX_S))) {
+        http__reply_bad_parameter(req, "wait", "wait must be a number of seconds from 0 to %g",
+                                  WAIT_MAX_S);
+        return;
+    }
+    json_t *body = http__body_json(req);
+    if (!body)
+        return;
+    json_t *out = NULL;
+    bool finished = false;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    if (ctx_query_submit(req->ctx, body, req->request_id, (int64_t)(wait_s * 1000), &out,
+                         &finished, &err) == 0) {
+        const char *id = json_string_value(json_object_get(out, "id"));
+        char location[160];
+        snprintf(location, sizeof(location), "/v1/queries/%s", id ? id : "");
+        http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
+        if (id)
+            http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
+    } else {
+        http__reply_error(req, &err);
+    }
+    ctx_error_cleanup(&err);
+    json_decref(body);
+}
+
+static void query_submit(struct http_request *req)
+{
+    /* ?wait= blocks for up to minutes: never on one of the server's threads. */
+    http__defer(req, query_submit_job);
+}
+
+typedef int (*query_op)(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+
+static void reply_op(struct http_request *req, query_op op)
+{
+    json_t *out = NULL;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    if (op(req->ctx, http__param(req, "id"), &out, &err) == 0)
+        http__reply_json(req, MHD_HTTP_OK, out);
+    else
+        http__reply_error(req, &err);
+    ctx_error_cleanup(&err);
+}
+
+static void query_get(struct http_request *req)
+{
+    reply_op(req, ctx_query_get);
+}
+
+static void query_cancel(struct http_request *req)
+{
+    reply_op(req, ctx_query_cancel);
+}
+
+/* ---- result ---- */
+
+static enum result_format format_of(const char *media, size_t n)
+{
+    static const struct {
+        const char *media;
+        enum result_format format;
+    } known[] = {{"text/csv", FMT_CSV},          {"application/x-ndjson", FMT_NDJSON},
+                 {"application/ndjson", FMT_NDJSON}, {"application/json", FMT_JSON},
+                 {"application/*", FMT_JSON},    {"*/*", FMT_JSON}};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        if (strlen(known[i].media) == n && strncasecmp(known[i].media, media, n) == 0)
+            return known[i].format;
+    }
+    return FMT_UNACCEPTABLE;
+}
+
+/* ?format= wins; else the first media type of Accept that we can make. */
+static enum result_format pick_format(struct http_request *req)
+{
+    const char *f = http__query(req, "format");
+    if (f) {
+        return strcmp(f, "csv") == 0      ? FMT_CSV
+               : strcmp(f, "ndjson") == 0 ? FMT_NDJSON
+               : strcmp(f, "json") == 0   ? FMT_JSON
+               : strcmp(f, "arrow") == 0  ? FMT_UNACCEPTABLE /* not made yet */
+                                          : FMT_INVALID;
+    }
+    const char *accept = http__header(req, MHD_HTTP_HEADER_ACCEPT);
+    if (!accept || !*accept)
+        return FMT_JSON;
+    for (const char *p = accept; *p;) {
+        p += strspn(p, " ,\t");
+        size_t n = strcspn(p, ",;");
+        size_t trimmed = n;
+        while (trimmed > 0 && (p[trimmed - 1] == ' ' || p[trimmed - 1] == '\t'))
+            trimmed--;
+        enum result_format fmt = format_of(p, trimmed);
+        if (fmt != FMT_UNACCEPTABLE)
+            return fmt;
+        p += n;
+        p += strcspn(p, ","); /* skip parameters such as ;q=0.5 */
+    }
+    return FMT_UNACCEPTABLE;
+}
+
+static json_t *columns_json(const struct df_table *t)
+{
+    json_t *columns = json_array();
+    for (int i = 0; i < t->ncols; i++) {
+        json_t *name = json_string(t->names[i]);
+        json_array_append_new(columns, json_pack("{s:o, s:s}", "name",
+                                                 name ? name : json_string("?"), "type",
+                                                 df_type_name(t->cols[i]->type)));
+    }
+    return columns;
+}
+
+/* A streamed result body. Owned by the request (body_state); MHD reads it
+ * only while the response is being sent, which ends before the request's
+ * completion frees it. JSON is {"columns":..,"total_rows":..,"offset":..,
+ * "limit":..,"rows":[ then the rows in chunks, then ]}. */
+struct result_stream {
+    ctx_result *result;
+    const struct df_table *table; /* borrowed from result */
+    enum result_format format;
+    int64_t next_row, end_row;
+    bool head_done, tail_done;
+    char *json_head; /* JSON only: the members before the rows */
+    struct fr_buf chunk;
+    size_t chunk_pos;
+    int64_t *sent; /* the request's streamed_bytes */
+};
+
+static void result_stream_free(void *p)
+{
+    struct result_stream *st = p;
+    if (!st)
+        return;
+    ctx_result_release(st->result);
+    fr_buf_cleanup(&st->chunk);
+    free(st->json_head);
+    free(st);
+}
+
+static void result_stream_refill(struct result_stream *st)
+{
+    st->chunk.len = 0;
+    st->chunk_pos = 0;
+    bool first = !st->head_done;
+    if (first && st->format == FMT_CSV)
+        df_write_csv_header(st->table, &st->chunk);
+    if (first && st->format == FMT_JSON)
+        fr_buf_puts(&st->chunk, st->json_head);
+    st->head_done = true;
+    int64_t n = st->end_row - st->next_row < CHUNK_ROWS ? st->end_row - st->next_row : CHUNK_ROWS;
+    if (n > 0) {
+        if (st->format == FMT_CSV) {
+            df_write_csv_rows(st->table, st->next_row, n, &st->chunk);
+        } else if (st->format == FMT_NDJSON) {
+            df_write_ndjson_rows(st->table, st->next_row, n, &st->chunk);
+        } else {
+            if (!first)
+                fr_buf_putc(&st->chunk, ',');
+            df_write_json_rows(st->table, st->next_row, n, &st->chunk);
+        }
+        st->next_row += n;
+    } else if (st->format == FMT_JSON && !st->tail_done) {
+        fr_buf_puts(&st->chunk, "]}");
+        st->tail_done = true;
+    }
+}
+
+static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct result_stream *st = cls;
+    if (st->chunk_pos >= st->chunk.len)
+        result_stream_refill(st);
+    if (st->chunk_pos >= st->chunk.len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = st->chunk.len - st->chunk_pos;
+    if (n > max)
+        n = max;
+    memcpy(buf, st->chunk.data + st->chunk_pos, n);
+    st->chunk_pos += n;
+    *st->sent += (int64_t)n;
+    return (ssize_t)n;
+}
+
+/* The JSON members before the rows, ending in "rows":[ (new). */
+static char *json_head(const struct df_table *t, int64_t offset, int64_t limit)
+{
+    json_t *head = json_pack("{s:o, s:I, s:I, s:o}", "columns", columns_json(t), "total_rows",
+                             (json_int_t)t->nrows, "offset", (json_int_t)offset, "limit",
+                             limit >= 0 ? json_integer(limit) : json_null());
+    char *text = head ? json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(head);
+    if (!text)
+        return NULL;
+    size_t n = strlen(text);
+    char *out = fr_xasprintf("%.*s,\"rows\":[", (int)(n - 1), text); /* drop the '}' */
+    free(text);
+    return out;
+}
+
+/* Steals result in every case. limit -1 = every row from offset on. */
+static void reply_stream(struct http_request *req, ctx_result *result, enum result_format fmt,
+                         int64_t offset, int64_t limit)
+{
+    static const char *const media[] = {[FMT_JSON] = "application/json",
+                                        [FMT_CSV] = "text/csv; charset=utf-8",
+                                        [FMT_NDJSON] = "application/x-ndjson"};
+    struct result_stream *st = fr_xcalloc(1, sizeof(*st));
+    st->result = result;
+    st->table = ctx_result_table(result);
+    st->format = fmt;
+    int64_t nrows = st->table->nrows;
+    st->next_row = offset < nrows ? offset : nrows;
+    st->end_row = (limit < 0 || nrows - st->next_row < limit) ? nrows : st->next_row + limit;
+    fr_buf_init(&st->chunk);
+    st->sent = &req->streamed_bytes;
+    req->body_state = st;
+    req->body_state_free = result_stream_free;
+    if (fmt == FMT_JSON && !(st->json_head = json_head(st->table, offset, limit))) {
+        http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result's columns");
+        return;
+    }
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
+                                                               result_stream_read, st, NULL);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, media[fmt]);
+    http__reply_response(req, MHD_HTTP_OK, r, -1);
+}
+
+static void query_result(struct http_request *req)
+{
+    enum result_format fmt = pick_format(req);
+    int64_t offset = http__query_int(req, "offset", 0);
+    int64_t limit = http__query_int(req, "limit", -2);
+    if (fmt == FMT_UNACCEPTABLE) {
+        http__reply_problem(req, FR_EINVAL, "not-acceptable",
+                            "results are available as application/json, text/csv or "
+                            "application/x-ndjson");
+        return;
+    }
+    if (offset < 0 || limit == -1 || fmt == FMT_INVALID) {
+        const char *bad = offset < 0 ? "offset" : limit == -1 ? "limit" : "format";
+        http__reply_bad_parameter(req, bad,
+                                  "offset and limit must be non-negative integers; format one "
+                                  "of json, csv, ndjson");
+        return;
+    }
+    ctx_result *result = NULL;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    if (ctx_query_result(req->ctx, http__param(req, "id"), &result, &err) == 0)
+        reply_stream(req, result, fmt, offset, limit < 0 ? -1 : limit);
+    else
+        http__reply_error(req, &err);
+    ctx_error_cleanup(&err);
+}
+
+void http__routes_queries_register(struct http__router *r)
+{
+    static const struct http__route routes[] = {
+        {"POST", "/v1/queries", query_submit, false, HTTP_BODY_JSON, NULL},
+        {"GET", "/v1/queries/{id}", query_get, false, HTTP_BODY_NONE, NULL},
+        {"DELETE", "/v1/queries/{id}", query_cancel, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/v1/queries/{id}/result", query_result, false, HTTP_BODY_NONE, NULL},
+    };
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        http__router_add(r, &routes[i]);
+}

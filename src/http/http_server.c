@@ -1,0 +1,436 @@
+/* http_server: the libmicrohttpd daemon (internal polling threads, a pool of one
+ * thread per core, epoll where available) and the life of a request inside it:
+ * route match, admin auth, media type and size checks, body accumulation or
+ * streaming, the handler, the reply, deferral of slow handlers, the access log
+ * and a graceful stop. */
+#include "http.h"
+
+#include <microhttpd.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct http_server {
+    ctx *ctx;
+    struct MHD_Daemon *daemon;
+    struct http__router *router;
+    struct http__metrics *metrics;
+    int64_t max_body;
+    int64_t max_upload;
+    char *admin_token; /* NULL when auth is off */
+    char *static_dir;
+    int port;
+    struct sockaddr_storage addr;
+    atomic_int in_flight; /* requests between their first callback and completion */
+    atomic_int deferred;  /* handlers running on their own thread (suspended connections) */
+    atomic_bool shutting_down;
+};
+
+int64_t http__max_body(const struct http_server *s)
+{
+    return s->max_body;
+}
+
+int64_t http__max_upload(const struct http_server *s)
+{
+    return s->max_upload;
+}
+
+const char *http__static_dir(const struct http_server *s)
+{
+    return s->static_dir;
+}
+
+struct http__metrics *http__server_metrics(struct http_server *s)
+{
+    return s->metrics;
+}
+
+const struct http__router *http__server_router(const struct http_server *s)
+{
+    return s->router;
+}
+
+bool http__shutting_down(const struct http_server *s)
+{
+    return atomic_load(&s->shutting_down);
+}
+
+int http_server_port(const http_server *s)
+{
+    return s->port;
+}
+
+/* ---- request state ---- */
+
+static struct http_request *request_new(struct http_server *s, struct MHD_Connection *conn,
+                                        const char *url, const char *method)
+{
+    struct http_request *req = fr_xcalloc(1, sizeof(*req));
+    req->srv = s;
+    req->ctx = s->ctx;
+    req->conn = conn;
+    snprintf(req->method, sizeof(req->method), "%s", method);
+    req->path = fr_xstrdup(url);
+    req->start_us = fr_mono_us();
+    req->route_index = -1;
+    req->bytes = 0;
+    fr_buf_init(&req->body);
+    http__request_id(req);
+    return req;
+}
+
+static void request_free(struct http_request *req)
+{
+    if (req->stream && req->route && req->route->stream && req->route->stream->abort)
+        req->route->stream->abort(req);
+    if (req->response)
+        MHD_destroy_response(req->response);
+    if (req->body_state_free)
+        req->body_state_free(req->body_state);
+    for (int i = 0; i < req->nparams; i++) {
+        free(req->param_names[i]);
+        free(req->param_values[i]);
+    }
+    fr_buf_cleanup(&req->body);
+    free(req->path);
+    free(req);
+}
+
+/* Declared Content-Length, or -1 when absent (chunked or no body). */
+static int64_t content_length(struct http_request *req)
+{
+    const char *v = http__header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (!v || !*v)
+        return -1;
+    char *end = NULL;
+    long long n = strtoll(v, &end, 10);
+    return (end && *end == '\0' && n >= 0) ? (int64_t)n : -1;
+}
+
+static bool has_body(struct http_request *req)
+{
+    int64_t n = content_length(req);
+    return n > 0 || (n < 0 && http__header(req, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL);
+}
+
+static bool is_json_media_type(const char *ct)
+{
+    if (!ct)
+        return false;
+    while (*ct == ' ')
+        ct++;
+    size_t n = strcspn(ct, "; ");
+    return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
+}
+
+static bool admin_ok(struct http_request *req)
+{
+    const char *token = req->srv->admin_token;
+    if (!token || !req->route || !req->route->needs_admin)
+        return true;
+    const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return false;
+    const char *given = auth + 7;
+    while (*given == ' ')
+        given++;
+    return fr_consttime_eq(given, token);
+}
+
+/* Route match and the checks that need only the headers. An error becomes the
+ * reply at once; the body, if any, is then drained and dropped. */
+static void request_begin(struct http_request *req)
+{
+    char *allow = NULL;
+    int rc = http__router_match(req->srv->router, req, &allow);
+    if (rc == FR_ENOTFOUND) {
+        http__reply_problem(req, FR_ENOTFOUND, "not-found", "no route for %s", req->path);
+    } else if (rc != 0) {
+        http__reply_problem(req, FR_EINVAL, "method-not-allowed",
+                            "%s is not allowed on %s; allowed: %s", req->method, req->path, allow);
+        http__add_header(req, MHD_HTTP_HEADER_ALLOW, allow);
+    } else if (!admin_ok(req)) {
+        const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+        http__reply_problem(req, FR_EINVAL, "unauthorized",
+                            auth ? "the admin token was not accepted"
+                                 : "this request changes state and needs the admin token "
+                                   "(Authorization: Bearer <token>)");
+    } else {
+        enum http__body kind = req->route->body;
+        int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
+        int64_t declared = content_length(req);
+        if ((kind == HTTP_BODY_JSON || kind == HTTP_BODY_JSON_OPT) && has_body(req) &&
+            !is_json_media_type(http__header(req, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+            http__reply_problem(req, FR_EINVAL, "unsupported-media-type",
+                                "the body must be application/json");
+        } else if (declared > limit) {
+            http__reply_problem(req, FR_ETOOLARGE, "payload-too-large",
+                                "the body has %lld bytes; the limit is %lld", (long long)declared,
+                                (long long)limit);
+        } else if (kind == HTTP_BODY_STREAM) {
+            req->route->stream->begin(req);
+        }
+    }
+    free(allow);
+    if (req->response)
+        req->body_rejected = true;
+}
+
+static void request_consume(struct http_request *req, const char *data, size_t n)
+{
+    req->body_seen += (int64_t)n;
+    if (req->body_rejected)
+        return;
+    enum http__body kind = req->route->body;
+    int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
+    if (req->body_seen > limit) {
+        http__reply_problem(req, FR_ETOOLARGE, "payload-too-large",
+                            "the body is over the limit of %lld bytes", (long long)limit);
+        req->body_rejected = true;
+        fr_buf_cleanup(&req->body);
+        if (req->stream && req->route->stream->abort)
+            req->route->stream->abort(req);
+        return;
+    }
+    if (kind == HTTP_BODY_STREAM) {
+        if (req->route->stream->write(req, data, n) != 0)
+            req->body_rejected = true;
+    } else if (kind != HTTP_BODY_NONE) {
+        fr_buf_append(&req->body, data, n);
+    }
+}
+
+/* Adds the headers every reply carries and queues it. */
+static enum MHD_Result send_reply(struct http_request *req)
+{
+    if (!req->response)
+        http__reply_problem(req, FR_EINTERNAL, "internal", "the handler produced no reply");
+    MHD_add_response_header(req->response, "X-Request-Id", req->request_id);
+    if (http__shutting_down(req->srv))
+        MHD_add_response_header(req->response, MHD_HTTP_HEADER_CONNECTION, "close");
+    struct MHD_Response *r = req->response;
+    req->response = NULL;
+    enum MHD_Result rc = MHD_queue_response(req->conn, req->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* A declared body far over the limit is not worth draining: answer now and
+ * let MHD close the connection. Other early errors wait for the end of the
+ * request (the body drained) so the client reads the reply instead of a
+ * reset and the connection stays open. */
+static bool reply_before_body(struct http_request *req)
+{
+    return content_length(req) > req->srv->max_body + 1024 * 1024;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version,
+                                 const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    struct http_server *s = cls;
+    struct http_request *req = *con_cls;
+    if (!req) {
+        req = request_new(s, conn, url, method);
+        *con_cls = req;
+        atomic_fetch_add(&s->in_flight, 1);
+        request_begin(req);
+        if (req->response && reply_before_body(req))
+            return send_reply(req);
+        return MHD_YES;
+    }
+    if (atomic_load(&req->deferred))
+        return atomic_load(&req->deferred_done) ? send_reply(req) : MHD_YES;
+    if (*upload_data_size > 0) {
+        request_consume(req, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!req->response)
+        req->route->handler(req);
+    if (atomic_load(&req->deferred))
+        return MHD_YES;
+    return send_reply(req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    struct http_server *s = cls;
+    struct http_request *req = *con_cls;
+    if (!req)
+        return;
+    *con_cls = NULL;
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->status == 0)
+        req->status = 499; /* the client went away before a reply */
+    if (req->bytes < 0)
+        req->bytes = req->streamed_bytes;
+    double seconds = (double)(fr_mono_us() - req->start_us) / 1e6;
+    http__metrics_observe(s->metrics, req->route_index, req->method, req->status, seconds);
+    http__log_request(req);
+    request_free(req);
+    atomic_fetch_sub(&s->in_flight, 1);
+}
+
+/* ---- deferral ---- */
+
+struct deferred_job {
+    struct http_request *req;
+    http__handler job;
+};
+
+static void *deferred_main(void *arg)
+{
+    struct deferred_job *d = arg;
+    struct http_request *req = d->req;
+    struct http_server *s = req->srv;
+    d->job(req);
+    free(d);
+    atomic_store(&req->deferred_done, true);
+    MHD_resume_connection(req->conn); /* req may be freed by MHD from here on */
+    atomic_fetch_sub(&s->deferred, 1);
+    return NULL;
+}
+
+void http__defer(struct http_request *req, http__handler job)
+{
+    struct deferred_job *d = fr_xmalloc(sizeof(*d));
+    d->req = req;
+    d->job = job;
+    atomic_fetch_add(&req->srv->deferred, 1);
+    atomic_store(&req->deferred, true);
+    MHD_suspend_connection(req->conn);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t tid;
+    int rc = pthread_create(&tid, &attr, deferred_main, d);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        deferred_main(d); /* no thread to spare: run it here */
+}
+
+/* ---- daemon ---- */
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\r\n")] = '\0';
+    FR_LOG(FR_LOG_WARN, "microhttpd: %s", msg);
+}
+
+static int resolve_listen(struct http_server *s, const char *host, int port, struct fr_error *err)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    char service[16];
+    snprintf(service, sizeof(service), "%d", port);
+    int rc = getaddrinfo(host, service, &hints, &ai);
+    if (rc != 0 || !ai)
+        return fr_error_set(err, FR_EINVAL, "cannot resolve listen address '%s': %s", host,
+                            gai_strerror(rc));
+    memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static unsigned pool_size(int threads)
+{
+    if (threads > 0)
+        return (unsigned)threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 1 ? (unsigned)n : 1;
+}
+
+static void server_free(struct http_server *s)
+{
+    http__metrics_free(s->metrics);
+    http__router_free(s->router);
+    free(s->admin_token);
+    free(s->static_dir);
+    free(s);
+}
+
+int http_server_start(ctx *c, const struct http_options *opts, http_server **out,
+                      struct fr_error *err)
+{
+    int result = FR_EIO;
+    struct http_server *s = fr_xcalloc(1, sizeof(*s));
+    s->ctx = c;
+    s->max_body = opts->max_body_bytes > 0 ? opts->max_body_bytes : 64 * 1024 * 1024;
+    s->max_upload = opts->max_upload_bytes > 0 ? opts->max_upload_bytes : INT64_MAX;
+    if (opts->admin_token && *opts->admin_token)
+        s->admin_token = fr_xstrdup(opts->admin_token);
+    s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
+    s->router = http__router_new();
+    s->metrics = http__metrics_new(s->router);
+    result = resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
+                            err);
+    if (result != 0)
+        goto out;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    if (s->addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 120;
+    s->daemon = MHD_start_daemon(
+        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, pool_size(opts->threads),
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr, MHD_OPTION_END);
+    if (!s->daemon) {
+        result = fr_error_set(err, FR_EIO, "cannot listen on %s port %d: %s",
+                              opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
+                              strerror(errno ? errno : EADDRINUSE));
+        goto out;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : opts->port;
+    *out = s;
+    s = NULL;
+    result = 0;
+out:
+    if (s)
+        server_free(s);
+    return result;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+void http_server_stop(http_server *s, int64_t drain_ms)
+{
+    if (!s)
+        return;
+    atomic_store(&s->shutting_down, true);
+    MHD_socket listener = MHD_quiesce_daemon(s->daemon);
+    if (listener != MHD_INVALID_SOCKET)
+        close(listener);
+    int64_t deadline = fr_mono_us() + drain_ms * 1000;
+    while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
+        sleep_ms(5);
+    /* MHD must not be stopped with a suspended connection. */
+    while (atomic_load(&s->deferred) > 0)
+        sleep_ms(5);
+    if (atomic_load(&s->in_flight) > 0)
+        FR_LOG(FR_LOG_WARN, "stopping with %d requests still in flight",
+               atomic_load(&s->in_flight));
+    MHD_stop_daemon(s->daemon);
+    server_free(s);
+}

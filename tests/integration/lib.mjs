@@ -1,0 +1,158 @@
+// lib: what the integration tests share. Starts `framed serve --port 0` with
+// fresh temp data/state dirs, reads the chosen port from the "listening" log
+// line, waits for /readyz, and stops the server by its PID (SIGTERM, then an
+// exit code 0 is asserted). Node 18+ only: global fetch, no npm packages.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const BIN = process.env.FRAMED_BIN;
+export const SOURCE_DIR = process.env.FRAMED_SOURCE_DIR;
+if (!BIN) throw new Error('FRAMED_BIN must name the framed binary');
+
+const START_TIMEOUT_MS = 30000;
+const STOP_TIMEOUT_MS = 40000;
+
+export function tempRoot() {
+  return mkdtempSync(path.join(tmpdir(), 'framed-it-'));
+}
+
+// The test's environment without FRAMED_* variables, so the server sees only
+// what a test sets.
+function cleanEnv(extra) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('FRAMED_')) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+// Spawns the binary and collects its stderr. Resolves to a handle once the
+// "listening" line arrived; rejects if the process exits first.
+function spawnServer(args, env) {
+  const child = spawn(BIN, args, { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = { child, stderr: '', stdout: '', port: null };
+  proc.exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  child.stdout.on('data', (d) => { proc.stdout += d; });
+  proc.listening = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line in ${START_TIMEOUT_MS} ms:\n${proc.stderr}`)), START_TIMEOUT_MS);
+    child.stderr.on('data', (d) => {
+      proc.stderr += d;
+      const m = /"msg":"listening"[^\n]*"port":(\d+)/.exec(proc.stderr);
+      if (m && proc.port === null) {
+        proc.port = Number(m[1]);
+        clearTimeout(timer);
+        resolve(proc.port);
+      }
+    });
+    proc.exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`framed exited (code ${code}, signal ${signal}) before listening:\n${proc.stderr}`));
+    });
+  });
+  return proc;
+}
+
+// Starts a server. opts: args (extra flags), env (extra variables), root (a
+// temp dir to reuse, e.g. across a restart), keepRoot (do not delete it).
+export async function startServer(opts = {}) {
+  const root = opts.root ?? tempRoot();
+  const dataDir = path.join(root, 'data');
+  const stateDir = path.join(root, 'state');
+  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--state-dir', stateDir,
+    ...(opts.args ?? [])];
+  const proc = spawnServer(args, opts.env ?? {});
+  const port = await proc.listening;
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(base);
+  const server = {
+    base, port, root, dataDir, stateDir, pid: proc.child.pid,
+    stderr: () => proc.stderr,
+    // Every JSON line the server logged so far.
+    logLines: () => proc.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => {
+      try { return JSON.parse(l); } catch { return null; }
+    }).filter(Boolean),
+    exited: proc.exited,
+    // SIGTERM, wait for the exit, assert it was clean (0: no leak reports either).
+    async stop() {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) {
+        process.kill(proc.child.pid, 'SIGTERM');
+      }
+      await server.waitExit();
+    },
+    // Waits for an exit caused elsewhere and asserts it was clean.
+    async waitExit() {
+      const timer = setTimeout(() => proc.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      const { code, signal } = await proc.exited;
+      clearTimeout(timer);
+      assert.equal(signal, null, `framed died by ${signal}:\n${proc.stderr}`);
+      assert.equal(code, 0, `framed exited with ${code}:\n${proc.stderr.slice(-4000)}`);
+      if (!opts.keepRoot && !opts.root) rmSync(root, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
+
+// Runs the binary with args expecting it to exit on its own (a failed start).
+export async function runToExit(args, env = {}) {
+  const proc = spawnServer(args, env);
+  proc.listening.catch(() => {});
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), START_TIMEOUT_MS);
+  const { code, signal } = await proc.exited;
+  clearTimeout(timer);
+  return { code, signal, stderr: proc.stderr, stdout: proc.stdout, listened: proc.port !== null };
+}
+
+async function waitReady(base) {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const r = await fetch(`${base}/readyz`);
+      await r.text();
+      if (r.status === 200) return;
+    } catch { /* not accepting yet */ }
+    if (Date.now() > deadline) throw new Error(`${base}/readyz never answered 200`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// One HTTP call. opts: json (a value sent as application/json), body (raw),
+// headers. Returns {status, headers, text, body (parsed when JSON)}.
+export async function call(base, method, urlPath, opts = {}) {
+  const headers = { ...(opts.headers ?? {}) };
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['content-type'] = 'application/json';
+    }
+  }
+  const r = await fetch(base + urlPath, { method, headers, body });
+  const text = await r.text();
+  const type = r.headers.get('content-type') ?? '';
+  let parsed;
+  if (/json/.test(type) && !/ndjson/.test(type) && text.length > 0) parsed = JSON.parse(text);
+  return { status: r.status, headers: r.headers, text, body: parsed };
+}
+
+// Asserts an RFC 9457 problem reply of the given status and type slug.
+export function assertProblem(res, status, slug) {
+  assert.equal(res.status, status, `expected ${status} ${slug}, got ${res.status}: ${res.text}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(res.body.type, `https://framed.dev/problems/${slug}`);
+  assert.equal(res.body.status, status);
+  assert.equal(typeof res.body.title, 'string');
+  assert.equal(typeof res.body.detail, 'string');
+  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
+}
+
+// A dataframe body of inline rows, optionally with ops.
+export function rowsPlan(rows, ops = []) {
+  return { source: { rows }, ops };
+}
+
+export const SAMPLE_PLAN = rowsPlan([{ a: 1, b: 'x' }, { a: 2, b: 'y' }], [{ where: 'a > 1' }]);

@@ -1,0 +1,134 @@
+// ops: request IDs, the JSON access log, /metrics, /v1/info, the dashboard,
+// and a graceful stop that lets an in-flight request finish.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { assertProblem, call, startServer, tempRoot } from './lib.mjs';
+
+const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+async function logLineFor(srv, requestId) {
+  // The access line is written when the response completes: poll briefly.
+  for (let i = 0; i < 100; i++) {
+    const line = srv.logLines().find((l) => l.request_id === requestId);
+    if (line) return line;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no log line for ${requestId}:\n${srv.stderr()}`);
+}
+
+test('request IDs and access log lines', async () => {
+  const srv = await startServer();
+  try {
+    let r = await call(srv.base, 'GET', '/v1/config', { headers: { 'x-request-id': 'it-req.123_A' } });
+    assert.equal(r.headers.get('x-request-id'), 'it-req.123_A');
+    const line = await logLineFor(srv, 'it-req.123_A');
+    assert.equal(line.method, 'GET');
+    assert.equal(line.path, '/v1/config');
+    assert.equal(line.status, 200);
+    assert.equal(line.bytes, Buffer.byteLength(r.text));
+    assert.equal(typeof line.duration_ms, 'number');
+    assert.ok(!Number.isNaN(Date.parse(line.ts)));
+
+    r = await call(srv.base, 'GET', '/nope', { headers: { 'x-request-id': 'it-404' } });
+    assertProblem(r, 404, 'not-found');
+    assert.equal(r.body.request_id, 'it-404');
+    assert.equal((await logLineFor(srv, 'it-404')).status, 404);
+
+    for (const bad of ['has space', 'x'.repeat(129), 'semi;colon', '']) {
+      r = await call(srv.base, 'GET', '/livez', { headers: { 'x-request-id': bad } });
+      const id = r.headers.get('x-request-id');
+      assert.match(id, ID_PATTERN);
+      assert.notEqual(id, bad);
+    }
+    const a = (await call(srv.base, 'GET', '/livez')).headers.get('x-request-id');
+    const b = (await call(srv.base, 'GET', '/livez')).headers.get('x-request-id');
+    assert.match(a, ID_PATTERN);
+    assert.notEqual(a, b);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('metrics, info, probes and the dashboard', async () => {
+  const root = tempRoot();
+  const staticDir = path.join(root, 'static');
+  mkdirSync(staticDir);
+  writeFileSync(path.join(staticDir, 'index.html'), '<!doctype html><title>framed test</title>');
+  const srv = await startServer({ args: ['--static-dir', staticDir] });
+  try {
+    let r = await call(srv.base, 'GET', '/livez');
+    assert.equal(r.status, 200);
+    assert.equal(r.text, 'ok\n');
+    r = await call(srv.base, 'GET', '/readyz');
+    assert.equal(r.text, 'ready\n');
+    r = await call(srv.base, 'HEAD', '/livez');
+    assert.equal(r.status, 200);
+
+    await call(srv.base, 'GET', '/v1/config');
+    r = await call(srv.base, 'GET', '/metrics');
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type'), /^text\/plain/);
+    assert.match(r.text, /^framed_http_requests_total\{route="\/v1\/config",method="GET",status="200"\} [1-9]/m);
+    assert.match(r.text, /^# TYPE framed_http_request_duration_seconds histogram$/m);
+    assert.match(r.text, /^framed_http_request_duration_seconds_bucket\{route="\/v1\/config",le="\+Inf"\} [1-9]/m);
+    assert.match(r.text, /^framed_http_request_duration_seconds_count\{route="\/v1\/config"\} [1-9]/m);
+    assert.match(r.text, /^framed_config_locked 0$/m);
+
+    r = await call(srv.base, 'GET', '/v1/info');
+    assert.equal(r.status, 200);
+    assert.match(r.body.version, /^\d+\.\d+\.\d+/);
+    assert.equal(r.body.role, 'coordinator');
+    assert.equal(r.body.config_id, null);
+    assert.equal(typeof r.body.uptime_s, 'number');
+    assert.equal(r.body.runner.state, 'none');
+
+    r = await call(srv.base, 'GET', '/');
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type'), /^text\/html/);
+    assert.match(r.text, /framed test/);
+  } finally {
+    await srv.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// Sends a PUT whose body arrives in two parts; returns {sent, done}: sent
+// resolves once the first part is out, done with the response.
+function slowUpload(base, name, first, rest, gapPromise) {
+  let sentResolve;
+  const sent = new Promise((r) => { sentResolve = r; });
+  const done = new Promise((resolve, reject) => {
+    const req = http.request(`${base}/v1/datasets/${name}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/csv', 'content-length': Buffer.byteLength(first + rest) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.write(first, () => sentResolve());
+    gapPromise.then(() => req.end(rest));
+  });
+  return { sent, done };
+}
+
+test('SIGTERM lets an in-flight request finish, then exits 0', async () => {
+  const srv = await startServer();
+  let release;
+  const gap = new Promise((r) => { release = r; });
+  const upload = slowUpload(srv.base, 'slow', 'a,b\n1,x\n', '2,y\n', gap);
+  await upload.sent;
+  // Give the server time to have read the headers and the first part.
+  await new Promise((r) => setTimeout(r, 300));
+  process.kill(srv.pid, 'SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  release();
+  const res = await upload.done;
+  assert.ok(res.status === 201 || res.status === 200, `${res.status} ${res.text}`);
+  await srv.waitExit();
+  assert.match(srv.stderr(), /received SIGTERM/);
+});

@@ -1,0 +1,470 @@
+/* Tests of src/engine/engine_agg*.c: two-phase hash aggregation, each
+ * aggregate with nulls, empty and one-row inputs, split invariance on
+ * random data, output order and the memory limit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+static const char *const NAMES[] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7",
+                                    "r8", "r9", "r10", "r11", "r12", "r13"};
+
+static struct df_options opts_of(bool maintain_order)
+{
+    struct df_options o = {0};
+    o.morsel_size_rows = 7; /* tiny morsels exercise the morsel loop */
+    o.maintain_order = maintain_order;
+    return o;
+}
+
+/* Aggregates `in` split into nsplit pieces at cuts[], then merges. */
+static int run_agg(const struct df_table *in, const int *keys, int nkeys,
+                   const struct df_agg_spec *specs, int nspecs, const int64_t *cuts, int ncuts,
+                   struct df_options *o, struct df_table **out, struct fr_error *err)
+{
+    struct df_exec ex;
+    df_exec_init(&ex, o, NULL);
+    struct df_table *parts[16];
+    df_type types[16];
+    for (int k = 0; k < nspecs; k++)
+        types[k] = specs[k].arg >= 0 ? in->cols[specs[k].arg]->type : DF_TYPE_INT64;
+    int np = 0, rc = FR_OK;
+    int64_t prev = 0;
+    for (int i = 0; i <= ncuts && rc == FR_OK; i++) {
+        int64_t end = i < ncuts ? cuts[i] : in->nrows;
+        struct df_table *piece = df_table_slice(in, prev, end - prev);
+        rc = df_agg_partial(piece, keys, nkeys, specs, nspecs, &ex, &parts[np], err);
+        if (rc == FR_OK)
+            np++;
+        df_table_free(piece);
+        prev = end;
+    }
+    if (rc == FR_OK)
+        rc = df_agg_final(parts, np, nkeys, specs, nspecs, types, NAMES, &ex, out, err);
+    for (int i = 0; i < np; i++)
+        df_table_free(parts[i]);
+    assert_int_equal(ex.mem_used, 0); /* everything charged was given back */
+    return rc;
+}
+
+static struct df_column *strings_col(const char *const *v, int n)
+{
+    struct df_column *c = df_column_new(DF_TYPE_STRING, n);
+    for (int i = 0; i < n; i++) {
+        if (v[i])
+            df_column_append_string(c, v[i], (int64_t)strlen(v[i]));
+        else
+            df_column_append_null(c);
+    }
+    return c;
+}
+
+/* ints with INT64_MIN standing for null */
+static struct df_column *ints_col(const int64_t *v, int n)
+{
+    struct df_column *c = df_column_new(DF_TYPE_INT64, n);
+    for (int i = 0; i < n; i++) {
+        if (v[i] == INT64_MIN)
+            df_column_append_null(c);
+        else
+            df_column_append_int64(c, v[i]);
+    }
+    return c;
+}
+
+static struct df_column *floats_col(const double *v, int n)
+{
+    struct df_column *c = df_column_new(DF_TYPE_FLOAT64, n);
+    for (int i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            df_column_append_null(c);
+        else
+            df_column_append_float64(c, v[i]);
+    }
+    return c;
+}
+
+#define NUL INT64_MIN
+
+static void assert_cell_null(const struct df_table *t, int col, int64_t row)
+{
+    assert_false(df_column_is_valid(t->cols[col], row));
+}
+
+static void assert_str(const struct df_table *t, int col, int64_t row, const char *s)
+{
+    int64_t n;
+    const char *p = df_column_string(t->cols[col], row, &n);
+    assert_true(df_column_is_valid(t->cols[col], row));
+    assert_int_equal(n, (int64_t)strlen(s));
+    assert_memory_equal(p, s, (size_t)n);
+}
+
+/* key: a a b null a b null c; x: 1 null 3 4 5 null 7 null */
+static struct df_table *sample_table(void)
+{
+    const char *k[] = {"a", "a", "b", NULL, "a", "b", NULL, "c"};
+    int64_t x[] = {1, NUL, 3, 4, 5, NUL, 7, NUL};
+    double y[] = {2.0, 1.0, 9.0, 8.0, 11.0, 5.0, NAN, 1.5};
+    struct df_table *t = df_table_new();
+    df_table_add(t, "k", strings_col(k, 8));
+    df_table_add(t, "x", ints_col(x, 8));
+    df_table_add(t, "y", floats_col(y, 8));
+    return t;
+}
+
+static void test_each_aggregate_with_nulls(void **state)
+{
+    (void)state;
+    struct df_table *in = sample_table();
+    int keys[] = {0};
+    struct df_agg_spec specs[] = {
+        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 1, -1},  {DF_AGG_SUM, 1, -1},
+        {DF_AGG_MEAN, 1, -1},        {DF_AGG_MIN, 1, -1},    {DF_AGG_MAX, 2, -1},
+        {DF_AGG_FIRST, 1, -1},       {DF_AGG_STDDEV, 1, -1}, {DF_AGG_MEDIAN, 2, -1},
+        {DF_AGG_COUNT_DISTINCT, 0, -1}, {DF_AGG_CORR, 1, 2}, {DF_AGG_MIN, 0, -1},
+    };
+    struct df_options o = opts_of(true);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    int64_t cuts[] = {3};
+    assert_int_equal(run_agg(in, keys, 1, specs, 12, cuts, 1, &o, &r, &err), FR_OK);
+    assert_int_equal(r->nrows, 4); /* a, b, null, c in order of appearance */
+    assert_int_equal(r->ncols, 13);
+    assert_string_equal(r->names[0], "k");
+    assert_string_equal(r->names[1], "r0");
+    assert_str(r, 0, 0, "a");
+    assert_str(r, 0, 1, "b");
+    assert_cell_null(r, 0, 2);
+    assert_str(r, 0, 3, "c");
+    /* count(*) */
+    assert_int_equal(df_column_int64(r->cols[1], 0), 3);
+    assert_int_equal(df_column_int64(r->cols[1], 3), 1);
+    /* count(x): a has 1,null,5 */
+    assert_int_equal(df_column_int64(r->cols[2], 0), 2);
+    assert_int_equal(df_column_int64(r->cols[2], 3), 0);
+    /* sum(x): a 6, b 3, null 11, c null */
+    assert_int_equal(r->cols[3]->type, DF_TYPE_INT64);
+    assert_int_equal(df_column_int64(r->cols[3], 0), 6);
+    assert_int_equal(df_column_int64(r->cols[3], 2), 11);
+    assert_cell_null(r, 3, 3);
+    /* mean(x) */
+    assert_float_equal(df_column_float64(r->cols[4], 0), 3.0, 1e-12);
+    assert_cell_null(r, 4, 3);
+    /* min(x), max(y) */
+    assert_int_equal(df_column_int64(r->cols[5], 0), 1);
+    assert_float_equal(df_column_float64(r->cols[6], 0), 11.0, 0);
+    assert_float_equal(df_column_float64(r->cols[6], 2), 8.0, 0);
+    /* first(x): the first non-null */
+    assert_int_equal(df_column_int64(r->cols[7], 0), 1);
+    assert_int_equal(df_column_int64(r->cols[7], 1), 3);
+    assert_cell_null(r, 7, 3);
+    /* stddev(x): a {1,5} -> sqrt(8); b {3} -> null */
+    assert_float_equal(df_column_float64(r->cols[8], 0), sqrt(8.0), 1e-12);
+    assert_cell_null(r, 8, 1);
+    /* median(y): a {2,1,11} -> 2; b {9,5} -> 7 */
+    assert_float_equal(df_column_float64(r->cols[9], 0), 2.0, 0);
+    assert_float_equal(df_column_float64(r->cols[9], 1), 7.0, 0);
+    /* count_distinct(k): null keys count 0 */
+    assert_int_equal(df_column_int64(r->cols[10], 0), 1);
+    assert_int_equal(df_column_int64(r->cols[10], 2), 0);
+    /* corr(x, y): a pairs (1,2),(5,11): perfectly correlated */
+    assert_float_equal(df_column_float64(r->cols[11], 0), 1.0, 1e-12);
+    assert_cell_null(r, 11, 1);
+    /* min of a string */
+    assert_str(r, 12, 1, "b");
+    df_table_free(r);
+    df_table_free(in);
+}
+
+static void test_empty_and_one_row(void **state)
+{
+    (void)state;
+    struct df_table *in = sample_table();
+    struct df_table *empty = df_table_slice(in, 0, 0);
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_SUM, 1, -1},
+                                  {DF_AGG_MEDIAN, 2, -1},      {DF_AGG_COUNT_DISTINCT, 1, -1},
+                                  {DF_AGG_MAX, 0, -1},         {DF_AGG_STDDEV, 2, -1}};
+    struct df_options o = opts_of(false);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    /* no keys, no rows: exactly one row */
+    assert_int_equal(run_agg(empty, NULL, 0, specs, 6, NULL, 0, &o, &r, &err), FR_OK);
+    assert_int_equal(r->nrows, 1);
+    assert_int_equal(df_column_int64(r->cols[0], 0), 0);
+    assert_cell_null(r, 1, 0);
+    assert_cell_null(r, 2, 0);
+    assert_int_equal(df_column_int64(r->cols[3], 0), 0);
+    assert_cell_null(r, 4, 0);
+    assert_cell_null(r, 5, 0);
+    df_table_free(r);
+    /* with keys and no rows: no groups */
+    int keys[] = {0};
+    assert_int_equal(run_agg(empty, keys, 1, specs, 6, NULL, 0, &o, &r, &err), FR_OK);
+    assert_int_equal(r->nrows, 0);
+    assert_int_equal(r->ncols, 7);
+    df_table_free(r);
+    /* one row */
+    struct df_table *one = df_table_slice(in, 2, 1);
+    assert_int_equal(run_agg(one, keys, 1, specs, 6, NULL, 0, &o, &r, &err), FR_OK);
+    assert_int_equal(r->nrows, 1);
+    assert_int_equal(df_column_int64(r->cols[1], 0), 1);
+    assert_int_equal(df_column_int64(r->cols[2], 0), 3);
+    assert_float_equal(df_column_float64(r->cols[3], 0), 9.0, 0);
+    assert_int_equal(df_column_int64(r->cols[4], 0), 1);
+    assert_str(r, 5, 0, "b");
+    assert_cell_null(r, 6, 0);
+    df_table_free(r);
+    df_table_free(one);
+    df_table_free(empty);
+    df_table_free(in);
+}
+
+static void test_all_null_group(void **state)
+{
+    (void)state;
+    int64_t k[] = {1, 2, 1, 2};
+    int64_t x[] = {NUL, 5, NUL, 6};
+    struct df_table *in = df_table_new();
+    df_table_add(in, "k", ints_col(k, 4));
+    df_table_add(in, "x", ints_col(x, 4));
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT, 1, -1}, {DF_AGG_SUM, 1, -1},
+                                  {DF_AGG_MEAN, 1, -1},  {DF_AGG_MIN, 1, -1},
+                                  {DF_AGG_FIRST, 1, -1}, {DF_AGG_MEDIAN, 1, -1},
+                                  {DF_AGG_COUNT_DISTINCT, 1, -1}, {DF_AGG_CORR, 1, 1}};
+    struct df_options o = opts_of(true);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    int keys[] = {0};
+    int64_t cuts[] = {1, 2};
+    assert_int_equal(run_agg(in, keys, 1, specs, 8, cuts, 2, &o, &r, &err), FR_OK);
+    assert_int_equal(r->nrows, 2);
+    assert_int_equal(df_column_int64(r->cols[0], 0), 1);
+    assert_int_equal(df_column_int64(r->cols[1], 0), 0);
+    for (int c = 2; c <= 6; c++)
+        assert_cell_null(r, c, 0);
+    assert_int_equal(df_column_int64(r->cols[7], 0), 0);
+    assert_cell_null(r, 8, 0);
+    assert_int_equal(df_column_int64(r->cols[2], 1), 11);
+    assert_float_equal(df_column_float64(r->cols[6], 1), 5.5, 0);
+    assert_float_equal(df_column_float64(r->cols[8], 1), 1.0, 1e-12);
+    df_table_free(r);
+    df_table_free(in);
+}
+
+/* Random data with several key types; returns a new table. */
+static struct df_table *random_table(int64_t n, unsigned seed)
+{
+    srand(seed);
+    struct df_column *ki = df_column_new(DF_TYPE_INT64, n), *ks = df_column_new(DF_TYPE_STRING, n);
+    struct df_column *kb = df_column_new(DF_TYPE_BOOL, n), *kd = df_column_new(DF_TYPE_DATE, n);
+    struct df_column *x = df_column_new(DF_TYPE_INT64, n), *y = df_column_new(DF_TYPE_FLOAT64, n);
+    struct df_column *kf = df_column_new(DF_TYPE_FLOAT64, n);
+    for (int64_t i = 0; i < n; i++) {
+        char buf[16];
+        int r = rand();
+        if (r % 17 == 0)
+            df_column_append_null(ki);
+        else
+            df_column_append_int64(ki, r % 23);
+        snprintf(buf, sizeof(buf), "s%d", rand() % 31);
+        if (r % 13 == 0)
+            df_column_append_null(ks);
+        else
+            df_column_append_string(ks, buf, (int64_t)strlen(buf));
+        df_column_append_bool(kb, rand() % 2);
+        df_column_append_int32(kd, 19000 + rand() % 3);
+        df_column_append_float64(kf, (rand() % 5) * 0.5);
+        if (rand() % 9 == 0)
+            df_column_append_null(x);
+        else
+            df_column_append_int64(x, rand() % 1000 - 500);
+        if (rand() % 11 == 0)
+            df_column_append_null(y);
+        else
+            df_column_append_float64(y, (rand() % 100000) / 7.0 + 1e6);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "ki", ki);
+    df_table_add(t, "ks", ks);
+    df_table_add(t, "kb", kb);
+    df_table_add(t, "kd", kd);
+    df_table_add(t, "kf", kf);
+    df_table_add(t, "x", x);
+    df_table_add(t, "y", y);
+    return t;
+}
+
+static void assert_tables_close(const struct df_table *a, const struct df_table *b)
+{
+    assert_int_equal(a->nrows, b->nrows);
+    assert_int_equal(a->ncols, b->ncols);
+    for (int c = 0; c < a->ncols; c++) {
+        assert_int_equal(a->cols[c]->type, b->cols[c]->type);
+        for (int64_t r = 0; r < a->nrows; r++) {
+            bool va = df_column_is_valid(a->cols[c], r), vb = df_column_is_valid(b->cols[c], r);
+            assert_int_equal(va, vb);
+            if (!va)
+                continue;
+            if (a->cols[c]->type == DF_TYPE_FLOAT64) {
+                double x = df_column_float64(a->cols[c], r), y = df_column_float64(b->cols[c], r);
+                assert_true(fabs(x - y) <= 1e-9 * fmax(1.0, fmax(fabs(x), fabs(y))));
+            } else if (a->cols[c]->type == DF_TYPE_STRING) {
+                int64_t n1, n2;
+                const char *p1 = df_column_string(a->cols[c], r, &n1);
+                const char *p2 = df_column_string(b->cols[c], r, &n2);
+                assert_int_equal(n1, n2);
+                assert_memory_equal(p1, p2, (size_t)n1);
+            } else {
+                struct df_column *ca = a->cols[c], *cb = b->cols[c];
+                int64_t sel[1] = {r};
+                struct df_column *ta = df_column_take(ca, sel, 1), *tb = df_column_take(cb, sel, 1);
+                assert_memory_equal(ta->values, tb->values, df_type_width(ca->type));
+                df_column_unref(ta);
+                df_column_unref(tb);
+            }
+        }
+    }
+}
+
+static void test_split_invariance(void **state)
+{
+    (void)state;
+    struct df_table *in = random_table(3000, 42);
+    struct df_agg_spec specs[] = {
+        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 5, -1}, {DF_AGG_COUNT_DISTINCT, 5, -1},
+        {DF_AGG_SUM, 5, -1},         {DF_AGG_SUM, 6, -1},   {DF_AGG_MEAN, 6, -1},
+        {DF_AGG_MIN, 1, -1},         {DF_AGG_MAX, 6, -1},   {DF_AGG_STDDEV, 6, -1},
+        {DF_AGG_FIRST, 1, -1},       {DF_AGG_MEDIAN, 5, -1}, {DF_AGG_CORR, 5, 6},
+        {DF_AGG_COUNT_DISTINCT, 1, -1}, {DF_AGG_MEDIAN, 6, -1},
+    };
+    const int keysets[][4] = {{0}, {1}, {0, 1}, {2, 3, 4}, {1, 3}};
+    const int nk[] = {1, 1, 2, 3, 2};
+    struct df_options o = opts_of(true);
+    struct fr_error err;
+    fr_error_init(&err);
+    srand(7);
+    for (int ks = 0; ks < 5; ks++) {
+        struct df_table *whole = NULL;
+        assert_int_equal(run_agg(in, keysets[ks], nk[ks], specs, 14, NULL, 0, &o, &whole, &err),
+                         FR_OK);
+        assert_true(whole->nrows > 1);
+        for (int trial = 0; trial < 4; trial++) {
+            int64_t cuts[6];
+            int ncuts = 1 + rand() % 6;
+            for (int i = 0; i < ncuts; i++)
+                cuts[i] = rand() % (in->nrows + 1);
+            for (int i = 1; i < ncuts; i++) /* sort the cut points */
+                for (int j = i; j > 0 && cuts[j] < cuts[j - 1]; j--) {
+                    int64_t t = cuts[j];
+                    cuts[j] = cuts[j - 1];
+                    cuts[j - 1] = t;
+                }
+            struct df_table *split = NULL;
+            assert_int_equal(
+                run_agg(in, keysets[ks], nk[ks], specs, 14, cuts, ncuts, &o, &split, &err), FR_OK);
+            assert_tables_close(whole, split);
+            df_table_free(split);
+        }
+        df_table_free(whole);
+    }
+    df_table_free(in);
+}
+
+static void test_maintain_order_across_partials(void **state)
+{
+    (void)state;
+    int64_t k[] = {5, 3, 5, 9, 1, 3, 7, 1};
+    struct df_table *in = df_table_new();
+    df_table_add(in, "k", ints_col(k, 8));
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1}};
+    struct df_options o = opts_of(true);
+    struct fr_error err;
+    fr_error_init(&err);
+    int keys[] = {0};
+    int64_t cuts[] = {2, 5};
+    struct df_table *r = NULL;
+    assert_int_equal(run_agg(in, keys, 1, specs, 1, cuts, 2, &o, &r, &err), FR_OK);
+    int64_t want[] = {5, 3, 9, 1, 7}, cnt[] = {2, 2, 1, 2, 1};
+    assert_int_equal(r->nrows, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(df_column_int64(r->cols[0], i), want[i]);
+        assert_int_equal(df_column_int64(r->cols[1], i), cnt[i]);
+    }
+    df_table_free(r);
+    df_table_free(in);
+}
+
+static void test_memory_limit(void **state)
+{
+    (void)state;
+    struct df_table *in = random_table(20000, 3);
+    struct df_agg_spec specs[] = {{DF_AGG_MEDIAN, 6, -1}, {DF_AGG_SUM, 5, -1}};
+    struct df_options o = opts_of(false);
+    o.task_memory_limit_bytes = 4096;
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    int keys[] = {0, 1};
+    assert_int_equal(run_agg(in, keys, 2, specs, 2, NULL, 0, &o, &r, &err), FR_EMEMLIMIT);
+    assert_null(r);
+    assert_non_null(strstr(err.message, "task_memory_limit_bytes"));
+    o.task_memory_limit_bytes = 64 << 20;
+    assert_int_equal(run_agg(in, keys, 2, specs, 2, NULL, 0, &o, &r, &err), FR_OK);
+    df_table_free(r);
+    df_table_free(in);
+}
+
+static void test_bad_argument_type(void **state)
+{
+    (void)state;
+    struct df_table *in = sample_table();
+    struct df_agg_spec specs[] = {{DF_AGG_SUM, 0, -1}};
+    struct df_options o = opts_of(false);
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    assert_int_equal(df_agg_partial(in, NULL, 0, specs, 1, &ex, &r, &err), FR_EINVAL);
+    assert_non_null(strstr(err.message, "sum() of a string"));
+    df_table_free(in);
+}
+
+static void test_result_types_and_names(void **state)
+{
+    (void)state;
+    assert_int_equal(df_agg_result_type(DF_AGG_SUM, DF_TYPE_BOOL), DF_TYPE_INT64);
+    assert_int_equal(df_agg_result_type(DF_AGG_SUM, DF_TYPE_FLOAT64), DF_TYPE_FLOAT64);
+    assert_int_equal(df_agg_result_type(DF_AGG_MAX, DF_TYPE_DATE), DF_TYPE_DATE);
+    assert_int_equal(df_agg_result_type(DF_AGG_MEDIAN, DF_TYPE_INT64), DF_TYPE_FLOAT64);
+    assert_int_equal(df_agg_result_type(DF_AGG_COUNT_DISTINCT, DF_TYPE_STRING), DF_TYPE_INT64);
+    assert_string_equal(df_agg_func_name(DF_AGG_COUNT_STAR), "count");
+    assert_string_equal(df_agg_func_name(DF_AGG_COUNT_DISTINCT), "count_distinct");
+    assert_string_equal(df_agg_func_name(DF_AGG_CORR), "corr");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_each_aggregate_with_nulls),
+        cmocka_unit_test(test_empty_and_one_row),
+        cmocka_unit_test(test_all_null_group),
+        cmocka_unit_test(test_split_invariance),
+        cmocka_unit_test(test_maintain_order_across_partials),
+        cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_bad_argument_type),
+        cmocka_unit_test(test_result_types_and_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,170 @@
+/* Tests of src/engine/engine_serde.c: round trips, and truncated or corrupt
+ * buffers answered with FR_EDATA (never a crash: run under ASan). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+static struct df_table *sample_table(void)
+{
+    struct df_table *t = df_table_new();
+    struct df_column *b = df_column_new(DF_TYPE_BOOL, 0), *i = df_column_new(DF_TYPE_INT64, 0),
+                     *f = df_column_new(DF_TYPE_FLOAT64, 0), *s = df_column_new(DF_TYPE_STRING, 0),
+                     *d = df_column_new(DF_TYPE_DATE, 0), *ts = df_column_new(DF_TYPE_TIMESTAMP, 0);
+    const char *words[] = {"alpha", "", "héllo ☃", "x,\"y\"\n"};
+    for (int r = 0; r < 11; r++) {
+        df_column_append_bool(b, r % 2);
+        if (r % 3 == 0)
+            df_column_append_null(i);
+        else
+            df_column_append_int64(i, r == 1 ? INT64_MIN : (int64_t)r * 1000000007);
+        df_column_append_float64(f, r * 0.1);
+        if (r == 5)
+            df_column_append_null(s);
+        else
+            df_column_append_string(s, words[r % 4], (int64_t)strlen(words[r % 4]));
+        df_column_append_int32(d, 19000 + r);
+        if (r == 10)
+            df_column_append_null(ts);
+        else
+            df_column_append_int64(ts, (int64_t)r * 86400000000LL + 123);
+    }
+    df_table_add(t, "b", b);
+    df_table_add(t, "i", i);
+    df_table_add(t, "f", f);
+    df_table_add(t, "s", s);
+    df_table_add(t, "d", d);
+    df_table_add(t, "ts", ts);
+    return t;
+}
+
+static char *render(const struct df_table *t)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    for (int i = 0; i < t->ncols; i++)
+        fr_buf_printf(&b, "%s:%s:%lld ", t->names[i], df_type_name(t->cols[i]->type),
+                      (long long)t->cols[i]->null_count);
+    fr_buf_printf(&b, "rows %lld\n", (long long)t->nrows);
+    df_write_ndjson_rows(t, 0, t->nrows, &b);
+    return fr_buf_steal(&b, NULL);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    struct df_table *t = sample_table();
+    char *buf;
+    size_t len;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_table_serialize(t, &buf, &len, &err), FR_OK);
+    assert_memory_equal(buf, "FRTB1", 5);
+    struct df_table *back = NULL;
+    assert_int_equal(df_table_deserialize(buf, len, &back, &err), FR_OK);
+    char *a = render(t), *b = render(back);
+    assert_string_equal(a, b);
+    /* the decoded table is a normal one: it can grow */
+    df_column_append_null(back->cols[1]);
+    assert_int_equal(back->cols[1]->null_count, 5);
+    free(a);
+    free(b);
+    free(buf);
+    df_table_free(back);
+    /* a slice and an empty table */
+    struct df_table *s = df_table_slice(t, 3, 5), *e = df_table_new();
+    struct df_table *parts[] = {s, e};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(df_table_serialize(parts[k], &buf, &len, &err), FR_OK);
+        assert_int_equal(df_table_deserialize(buf, len, &back, &err), FR_OK);
+        a = render(parts[k]);
+        b = render(back);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        free(buf);
+        df_table_free(back);
+    }
+    df_table_free(s);
+    df_table_free(e);
+    df_table_free(t);
+}
+
+static void test_truncated_at_every_byte(void **state)
+{
+    (void)state;
+    struct df_table *t = sample_table();
+    char *buf;
+    size_t len;
+    struct fr_error err;
+    assert_int_equal(df_table_serialize(t, &buf, &len, &err), FR_OK);
+    for (size_t cut = 0; cut < len; cut++) {
+        char *copy = malloc(cut ? cut : 1); /* exact size so ASan sees any overread */
+        memcpy(copy, buf, cut);
+        struct df_table *back = (struct df_table *)1;
+        fr_error_init(&err);
+        assert_int_equal(df_table_deserialize(copy, cut, &back, &err), FR_EDATA);
+        assert_null(back);
+        assert_non_null(strstr(err.message, "corrupt"));
+        free(copy);
+    }
+    /* one byte too many */
+    char *longer = malloc(len + 1);
+    memcpy(longer, buf, len);
+    longer[len] = 0;
+    struct df_table *back;
+    assert_int_equal(df_table_deserialize(longer, len + 1, &back, &err), FR_EDATA);
+    free(longer);
+    free(buf);
+    df_table_free(t);
+}
+
+static void test_corrupt_bytes(void **state)
+{
+    (void)state;
+    struct df_table *t = sample_table();
+    char *buf;
+    size_t len;
+    struct fr_error err;
+    assert_int_equal(df_table_serialize(t, &buf, &len, &err), FR_OK);
+    const unsigned char flips[] = {0x01, 0x80, 0xff, 0x10};
+    int ok = 0, bad = 0;
+    for (size_t at = 0; at < len; at++) {
+        for (size_t k = 0; k < sizeof(flips); k++) {
+            char *copy = malloc(len);
+            memcpy(copy, buf, len);
+            copy[at] = (char)(copy[at] ^ flips[k]);
+            struct df_table *back = NULL;
+            int rc = df_table_deserialize(copy, len, &back, &err);
+            if (rc == FR_OK) {
+                char *text = render(back); /* touches every value */
+                free(text);
+                df_table_free(back);
+                ok++;
+            } else {
+                assert_int_equal(rc, FR_EDATA);
+                assert_null(back);
+                bad++;
+            }
+            free(copy);
+        }
+    }
+    assert_true(bad > 0 && ok > 0); /* value bytes may change freely; lengths may not */
+    free(buf);
+    df_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_truncated_at_every_byte),
+        cmocka_unit_test(test_corrupt_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
