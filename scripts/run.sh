@@ -18,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 build_dir="${BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
-cmake --build "$build_dir" -j2
+cmake --build "$build_dir" -j2 --target framed
 
 listen="${FRAMED_LISTEN:-127.0.0.1}"
 port="${FRAMED_PORT:-8080}"
