@@ -94,6 +94,11 @@ fi
 # means package-lock.json changed since the last install.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "npm ci (node $(node --version), npm $(npm --version))"
+    # Let npm trust what the system trusts (a proxy's CA added with
+    # update-ca-certificates, say), not only the CAs built into Node.js.
+    if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+        export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+    fi
     npm ci --no-audit --no-fund --loglevel=error
 else
     log "node_modules: up to date"
