@@ -45,13 +45,12 @@ framed is starting on $base (Ctrl-C stops it)
   API        $base/v1/info   (contract: openapi.yaml)
   health     $base/livez  $base/readyz   metrics: $base/metrics
 
-Try, from another shell in this folder:
+Try, from another shell in this folder (README.md has the whole tour):
   curl -s $base/v1/datasets
   curl -s -X POST $base/v1/dataframes -H 'content-type: application/json' \\
        -d @api/examples/dataframe-csv-groupby.json
   curl -s -X POST '$base/v1/queries?wait=30' -H 'content-type: application/json' \\
-       -d @api/examples/query-dataframe.json
-  (query-dataframe.json names df_000001, the first dataframe created; see README.md)
+       -d @api/examples/query-plan.json
 
 MSG
 
