@@ -77,8 +77,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update
     # No recommends: none of the packages above needs its recommended ones
-    # (valgrind's gdb, npm's build toolchain for native addons, Chromium's
-    # setuid sandbox: it runs headless with --no-sandbox as root).
+    # (valgrind's gdb, npm's toolchain for building native addons, Chromium's
+    # setuid sandbox helper).
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install \
         --no-install-recommends "${missing[@]}"
 else
@@ -99,7 +99,9 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
     if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
         export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
     fi
-    npm ci --no-audit --no-fund --loglevel=error
+    # Browsers come from Debian (chromium), never from a download at install.
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 \
+        npm ci --no-audit --no-fund --loglevel=error
 else
     log "node_modules: up to date"
 fi
