@@ -51,15 +51,19 @@ struct serve_options {
     int64_t max_upload_bytes;
 };
 
-#define SERVE_FLAG(name, type, member, metavar, help)                                              \
+/* clang-format off */
+#define SERVE_FLAG(name, type, member, metavar, help) \
     {name, type, offsetof(struct serve_options, member), metavar, help}
+/* clang-format on */
 
 static const struct flag serve_flags[] = {
     SERVE_FLAG("listen", FLAG_STR, listen, "ADDR", "address to listen on (default 127.0.0.1)"),
     SERVE_FLAG("port", FLAG_INT, port, "N", "TCP port (default 8080; 0 = any free port)"),
     SERVE_FLAG("data-dir", FLAG_STR, data_dir, "DIR", "datasets (default ./data)"),
-    SERVE_FLAG("state-dir", FLAG_STR, state_dir, "DIR", "pending config and store (default ./state)"),
-    SERVE_FLAG("log-level", FLAG_STR, log_level, "LEVEL", "debug, info, warn or error (default info)"),
+    SERVE_FLAG("state-dir", FLAG_STR, state_dir, "DIR",
+               "pending config and store (default ./state)"),
+    SERVE_FLAG("log-level", FLAG_STR, log_level, "LEVEL",
+               "debug, info, warn or error (default info)"),
     SERVE_FLAG("threads", FLAG_INT, threads, "N", "local runner threads (default: one per core)"),
     SERVE_FLAG("memory-limit", FLAG_BYTES, memory_limit, "BYTES",
                "budget for materialized data, K/M/G suffixes (default: none)"),
@@ -97,15 +101,11 @@ static int parse_bytes(const char *s, int64_t *out)
     long long v = strtoll(s, &end, 10);
     if (end == s || errno || v < 0)
         return FR_EINVAL;
-    int shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    case 'T': shift = 40; break;
-    case '\0': break;
-    default: return FR_EINVAL;
-    }
+    static const char units[] = "KMGT";
+    const char *unit = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (*end && !unit)
+        return FR_EINVAL;
+    int shift = unit ? 10 * (int)(unit - units + 1) : 0;
     if (shift) {
         end++;
         if (strcasecmp(end, "iB") == 0 || strcasecmp(end, "B") == 0 || *end == '\0')
@@ -257,8 +257,7 @@ static void log_listening(const char *addr, int port)
     char ts[40];
     fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
     json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "ts", ts, "level", "info", "msg",
-                             "listening", "address", addr, "port", port, "version",
-                             FRAMED_VERSION);
+                             "listening", "address", addr, "port", port, "version", FRAMED_VERSION);
     char *text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (text)
         fr_log_json_line(text);
@@ -311,18 +310,24 @@ static int serve_run(struct serve_options *o, char *const *envp)
     block_stop_signals(&stop);
     if (load_admin_token(o->admin_token_file, &token) != 0)
         goto out;
-    struct ctx_options copts = {
-        .data_dir = o->data_dir, .state_dir = o->state_dir, .threads = (int)o->threads,
-        .memory_limit = o->memory_limit, .runner_kind = o->runner, .store_url = o->store,
-        .workers = o->workers, .cluster_secret = getenv("FRAMED_CLUSTER_SECRET")};
+    struct ctx_options copts = {.data_dir = o->data_dir,
+                                .state_dir = o->state_dir,
+                                .threads = (int)o->threads,
+                                .memory_limit = o->memory_limit,
+                                .runner_kind = o->runner,
+                                .store_url = o->store,
+                                .workers = o->workers,
+                                .cluster_secret = getenv("FRAMED_CLUSTER_SECRET")};
     if (ctx_new(&copts, envp, &c, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
         goto out;
     }
-    struct http_options hopts = {
-        .listen_addr = o->listen, .port = (int)o->port, .max_body_bytes = o->max_body_bytes,
-        .max_upload_bytes = o->max_upload_bytes, .admin_token = token,
-        .static_dir = o->static_dir};
+    struct http_options hopts = {.listen_addr = o->listen,
+                                 .port = (int)o->port,
+                                 .max_body_bytes = o->max_body_bytes,
+                                 .max_upload_bytes = o->max_upload_bytes,
+                                 .admin_token = token,
+                                 .static_dir = o->static_dir};
     if (http_server_start(c, &hopts, &srv, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
         goto out;
@@ -346,10 +351,15 @@ out:
 static int cmd_serve(int argc, char **argv, char **envp)
 {
     char static_buf[PATH_MAX];
-    struct serve_options o = {
-        .listen = "127.0.0.1", .port = 8080, .data_dir = "./data", .state_dir = "./state",
-        .log_level = "info", .runner = "local", .store = "embedded",
-        .max_body_bytes = 64LL << 20, .max_upload_bytes = 16LL << 30};
+    struct serve_options o = {.listen = "127.0.0.1",
+                              .port = 8080,
+                              .data_dir = "./data",
+                              .state_dir = "./state",
+                              .log_level = "info",
+                              .runner = "local",
+                              .store = "embedded",
+                              .max_body_bytes = 64LL << 20,
+                              .max_upload_bytes = 16LL << 30};
     o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
     int rc = parse_flags(argc, argv, serve_flags, NSERVE_FLAGS, &o, serve_usage);
     if (rc != 0)

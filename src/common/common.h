@@ -107,6 +107,47 @@ void fr_sha256_id(const void *data, size_t len, char *out, size_t outsz);
 /* Constant-time comparison of two strings (lengths compared without early exit). */
 bool fr_consttime_eq(const char *a, const char *b);
 
+/* ---- internal request signing (HMAC-SHA256, see api/internal-protocol.md) -- */
+#define FR_SIGN_MAX_SKEW_S 300
+/* Writes "v1=<64 hex>" for the request into out (>= 72 bytes). path includes
+ * the query string; body may be NULL when len is 0. */
+void fr_sign_request(const char *secret, const char *method, const char *path, const void *body,
+                     size_t len, const char *sender, int64_t timestamp, char *out, size_t outsz);
+/* Checks a request's Framed-Sender/-Timestamp/-Signature values (any may be
+ * NULL = missing) against the secret at time `now` (unix seconds), in
+ * constant time. FR_OK, or FR_EINVAL with a message saying which part is
+ * missing, stale or wrong. */
+int fr_verify_request(const char *secret, const char *method, const char *path, const void *body,
+                      size_t len, const char *sender, const char *timestamp, const char *signature,
+                      int64_t now, struct fr_error *err);
+/* Reads a secret file (surrounding whitespace trimmed; empty is an error).
+ * *out is new. Errors name the file. */
+int fr_secret_load(const char *path, char **out, struct fr_error *err);
+
+/* ---- a small synchronous HTTP client (libcurl easy) for internal calls ---- */
+struct fr_client_req {
+    const char *method;       /* "GET", "POST", "DELETE", ... */
+    const char *url;          /* absolute */
+    const char *config_id;    /* sent as Framed-Config-Id when non-NULL */
+    const char *content_type; /* of the body, when there is one */
+    const void *body;
+    size_t body_len;
+    int64_t timeout_ms;       /* whole call; 0 = 30 s */
+    const char *secret;       /* sign with it when non-NULL */
+    const char *sender;       /* Framed-Sender when signing */
+};
+struct fr_client_resp {
+    long status;               /* HTTP status; 0 if no answer */
+    struct fr_buf body;
+    char config_id[80];        /* the Framed-Config-Id echo, "" if none */
+    char content_type[128];
+};
+/* FR_OK when an HTTP answer arrived (any status), FR_EIO (or FR_ETIMEOUT)
+ * when none did; resp is initialized in every case. Thread-safe. */
+int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
+                   struct fr_error *err);
+void fr_client_resp_cleanup(struct fr_client_resp *resp);
+
 /* ---- files --------------------------------------------------------------- */
 /* Writes data to path atomically: temp file, fsync, rename, fsync of the dir. */
 int fr_file_write_atomic(const char *path, const void *data, size_t len, struct fr_error *err);

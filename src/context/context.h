@@ -104,6 +104,17 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
 const struct df_table *ctx_result_table(const ctx_result *r);
 void ctx_result_release(ctx_result *r); /* accepts NULL */
 
+/* ---- cluster ---- */
+/* A worker's announce or heartbeat: {"id", "url", "threads", "running_tasks",
+ * "config_ids"}. *out is {"heartbeat_ms": n}. FR_EINVAL kind invalid-worker
+ * for a malformed body. */
+int ctx_worker_announce(ctx *c, json_t *body, json_t **out, struct ctx_error *err);
+/* {"workers": [{"id", "url", "state" (active|suspect|gone), "last_heartbeat",
+ * "running_tasks", "threads", "config_ids", "static"}]} */
+json_t *ctx_workers_list(ctx *c);
+/* Borrowed: the cluster secret (NULL when none), for checking signatures. */
+const char *ctx_cluster_secret(const ctx *c);
+
 /* ---- operations ---- */
 /* {"version","role":"coordinator","config_id","uptime_s","runner"} */
 json_t *ctx_info(ctx *c);

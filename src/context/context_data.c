@@ -186,6 +186,42 @@ void ctx_upload_abort(ctx_upload *u)
     free(u);
 }
 
+/* Reads the whole upload once with every column as a string: an
+ * unterminated quote or a record with the wrong number of fields (or a line
+ * that is not JSON) refuses the upload. Types are left to the queries (a plan
+ * may give schema hints or ask for on_error null). */
+static int validate_structure(const char *path, const char *format, struct fr_error *err)
+{
+    struct df_csv_options o;
+    df_csv_options_init(&o);
+    struct df_options opts = {.morsel_size_rows = 65536};
+    struct df_schema inferred, all_strings;
+    df_schema_init(&inferred);
+    df_schema_init(&all_strings);
+    bool csv = strcmp(format, "csv") == 0;
+    int rc = csv ? df_csv_infer_schema(path, &o, &opts, &inferred, err)
+                 : df_ndjson_infer_schema(path, &o, &inferred, err);
+    for (int i = 0; rc == FR_OK && i < inferred.nfields; i++)
+        df_schema_add(&all_strings, inferred.fields[i].name, DF_TYPE_STRING);
+    struct df_byte_range *ranges = NULL;
+    int n = 0;
+    if (rc == FR_OK)
+        rc = csv ? df_csv_split(path, &o, 32 * CFG_MiB, &ranges, &n, err)
+                 : df_ndjson_split(path, 32 * CFG_MiB, &ranges, &n, err);
+    for (int i = 0; rc == FR_OK && i < n; i++) {
+        struct df_exec ex;
+        df_exec_init(&ex, &opts, NULL);
+        struct df_table *t = NULL;
+        rc = csv ? df_csv_read(path, &ranges[i], &o, &all_strings, NULL, -1, &ex, &t, err)
+                 : df_ndjson_read(path, &ranges[i], &o, &all_strings, NULL, -1, &ex, &t, err);
+        df_table_free(t);
+    }
+    free(ranges);
+    df_schema_cleanup(&inferred);
+    df_schema_cleanup(&all_strings);
+    return rc;
+}
+
 int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_error *err)
 {
     ctx *c = u->c;
@@ -195,6 +231,13 @@ int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_err
                                strcmp(u->format, "csv") == 0 ? "ndjson" : "csv");
     if (fsync(u->fd) != 0) {
         ctx__fail(err, FR_EIO, "internal", "cannot fsync the upload: %s", strerror(errno));
+        goto out;
+    }
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
+        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s is malformed: %s",
+                       u->format, ferr.message);
         goto out;
     }
     json_t *d = describe(c, u->name, u->tmp_path, u->format, u->bytes);

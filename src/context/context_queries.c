@@ -201,10 +201,8 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
         free(fa);
     }
     ctx__runner_release(c);
-    if (wait_ms > 0)
-        *finished = runner_query_wait(q, wait_ms);
-    else
-        *finished = runner_query_wait(q, 0);
+    /* without ?wait the answer is always 202: the query was accepted */
+    *finished = wait_ms > 0 && runner_query_wait(q, wait_ms);
     pthread_mutex_lock(&c->lock);
     *out = runner_query_json(q);
     if (frame_id[0])

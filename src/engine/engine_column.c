@@ -251,6 +251,23 @@ int64_t df_column_bytes(const struct df_column *c)
     return b;
 }
 
+static void take_strings(struct df_column *out, const struct df_column *c, const int64_t *sel,
+                         int64_t n)
+{
+    int64_t pos = 0;
+    out->offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (sel[i] >= 0) {
+            int64_t a = c->offsets[sel[i]], len = c->offsets[sel[i] + 1] - a;
+            if (len)
+                memcpy(out->data + pos, c->data + a, (size_t)len);
+            pos += len;
+        }
+        out->offsets[i + 1] = pos;
+    }
+    out->data_len = pos;
+}
+
 struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, int64_t n)
 {
     int64_t bytes = 0;
@@ -263,24 +280,23 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
     if (df_column_reserve(out, n, bytes) != FR_OK)
         return out;
     size_t w = df_type_width(c->type);
-    bool has_nulls = c->validity != NULL;
-    for (int64_t i = 0; i < n && !has_nulls; i++)
-        has_nulls = sel[i] < 0;
-    if (!has_nulls && c->type != DF_TYPE_STRING) {
-        const char *src = c->values;
-        char *dst = out->values;
-        if (w == 8) {
-            for (int64_t i = 0; i < n; i++)
-                ((int64_t *)dst)[i] = ((const int64_t *)src)[sel[i]];
-        } else {
-            for (int64_t i = 0; i < n; i++)
-                memcpy(dst + (size_t)i * w, src + (size_t)sel[i] * w, w);
+    if (c->type == DF_TYPE_STRING) {
+        take_strings(out, c, sel, n);
+    } else if (w == 8) {
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)out->values)[i] = sel[i] >= 0 ? ((const int64_t *)c->values)[sel[i]] : 0;
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            if (sel[i] >= 0)
+                memcpy((char *)out->values + (size_t)i * w, (const char *)c->values + (size_t)sel[i] * w, w);
+            else
+                memset((char *)out->values + (size_t)i * w, 0, w);
         }
-        out->length = n;
-        return out;
     }
+    out->length = n;
     for (int64_t i = 0; i < n; i++)
-        df_column_append_from(out, c, sel[i]);
+        if (sel[i] < 0 || !df_column_is_valid(c, sel[i]))
+            df_column_set_null(out, i);
     return out;
 }
 

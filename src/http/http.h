@@ -16,13 +16,13 @@
 #include <sys/types.h>
 
 struct http_options {
-    const char *listen_addr;  /* numeric address or host name; "127.0.0.1" if NULL */
-    int port;                 /* 0 = ephemeral; see http_server_port */
-    int threads;              /* MHD thread pool; 0 = one per core */
-    int64_t max_body_bytes;   /* JSON request bodies */
-    int64_t max_upload_bytes; /* dataset uploads (streamed, never held in memory) */
-    const char *admin_token;  /* NULL or "" = no auth; copied */
-    const char *static_dir;   /* the dashboard; copied */
+    const char *listen_addr;       /* numeric address or host name; "127.0.0.1" if NULL */
+    int port;                      /* 0 = ephemeral; see http_server_port */
+    int threads;                   /* MHD thread pool; 0 = one per core */
+    int64_t max_body_bytes;        /* JSON request bodies */
+    int64_t max_upload_bytes;      /* dataset uploads (streamed, never held in memory) */
+    const char *admin_token;       /* NULL or "" = no auth; copied */
+    const char *static_dir;        /* the dashboard; copied */
     unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 120 */
 };
 
@@ -54,7 +54,6 @@ typedef void (*http__handler)(struct http_request *req);
 enum http__body {
     HTTP_BODY_NONE = 0, /* ignored (drained) */
     HTTP_BODY_JSON,     /* application/json, accumulated up to max_body_bytes */
-    HTTP_BODY_JSON_OPT, /* like JSON, but an empty body is allowed */
     HTTP_BODY_STREAM,   /* handed to the route's stream callbacks chunk by chunk */
 };
 
@@ -73,7 +72,7 @@ struct http__route {
     const char *method;  /* "GET", "POST", ... (HEAD is served by GET routes) */
     const char *pattern; /* "/v1/queries/{id}/result"; also the metrics label */
     http__handler handler;
-    bool needs_admin;    /* state-changing: needs the admin token when configured */
+    bool needs_admin; /* state-changing: needs the admin token when configured */
     enum http__body body;
     const struct http__stream_ops *stream; /* HTTP_BODY_STREAM only */
 };
@@ -86,23 +85,23 @@ struct http_request {
     ctx *ctx;
     struct MHD_Connection *conn;
     char method[16];
-    char *path;            /* owned copy of the URL path (no query string) */
+    char *path;           /* owned copy of the URL path (no query string) */
     char request_id[132]; /* [A-Za-z0-9._-]{1,128} */
     int64_t start_us;
     const struct http__route *route; /* NULL when none matched */
-    int route_index;       /* metrics slot; the last slot is "unmatched" */
+    int route_index;                 /* metrics slot; the last slot is "unmatched" */
     int nparams;
     char *param_names[HTTP__MAX_PARAMS];  /* owned */
     char *param_values[HTTP__MAX_PARAMS]; /* owned (MHD has already percent-decoded the path) */
-    struct fr_buf body;    /* JSON bodies */
-    int64_t body_seen;     /* bytes received so far */
-    bool body_rejected;    /* an error reply is set; later chunks are dropped */
-    void *stream;          /* a route's stream state (an upload); see stream_ops */
+    struct fr_buf body;                   /* JSON bodies */
+    int64_t body_seen;                    /* bytes received so far */
+    bool body_rejected;                   /* an error reply is set; later chunks are dropped */
+    void *stream;                         /* a route's stream state (an upload); see stream_ops */
     /* The reply, set by a handler through http__reply_*. */
     struct MHD_Response *response;
     unsigned status;
-    int64_t bytes;         /* body bytes of the reply; -1 while streaming */
-    void *body_state;      /* a streamed reply's state, freed with the request */
+    int64_t bytes;    /* body bytes of the reply; -1 while streaming */
+    void *body_state; /* a streamed reply's state, freed with the request */
     void (*body_state_free)(void *state);
     int64_t streamed_bytes; /* written by a streamed reply's reader */
     /* Deferral: a handler that may block for long runs on its own thread
@@ -112,11 +111,8 @@ struct http_request {
 };
 
 /* ---- server (http_server.c) ---- */
-int64_t http__max_body(const struct http_server *s);
-int64_t http__max_upload(const struct http_server *s);
 const char *http__static_dir(const struct http_server *s);
 struct http__metrics *http__server_metrics(struct http_server *s);
-const struct http__router *http__server_router(const struct http_server *s);
 bool http__shutting_down(const struct http_server *s);
 /* Runs job(req) on a new thread with the connection suspended; the reply the
  * job sets is sent when it returns. Call from a handler, as its last act. */
@@ -150,8 +146,8 @@ int http__query_bool(struct http_request *req, const char *name);
 /* A problem reply from a context error (its ext members are merged in). */
 void http__reply_error(struct http_request *req, const struct ctx_error *err);
 /* A problem reply from a kind and a formatted detail. */
-void http__reply_problem(struct http_request *req, int status, const char *kind,
-                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void http__reply_problem(struct http_request *req, int status, const char *kind, const char *fmt,
+                         ...) __attribute__((format(printf, 4, 5)));
 /* 400 invalid-parameter naming the path or query parameter. */
 void http__reply_bad_parameter(struct http_request *req, const char *parameter, const char *fmt,
                                ...) __attribute__((format(printf, 3, 4)));

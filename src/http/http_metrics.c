@@ -10,8 +10,8 @@ static const double bucket_bounds[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
                                        0.25,  0.5,   1,    2.5,   5,    10};
 #define NBUCKETS ((int)(sizeof(bucket_bounds) / sizeof(bucket_bounds[0])))
 
-static const char *const known_methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH",
-                                            "OPTIONS"};
+static const char *const known_methods[] = {"GET",    "HEAD",  "POST",   "PUT",
+                                            "DELETE", "PATCH", "OPTIONS"};
 #define NMETHODS ((int)(sizeof(known_methods) / sizeof(known_methods[0])))
 
 struct request_counter {
@@ -123,8 +123,8 @@ static void write_histograms(struct http__metrics *m, struct fr_buf *out)
                       route, (unsigned long long)h->count);
         fr_buf_printf(out, "framed_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route,
                       h->sum);
-        fr_buf_printf(out, "framed_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
-                      route, (unsigned long long)h->count);
+        fr_buf_printf(out, "framed_http_request_duration_seconds_count{route=\"%s\"} %llu\n", route,
+                      (unsigned long long)h->count);
     }
 }
 

@@ -77,8 +77,7 @@ static const struct problem_row *row_for_kind(const char *kind)
  * slug and takes the code and title of its status (else 500). */
 static const struct problem_row *lookup(int status, const char *kind, const char **slug)
 {
-    static const struct problem_row fallback = {FR_EINTERNAL, "internal", 500,
-                                                "Internal error", 0};
+    static const struct problem_row fallback = {FR_EINTERNAL, "internal", 500, "Internal error", 0};
     const struct problem_row *row = row_for_kind(kind);
     if (!row)
         row = row_for_status(status);
@@ -159,8 +158,8 @@ static void reply_problem_v(struct http_request *req, int status, const char *ki
     ctx_error_cleanup(&e);
 }
 
-void http__reply_problem(struct http_request *req, int status, const char *kind,
-                         const char *fmt, ...)
+void http__reply_problem(struct http_request *req, int status, const char *kind, const char *fmt,
+                         ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -173,7 +172,7 @@ void http__reply_bad_parameter(struct http_request *req, const char *parameter, 
 {
     va_list ap;
     va_start(ap, fmt);
-    reply_problem_v(req, FR_EINVAL, "invalid-parameter",
-                    json_pack("{s:s}", "parameter", parameter), fmt, ap);
+    reply_problem_v(req, FR_EINVAL, "invalid-parameter", json_pack("{s:s}", "parameter", parameter),
+                    fmt, ap);
     va_end(ap);
 }

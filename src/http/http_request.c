@@ -127,8 +127,7 @@ void http__reply_response(struct http_request *req, unsigned status, struct MHD_
 void http__reply_bytes(struct http_request *req, unsigned status, const char *content_type,
                        char *data, size_t len)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer_with_free_callback(len, data, free);
+    struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, data, free);
     if (content_type)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     http__reply_response(req, status, r, (int64_t)len);
@@ -167,10 +166,11 @@ void http__log_request(struct http_request *req)
     json_t *path = json_string(req->path);
     if (!path)
         path = json_string("(not utf-8)");
-    json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level",
-                             "info", "msg", "request", "request_id", req->request_id, "method",
-                             req->method, "path", path, "status", (int)req->status, "bytes",
-                             (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
+    json_t *line =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level", "info", "msg",
+                  "request", "request_id", req->request_id, "method", req->method, "path", path,
+                  "status", (int)req->status, "bytes", (json_int_t)req->bytes, "duration_ms",
+                  (double)(int64_t)(ms * 1000) / 1000);
     if (!line)
         return;
     char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

@@ -29,16 +29,18 @@ static bool runner_draining(ctx *c)
     return draining;
 }
 
+/* 503 while shutting down or while the runner drains (new work would be
+ * refused), else 200. */
 static void readyz(struct http_request *req)
 {
-    if (ctx_ready(req->ctx) && !http__shutting_down(req->srv))
-        reply_text(req, "ready\n");
-    else if (!http__shutting_down(req->srv) && runner_draining(req->ctx))
+    if (http__shutting_down(req->srv) || !ctx_ready(req->ctx))
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is starting or shutting down");
+    else if (runner_draining(req->ctx))
         http__reply_problem(req, FR_EUNAVAILABLE, "runner-draining",
                             "the runner is being torn down");
     else
-        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
-                            "the server is starting or shutting down");
+        reply_text(req, "ready\n");
 }
 
 static void metrics(struct http_request *req)
@@ -57,15 +59,29 @@ static void info(struct http_request *req)
     http__reply_json(req, MHD_HTTP_OK, ctx_info(req->ctx));
 }
 
+/* The dashboard's files, served as they are from the static dir. */
+static const struct {
+    const char *path;
+    const char *file;
+    const char *type;
+} assets[] = {
+    {"/", "index.html", "text/html; charset=utf-8"},
+    {"/app.js", "app.js", "text/javascript; charset=utf-8"},
+    {"/style.css", "style.css", "text/css; charset=utf-8"},
+};
+
 static void dashboard(struct http_request *req)
 {
+    size_t i = 0;
+    while (i + 1 < sizeof(assets) / sizeof(assets[0]) && strcmp(assets[i].path, req->path) != 0)
+        i++;
     struct fr_error err;
     fr_error_init(&err);
-    char *path = fr_xasprintf("%s/index.html", http__static_dir(req->srv));
-    char *html = NULL;
+    char *path = fr_xasprintf("%s/%s", http__static_dir(req->srv), assets[i].file);
+    char *bytes = NULL;
     size_t len = 0;
-    if (fr_file_read_all(path, &html, &len, &err) == 0) {
-        http__reply_bytes(req, MHD_HTTP_OK, "text/html; charset=utf-8", html, len);
+    if (fr_file_read_all(path, &bytes, &len, &err) == 0) {
+        http__reply_bytes(req, MHD_HTTP_OK, assets[i].type, bytes, len);
         http__add_header(req, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     } else {
         http__reply_problem(req, FR_ENOTFOUND, "not-found",
@@ -82,6 +98,8 @@ void http__routes_ops_register(struct http__router *r)
         {"GET", "/metrics", metrics, false, HTTP_BODY_NONE, NULL},
         {"GET", "/v1/info", info, false, HTTP_BODY_NONE, NULL},
         {"GET", "/", dashboard, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/app.js", dashboard, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/style.css", dashboard, false, HTTP_BODY_NONE, NULL},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         http__router_add(r, &routes[i]);

@@ -37,8 +37,8 @@ static void query_submit_job(struct http_request *req)
     bool finished = false;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_query_submit(req->ctx, body, req->request_id, (int64_t)(wait_s * 1000), &out,
-                         &finished, &err) == 0) {
+    if (ctx_query_submit(req->ctx, body, req->request_id, (int64_t)(wait_s * 1000), &out, &finished,
+                         &err) == 0) {
         const char *id = json_string_value(json_object_get(out, "id"));
         char location[160];
         snprintf(location, sizeof(location), "/v1/queries/%s", id ? id : "");
@@ -89,9 +89,12 @@ static enum result_format format_of(const char *media, size_t n)
     static const struct {
         const char *media;
         enum result_format format;
-    } known[] = {{"text/csv", FMT_CSV},          {"application/x-ndjson", FMT_NDJSON},
-                 {"application/ndjson", FMT_NDJSON}, {"application/json", FMT_JSON},
-                 {"application/*", FMT_JSON},    {"*/*", FMT_JSON}};
+    } known[] = {{"text/csv", FMT_CSV},
+                 {"application/x-ndjson", FMT_NDJSON},
+                 {"application/ndjson", FMT_NDJSON},
+                 {"application/json", FMT_JSON},
+                 {"application/*", FMT_JSON},
+                 {"*/*", FMT_JSON}};
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
         if (strlen(known[i].media) == n && strncasecmp(known[i].media, media, n) == 0)
             return known[i].format;
@@ -133,9 +136,9 @@ static json_t *columns_json(const struct df_table *t)
     json_t *columns = json_array();
     for (int i = 0; i < t->ncols; i++) {
         json_t *name = json_string(t->names[i]);
-        json_array_append_new(columns, json_pack("{s:o, s:s}", "name",
-                                                 name ? name : json_string("?"), "type",
-                                                 df_type_name(t->cols[i]->type)));
+        json_array_append_new(columns,
+                              json_pack("{s:o, s:s}", "name", name ? name : json_string("?"),
+                                        "type", df_type_name(t->cols[i]->type)));
     }
     return columns;
 }

@@ -33,16 +33,6 @@ struct http_server {
     atomic_bool shutting_down;
 };
 
-int64_t http__max_body(const struct http_server *s)
-{
-    return s->max_body;
-}
-
-int64_t http__max_upload(const struct http_server *s)
-{
-    return s->max_upload;
-}
-
 const char *http__static_dir(const struct http_server *s)
 {
     return s->static_dir;
@@ -51,11 +41,6 @@ const char *http__static_dir(const struct http_server *s)
 struct http__metrics *http__server_metrics(struct http_server *s)
 {
     return s->metrics;
-}
-
-const struct http__router *http__server_router(const struct http_server *s)
-{
-    return s->router;
 }
 
 bool http__shutting_down(const struct http_server *s)
@@ -167,7 +152,7 @@ static void request_begin(struct http_request *req)
         enum http__body kind = req->route->body;
         int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
         int64_t declared = content_length(req);
-        if ((kind == HTTP_BODY_JSON || kind == HTTP_BODY_JSON_OPT) && has_body(req) &&
+        if (kind == HTTP_BODY_JSON && has_body(req) &&
             !is_json_media_type(http__header(req, MHD_HTTP_HEADER_CONTENT_TYPE))) {
             http__reply_problem(req, FR_EINVAL, "unsupported-media-type",
                                 "the body must be application/json");
@@ -182,6 +167,31 @@ static void request_begin(struct http_request *req)
     free(allow);
     if (req->response)
         req->body_rejected = true;
+}
+
+/* Appends to the JSON body with a checked allocation: its size is the
+ * client's choice (up to the limit), so running out of memory is an answer,
+ * not an abort. The first allocation takes the declared length at once. */
+static int body_append(struct http_request *req, const char *data, size_t n)
+{
+    struct fr_buf *b = &req->body;
+    if (b->len + n + 1 > b->cap) {
+        int64_t declared = content_length(req);
+        size_t want = b->cap ? b->cap * 2 : 4096;
+        if (!b->cap && declared > 0)
+            want = (size_t)declared + 1;
+        if (want < b->len + n + 1)
+            want = b->len + n + 1;
+        char *p = fr_try_realloc(b->data, want);
+        if (!p)
+            return FR_ENOSPACE;
+        b->data = p;
+        b->cap = want;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
 }
 
 static void request_consume(struct http_request *req, const char *data, size_t n)
@@ -203,8 +213,12 @@ static void request_consume(struct http_request *req, const char *data, size_t n
     if (kind == HTTP_BODY_STREAM) {
         if (req->route->stream->write(req, data, n) != 0)
             req->body_rejected = true;
-    } else if (kind != HTTP_BODY_NONE) {
-        fr_buf_append(&req->body, data, n);
+    } else if (kind != HTTP_BODY_NONE && body_append(req, data, n) != 0) {
+        http__reply_problem(req, FR_ENOSPACE, "memory-budget-exceeded",
+                            "no memory for a request body of %lld bytes",
+                            (long long)req->body_seen);
+        req->body_rejected = true;
+        fr_buf_cleanup(&req->body);
     }
 }
 
@@ -233,8 +247,8 @@ static bool reply_before_body(struct http_request *req)
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
-                                 const char *method, const char *version,
-                                 const char *upload_data, size_t *upload_data_size, void **con_cls)
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     struct http_server *s = cls;
@@ -333,7 +347,8 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 static int resolve_listen(struct http_server *s, const char *host, int port, struct fr_error *err)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *ai = NULL;
     char service[16];
@@ -377,8 +392,8 @@ int http_server_start(ctx *c, const struct http_options *opts, http_server **out
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
     s->router = http__router_new();
     s->metrics = http__metrics_new(s->router);
-    result = resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
-                            err);
+    result =
+        resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)
         goto out;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |

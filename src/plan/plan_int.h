@@ -26,7 +26,7 @@ struct lsource {
     int ncolumns;            /* -1 = all */
 };
 
-enum lop_kind { LOP_FILTER, LOP_PROJECT, LOP_AGG, LOP_JOIN, LOP_SORT, LOP_SLICE, LOP_UNION };
+enum lop_kind { LOP_FILTER, LOP_PROJECT, LOP_AGG, LOP_JOIN, LOP_SORT, LOP_SLICE, LOP_UNION, LOP_TOPK };
 
 struct lproj_item {
     char *expr; /* NULL for a pass-through column */
@@ -40,13 +40,15 @@ struct lop {
     char *expr;              /* FILTER */
     int nitems;              /* PROJECT */
     struct lproj_item *items;
-    int nkeys;               /* AGG keys / SORT keys */
+    int nkeys;               /* AGG keys / SORT keys (TOPK: the sort keys) */
     char **keys;
+    int nby;                 /* TOPK: the group columns */
+    char **by;
     int naggs;               /* AGG items */
     char **aggs;
     bool *desc;              /* SORT */
     signed char *nulls_first; /* -1: the config's nulls_first decides */
-    int64_t offset, limit;   /* SLICE (limit -1 = none) */
+    int64_t offset, limit;   /* SLICE (limit -1 = none); TOPK: limit = k */
     struct lplan *right;     /* JOIN right, UNION other */
     char **left_on, **right_on; /* JOIN, nkeys of each */
     enum df_join_how how;

@@ -300,6 +300,29 @@ static int parse_sort(json_t *list, const struct df_schema *in, int index, struc
     return FR_OK;
 }
 
+/* top_k: the k first rows of each group of `by` in `sort` order (the
+ * db-benchmark's "largest two v3 per id6"). */
+static int parse_topk(json_t *spec, const struct df_schema *in, int index, struct lop *op,
+                      struct fr_error *err)
+{
+    json_t *k = json_object_get(spec, "k"), *sort = json_object_get(spec, "sort");
+    if (!json_is_object(spec) || !json_is_integer(k) || json_integer_value(k) < 0 || !sort)
+        return op_error(err, index, "top_k needs {\"by\": [...], \"sort\": [...], \"k\": n}%s",
+                        "");
+    int rc = parse_sort(sort, in, index, op, err);
+    op->kind = LOP_TOPK;
+    op->limit = json_integer_value(k);
+    if (rc != FR_OK)
+        return rc;
+    json_t *by = json_object_get(spec, "by");
+    if (by && !(op->by = string_array(by, &op->nby)))
+        return op_error(err, index, "top_k.by must be a list of column names%s", "");
+    for (int i = 0; i < op->nby; i++)
+        if (df_schema_find(in, op->by[i]) < 0)
+            return op_error(err, index, "top_k.by: no column '%s'", op->by[i]);
+    return FR_OK;
+}
+
 static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int index,
                        struct lop *op, struct fr_error *err)
 {
@@ -379,6 +402,10 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
     op->orig = json_incref(jop);
     if (!json_is_object(jop))
         return op_error(err, index, "each op must be an object like {\"where\": \"...\"}%s", "");
+    size_t nkeys = json_object_size(jop);
+    if (nkeys != 1 && !(nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg")))
+        return op_error(err, index, "an op is an object with one key (groupby may come with agg)%s",
+                        "");
     if ((v = json_object_get(jop, "where"))) {
         if (!json_is_string(v))
             return op_error(err, index, "where needs an expression string%s", "");
@@ -398,6 +425,8 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
         return parse_distinct(v, in, index, op, err);
     if ((v = json_object_get(jop, "sort")))
         return parse_sort(v, in, index, op, err);
+    if ((v = json_object_get(jop, "top_k")))
+        return parse_topk(v, in, index, op, err);
     if ((v = json_object_get(jop, "limit")))
         return parse_slice(v, true, in, index, op, err);
     if ((v = json_object_get(jop, "offset")))
@@ -408,7 +437,7 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
         return parse_union(v, in, env, opts, depth, index, op, err);
     const char *key = json_object_iter_key(json_object_iter(jop));
     return op_error(err, index, "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
-                                "distinct, sort, limit, offset, join, union)", key ? key : "");
+                                "distinct, sort, top_k, limit, offset, join, union)", key ? key : "");
 }
 
 int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
@@ -419,6 +448,12 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         return op_error(err, 0, "plans nest deeper than %s levels", "16");
     if (!json_is_object(plan))
         return op_error(err, 0, "a plan must be an object {\"source\": ..., \"ops\": [...]}%s", "");
+    const char *key;
+    json_t *val;
+    json_object_foreach(plan, key, val) {
+        if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0)
+            return op_error(err, 0, "unknown plan member '%s' (a plan has source and ops)", key);
+    }
     struct lplan *lp = fr_xcalloc(1, sizeof(*lp));
     int rc = plan__source_parse(json_object_get(plan, "source"), env, opts, &lp->src, err);
     json_t *ops = json_object_get(plan, "ops");
@@ -460,6 +495,7 @@ void plan__lplan_free(struct lplan *lp)
         free(op->items);
         free_strings(op->keys, op->nkeys);
         free_strings(op->aggs, op->naggs);
+        free_strings(op->by, op->nby);
         free(op->desc);
         free(op->nulls_first);
         free_strings(op->left_on, op->nkeys);

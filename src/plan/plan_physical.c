@@ -282,6 +282,47 @@ static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
 static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur,
                        struct fr_error *err);
 
+/* top_k: sort by (by..., sort...) and keep k rows per group; first within
+ * each task (so little crosses the shuffle), then again after hash
+ * partitioning on `by`. */
+static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
+{
+    json_t *keys = json_array();
+    for (int i = 0; i < op->nby; i++)
+        json_array_append_new(keys, json_pack("{ss sb si}", "col", op->by[i], "desc", 0,
+                                              "nulls_first", -1));
+    json_t *sort = sort_keys_json(op);
+    json_array_extend(keys, sort);
+    json_decref(sort);
+    json_t *step = json_pack("[{sO} {s{so si}}]", "sort", keys, "group_head", "keys",
+                             strings_json(op->by, op->nby), "k", (int)op->limit);
+    json_array_extend(p->stages[*cur].pipeline, step);
+    if (p->stages[*cur].ntasks > 1 && op->nby > 0) {
+        int nparts = (int)p->cfg.shuffle_partitions;
+        p->stages[*cur].sink = json_pack("{ss so si}", "op", "hash_partition", "keys",
+                                         strings_json(op->by, op->nby), "buckets", nparts);
+        p->stages[*cur].nbuckets = nparts;
+        close_stage(p, *cur);
+        int f = new_stage(p, "top_k");
+        p->stages[f].ntasks = nparts;
+        add_slot(p, f, *cur, PLAN_SLOT_BUCKET);
+        json_array_extend(p->stages[f].pipeline, step);
+        plan__decide(p, "shuffle_partitions", nparts,
+                     "top_k: %lld rows per group kept in each task, then hash-repartitioned "
+                     "into %d partitions (shuffle_partitions) by the group columns",
+                     (long long)op->limit, nparts);
+        *cur = f;
+    } else if (p->stages[*cur].ntasks > 1) {
+        close_stage(p, *cur);
+        int g = new_stage(p, "top_k");
+        add_slot(p, g, *cur, PLAN_SLOT_ALL);
+        json_array_extend(p->stages[g].pipeline, step);
+        *cur = g;
+    }
+    json_decref(keys);
+    json_decref(step);
+}
+
 static int plan_join(struct plan_physical *p, int *cur, const struct lop *op,
                      struct fr_error *err)
 {
@@ -362,6 +403,7 @@ static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur
         case LOP_AGG: plan_agg(p, cur, op, in); break;
         case LOP_JOIN: rc = plan_join(p, cur, op, err); break;
         case LOP_UNION: rc = plan_union(p, cur, op, err); break;
+        case LOP_TOPK: plan_topk(p, cur, op); break;
         }
         if (rc == FR_OK) {
             df_schema_cleanup(&p->stages[*cur].schema);

@@ -67,8 +67,18 @@ int plan__join_schema(const struct df_schema *l, const struct df_schema *r, char
         }
         rkey[ri] = 1;
     }
-    for (int i = 0; i < l->nfields; i++)
-        df_schema_add(out, l->fields[i].name, l->fields[i].type);
+    for (int i = 0; i < l->nfields; i++) {
+        df_type t = l->fields[i].type;
+        /* a merged int64/float64 key of a right or outer join holds right-side
+         * values too: the engine widens it to float64 */
+        for (int k = 0; merge_keys && k < nkeys; k++) {
+            int ri = df_schema_find(r, right_on[k]);
+            if (strcmp(left_on[k], l->fields[i].name) == 0 && r->fields[ri].type != t &&
+                (how == DF_JOIN_RIGHT || how == DF_JOIN_OUTER))
+                t = DF_TYPE_FLOAT64;
+        }
+        df_schema_add(out, l->fields[i].name, t);
+    }
     if (how != DF_JOIN_SEMI && how != DF_JOIN_ANTI) {
         for (int i = 0; i < r->nfields; i++) {
             if (merge_keys && rkey[i])

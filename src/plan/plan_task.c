@@ -165,6 +165,63 @@ static int run_sort(json_t *keys, struct df_table **t, struct df_exec *ex, struc
     return rc;
 }
 
+static bool same_key(const struct df_table *t, const int *cols, int n, int64_t a, int64_t b)
+{
+    for (int k = 0; k < n; k++) {
+        const struct df_column *c = t->cols[cols[k]];
+        bool va = df_column_is_valid(c, a), vb = df_column_is_valid(c, b);
+        if (va != vb)
+            return false;
+        if (!va)
+            continue;
+        if (c->type == DF_TYPE_STRING) {
+            int64_t la, lb;
+            const char *sa = df_column_string(c, a, &la), *sb = df_column_string(c, b, &lb);
+            if (la != lb || memcmp(sa, sb, (size_t)la) != 0)
+                return false;
+        } else {
+            size_t w = df_type_width(c->type);
+            if (memcmp((const char *)c->values + (size_t)a * w, (const char *)c->values + (size_t)b * w,
+                       w) != 0)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* group_head: over rows sorted by the group keys, keeps the first k of each group. */
+static int run_group_head(json_t *spec, struct df_table **t, struct fr_error *err)
+{
+    json_t *keys = json_object_get(spec, "keys");
+    int n = (int)json_array_size(keys);
+    int64_t k = json_integer_value(json_object_get(spec, "k"));
+    int *cols = fr_xcalloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        const char *name = json_string_value(json_array_get(keys, (size_t)i));
+        if ((cols[i] = name ? df_table_find(*t, name) : -1) < 0) {
+            free(cols);
+            return fr_error_set(err, FR_EINVAL, "top_k: no column '%s'", name ? name : "?");
+        }
+    }
+    int64_t rows = (*t)->nrows, nsel = 0, run = 0;
+    int64_t *sel = fr_try_malloc((size_t)(rows ? rows : 1) * sizeof(int64_t));
+    if (!sel) {
+        free(cols);
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory in top_k");
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        run = r > 0 && same_key(*t, cols, n, r - 1, r) ? run + 1 : 0;
+        if (run < k)
+            sel[nsel++] = r;
+    }
+    struct df_table *kept = df_table_take(*t, sel, nsel);
+    df_table_free(*t);
+    *t = kept;
+    free(sel);
+    free(cols);
+    return FR_OK;
+}
+
 int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex,
                        struct fr_error *err)
 {
@@ -178,6 +235,8 @@ int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex
             rc = run_project(v, t, ex, err);
         else if ((v = json_object_get(op, "sort")))
             rc = run_sort(v, t, ex, err);
+        else if ((v = json_object_get(op, "group_head")))
+            rc = run_group_head(v, t, err);
         else if ((v = json_object_get(op, "slice"))) {
             int64_t off = json_integer_value(json_object_get(v, "offset"));
             int64_t lim = json_integer_value(json_object_get(v, "limit"));

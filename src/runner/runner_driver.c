@@ -30,20 +30,20 @@ static void free_stage_outputs(runner_query *q, int s)
     plan_stage_view(q->plan, s, &v);
     for (int t = 0; t < v.ntasks; t++) {
         for (int b = 0; q->out[s][t] && b < v.nbuckets; b++)
-            df_table_free(q->out[s][t][b]);
+            runner__part_free(q->r, q->out[s][t][b]);
         free(q->out[s][t]);
     }
     free(q->out[s]);
     q->out[s] = NULL;
 }
 
-static void gather(runner_query *q, const struct plan_slot *slot, int task, struct df_table ***out,
-                   int *n)
+static void gather(runner_query *q, const struct plan_slot *slot, int task,
+                   struct runner_part ***out, int *n)
 {
     struct plan_stage_view v;
     plan_stage_view(q->plan, slot->stage, &v);
-    struct df_table ***o = q->out[slot->stage];
-    *out = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table *));
+    struct runner_part ***o = q->out[slot->stage];
+    *out = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part *));
     *n = 0;
     if (slot->mode == PLAN_SLOT_ONE) {
         if (o[task] && o[task][slot->bucket])
@@ -63,13 +63,17 @@ static int prepare_boundaries(runner_query *q, const struct plan_stage_view *v,
     struct plan_stage_view pv;
     plan_stage_view(q->plan, from, &pv);
     struct df_table **samples = fr_xcalloc((size_t)pv.ntasks + 1, sizeof(*samples));
-    int n = 0;
-    for (int t = 0; t < pv.ntasks; t++)
-        if (q->out[from][t] && q->out[from][t][1])
-            samples[n++] = q->out[from][t][1];
+    int n = 0, rc = FR_OK;
+    for (int t = 0; t < pv.ntasks && rc == FR_OK; t++) {
+        struct runner_part *p = q->out[from][t] ? q->out[from][t][1] : NULL;
+        if (p && (rc = runner__part_table(q->r, p, err)) == FR_OK)
+            samples[n++] = p->table;
+    }
     df_table_free(q->boundaries);
     q->boundaries = NULL;
-    int rc = plan_sort_boundaries(q->plan, q->stage, samples, n, &q->r->opts, &q->boundaries, err);
+    if (rc == FR_OK)
+        rc = plan_sort_boundaries(q->plan, q->stage, samples, n, &q->r->opts, &q->boundaries,
+                                  err);
     free(samples);
     return rc;
 }
@@ -84,7 +88,7 @@ static int start_stage(runner_query *q, struct fr_error *err)
         if (rc != FR_OK)
             return rc;
     }
-    q->out[q->stage] = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table **));
+    q->out[q->stage] = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part **));
     free(q->task_rows);
     q->task_rows = fr_xmalloc(sizeof(int64_t) * (size_t)(v.ntasks + 1));
     for (int t = 0; t < v.ntasks; t++)
@@ -99,7 +103,7 @@ static int start_stage(runner_query *q, struct fr_error *err)
         job->spec = plan_task_spec(q->plan, q->stage, t, q->boundaries);
         if (v.stored_parts) {
             job->nslots = 1;
-            job->inputs[0] = fr_xcalloc(2, sizeof(struct df_table *));
+            job->inputs[0] = fr_xcalloc(2, sizeof(struct runner_part *));
             job->inputs[0][0] = q->stored[t];
             job->ninputs[0] = 1;
         } else {
@@ -107,7 +111,7 @@ static int start_stage(runner_query *q, struct fr_error *err)
             for (int k = 0; k < v.nslots; k++)
                 gather(q, &v.slots[k], t, &job->inputs[k], &job->ninputs[k]);
         }
-        runner__enqueue(q->r, job);
+        q->r->be->enqueue(q->r, job);
     }
     return FR_OK;
 }
@@ -118,10 +122,10 @@ static void finish(runner_query *q, enum runner_qstate state)
     if (state == RQ_SUCCEEDED) {
         struct plan_stage_view v;
         plan_stage_view(q->plan, nstages - 1, &v);
-        q->result = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table *));
+        q->result_parts = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part *));
         for (int t = 0; t < v.ntasks; t++) {
             if (q->out[nstages - 1][t] && q->out[nstages - 1][t][0]) {
-                q->result[q->nresult++] = q->out[nstages - 1][t][0];
+                q->result_parts[q->nresult_parts++] = q->out[nstages - 1][t][0];
                 q->out[nstages - 1][t][0] = NULL;
             }
         }
@@ -131,9 +135,10 @@ static void finish(runner_query *q, enum runner_qstate state)
     free(q->out);
     q->out = NULL;
     for (int i = 0; i < q->nstored; i++)
-        df_table_free(q->stored[i]);
+        runner__part_free(q->r, q->stored[i]);
     free(q->stored);
     q->stored = NULL;
+    q->nstored = 0;
     free(q->last_consumer);
     q->last_consumer = NULL;
     free(q->task_rows);
@@ -182,6 +187,15 @@ static bool advance(runner_query *q)
         finish(q, RQ_CANCELLED);
         return true;
     }
+    if (q->restart_pending) { /* rerun the plan from its first stage */
+        q->restart_pending = false;
+        q->restarts++;
+        FR_LOG(FR_LOG_WARN, "query %s lost a partition with its worker: rerunning it (%d of %lld)",
+               q->id, q->restarts, (long long)q->r->frozen->values.task_max_retries);
+        for (int s = 0; s < plan_physical_nstages(q->plan); s++)
+            free_stage_outputs(q, s);
+        q->stage = -1;
+    }
     int done = q->stage;
     for (int s = 0; s <= done; s++)
         if (q->last_consumer[s] == done)
@@ -201,7 +215,12 @@ static bool advance(runner_query *q)
     return false;
 }
 
-void runner__task_done(struct rjob *job, int rc, struct df_table **outs, int nouts,
+static bool input_lost(int rc, const struct fr_error *err)
+{
+    return rc != FR_OK && strcmp(err->kind, "input-lost") == 0;
+}
+
+void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id)
 {
     runner_query *q = job->q;
@@ -209,13 +228,17 @@ void runner__task_done(struct rjob *job, int rc, struct df_table **outs, int nou
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);
     if (rc == FR_OK) {
-        q->out[job->stage][job->task] = fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct df_table *));
+        q->out[job->stage][job->task] =
+            fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct runner_part *));
         for (int b = 0; b < nouts && b < v.nbuckets; b++)
             q->out[job->stage][job->task][b] = outs[b];
         for (int b = v.nbuckets; b < nouts; b++)
-            df_table_free(outs[b]);
-        q->task_rows[job->task] = nouts && outs[0] ? outs[0]->nrows : 0;
+            runner__part_free(q->r, outs[b]);
+        q->task_rows[job->task] = nouts && outs[0] ? outs[0]->rows : 0;
         update_limit(q, v.limit_rows);
+    } else if (input_lost(rc, err) && q->restarts < q->r->frozen->values.task_max_retries &&
+               !atomic_load(&q->cancel)) {
+        q->restart_pending = true; /* a partition died with its worker: recompute */
     } else if (q->error.status == FR_OK) {
         q->error = *err;
         atomic_store(&q->cancel, true);
@@ -267,7 +290,7 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
     if (v.stored_parts) {
-        q->stored = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct df_table *));
+        q->stored = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part *));
         for (int t = 0; t < v.ntasks; t++) {
             q->stored[t] = runner__kept_get(r, v.stored_parts[t]);
             if (!q->stored[t]) {
@@ -306,7 +329,7 @@ out:
     }
     if (rc != FR_OK) {
         for (int i = 0; i < q->nstored; i++)
-            df_table_free(q->stored[i]);
+            runner__part_free(r, q->stored[i]);
         free(q->stored);
         q->stored = NULL;
         q->nstored = 0;

@@ -24,33 +24,69 @@ struct runner_query {
     runner *r;
     int stage;
     int pending;
-    struct df_table ****out; /* out[stage][task][bucket], NULL = not made */
-    int *last_consumer;      /* per stage: the last stage reading it */
-    struct df_table **stored; /* shared copies of a dataframe source's partitions */
+    struct runner_part ****out; /* out[stage][task][bucket], NULL = not made */
+    int *last_consumer;         /* per stage: the last stage reading it */
+    struct runner_part **stored; /* borrowed views of a dataframe source's partitions */
     int nstored;
+    int restarts;               /* whole-plan reruns after lost partitions */
+    bool restart_pending;
     struct df_table *boundaries;
     int64_t *task_rows; /* rows of bucket 0 per task of the current stage, -1 = pending */
     bool limit_reached;
+    struct runner_part **result_parts; /* the last stage's outputs, until settled */
+    int nresult_parts;
     struct df_table **result;
     int nresult;
     bool settled; /* final and the on_finish hook has run: waiters wake on this */
     void (*on_finish)(runner_query *, void *);
     void *on_finish_arg;
 };
-/* Calls the on_finish hook (no locks held) then drops the runner's reference. */
+/* Fetches the result tables, calls the on_finish hook (no locks held), drops
+ * what nobody kept, then drops the runner's reference. */
 void runner__finished(runner_query *q);
+
+/* A task output: the table itself (local backend, or once fetched) and,
+ * with a remote backend, where it lives. */
+struct runner_part {
+    struct df_table *table;
+    char *url; /* the worker holding it; NULL when local */
+    char *id;  /* its partition id on that worker */
+    int64_t rows, bytes;
+    bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
+};
+struct runner_part *runner__part_local(struct df_table *t); /* steals t */
+struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
+                                        int64_t bytes);
+/* Frees p; a remote partition that is not borrowed is dropped on its worker. */
+void runner__part_free(runner *r, struct runner_part *p);
+/* Makes sure p->table is there (fetching it from its worker). */
+int runner__part_table(runner *r, struct runner_part *p, struct fr_error *err);
 
 struct rjob {
     runner_query *q; /* a reference */
     int stage, task, attempt;
     json_t *spec;
     int nslots;
-    struct df_table **inputs[3];
+    struct runner_part **inputs[3];
     int ninputs[3];
+    char *avoid_url; /* a worker that failed this job */
     struct rjob *next;
 };
 
+/* What a backend does; the driver and the kept partitions are shared. */
+struct runner_backend {
+    const char *kind;
+    void (*enqueue)(runner *r, struct rjob *job);
+    int (*fetch)(runner *r, struct runner_part *p, struct fr_error *err); /* fills p->table */
+    void (*drop)(runner *r, struct runner_part *p); /* forgets a remote partition */
+    void (*stop)(runner *r);                        /* joins threads; queued jobs drained */
+    void (*destroy)(runner *r);                     /* frees the backend's state */
+    json_t *(*info)(runner *r);
+};
+
 struct runner {
+    const struct runner_backend *be;
+    void *remote; /* the remote backend's state */
     struct cfg_frozen *frozen;
     struct df_options opts;
     pthread_mutex_t lock; /* "runner lock": kept partitions, running count */
@@ -58,26 +94,21 @@ struct runner {
     int nkept;
     int running;
     int64_t kept_seq;
-    /* the local backend's pool */
-    pthread_mutex_t queue_lock; /* jobs, stopping */
-    pthread_cond_t queue_cond;
-    struct rjob *head, *tail;
-    bool stopping;
-    pthread_t *threads;
-    int nthreads;
 };
 
 struct kept_part {
     char *id;
-    struct df_table *table;
+    struct runner_part *part;
 };
 
-void runner__enqueue(runner *r, struct rjob *job);
-/* Called by a backend when a task ended (outputs stolen). */
-void runner__task_done(struct rjob *job, int rc, struct df_table **outs, int nouts,
+/* Called by a backend when a task ended (outputs and the array stolen). */
+void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id);
 void runner__job_free(struct rjob *job);
-/* Looks up a kept partition; returns a shared copy (new) or NULL. */
-struct df_table *runner__kept_get(runner *r, const char *id);
+/* Looks up a kept partition; returns a borrowed view (new) or NULL. */
+struct runner_part *runner__kept_get(runner *r, const char *id);
+/* Shared by both backends: the runner's common fields. */
+void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);
+void runner__cleanup(runner *r);
 
 #endif

@@ -101,8 +101,8 @@ enum runner_qstate runner_query_state(runner_query *q)
 
 static json_t *error_json(const struct fr_error *e)
 {
-    json_t *j = json_pack("{si ss ss}", "status", e->status, "kind",
-                          e->kind[0] ? e->kind : fr_status_name(e->status), "message", e->message);
+    json_t *j = json_pack("{ss ss}", "kind", e->kind[0] ? e->kind : fr_status_name(e->status),
+                          "message", e->message);
     if (e->file[0])
         json_object_set_new(j, "file", json_string(e->file));
     if (e->line >= 0)
@@ -184,15 +184,61 @@ void runner_query_fail(runner_query *q, const struct fr_error *err)
     for (int i = 0; i < q->nresult; i++)
         df_table_free(q->result[i]);
     q->nresult = 0;
+    for (int i = 0; i < q->nresult_parts; i++) { /* not kept by anyone now */
+        runner__part_free(q->r, q->result_parts[i]);
+        q->result_parts[i] = NULL;
+    }
     q->error = *err;
     q->state = RQ_FAILED;
     pthread_mutex_unlock(&q->lock);
 }
 
+static struct df_table *shared_copy(const struct df_table *t)
+{
+    int *idx = fr_xmalloc(sizeof(int) * (size_t)(t->ncols + 1));
+    for (int i = 0; i < t->ncols; i++)
+        idx[i] = i;
+    struct df_table *c = df_table_project(t, idx, t->ncols);
+    free(idx);
+    return c;
+}
+
+/* Brings a succeeded query's result partitions here as tables (fetching
+ * remote ones); a result that cannot be fetched fails the query. */
+static void collect_result(runner_query *q)
+{
+    struct fr_error err;
+    fr_error_init(&err);
+    int rc = FR_OK;
+    q->result = fr_xcalloc((size_t)q->nresult_parts + 1, sizeof(struct df_table *));
+    for (int i = 0; i < q->nresult_parts && rc == FR_OK; i++) {
+        rc = runner__part_table(q->r, q->result_parts[i], &err);
+        if (rc == FR_OK)
+            q->result[q->nresult++] = shared_copy(q->result_parts[i]->table);
+    }
+    if (rc != FR_OK) {
+        pthread_mutex_lock(&q->lock);
+        q->state = RQ_FAILED;
+        q->error = err;
+        pthread_mutex_unlock(&q->lock);
+    }
+}
+
 void runner__finished(runner_query *q)
 {
+    if (q->state == RQ_SUCCEEDED) /* final: only this thread touches the parts now */
+        collect_result(q);
     if (q->on_finish)
         q->on_finish(q, q->on_finish_arg);
+    pthread_mutex_lock(&q->lock);
+    struct runner_part **parts = q->result_parts;
+    int n = q->nresult_parts;
+    q->result_parts = NULL;
+    q->nresult_parts = 0;
+    pthread_mutex_unlock(&q->lock);
+    for (int i = 0; i < n; i++) /* what runner_keep_result did not take */
+        runner__part_free(q->r, parts[i]);
+    free(parts);
     pthread_mutex_lock(&q->lock);
     q->settled = true;
     pthread_cond_broadcast(&q->cond);

@@ -63,6 +63,20 @@ int store_embedded_open(const char *dir, store **out, struct fr_error *err);
  * proven. FR_ENOTFOUND if absent, FR_EINVAL if s is not embedded. */
 int store_embedded_tamper(store *s, const char *id, const char *bytes, size_t len);
 
+/* new: a read-only client of a coordinator's store (GET {base}/v1/configs/{id});
+ * put and release fail with FR_EINVAL. Requests are signed when secret is set. */
+int store_http_open(const char *base_url, const char *secret, const char *sender, store **out,
+                    struct fr_error *err);
+/* new: the Redis backend (hiredis), url redis://host:port[/db]. Keys:
+ * framed:config:<id> holds the bytes, framed:config:<id>:refs the count; put,
+ * release and the removal at zero are atomic (Lua scripts). Thread-safe (one
+ * connection behind a mutex, reconnecting once on a broken link). */
+int store_redis_open(const char *url, store **out, struct fr_error *err);
+/* new: by URL: NULL/"embedded" -> embedded (in dir), redis://... -> Redis,
+ * http(s)://... -> the read-only coordinator client. */
+int store_open_url(const char *url, const char *dir, const char *secret, const char *sender,
+                   store **out, struct fr_error *err);
+
 /* True when id has the form sha256:<64 lowercase hex>. */
 bool store_id_valid(const char *id);
 

@@ -1,0 +1,197 @@
+/* runner_core: what every backend shares: the runner's frozen config and
+ * options, partition handles, the kept partitions of materialized
+ * dataframes, and the generic face (free, info, config). */
+#include "runner_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen)
+{
+    r->be = be;
+    r->frozen = frozen;
+    plan_options_from_cfg(&frozen->values, &r->opts);
+    pthread_mutex_init(&r->lock, NULL);
+}
+
+void runner__cleanup(runner *r)
+{
+    for (int i = 0; i < r->nkept; i++) {
+        free(r->kept[i].id);
+        runner__part_free(r, r->kept[i].part);
+    }
+    free(r->kept);
+    pthread_mutex_destroy(&r->lock);
+    cfg_frozen_unref(r->frozen);
+}
+
+void runner_free(runner *r)
+{
+    if (!r)
+        return;
+    r->be->stop(r);
+    runner__cleanup(r);
+    r->be->destroy(r);
+}
+
+const struct cfg_frozen *runner_config(const runner *r)
+{
+    return r->frozen;
+}
+
+const char *runner_kind(const runner *r)
+{
+    return r->be->kind;
+}
+
+int runner_running(runner *r)
+{
+    pthread_mutex_lock(&r->lock);
+    int n = r->running;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+json_t *runner_info(runner *r)
+{
+    json_t *j = r->be->info(r);
+    pthread_mutex_lock(&r->lock);
+    int64_t bytes = 0;
+    for (int i = 0; i < r->nkept; i++)
+        bytes += r->kept[i].part->bytes;
+    json_object_set_new(j, "kind", json_string(r->be->kind));
+    json_object_set_new(j, "kept_partitions", json_integer(r->nkept));
+    json_object_set_new(j, "kept_bytes", json_integer(bytes));
+    json_object_set_new(j, "running", json_integer(r->running));
+    pthread_mutex_unlock(&r->lock);
+    return j;
+}
+
+struct runner_part *runner__part_local(struct df_table *t)
+{
+    struct runner_part *p = fr_xcalloc(1, sizeof(*p));
+    p->table = t;
+    p->rows = t ? t->nrows : 0;
+    p->bytes = t ? df_table_bytes(t) : 0;
+    return p;
+}
+
+struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
+                                        int64_t bytes)
+{
+    struct runner_part *p = fr_xcalloc(1, sizeof(*p));
+    p->url = fr_xstrdup(url);
+    p->id = fr_xstrdup(id);
+    p->rows = rows;
+    p->bytes = bytes;
+    return p;
+}
+
+void runner__part_free(runner *r, struct runner_part *p)
+{
+    if (!p)
+        return;
+    if (p->url && !p->borrowed && r->be->drop)
+        r->be->drop(r, p);
+    df_table_free(p->table);
+    free(p->url);
+    free(p->id);
+    free(p);
+}
+
+int runner__part_table(runner *r, struct runner_part *p, struct fr_error *err)
+{
+    if (p->table)
+        return FR_OK;
+    if (!p->url || !r->be->fetch)
+        return fr_error_set(err, FR_EINTERNAL, "a partition has neither data nor an owner");
+    return r->be->fetch(r, p, err);
+}
+
+static struct df_table *shared_copy(const struct df_table *t)
+{
+    int *idx = fr_xmalloc(sizeof(int) * (size_t)(t->ncols + 1));
+    for (int i = 0; i < t->ncols; i++)
+        idx[i] = i;
+    struct df_table *c = df_table_project(t, idx, t->ncols);
+    free(idx);
+    return c;
+}
+
+/* A view of p that its user may free without touching the original. */
+static struct runner_part *borrow(const struct runner_part *p)
+{
+    struct runner_part *v = fr_xcalloc(1, sizeof(*v));
+    v->table = p->table ? shared_copy(p->table) : NULL;
+    v->url = p->url ? fr_xstrdup(p->url) : NULL;
+    v->id = p->id ? fr_xstrdup(p->id) : NULL;
+    v->rows = p->rows;
+    v->bytes = p->bytes;
+    v->borrowed = true;
+    return v;
+}
+
+int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***ids, int *n)
+{
+    pthread_mutex_lock(&q->lock);
+    if (q->state != RQ_SUCCEEDED) {
+        pthread_mutex_unlock(&q->lock);
+        return FR_ECONFLICT;
+    }
+    int nparts = q->nresult_parts ? q->nresult_parts : q->nresult;
+    *ids = fr_xcalloc((size_t)nparts + 1, sizeof(char *));
+    *n = nparts;
+    pthread_mutex_lock(&r->lock);
+    r->kept = fr_xrealloc(r->kept, sizeof(*r->kept) * (size_t)(r->nkept + nparts + 1));
+    for (int i = 0; i < nparts; i++) {
+        struct kept_part *k = &r->kept[r->nkept++];
+        k->id = fr_xasprintf("%s-p%lld", prefix, (long long)r->kept_seq++);
+        if (q->nresult_parts) { /* still held: take it over (remote data stays put) */
+            k->part = q->result_parts[i];
+            q->result_parts[i] = NULL;
+            if (k->part->url) { /* the worker keeps the data; the result has a copy */
+                df_table_free(k->part->table);
+                k->part->table = NULL;
+            }
+        } else {
+            k->part = runner__part_local(shared_copy(q->result[i]));
+        }
+        (*ids)[i] = fr_xstrdup(k->id);
+    }
+    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&q->lock);
+    return FR_OK;
+}
+
+void runner_drop_kept(runner *r, const char *prefix)
+{
+    size_t pl = strlen(prefix);
+    pthread_mutex_lock(&r->lock);
+    int w = 0;
+    struct kept_part *gone = fr_xcalloc((size_t)r->nkept + 1, sizeof(*gone));
+    int ngone = 0;
+    for (int i = 0; i < r->nkept; i++) {
+        if (strncmp(r->kept[i].id, prefix, pl) == 0 && r->kept[i].id[pl] == '-')
+            gone[ngone++] = r->kept[i];
+        else
+            r->kept[w++] = r->kept[i];
+    }
+    r->nkept = w;
+    pthread_mutex_unlock(&r->lock);
+    for (int i = 0; i < ngone; i++) { /* remote drops happen outside the lock */
+        free(gone[i].id);
+        runner__part_free(r, gone[i].part);
+    }
+    free(gone);
+}
+
+struct runner_part *runner__kept_get(runner *r, const char *id)
+{
+    struct runner_part *v = NULL;
+    pthread_mutex_lock(&r->lock);
+    for (int i = 0; i < r->nkept && !v; i++)
+        if (strcmp(r->kept[i].id, id) == 0)
+            v = borrow(r->kept[i].part);
+    pthread_mutex_unlock(&r->lock);
+    return v;
+}
