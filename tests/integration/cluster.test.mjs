@@ -28,7 +28,14 @@ async function freePort() {
   });
 }
 
+// The Redis that scripts/test.sh started (FRAMED_TEST_REDIS_URL), else one of
+// our own on a free port, stopped by its PID.
 async function startRedis() {
+  const given = process.env.FRAMED_TEST_REDIS_URL;
+  if (given) {
+    const port = Number(/:(\d+)/.exec(given.replace('redis://', ''))[1]);
+    return { port, url: given, async stop() {} };
+  }
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     { stdio: 'ignore' });
