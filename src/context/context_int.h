@@ -25,6 +25,7 @@ struct ctx_frame {
     int nparts;
     int64_t part_rows;
     int64_t bytes;
+    json_t *preview; /* the rows shown when it was created */
 };
 
 struct ctx_qrec {

@@ -59,7 +59,7 @@ int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err
                  ? ctx__fail(err, rc, "validation-failed", "the config change was rejected: %d "
                                                            "problem(s), nothing was changed",
                              (int)json_array_size(json_object_get(err->ext, "errors")))
-                 : ctx__fail(err, FR_EINVAL, "invalid-config",
+                 : ctx__fail(err, FR_EINVAL, "invalid-json",
                              "a config change must be a JSON object of fields");
         goto out;
     }
@@ -128,7 +128,7 @@ int ctx__runner_acquire(ctx *c, const char *request_id, runner **r, struct ctx_e
     pthread_mutex_lock(&c->lock);
     int rc = FR_OK;
     if (c->runner_state == CTX_RUNNER_DRAINING) {
-        err->ext = json_pack("{si}", "retry_after", 1);
+        err->ext = json_pack("{si}", "retry_after", 5); /* the Retry-After header's value */
         rc = ctx__fail(err, FR_EUNAVAILABLE, "runner-draining",
                        "the runner is being reset; retry in a moment");
     } else if (c->shutting_down) {
@@ -208,8 +208,9 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&c->lock);
     }
-    int nframes = c->nframes;
+    int nframes = c->nframes, nqueries = c->nqueries;
     ctx__frames_clear(c);
+    ctx__queries_clear(c); /* nothing tied to the released config lingers */
     c->runner = NULL;
     char id[80];
     snprintf(id, sizeof(id), "%s", c->config_id);
@@ -221,8 +222,9 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     fr_error_init(&ferr);
     bool released = store_release(c->store, id, &ferr) == FR_OK;
     FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
-    *out = json_pack("{ss sb si sb sI}", "released_config_id", id, "config_released", released,
-                     "dataframes_dropped", nframes, "forced", force, "drained_ms",
+    *out = json_pack("{ss sb si si sb sI}", "released_config_id", id, "config_released", released,
+                     "dataframes_dropped", nframes, "queries_dropped", nqueries, "forced", force,
+                     "drained_ms",
                      (json_int_t)((fr_mono_us() - started) / 1000));
     return FR_OK;
 }

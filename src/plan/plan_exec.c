@@ -32,6 +32,9 @@ static int read_file(json_t *in, struct df_exec *ex, struct df_table **out, stru
     df_csv_options_init(&o);
     const char *delim = json_string_value(json_object_get(opts, "delimiter"));
     o.delimiter = delim && delim[0] ? delim[0] : ',';
+    const char *quote = json_string_value(json_object_get(opts, "quote"));
+    if (quote)
+        o.quote = quote[0];
     o.header = json_is_true(json_object_get(opts, "header"));
     o.on_error_null = json_is_true(json_object_get(opts, "on_error_null"));
     o.hints = hints.nfields ? &hints : NULL;
@@ -48,6 +51,10 @@ static int read_file(json_t *in, struct df_exec *ex, struct df_table **out, stru
         rc = df_ndjson_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
     if (rc == FR_EDATA && !err->kind[0])
         snprintf(err->kind, sizeof(err->kind), "malformed-data");
+    if (rc == FR_EDATA && !err->file[0]) { /* the file's name, not where the data dir is */
+        const char *base = strrchr(path, '/');
+        snprintf(err->file, sizeof(err->file), "%s", base ? base + 1 : path);
+    }
     free(colv);
     df_schema_cleanup(&schema);
     df_schema_cleanup(&hints);

@@ -531,8 +531,12 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
     const char *key;
     json_t *val;
     json_object_foreach(plan, key, val) {
-        if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0)
-            return op_error(err, 0, "unknown plan member '%s' (a plan has source and ops)", key);
+        if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0) {
+            fr_error_set(err, FR_EINVAL, "unknown plan member '%s' (a plan has source and ops)",
+                         key);
+            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            return FR_EINVAL;
+        }
     }
     struct lplan *lp = fr_xcalloc(1, sizeof(*lp));
     lp->ops = fr_xcalloc(1, sizeof(struct lop));

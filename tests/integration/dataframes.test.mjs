@@ -39,7 +39,7 @@ test('datasets: upload, list with schema, get, delete; bad names and types', asy
     r = await call(srv.base, 'GET', '/v1/datasets/events');
     assert.equal(r.body.format, 'ndjson');
 
-    assertProblem(await upload(srv, '..evil', 'a\n1\n'), 400, 'invalid-dataset-name');
+    assertProblem(await upload(srv, '..evil', 'a\n1\n'), 400, 'invalid-parameter');
     r = await upload(srv, 'x', 'a\n1\n', 'application/pdf');
     assert.equal(r.status, 415, r.text);
     // A file that cannot be read as CSV is refused and leaves nothing behind.
