@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <malloc.h>
 
 static json_t *config_json_locked(ctx *c)
 {
@@ -218,6 +219,7 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     c->runner_state = CTX_RUNNER_NONE;
     pthread_mutex_unlock(&c->lock);
     runner_free(r);
+    malloc_trim(0); /* hand the runner's freed partitions back to the system */
     struct fr_error ferr;
     fr_error_init(&ferr);
     bool released = store_release(c->store, id, &ferr) == FR_OK;
