@@ -250,8 +250,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdull;
 }
 
-/* Order-sensitive over rows; floats rounded to 9 significant digits so that
- * a different summation order does not show as a change. */
+/* Order-sensitive over rows; floats rounded to float precision so that a
+ * different summation order rarely shows as a change. */
 static uint64_t checksum(const struct df_table *t)
 {
     uint64_t h = (uint64_t)t->nrows;
@@ -267,10 +267,10 @@ static uint64_t checksum(const struct df_table *t)
                 for (int64_t k = 0; k < n; k++)
                     v = v * 131 + (uint8_t)p[k];
             } else if (c->type == DF_TYPE_FLOAT64) {
-                char buf[40];
-                snprintf(buf, sizeof(buf), "%.9g", df_column_float64(c, i));
-                for (char *p = buf; *p; p++)
-                    v = v * 131 + (uint8_t)*p;
+                float f = (float)df_column_float64(c, i);
+                uint32_t b;
+                memcpy(&b, &f, sizeof(b));
+                v = b;
             } else if (c->type == DF_TYPE_INT64) {
                 v = (uint64_t)df_column_int64(c, i);
             } else {
