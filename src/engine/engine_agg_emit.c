@@ -263,24 +263,45 @@ static int blob_column(struct df__agg *a, struct df__agg_acc *c, int64_t ngroups
         free(offs);
         return fr_error_set(err, FR_ETOOLARGE, "out of memory packing values");
     }
-    struct df_column *col = df_column_new(DF_TYPE_STRING, ngroups);
-    struct fr_buf b;
-    fr_buf_init(&b);
+    /* one pass to size the data, one to write it: no per-value appends */
+    int64_t total = 0;
+    for (int64_t e = 0; e < c->vl.n; e++)
+        total += strings ? (int64_t)sizeof(uint32_t) + c->vl.sn[e] : (int64_t)sizeof(uint64_t);
+    struct df_column *col = df_column_new(DF_TYPE_STRING, 0);
+    free(col->offsets);
+    col->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(ngroups + 1));
+    col->data = df__alloc_big((size_t)(total ? total : 1));
+    if (!col->offsets || !col->data) {
+        if (!col->offsets)
+            col->offsets = fr_xcalloc(1, sizeof(int64_t));
+        df_column_unref(col);
+        free(offs);
+        free(perm);
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory packing values");
+    }
+    col->capacity = ngroups;
+    col->data_cap = total ? total : 1;
+    char *d = col->data;
+    int64_t pos = 0;
+    col->offsets[0] = 0;
     for (int64_t g = 0; g < ngroups; g++) {
-        b.len = 0;
         for (int64_t j = offs[g]; j < offs[g + 1]; j++) {
             int64_t e = perm[j];
             if (strings) {
                 uint32_t n = (uint32_t)c->vl.sn[e];
-                fr_buf_append(&b, &n, sizeof(n));
-                fr_buf_append(&b, c->vl.sp[e], n);
+                memcpy(d + pos, &n, sizeof(n));
+                if (n)
+                    memcpy(d + pos + sizeof(n), c->vl.sp[e], n);
+                pos += (int64_t)sizeof(n) + n;
             } else {
-                fr_buf_append(&b, &c->vl.v[e], sizeof(uint64_t));
+                memcpy(d + pos, &c->vl.v[e], sizeof(uint64_t));
+                pos += (int64_t)sizeof(uint64_t);
             }
         }
-        df_column_append_string(col, b.data ? b.data : "", (int64_t)b.len);
+        col->offsets[g + 1] = pos;
     }
-    fr_buf_cleanup(&b);
+    col->data_len = pos;
+    col->length = ngroups;
     free(offs);
     free(perm);
     *out = col;
