@@ -262,6 +262,11 @@ static void take_strings(struct df_column *out, const struct df_column *c, const
     char *dst = out->data;
     out->offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
+        /* random gathers: the offsets far ahead, the bytes nearer */
+        if (i + 32 < n && sel[i + 32] >= 0)
+            __builtin_prefetch(&off[sel[i + 32]]);
+        if (i + 16 < n && sel[i + 16] >= 0)
+            __builtin_prefetch(c->data + off[sel[i + 16]]);
         if (sel[i] >= 0) {
             int64_t a = off[sel[i]], len = off[sel[i] + 1] - a;
             if (len <= 16 && a <= safe_src) {
@@ -351,6 +356,8 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
         const int64_t *src = c->values;
         int64_t *dst = out->values;
         for (int64_t i = 0; i < n; i++) {
+            if (i + 16 < n && sel[i + 16] >= 0)
+                __builtin_prefetch(&src[sel[i + 16]]);
             int64_t r = sel[i];
             dst[i] = r >= 0 ? src[r] : 0;
         }
