@@ -111,7 +111,10 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
                          ferr.message);
     }
     snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
-    c->runner = runner_local_new(frozen, c->opts.threads);
+    if (strcmp(ctx__runner_kind(c), "remote") == 0)
+        c->runner = runner_remote_new(frozen, c->registry, c->opts.cluster_secret, c->sender);
+    else
+        c->runner = runner_local_new(frozen, c->opts.threads);
     c->runner_state = CTX_RUNNER_ACTIVE;
     c->frozen_at_ms = fr_now_ms();
     snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");
@@ -164,8 +167,8 @@ json_t *ctx_runner_info(ctx *c)
     char at[40] = "";
     if (c->runner)
         fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
-    json_t *j = json_pack("{ss so? so? so? s{si si}}", "state", names[c->runner_state], "kind",
-                          c->runner ? json_string("local") : NULL, "config_id",
+    json_t *j = json_pack("{ss ss so? so? s{si si}}", "state", names[c->runner_state], "kind",
+                          ctx__runner_kind(c), "config_id",
                           c->runner ? json_string(c->config_id) : NULL, "created_at",
                           c->runner ? json_string(at) : NULL, "queries", "running", running,
                           "finished", finished);
