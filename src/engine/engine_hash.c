@@ -47,6 +47,17 @@ int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero)
     void *q;
     if (nb < (8u << 20)) {
         q = fr_try_realloc(*p, nb ? nb : 1);
+    } else if (ob >= (8u << 20)) {
+        /* already large (an mmap of its own): realloc moves the pages
+         * (mremap) instead of copying into fresh ones; the new tail is
+         * advised onto huge pages too */
+        q = fr_try_realloc(*p, nb);
+        if (q) {
+            uintptr_t lo = ((uintptr_t)q + ob + 4095) & ~(uintptr_t)4095;
+            uintptr_t hi = ((uintptr_t)q + nb) & ~(uintptr_t)4095;
+            if (hi > lo)
+                madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+        }
     } else {
         q = df__alloc_big(nb);
         if (q && ob)
