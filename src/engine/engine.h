@@ -374,7 +374,9 @@ struct df_agg_spec {
  * state columns of the operator's own design (serializable as a table;
  * median and count_distinct may carry values rather than a fixed state).
  * df_agg_final merges any number of partial tables made with the same
- * keys/specs (in any split of the input) and emits keys then one column per
+ * keys/specs (in any split of the input; each holds one row per group, as
+ * df_agg_partial makes it or any subset of its rows, so a single partial is
+ * merged without regrouping) and emits keys then one column per
  * spec named names[i], typed by df_agg_result_type. With nkeys == 0 there
  * is exactly one output row (count 0, other aggregates null on no input).
  * Null keys form their own group. Output order: by first appearance when

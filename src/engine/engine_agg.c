@@ -184,7 +184,15 @@ static int check_partials(struct df_table *const *partials, int nparts, int nkey
 static void final_keys(const struct df__gtab *gt, struct df_table *const *partials, int nkeys,
                        struct df_table *res)
 {
+    bool one_source = true;
+    for (int64_t g = 0; g < gt->ngroups && one_source; g++)
+        one_source = gt->rep_src[g] == 0;
     for (int j = 0; j < nkeys; j++) {
+        if (one_source) { /* e.g. a single partial: one gather per column */
+            df_table_add(res, partials[0]->names[j],
+                         df_column_take(partials[0]->cols[j], gt->rep_row, gt->ngroups));
+            continue;
+        }
         struct df_column *c = df_column_new(partials[0]->cols[j]->type, gt->ngroups);
         for (int64_t g = 0; g < gt->ngroups; g++)
             df_column_append_from(c, partials[gt->rep_src[g]]->cols[j], gt->rep_row[g]);
@@ -192,19 +200,28 @@ static void final_keys(const struct df__gtab *gt, struct df_table *const *partia
     }
 }
 
+/* distinct: part is the only partial, so its rows are its groups (a
+ * partial holds one row per group) and row i is group i. */
 static int merge_partial(struct df__gtab *gt, struct df__agg *agg, const struct df_table *part,
-                         int nkeys, const struct df_agg_spec *specs, int nspecs,
+                         int nkeys, const struct df_agg_spec *specs, int nspecs, bool distinct,
                          struct morsel_buf *mb, struct df_exec *ex, struct fr_error *err)
 {
-    int src = nkeys ? df__gtab_add_source(gt, (const struct df_column *const *)part->cols) : 0;
+    int src = nkeys && !distinct
+                  ? df__gtab_add_source(gt, (const struct df_column *const *)part->cols)
+                  : 0;
     int rc = FR_OK;
     for (int64_t start = 0; rc == FR_OK && start < part->nrows; start += mb->rows) {
         int64_t m = part->nrows - start < mb->rows ? part->nrows - start : mb->rows;
         rc = df_exec_check_cancel(ex, err);
-        if (rc == FR_OK)
+        if (rc == FR_OK && distinct) {
+            for (int64_t i = 0; i < m; i++)
+                mb->gids[i] = start + i;
+            rc = df__agg_reserve(agg, start + m, err);
+        } else if (rc == FR_OK) {
             rc = group_morsel(gt, src, (const struct df_column *const *)part->cols, nkeys, mb,
                               start, m, err);
-        if (rc == FR_OK)
+        }
+        if (rc == FR_OK && !distinct)
             rc = df__agg_reserve(agg, nkeys ? gt->ngroups : 1, err);
         int col = nkeys;
         for (int k = 0; rc == FR_OK && k < nspecs; k++) {
@@ -241,13 +258,19 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
     rc = morsel_buf_init(&mb, ex, maxrows, err);
     if (rc == FR_OK)
         rc = df__agg_reserve(&agg, 1, err);
+    bool distinct = nparts == 1 && nkeys > 0;
     for (int p = 0; rc == FR_OK && p < nparts; p++)
-        rc = merge_partial(&gt, &agg, partials[p], nkeys, specs, nspecs, &mb, ex, err);
+        rc = merge_partial(&gt, &agg, partials[p], nkeys, specs, nspecs, distinct, &mb, ex, err);
     if (rc != FR_OK)
         goto out;
-    int64_t ngroups = nkeys ? gt.ngroups : 1;
+    int64_t ngroups = distinct ? partials[0]->nrows : nkeys ? gt.ngroups : 1;
     res = df_table_new();
-    final_keys(&gt, partials, nkeys, res);
+    if (distinct) { /* the partial's keys, shared */
+        for (int j = 0; j < nkeys; j++)
+            df_table_add(res, partials[0]->names[j], df_column_ref(partials[0]->cols[j]));
+    } else {
+        final_keys(&gt, partials, nkeys, res);
+    }
     rc = df__agg_emit_final(&agg, ngroups, names, res, err);
     if (rc != FR_OK)
         goto out;

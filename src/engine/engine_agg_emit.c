@@ -177,42 +177,73 @@ out:
 
 /* ---- result and state columns ------------------------------------------- */
 
+/* new: a fixed-width column of n values to be written in place (large ones
+ * on huge pages); a failed allocation leaves it empty and marked oom. */
+static struct df_column *fixed_column(df_type type, int64_t n)
+{
+    struct df_column *col = df_column_new(type, 0);
+    if (n <= 0)
+        return col;
+    col->values = df__alloc_big(df_type_width(type) * (size_t)n);
+    if (!col->values) {
+        col->oom = true;
+        return col;
+    }
+    col->capacity = n;
+    col->length = n;
+    return col;
+}
+
+/* Marks row g null (its value bytes zero, as nulls must be). */
+static void put_null(struct df_column *col, int64_t g)
+{
+    memset((char *)col->values + df_type_width(col->type) * (size_t)g, 0,
+           df_type_width(col->type));
+    df_column_set_null(col, g);
+}
+
 static struct df_column *value_column(const struct df__agg_acc *c, df_type type, int64_t ngroups)
 {
-    struct df_column *col = df_column_new(type, ngroups);
-    for (int64_t g = 0; g < ngroups; g++) {
-        if (c->n[g] == 0) {
-            df_column_append_null(col);
-            continue;
+    if (type == DF_TYPE_STRING) {
+        struct df_column *col = df_column_new(type, ngroups);
+        for (int64_t g = 0; g < ngroups; g++) {
+            if (c->n[g] == 0)
+                df_column_append_null(col);
+            else
+                df_column_append_string(col, c->sp[g], c->sn[g]);
         }
+        return col;
+    }
+    struct df_column *col = fixed_column(type, ngroups);
+    if (col->oom)
+        return col;
+    for (int64_t g = 0; g < ngroups; g++) {
         switch (type) {
-        case DF_TYPE_FLOAT64: df_column_append_float64(col, c->d[0][g]); break;
-        case DF_TYPE_STRING: df_column_append_string(col, c->sp[g], c->sn[g]); break;
-        case DF_TYPE_BOOL: df_column_append_bool(col, c->i[g] != 0); break;
-        case DF_TYPE_DATE: df_column_append_int32(col, (int32_t)c->i[g]); break;
-        default: df_column_append_int64(col, c->i[g]); break;
+        case DF_TYPE_FLOAT64: ((double *)col->values)[g] = c->d[0][g]; break;
+        case DF_TYPE_BOOL: ((uint8_t *)col->values)[g] = c->i[g] != 0; break;
+        case DF_TYPE_DATE: ((int32_t *)col->values)[g] = (int32_t)c->i[g]; break;
+        default: ((int64_t *)col->values)[g] = c->i[g]; break;
         }
     }
+    for (int64_t g = 0; g < ngroups; g++)
+        if (c->n[g] == 0)
+            put_null(col, g);
     return col;
 }
 
 static struct df_column *doubles_column(const double *d, int64_t ngroups)
 {
-    struct df_column *col = df_column_new(DF_TYPE_FLOAT64, ngroups);
-    if (ngroups > 0 && df_column_reserve(col, ngroups, 0) == FR_OK) {
+    struct df_column *col = fixed_column(DF_TYPE_FLOAT64, ngroups);
+    if (ngroups > 0 && !col->oom)
         memcpy(col->values, d, sizeof(double) * (size_t)ngroups);
-        col->length = ngroups;
-    }
     return col;
 }
 
 static struct df_column *ints_column(const int64_t *v, int64_t ngroups)
 {
-    struct df_column *col = df_column_new(DF_TYPE_INT64, ngroups);
-    if (ngroups > 0 && df_column_reserve(col, ngroups, 0) == FR_OK) {
+    struct df_column *col = fixed_column(DF_TYPE_INT64, ngroups);
+    if (ngroups > 0 && !col->oom)
         memcpy(col->values, v, sizeof(int64_t) * (size_t)ngroups);
-        col->length = ngroups;
-    }
     return col;
 }
 
@@ -232,24 +263,45 @@ static int blob_column(struct df__agg *a, struct df__agg_acc *c, int64_t ngroups
         free(offs);
         return fr_error_set(err, FR_ETOOLARGE, "out of memory packing values");
     }
-    struct df_column *col = df_column_new(DF_TYPE_STRING, ngroups);
-    struct fr_buf b;
-    fr_buf_init(&b);
+    /* one pass to size the data, one to write it: no per-value appends */
+    int64_t total = 0;
+    for (int64_t e = 0; e < c->vl.n; e++)
+        total += strings ? (int64_t)sizeof(uint32_t) + c->vl.sn[e] : (int64_t)sizeof(uint64_t);
+    struct df_column *col = df_column_new(DF_TYPE_STRING, 0);
+    free(col->offsets);
+    col->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(ngroups + 1));
+    col->data = df__alloc_big((size_t)(total ? total : 1));
+    if (!col->offsets || !col->data) {
+        if (!col->offsets)
+            col->offsets = fr_xcalloc(1, sizeof(int64_t));
+        df_column_unref(col);
+        free(offs);
+        free(perm);
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory packing values");
+    }
+    col->capacity = ngroups;
+    col->data_cap = total ? total : 1;
+    char *d = col->data;
+    int64_t pos = 0;
+    col->offsets[0] = 0;
     for (int64_t g = 0; g < ngroups; g++) {
-        b.len = 0;
         for (int64_t j = offs[g]; j < offs[g + 1]; j++) {
             int64_t e = perm[j];
             if (strings) {
                 uint32_t n = (uint32_t)c->vl.sn[e];
-                fr_buf_append(&b, &n, sizeof(n));
-                fr_buf_append(&b, c->vl.sp[e], n);
+                memcpy(d + pos, &n, sizeof(n));
+                if (n)
+                    memcpy(d + pos + sizeof(n), c->vl.sp[e], n);
+                pos += (int64_t)sizeof(n) + n;
             } else {
-                fr_buf_append(&b, &c->vl.v[e], sizeof(uint64_t));
+                memcpy(d + pos, &c->vl.v[e], sizeof(uint64_t));
+                pos += (int64_t)sizeof(uint64_t);
             }
         }
-        df_column_append_string(col, b.data ? b.data : "", (int64_t)b.len);
+        col->offsets[g + 1] = pos;
     }
-    fr_buf_cleanup(&b);
+    col->data_len = pos;
+    col->length = ngroups;
     free(offs);
     free(perm);
     *out = col;
@@ -413,12 +465,12 @@ int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *na
         case DF_AGG_MAX:
         case DF_AGG_FIRST: col = value_column(c, rt, ngroups); break;
         case DF_AGG_MEAN:
-            col = df_column_new(DF_TYPE_FLOAT64, ngroups);
-            for (int64_t g = 0; g < ngroups; g++) {
+            col = fixed_column(DF_TYPE_FLOAT64, ngroups);
+            for (int64_t g = 0; g < ngroups && !col->oom; g++) {
                 if (c->n[g])
-                    df_column_append_float64(col, c->d[0][g] / (double)c->n[g]);
+                    ((double *)col->values)[g] = c->d[0][g] / (double)c->n[g];
                 else
-                    df_column_append_null(col);
+                    put_null(col, g);
             }
             break;
         case DF_AGG_STDDEV:

@@ -51,12 +51,7 @@ int df__agg_charge(struct df__agg *a, int64_t bytes, struct fr_error *err)
 
 static int grow_zeroed(void **p, size_t elem, int64_t old_n, int64_t new_n)
 {
-    void *q = fr_try_realloc(*p, elem * (size_t)new_n);
-    if (!q)
-        return FR_ETOOLARGE;
-    memset((char *)q + elem * (size_t)old_n, 0, elem * (size_t)(new_n - old_n));
-    *p = q;
-    return FR_OK;
+    return df__grow_big(p, elem, old_n, new_n, true);
 }
 
 /* Which arrays an accumulator uses: n always; the rest by function/type. */

@@ -1,6 +1,6 @@
 /* engine_column: Arrow-layout columns: building by appends with checked
  * allocation, reference counting, take and slice. */
-#include "engine.h"
+#include "engine_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -251,16 +251,33 @@ int64_t df_column_bytes(const struct df_column *c)
     return b;
 }
 
+/* Strings of up to 16 bytes move as two 8-byte words (no libc call) when
+ * both buffers have room past them: out->data has 16 bytes of slack. */
 static void take_strings(struct df_column *out, const struct df_column *c, const int64_t *sel,
                          int64_t n)
 {
     int64_t pos = 0;
+    const int64_t *off = c->offsets;
+    const int64_t safe_src = c->data_cap - 16;
+    char *dst = out->data;
     out->offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
+        /* random gathers: the offsets far ahead, the bytes nearer */
+        if (i + 32 < n && sel[i + 32] >= 0)
+            __builtin_prefetch(&off[sel[i + 32]]);
+        if (i + 16 < n && sel[i + 16] >= 0)
+            __builtin_prefetch(c->data + off[sel[i + 16]]);
         if (sel[i] >= 0) {
-            int64_t a = c->offsets[sel[i]], len = c->offsets[sel[i] + 1] - a;
-            if (len)
-                memcpy(out->data + pos, c->data + a, (size_t)len);
+            int64_t a = off[sel[i]], len = off[sel[i] + 1] - a;
+            if (len <= 16 && a <= safe_src) {
+                uint64_t w0, w1;
+                memcpy(&w0, c->data + a, 8);
+                memcpy(&w1, c->data + a + 8, 8);
+                memcpy(dst + pos, &w0, 8);
+                memcpy(dst + pos + 8, &w1, 8);
+            } else if (len) {
+                memcpy(dst + pos, c->data + a, (size_t)len);
+            }
             pos += len;
         }
         out->offsets[i + 1] = pos;
@@ -268,23 +285,82 @@ static void take_strings(struct df_column *out, const struct df_column *c, const
     out->data_len = pos;
 }
 
+/* The validity of a take: NULL when every taken row is valid. */
+static uint8_t *take_validity(const struct df_column *c, const int64_t *sel, int64_t n,
+                              int64_t *nulls, bool *oom)
+{
+    bool any = false;
+    for (int64_t i = 0; i < n && !any; i++)
+        any = sel[i] < 0 || (c->validity && !df_column_is_valid(c, sel[i]));
+    *nulls = 0;
+    *oom = false;
+    if (!any)
+        return NULL;
+    int64_t bytes = (n + 7) / 8;
+    uint8_t *v = fr_try_malloc((size_t)(bytes ? bytes : 1));
+    if (!v) {
+        *oom = true;
+        return NULL;
+    }
+    memset(v, 0, (size_t)(bytes ? bytes : 1));
+    int64_t nn = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool ok = sel[i] >= 0 && df_column_is_valid(c, sel[i]);
+        v[i >> 3] |= (uint8_t)((unsigned)ok << (i & 7));
+        nn += !ok;
+    }
+    *nulls = nn;
+    return v;
+}
+
+/* Large outputs come from huge pages (first touch of 4 KiB pages is slow);
+ * the buffers stay ordinary malloc-compatible memory. */
 struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, int64_t n)
 {
     int64_t bytes = 0;
     if (c->type == DF_TYPE_STRING) {
+        const int64_t *off = c->offsets;
         for (int64_t i = 0; i < n; i++)
             if (sel[i] >= 0)
-                bytes += c->offsets[sel[i] + 1] - c->offsets[sel[i]];
+                bytes += off[sel[i] + 1] - off[sel[i]];
     }
     struct df_column *out = df_column_new(c->type, 0);
-    if (df_column_reserve(out, n, bytes) != FR_OK)
-        return out;
     size_t w = df_type_width(c->type);
+    bool oom = false;
+    if (n > 0) {
+        if (c->type == DF_TYPE_STRING) {
+            free(out->offsets);
+            out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+            out->data = df__alloc_big((size_t)bytes + 16);
+            oom = !out->offsets || !out->data;
+            out->data_cap = bytes + 16;
+        } else {
+            out->values = df__alloc_big(w * (size_t)n);
+            oom = !out->values;
+        }
+        if (!oom)
+            out->validity = take_validity(c, sel, n, &out->null_count, &oom);
+    }
+    if (oom) {
+        if (!out->offsets) /* keep the column a valid empty one */
+            out->offsets = fr_xcalloc(1, sizeof(int64_t));
+        out->data_cap = out->data ? out->data_cap : 0;
+        out->oom = true;
+        return out;
+    }
+    out->capacity = n;
     if (c->type == DF_TYPE_STRING) {
-        take_strings(out, c, sel, n);
+        if (n > 0)
+            take_strings(out, c, sel, n);
     } else if (w == 8) {
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)out->values)[i] = sel[i] >= 0 ? ((const int64_t *)c->values)[sel[i]] : 0;
+        const int64_t *src = c->values;
+        int64_t *dst = out->values;
+        for (int64_t i = 0; i < n; i++) {
+            if (i + 16 < n && sel[i + 16] >= 0)
+                __builtin_prefetch(&src[sel[i + 16]]);
+            int64_t r = sel[i];
+            dst[i] = r >= 0 ? src[r] : 0;
+        }
     } else {
         for (int64_t i = 0; i < n; i++) {
             if (sel[i] >= 0)
@@ -294,9 +370,6 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
         }
     }
     out->length = n;
-    for (int64_t i = 0; i < n; i++)
-        if (sel[i] < 0 || !df_column_is_valid(c, sel[i]))
-            df_column_set_null(out, i);
     return out;
 }
 

@@ -12,7 +12,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-enum { GT_GENERIC = 0, GT_I64 = 1, GT_STR = 2 };
+enum { GT_GENERIC = 0, GT_I64 = 1, GT_STR = 2, GT_ROW = 3 };
+
+/* Rows encoded per chunk in row mode (their records stay in cache). */
+#define ROW_CHUNK 1024
 
 #define NULL_HASH 0x6a09e667f3bcc908ull
 #define NAN_HASH 0xbb67ae8584caa73bull
@@ -36,6 +39,38 @@ void *df__alloc_big(size_t bytes)
         return NULL;
     madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
     return p;
+}
+
+int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero)
+{
+    size_t ob = elem * (size_t)old_n, nb = elem * (size_t)new_n;
+    void *q;
+    if (nb < (8u << 20)) {
+        q = fr_try_realloc(*p, nb ? nb : 1);
+    } else if (ob >= (8u << 20)) {
+        /* already large (an mmap of its own): realloc moves the pages
+         * (mremap) instead of copying into fresh ones; the new tail is
+         * advised onto huge pages too */
+        q = fr_try_realloc(*p, nb);
+        if (q) {
+            uintptr_t lo = ((uintptr_t)q + ob + 4095) & ~(uintptr_t)4095;
+            uintptr_t hi = ((uintptr_t)q + nb) & ~(uintptr_t)4095;
+            if (hi > lo)
+                madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+        }
+    } else {
+        q = df__alloc_big(nb);
+        if (q && ob)
+            memcpy(q, *p, ob < nb ? ob : nb);
+        if (q)
+            free(*p);
+    }
+    if (!q)
+        return FR_ETOOLARGE;
+    if (zero && nb > ob)
+        memset((char *)q + ob, 0, nb - ob);
+    *p = q;
+    return FR_OK;
 }
 
 static inline uint64_t mix64(uint64_t x)
@@ -129,6 +164,27 @@ static void hash_first(const struct df_column *c, int64_t start, int64_t n, uint
     }
 }
 
+/* Combines column c's hashes of rows [start, start+n) into out, with tight
+ * loops for the common types (the values equal hash_value's). */
+static void hash_combine(const struct df_column *c, int64_t start, int64_t n, uint64_t *out)
+{
+    const uint64_t m = 0x9e3779b97f4a7c15ull;
+    if (c->validity == NULL && c->type == DF_TYPE_STRING) {
+        const int64_t *off = c->offsets + start;
+        for (int64_t i = 0; i < n; i++)
+            out[i] = mix64(out[i] * m +
+                           XXH3_64bits(c->data + off[i], (size_t)(off[i + 1] - off[i])));
+    } else if (c->validity == NULL &&
+               (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
+        const int64_t *v = (const int64_t *)c->values + start;
+        for (int64_t i = 0; i < n; i++)
+            out[i] = mix64(out[i] * m + mix64((uint64_t)v[i]));
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            out[i] = mix64(out[i] * m + hash_value(c, start + i));
+    }
+}
+
 void df__hash_columns(const struct df_column *const *cols, int ncols, int64_t start, int64_t n,
                       uint64_t *out)
 {
@@ -138,8 +194,7 @@ void df__hash_columns(const struct df_column *const *cols, int ncols, int64_t st
     }
     hash_first(cols[0], start, n, out);
     for (int k = 1; k < ncols; k++)
-        for (int64_t i = 0; i < n; i++)
-            out[i] = mix64(out[i] * 0x9e3779b97f4a7c15ull + hash_value(cols[k], start + i));
+        hash_combine(cols[k], start, n, out);
 }
 
 static bool numeric_equal(const struct df_column *a, int64_t ra, const struct df_column *b,
@@ -209,6 +264,19 @@ void df__gtab_init(struct df__gtab *gt, const df_type *types, int nkeys, bool al
         gt->mode = GT_I64;
     if (allow_fast && nkeys == 1 && types[0] == DF_TYPE_STRING)
         gt->mode = GT_STR;
+    if (allow_fast && nkeys > 0 && nkeys <= 64 && gt->mode == GT_GENERIC) {
+        gt->mode = GT_ROW;
+        gt->koff = fr_xcalloc((size_t)nkeys, sizeof(*gt->koff));
+        gt->ktype = fr_xcalloc((size_t)nkeys, sizeof(*gt->ktype));
+        int off = 8; /* the null mask */
+        for (int k = 0; k < nkeys; k++) {
+            gt->koff[k] = off;
+            gt->ktype[k] = types[k];
+            off += types[k] == DF_TYPE_STRING ? (int)sizeof(struct df__skey) : 8;
+            gt->has_str |= types[k] == DF_TYPE_STRING;
+        }
+        gt->recsize = off;
+    }
     gt->null_gid = -1;
     gt->ex = ex;
 }
@@ -221,6 +289,10 @@ void df__gtab_cleanup(struct df__gtab *gt)
     free(gt->rep_row);
     free(gt->kv);
     free(gt->skeys);
+    free(gt->koff);
+    free(gt->ktype);
+    free(gt->recs);
+    free(gt->rbuf);
     free((void *)gt->srcs);
     if (gt->ex && gt->charged)
         df_exec_charge(gt->ex, -gt->charged, NULL);
@@ -240,13 +312,9 @@ static int charge(struct df__gtab *gt, int64_t bytes, struct fr_error *err)
     return gt->ex ? df_exec_charge(gt->ex, bytes, err) : FR_OK;
 }
 
-static int grow_array(void **p, size_t elem, int64_t n)
+static int grow_array(void **p, size_t elem, int64_t old_n, int64_t n)
 {
-    void *q = fr_try_realloc(*p, elem * (size_t)n);
-    if (!q)
-        return FR_ETOOLARGE;
-    *p = q;
-    return FR_OK;
+    return df__grow_big(p, elem, old_n, n, false);
 }
 
 /* Makes room for one more group: per-group arrays and, at half load, slots. */
@@ -254,13 +322,16 @@ static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
 {
     if (gt->ngroups >= gt->gcap) {
         int64_t cap = gt->gcap ? gt->gcap * 2 : 256;
-        int rc = charge(gt, (cap - gt->gcap) * 44, err);
+        int rc = charge(gt, (cap - gt->gcap) * (44 + gt->recsize), err);
         if (rc != FR_OK)
             return rc;
-        if (grow_array((void **)&gt->ghash, 8, cap) || grow_array((void **)&gt->rep_src, 4, cap) ||
-            grow_array((void **)&gt->rep_row, 8, cap) ||
-            (gt->mode == GT_I64 && grow_array((void **)&gt->kv, 8, cap)) ||
-            (gt->mode == GT_STR && grow_array((void **)&gt->skeys, 16, cap)))
+        int64_t o = gt->ngroups;
+        if (grow_array((void **)&gt->ghash, 8, o, cap) ||
+            grow_array((void **)&gt->rep_src, 4, o, cap) ||
+            grow_array((void **)&gt->rep_row, 8, o, cap) ||
+            (gt->mode == GT_I64 && grow_array((void **)&gt->kv, 8, o, cap)) ||
+            (gt->mode == GT_STR && grow_array((void **)&gt->skeys, 16, o, cap)) ||
+            (gt->mode == GT_ROW && grow_array((void **)&gt->recs, (size_t)gt->recsize, o, cap)))
             return fr_error_set(err, FR_ETOOLARGE, "out of memory growing a hash table to %lld "
                                 "groups", (long long)cap);
         gt->gcap = cap;
@@ -272,7 +343,9 @@ static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
     int rc = charge(gt, (int64_t)((ns - nslots) * 8), err);
     if (rc != FR_OK)
         return rc;
-    uint64_t *slots = calloc(ns, 8);
+    uint64_t *slots = ns * 8 < (8u << 20) ? calloc(ns, 8) : df__alloc_big(ns * 8);
+    if (slots && ns * 8 >= (8u << 20))
+        memset(slots, 0, ns * 8);
     if (!slots)
         return fr_error_set(err, FR_ETOOLARGE, "out of memory growing a hash table");
     for (int64_t g = 0; g < gt->ngroups; g++) {
@@ -332,8 +405,10 @@ static inline void prefetch_ahead(const struct df__gtab *gt, const uint64_t *has
             int64_t g = (int64_t)(s & 0xffffffffull) - 1;
             if (gt->mode == GT_STR)
                 __builtin_prefetch(&gt->skeys[g]);
-            else
+            else if (gt->mode == GT_I64)
                 __builtin_prefetch(&gt->kv[g]);
+            else
+                __builtin_prefetch(gt->recs + g * gt->recsize);
         }
     }
 }
@@ -456,9 +531,242 @@ static int insert_one(struct df__gtab *gt, int src, int64_t r, uint64_t h, bool 
     return FR_OK;
 }
 
+/* ---- row mode ------------------------------------------------------------ */
+
+/* A string key as the record's 16 bytes (a df__skey): the length, then up
+ * to 12 bytes inline, zero-padded; longer: a 4-byte prefix and a pointer.
+ * Short keys are loaded 16 bytes at a time when the column's buffer has
+ * room (bytes past the key are masked off). */
+static inline void encode_str(const struct df_column *c, int64_t r, uint8_t *p)
+{
+    int64_t a = c->offsets[r], len = c->offsets[r + 1] - a;
+    const char *s = c->data + a;
+    uint64_t w0, w1;
+    if (len > 12) {
+        w0 = (uint64_t)len | ((uint64_t)load32(s) << 32);
+        memcpy(&w1, &s, 8);
+    } else if (a + 16 <= c->data_cap) {
+        uint64_t x0 = load64(s), x1 = load64(s + 8);
+        uint64_t m0 = len >= 4 ? ~0ull : ((1ull << (8 * len)) - 1) << 32 >> 32;
+        int64_t k = len - 4 > 0 ? len - 4 : 0;
+        uint64_t m1 = k >= 8 ? ~0ull : (1ull << (8 * k)) - 1;
+        w0 = (uint64_t)len | ((x0 & m0) << 32);
+        w1 = (((x0 >> 32) | (x1 << 32)) & m1);
+    } else {
+        char b[16] = {0};
+        if (len > 0)
+            memcpy(b + 4, s, (size_t)len);
+        w0 = (uint64_t)len | ((uint64_t)load32(b + 4) << 32);
+        w1 = load64(b + 8);
+    }
+    memcpy(p, &w0, 8);
+    memcpy(p + 8, &w1, 8);
+}
+
+static inline uint64_t encode_fixed(const struct df_column *c, int64_t r)
+{
+    switch (c->type) {
+    case DF_TYPE_FLOAT64: {
+        double f = df_column_float64(c, r);
+        uint64_t v;
+        if (f != f)
+            f = __builtin_nan("");
+        else if (f == 0)
+            f = 0.0;
+        memcpy(&v, &f, 8);
+        return v;
+    }
+    case DF_TYPE_BOOL: return df_column_bool(c, r);
+    case DF_TYPE_DATE: return (uint64_t)(int64_t)df_column_int32(c, r);
+    default: return (uint64_t)df_column_int64(c, r);
+    }
+}
+
+/* Encodes the keys of rows (rows[i], or start + i) i < n into records at
+ * buf, column by column. */
+static void encode_rows(const struct df__gtab *gt, const struct df_column *const *cols,
+                        const int64_t *rows, int64_t start, int64_t n, uint8_t *buf)
+{
+    const size_t rs = (size_t)gt->recsize;
+    for (int64_t i = 0; i < n; i++)
+        memset(buf + (size_t)i * rs, 0, 8); /* null masks */
+    for (int k = 0; k < gt->nkeys; k++) {
+        const struct df_column *c = cols[k];
+        uint8_t *p = buf + gt->koff[k];
+        bool str = c->type == DF_TYPE_STRING;
+        if (!c->validity && !rows && str) {
+            for (int64_t i = 0; i < n; i++, p += rs)
+                encode_str(c, start + i, p);
+            continue;
+        }
+        if (!c->validity && !rows && (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
+            const int64_t *v = (const int64_t *)c->values + start;
+            for (int64_t i = 0; i < n; i++, p += rs)
+                memcpy(p, &v[i], 8);
+            continue;
+        }
+        const uint64_t bit = 1ull << k;
+        for (int64_t i = 0; i < n; i++, p += rs) {
+            int64_t r = rows ? rows[i] : start + i;
+            if (c->validity && !df_column_is_valid(c, r)) {
+                uint8_t *rec = p - gt->koff[k];
+                uint64_t mask = load64((const char *)rec) | bit;
+                memcpy(rec, &mask, 8);
+                memset(p, 0, str ? 16 : 8);
+            } else if (str) {
+                encode_str(c, r, p);
+            } else {
+                uint64_t v = encode_fixed(c, r);
+                memcpy(p, &v, 8);
+            }
+        }
+    }
+}
+
+static inline bool rec_bytes_equal(const uint8_t *a, const uint8_t *b, int n)
+{
+    uint64_t diff = 0;
+    for (int i = 0; i < n; i += 8)
+        diff |= load64((const char *)a + i) ^ load64((const char *)b + i);
+    return diff == 0;
+}
+
+/* Two records of equal keys are equal bytes except for long strings at
+ * different addresses: those are compared through their pointers. */
+static bool rec_equal(const struct df__gtab *gt, const uint8_t *a, const uint8_t *b)
+{
+    if (rec_bytes_equal(a, b, gt->recsize))
+        return true;
+    if (!gt->has_str || load64((const char *)a) != load64((const char *)b))
+        return false;
+    for (int k = 0; k < gt->nkeys; k++) {
+        const uint8_t *x = a + gt->koff[k], *y = b + gt->koff[k];
+        if (gt->ktype[k] != DF_TYPE_STRING) {
+            if (load64((const char *)x) != load64((const char *)y))
+                return false;
+            continue;
+        }
+        struct df__skey sx, sy;
+        memcpy(&sx, x, sizeof(sx));
+        memcpy(&sy, y, sizeof(sy));
+        if (memcmp(&sx, &sy, sizeof(sx)) == 0)
+            continue;
+        if (sx.n != sy.n || sx.n <= sizeof(sx.b) || memcmp(sx.b, sy.b, 4) != 0)
+            return false;
+        const char *px, *py;
+        memcpy(&px, sx.b + 4, sizeof(px));
+        memcpy(&py, sy.b + 4, sizeof(py));
+        if (memcmp(px, py, sx.n) != 0)
+            return false;
+    }
+    return true;
+}
+
+static inline void row_prefetch(const struct df__gtab *gt, const uint64_t *hashes, int64_t i,
+                                int64_t n)
+{
+    if (i + PREFETCH_AHEAD < n)
+        __builtin_prefetch(&gt->slots[hashes[i + PREFETCH_AHEAD] & gt->mask]);
+    if (i + PREFETCH_AHEAD / 2 < n) {
+        uint64_t h = hashes[i + PREFETCH_AHEAD / 2], s = gt->slots[h & gt->mask];
+        if (s && (s & 0xffffffff00000000ull) == (h & 0xffffffff00000000ull)) {
+            const uint8_t *r = gt->recs + ((int64_t)(s & 0xffffffffull) - 1) * gt->recsize;
+            __builtin_prefetch(r);
+            if (gt->recsize > 64)
+                __builtin_prefetch(r + 64);
+        }
+    }
+}
+
+/* The group of record rec with hash h: its id, or -1 with *slot_out the
+ * empty slot where it would go. */
+static inline int64_t row_find(const struct df__gtab *gt, const uint8_t *rec, uint64_t h,
+                               uint64_t *slot_out)
+{
+    uint64_t tag = h & 0xffffffff00000000ull, i = h & gt->mask;
+    for (;;) {
+        uint64_t s = gt->slots[i];
+        if (s == 0) {
+            *slot_out = i;
+            return -1;
+        }
+        if ((s & 0xffffffff00000000ull) == tag) {
+            int64_t g = (int64_t)(s & 0xffffffffull) - 1;
+            if (rec_equal(gt, gt->recs + g * gt->recsize, rec))
+                return g;
+        }
+        i = (i + 1) & gt->mask;
+    }
+}
+
+static int row_scratch(struct df__gtab *gt, struct fr_error *err)
+{
+    if (gt->rbuf)
+        return FR_OK;
+    gt->rbuf = fr_try_malloc((size_t)gt->recsize * ROW_CHUNK);
+    if (!gt->rbuf)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory for a hash table's scratch");
+    return charge(gt, (int64_t)gt->recsize * ROW_CHUNK, err);
+}
+
+static int row_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t start, int64_t n,
+                      const uint64_t *hashes, int64_t *gids, struct fr_error *err)
+{
+    int rc = row_scratch(gt, err);
+    for (int64_t c0 = 0; rc == FR_OK && c0 < n; c0 += ROW_CHUNK) {
+        int64_t m = n - c0 < ROW_CHUNK ? n - c0 : ROW_CHUNK;
+        const uint64_t *h = hashes + c0;
+        encode_rows(gt, gt->srcs[src], rows ? rows + c0 : NULL, start + c0, m, gt->rbuf);
+        for (int64_t i = 0; i < m; i++) {
+            row_prefetch(gt, h, i, m);
+            const uint8_t *rec = gt->rbuf + i * gt->recsize;
+            uint64_t slot = 0;
+            int64_t g = row_find(gt, rec, h[i], &slot);
+            if (g < 0) {
+                if ((uint64_t)(gt->ngroups + 1) * 2 > gt->mask + 1 || gt->ngroups >= gt->gcap) {
+                    if ((rc = gtab_grow(gt, err)) != FR_OK)
+                        return rc;
+                    row_find(gt, rec, h[i], &slot);
+                }
+                int64_t r = rows ? rows[c0 + i] : start + c0 + i;
+                g = gtab_new_group(gt, src, r, h[i]);
+                memcpy(gt->recs + g * gt->recsize, rec, (size_t)gt->recsize);
+                gt->slots[slot] = (h[i] & TAG_MASK) | (uint64_t)(g + 1);
+            }
+            gids[c0 + i] = g;
+        }
+    }
+    return rc;
+}
+
+static void row_lookup(const struct df__gtab *gt, int src, const int64_t *rows, int64_t start,
+                       int64_t n, const uint64_t *hashes, int64_t *gids)
+{
+    uint8_t buf[ROW_CHUNK > 256 ? 256 * 8 : ROW_CHUNK * 8];
+    int64_t chunk = (int64_t)sizeof(buf) / gt->recsize;
+    for (int64_t c0 = 0; c0 < n; c0 += chunk) {
+        int64_t m = n - c0 < chunk ? n - c0 : chunk;
+        const uint64_t *h = hashes + c0;
+        encode_rows(gt, gt->srcs[src], rows ? rows + c0 : NULL, start + c0, m, buf);
+        for (int64_t i = 0; i < m; i++) {
+            row_prefetch(gt, h, i, m);
+            uint64_t slot = 0;
+            gids[c0 + i] = row_find(gt, buf + i * gt->recsize, h[i], &slot);
+        }
+    }
+}
+
 int df__gtab_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t start, int64_t n,
                     const uint64_t *hashes, int64_t *gids, struct fr_error *err)
 {
+    if (gt->mode == GT_ROW) {
+        if (!gt->slots) {
+            int rc = gtab_grow(gt, err);
+            if (rc != FR_OK)
+                return rc;
+        }
+        return row_insert(gt, src, rows, start, n, hashes, gids, err);
+    }
     const struct df_column *c0 = gt->nkeys ? gt->srcs[src][0] : NULL;
     bool fast_nulls = gt->mode != GT_GENERIC && c0->validity != NULL;
     bool run = gt->mode != GT_GENERIC && !fast_nulls && !rows;
@@ -487,6 +795,10 @@ int df__gtab_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t s
 void df__gtab_lookup(const struct df__gtab *gt, int src, const int64_t *rows, int64_t start,
                      int64_t n, const uint64_t *hashes, int64_t *gids)
 {
+    if (gt->mode == GT_ROW && gt->slots) {
+        row_lookup(gt, src, rows, start, n, hashes, gids);
+        return;
+    }
     const struct df_column *c0 = gt->nkeys ? gt->srcs[src][0] : NULL;
     bool fast_nulls = gt->mode != GT_GENERIC && c0->validity != NULL;
     for (int64_t i = 0; i < n; i++) {

@@ -14,6 +14,11 @@ int64_t df__morsel_rows(const struct df_exec *ex);
 /* new (free()): a large scratch buffer backed by huge pages where the
  * kernel allows (first touch of 4 KiB pages is slow); NULL on failure. */
 void *df__alloc_big(size_t bytes);
+/* Resizes *p from old_n to new_n elements of elem bytes, moving large
+ * arrays to huge pages (a realloc would grow them in 4 KiB pages); with
+ * zero, the new elements are zeroed. FR_ETOOLARGE (and *p untouched) when
+ * out of memory. */
+int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero);
 
 /* ---- hashing and equality (engine_hash.c) ------------------------------ */
 
@@ -59,6 +64,16 @@ struct df__gtab {
     int64_t *kv;       /* int64 mode: the key */
     struct df__skey *skeys; /* string mode: the key, inline when short */
     int64_t null_gid;  /* fast modes: the group of the null key, or -1 */
+    /* row mode (several keys, or one of another type): every group keeps
+     * its keys as a fixed-width record - a null mask, then 8 bytes per
+     * fixed-width key (floats normalized) or a df__skey per string - so a
+     * probe compares one compact record instead of reading the sources */
+    int recsize;
+    bool has_str;
+    int32_t *koff;     /* byte offset of key k in a record */
+    df_type *ktype;
+    uint8_t *recs;     /* per group */
+    uint8_t *rbuf;     /* scratch: records of a chunk of probe rows */
     const struct df_column *const **srcs;
     int nsrcs;
     struct df_exec *ex;

@@ -102,13 +102,17 @@ struct kv {
 
 /* The order code of a non-null value of c at row r (ascending). For strings
  * only the first 8 bytes: equal codes are then compared in full. */
-static uint64_t order_code(const struct df_column *c, int64_t r)
+static inline uint64_t order_code(const struct df_column *c, int64_t r)
 {
     switch (c->type) {
     case DF_TYPE_STRING: {
         int64_t n;
         const char *p = df_column_string(c, r, &n);
         uint64_t k = 0;
+        if (n >= 8) {
+            __builtin_memcpy(&k, p, 8);
+            return __builtin_bswap64(k);
+        }
         for (int64_t i = 0; i < 8; i++)
             k = (k << 8) | (i < n ? (uint8_t)p[i] : 0);
         return k;
@@ -149,21 +153,139 @@ static void radix_sort(struct kv **a, struct kv **b, int64_t n)
     free(hist);
 }
 
-/* Finishes runs of equal codes (and the block of null first keys) with the
- * comparator; exact says the code decides the first key completely. */
-static void sort_ties(const struct sorter *s, const struct kv *sorted, int64_t nn, int64_t *perm,
-                      int64_t *tmp, bool exact)
+static inline bool kv_less(struct kv x, struct kv y)
 {
-    struct sorter rest = {s->cols + 1, s->keys + 1, s->nkeys - 1};
-    const struct sorter *by = exact ? &rest : s;
-    if (by->nkeys == 0)
+    return x.key < y.key || (x.key == y.key && x.row < y.row);
+}
+
+/* Sorts v[0..n) by (key, row); rows are distinct, so the order is total and
+ * an unstable algorithm gives the stable result. */
+static void kv_sort_small(struct kv *v, int64_t n)
+{
+    while (n > 24) {
+        struct kv x = v[0], y = v[n / 2], z = v[n - 1], pivot;
+        if (kv_less(x, y))
+            pivot = kv_less(y, z) ? y : kv_less(x, z) ? z : x;
+        else
+            pivot = kv_less(x, z) ? x : kv_less(y, z) ? z : y;
+        int64_t i = 0, j = n - 1;
+        for (;;) {
+            while (kv_less(v[i], pivot))
+                i++;
+            while (kv_less(pivot, v[j]))
+                j--;
+            if (i >= j)
+                break;
+            struct kv t = v[i];
+            v[i++] = v[j];
+            v[j--] = t;
+        }
+        /* [0, j] <= pivot <= [j+1, n): recurse on the smaller side */
+        if (j + 1 < n - j - 1) {
+            kv_sort_small(v, j + 1);
+            v += j + 1;
+            n -= j + 1;
+        } else {
+            kv_sort_small(v + j + 1, n - j - 1);
+            n = j + 1;
+        }
+    }
+    for (int64_t i = 1; i < n; i++) {
+        struct kv x = v[i];
+        int64_t j = i;
+        for (; j > 0 && kv_less(x, v[j - 1]); j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Scratch of a sort: two kv arrays, each position's code of the key being
+ * refined, and row indices (nulls, merge sort temporary); all of n rows. */
+struct sort_scratch {
+    struct kv *a, *b;
+    uint64_t *codes;
+    int64_t *tmp;
+};
+
+/* Codes of key k's non-null rows of perm[0..n) into a (in perm order),
+ * the null rows into nulls; returns how many are non-null. */
+static int64_t gather_codes(const struct df_column *c, bool desc, const int64_t *perm, int64_t n,
+                            struct kv *a, int64_t *nulls, int64_t *nnulls)
+{
+    uint64_t flip = desc ? ~0ull : 0;
+    int64_t nn = 0, nl = 0;
+    if (!c->validity && (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
+        const int64_t *v = c->values;
+        for (int64_t i = 0; i < n; i++) {
+            if (i + 16 < n)
+                __builtin_prefetch(&v[perm[i + 16]]);
+            a[i] = (struct kv){((uint64_t)v[perm[i]] ^ (1ull << 63)) ^ flip, perm[i]};
+        }
+        nn = n;
+    } else if (!c->validity && c->type == DF_TYPE_FLOAT64) {
+        const double *v = c->values;
+        for (int64_t i = 0; i < n; i++) {
+            if (i + 16 < n)
+                __builtin_prefetch(&v[perm[i + 16]]);
+            a[i] = (struct kv){df__double_key(v[perm[i]]) ^ flip, perm[i]};
+        }
+        nn = n;
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = perm[i];
+            if (df_column_is_valid(c, r))
+                a[nn++] = (struct kv){order_code(c, r) ^ flip, r};
+            else
+                nulls[nl++] = r;
+        }
+    }
+    *nnulls = nl;
+    return nn;
+}
+
+/* Sorts perm[0..n) by keys k.. of s. On entry the rows of perm are in
+ * ascending order (they tie on the keys before k and a stable sort keeps
+ * ties in input order), so ordering by (code, row) is the stable order. */
+static void sort_segment(const struct sorter *s, int k, int64_t *perm, uint64_t *codes, int64_t n,
+                         struct sort_scratch *sc)
+{
+    const struct df_column *c = s->cols[k];
+    struct kv *a = sc->a;
+    int64_t nulls = 0;
+    int64_t nn = gather_codes(c, s->keys[k].desc, perm, n, a, sc->tmp, &nulls);
+    if (nn > 2048) {
+        struct kv *x = sc->a, *y = sc->b;
+        radix_sort(&x, &y, nn);
+        a = x;
+    } else {
+        kv_sort_small(a, nn);
+    }
+    /* nulls of this key keep input order, in front or behind */
+    int64_t base = s->keys[k].nulls_first ? nulls : 0, nbase = s->keys[k].nulls_first ? 0 : nn;
+    if (nulls)
+        memmove(perm + nbase, sc->tmp, sizeof(int64_t) * (size_t)nulls);
+    for (int64_t i = 0; i < nn; i++) {
+        perm[base + i] = a[i].row;
+        codes[base + i] = a[i].key;
+    }
+    bool exact = c->type != DF_TYPE_STRING;
+    bool more = k + 1 < s->nkeys;
+    if (nulls > 1 && more)
+        sort_segment(s, k + 1, perm + nbase, codes + nbase, nulls, sc);
+    if (!more && exact)
         return;
-    for (int64_t i = 0; i < nn;) {
+    /* runs of equal codes: the next key, or (strings) the full comparison */
+    struct sorter rest = {s->cols + k, s->keys + k, s->nkeys - k};
+    for (int64_t i = base; i < base + nn;) {
         int64_t j = i + 1;
-        while (j < nn && sorted[j].key == sorted[i].key)
+        while (j < base + nn && codes[j] == codes[i])
             j++;
-        if (j - i > 1)
-            merge_sort(by, perm + i, tmp, j - i);
+        if (j - i > 1) {
+            if (exact)
+                sort_segment(s, k + 1, perm + i, codes + i, j - i, sc);
+            else
+                merge_sort(&rest, perm + i, sc->tmp, j - i);
+        }
         i = j;
     }
 }
@@ -172,39 +294,26 @@ static void sort_ties(const struct sorter *s, const struct kv *sorted, int64_t n
 static int sort_perm(const struct df_table *in, const struct sorter *s, int64_t *perm,
                      struct fr_error *err)
 {
-    int64_t n = in->nrows, nn = 0, nulls = 0;
-    const struct df_column *c0 = s->cols[0];
-    struct kv *a = df__alloc_big(sizeof(struct kv) * (size_t)(n ? n : 1));
-    struct kv *b = df__alloc_big(sizeof(struct kv) * (size_t)(n ? n : 1));
-    int64_t *tmp = fr_try_malloc(sizeof(int64_t) * (size_t)(n / 2 + 1));
+    int64_t n = in->nrows;
+    size_t sz = (size_t)(n ? n : 1);
+    struct sort_scratch sc = {df__alloc_big(sizeof(struct kv) * sz),
+                              df__alloc_big(sizeof(struct kv) * sz),
+                              df__alloc_big(sizeof(uint64_t) * sz),
+                              df__alloc_big(sizeof(int64_t) * sz)};
     int rc = FR_ETOOLARGE;
-    if (!a || !b || !tmp) {
+    if (!sc.a || !sc.b || !sc.codes || !sc.tmp) {
         fr_error_set(err, rc, "out of memory sorting %lld rows", (long long)n);
         goto out;
     }
-    uint64_t flip = s->keys[0].desc ? ~0ull : 0;
-    for (int64_t r = 0; r < n; r++)
-        if (df_column_is_valid(c0, r))
-            a[nn++] = (struct kv){order_code(c0, r) ^ flip, r};
-    radix_sort(&a, &b, nn);
-    /* nulls of the first key keep input order, in front or behind */
-    int64_t base = s->keys[0].nulls_first ? n - nn : 0;
-    int64_t nbase = s->keys[0].nulls_first ? 0 : nn;
-    for (int64_t r = 0; c0->validity && r < n; r++)
-        if (!df_column_is_valid(c0, r))
-            perm[nbase + nulls++] = r;
-    for (int64_t i = 0; i < nn; i++)
-        perm[base + i] = a[i].row;
-    sort_ties(s, a, nn, perm + base, tmp, c0->type != DF_TYPE_STRING);
-    if (nulls > 1 && s->nkeys > 1) {
-        struct sorter rest = {s->cols + 1, s->keys + 1, s->nkeys - 1};
-        merge_sort(&rest, perm + nbase, tmp, nulls);
-    }
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    sort_segment(s, 0, perm, sc.codes, n, &sc);
     rc = FR_OK;
 out:
-    free(a);
-    free(b);
-    free(tmp);
+    free(sc.a);
+    free(sc.b);
+    free(sc.codes);
+    free(sc.tmp);
     return rc;
 }
 
@@ -242,11 +351,11 @@ int df_sort(const struct df_table *in, const struct df_sort_key *keys, int nkeys
     int rc = check_keys(in, keys, nkeys, err);
     if (rc != FR_OK)
         goto out;
-    charged = n * 48 + df_table_bytes(in);
+    charged = n * 56 + df_table_bytes(in);
     rc = ex ? df_exec_charge(ex, charged, err) : FR_OK;
     if (rc != FR_OK)
         goto out;
-    perm = fr_try_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    perm = df__alloc_big(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!perm) {
         rc = fr_error_set(err, FR_ETOOLARGE, "out of memory sorting %lld rows", (long long)n);
         goto out;

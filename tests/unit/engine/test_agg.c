@@ -454,6 +454,145 @@ static void test_result_types_and_names(void **state)
     assert_string_equal(df_agg_func_name(DF_AGG_CORR), "corr");
 }
 
+/* ---- several keys (the grouping table's row mode) ----------------------- */
+
+/* Reference key equality: nulls equal nulls, -0.0 equals 0.0, NaN equals
+ * NaN, strings by bytes. */
+static bool ref_value_equal(const struct df_column *c, int64_t a, int64_t b)
+{
+    bool va = df_column_is_valid(c, a), vb = df_column_is_valid(c, b);
+    if (!va || !vb)
+        return va == vb;
+    switch (c->type) {
+    case DF_TYPE_STRING: {
+        int64_t na, nb;
+        const char *pa = df_column_string(c, a, &na), *pb = df_column_string(c, b, &nb);
+        return na == nb && (na == 0 || memcmp(pa, pb, (size_t)na) == 0);
+    }
+    case DF_TYPE_FLOAT64: {
+        double x = df_column_float64(c, a), y = df_column_float64(c, b);
+        return x == y || (isnan(x) && isnan(y));
+    }
+    case DF_TYPE_BOOL: return df_column_bool(c, a) == df_column_bool(c, b);
+    case DF_TYPE_DATE: return df_column_int32(c, a) == df_column_int32(c, b);
+    default: return df_column_int64(c, a) == df_column_int64(c, b);
+    }
+}
+
+/* Keys that collide in a record's fixed part: long strings of one length
+ * and prefix (compared through their pointers), 12-byte strings differing
+ * in the last byte, empty strings, -0.0 and 0.0, NaN, nulls everywhere. */
+static struct df_table *collision_table(int64_t n, unsigned seed)
+{
+    static const char *const words[] = {"prefix_long_key_A", "prefix_long_key_B",
+                                        "prefix_long_key_AB", "abcdefghijkl", "abcdefghijkm",
+                                        "", "a", "ab", "prefix_long_", "id001"};
+    static const double floats[] = {0.0, -0.0, NAN, 1.5, -1.5, 1e300};
+    srand(seed);
+    struct df_column *s = df_column_new(DF_TYPE_STRING, n), *f = df_column_new(DF_TYPE_FLOAT64, n);
+    struct df_column *i = df_column_new(DF_TYPE_INT64, n), *b = df_column_new(DF_TYPE_BOOL, n);
+    struct df_column *d = df_column_new(DF_TYPE_DATE, n), *s2 = df_column_new(DF_TYPE_STRING, n);
+    for (int64_t r = 0; r < n; r++) {
+        const char *w = words[rand() % 10];
+        if (rand() % 11 == 0)
+            df_column_append_null(s);
+        else
+            df_column_append_string(s, w, (int64_t)strlen(w));
+        w = words[rand() % 3];
+        df_column_append_string(s2, w, (int64_t)strlen(w));
+        if (rand() % 9 == 0)
+            df_column_append_null(f);
+        else
+            df_column_append_float64(f, floats[rand() % 6]);
+        if (rand() % 7 == 0)
+            df_column_append_null(i);
+        else
+            df_column_append_int64(i, rand() % 3 - 1);
+        df_column_append_bool(b, rand() % 2);
+        if (rand() % 13 == 0)
+            df_column_append_null(d);
+        else
+            df_column_append_int32(d, rand() % 3);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "s", s);
+    df_table_add(t, "f", f);
+    df_table_add(t, "i", i);
+    df_table_add(t, "b", b);
+    df_table_add(t, "d", d);
+    df_table_add(t, "s2", s2);
+    return t;
+}
+
+static void test_multi_key_collisions(void **state)
+{
+    (void)state;
+    int64_t n = 3000;
+    struct df_table *in = collision_table(n, 3);
+    const int keysets[][4] = {{0, 1}, {0, 2, 3}, {4, 1}, {1}, {3}, {5, 0}, {0, 1, 2, 4}, {4}};
+    const int nk[] = {2, 3, 2, 1, 1, 2, 4, 1};
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_FIRST, 2, -1}};
+    struct df_options o = opts_of(true);
+    o.morsel_size_rows = 1000; /* chunks of rows inside a morsel too */
+    struct fr_error err;
+    fr_error_init(&err);
+    int64_t *first = malloc(sizeof(int64_t) * (size_t)n), *count = malloc(sizeof(int64_t) * (size_t)n);
+    for (int ks = 0; ks < 8; ks++) {
+        /* the reference: groups by first appearance, by comparing with each */
+        int64_t ng = 0;
+        for (int64_t r = 0; r < n; r++) {
+            int64_t g = 0;
+            for (; g < ng; g++) {
+                bool eq = true;
+                for (int k = 0; k < nk[ks] && eq; k++)
+                    eq = ref_value_equal(in->cols[keysets[ks][k]], first[g], r);
+                if (eq)
+                    break;
+            }
+            if (g == ng) {
+                first[ng] = r;
+                count[ng++] = 0;
+            }
+            count[g]++;
+        }
+        int64_t cuts[] = {1234, 2000};
+        for (int split = 0; split < 2; split++) {
+            struct df_table *r = NULL;
+            assert_int_equal(run_agg(in, keysets[ks], nk[ks], specs, 2, cuts, split ? 2 : 0, &o,
+                                     &r, &err),
+                             FR_OK);
+            assert_int_equal(r->nrows, ng);
+            for (int64_t g = 0; g < ng; g++) {
+                for (int k = 0; k < nk[ks]; k++) { /* keys equal the first row's */
+                    const struct df_column *c = in->cols[keysets[ks][k]];
+                    struct df_table *pair = df_table_new();
+                    df_table_add(pair, "x", df_column_take(c, &first[g], 1));
+                    int64_t sel = g;
+                    struct df_column *got = df_column_take(r->cols[k], &sel, 1);
+                    struct df_table *both = df_table_new();
+                    df_table_add(both, "x", got);
+                    const struct df_column *cc[2] = {pair->cols[0], both->cols[0]};
+                    assert_true(df_column_is_valid(cc[0], 0) == df_column_is_valid(cc[1], 0));
+                    if (df_column_is_valid(cc[0], 0) && c->type == DF_TYPE_STRING) {
+                        int64_t la, lb;
+                        const char *pa = df_column_string(cc[0], 0, &la);
+                        const char *pb = df_column_string(cc[1], 0, &lb);
+                        assert_int_equal(la, lb);
+                        assert_true(la == 0 || memcmp(pa, pb, (size_t)la) == 0);
+                    }
+                    df_table_free(pair);
+                    df_table_free(both);
+                }
+                assert_int_equal(df_column_int64(r->cols[nk[ks]], g), count[g]);
+            }
+            df_table_free(r);
+        }
+    }
+    free(first);
+    free(count);
+    df_table_free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_bad_argument_type),
         cmocka_unit_test(test_result_types_and_names),
+        cmocka_unit_test(test_multi_key_collisions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,30 @@ static void test_stability_with_many_ties(void **state)
     df_table_free(in);
 }
 
+/* Ties on the first keys big enough that later keys are radix sorted
+ * within a run (over 2048 rows), and small runs sorted in place; every
+ * type as a later key, with nulls first and last. */
+static void test_multi_key_large_tie_runs(void **state)
+{
+    (void)state;
+    struct df_table *in = random_table(30000, 17);
+    struct df_sort_key sets[][4] = {
+        {{3, false, false}, {0, true, true}, {2, false, false}},
+        {{3, true, true}, {4, false, false}, {2, true, true}, {1, false, false}},
+        {{4, false, true}, {2, true, false}},
+        {{3, false, false}, {1, true, false}, {0, false, true}},
+        {{0, false, false}, {4, true, true}, {3, false, false}, {2, false, false}},
+        {{2, false, true}, {3, true, false}},
+    };
+    int nk[] = {3, 4, 2, 3, 4, 2};
+    for (int i = 0; i < 6; i++) {
+        struct df_table *out = sorted(in, sets[i], nk[i]);
+        assert_sorted_stable(out, sets[i], nk[i], in->nrows);
+        df_table_free(out);
+    }
+    df_table_free(in);
+}
+
 static void test_merge_sorted_runs(void **state)
 {
     (void)state;
@@ -247,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_mixed_directions_and_nulls),
         cmocka_unit_test(test_small_exact_order),
         cmocka_unit_test(test_stability_with_many_ties),
+        cmocka_unit_test(test_multi_key_large_tie_runs),
         cmocka_unit_test(test_merge_sorted_runs),
         cmocka_unit_test(test_errors_and_limit),
     };
