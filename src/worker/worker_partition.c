@@ -104,7 +104,11 @@ static struct worker__part *unlink_matching(worker *w, const char *id, const cha
     struct worker__part **pp = &w->parts;
     while (*pp) {
         struct worker__part *p = *pp;
-        bool match = id ? strcmp(p->id, id) == 0 : strcmp(p->config_id, config_id) == 0;
+        bool match;
+        if (id) /* one partition by its ID */
+            match = strcmp(p->id, id) == 0;
+        else /* every partition of a config */
+            match = strcmp(p->config_id, config_id) == 0;
         if (!match) {
             pp = &p->next;
             continue;
