@@ -118,7 +118,8 @@ test('golden plans give the local runner\'s answers on three workers; one config
           assert.equal(stats.fetches, 1, `worker ${w.base} fetched ${configId} ${stats.fetches} times`);
           tasks += stats.tasks;
         }
-        assert.ok(tasks > group.length, 'the tasks were spread over the workers');
+        // A group of one small plan may run a single task (sort_config_nulls_first does).
+        if (group.length > 1) assert.ok(tasks > group.length, 'the tasks were spread over the workers');
       }
       for (const srv of [cluster.coord, local]) await call(srv.base, 'DELETE', '/v1/runner');
     }
