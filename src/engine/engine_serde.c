@@ -43,7 +43,7 @@ static size_t column_size(const char *name, const struct df_column *c, int64_t n
 
 static char *put(char *w, const void *src, size_t n)
 {
-    if (n) /* an empty column may have no buffers at all: memcpy needs non-NULL */
+    if (n) /* an empty column may have no buffer at all */
         memcpy(w, src, n);
     return w + n;
 }
