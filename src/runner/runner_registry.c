@@ -14,7 +14,8 @@ struct wentry {
     int64_t reported_running;
     int inflight; /* tasks this coordinator has on it now */
     int64_t last_heartbeat_ms;
-    int64_t failed_until_ms; /* a failed call makes it suspect until then */
+    int64_t failed_until_ms; /* a failed call makes a static worker suspect until then */
+    int64_t last_failure_ms; /* an announced one stays suspect until it beats again */
     json_t *config_ids;
     bool is_static;
 };
@@ -81,14 +82,15 @@ int64_t runner_registry_heartbeat_ms(const runner_registry *g)
 
 static const char *state_of(const runner_registry *g, const struct wentry *e, int64_t now)
 {
-    if (now < e->failed_until_ms)
-        return "suspect";
     if (e->is_static && !e->last_heartbeat_ms)
-        return "active";
+        return now < e->failed_until_ms ? "suspect" : "active";
     int64_t age = now - e->last_heartbeat_ms;
-    if (age <= 3 * g->heartbeat_ms)
-        return "active";
-    return age <= 10 * g->heartbeat_ms ? "suspect" : "gone";
+    if (age > 10 * g->heartbeat_ms)
+        return "gone";
+    /* a worker that failed a call is trusted again only after a newer heartbeat */
+    if (age > 3 * g->heartbeat_ms || e->last_failure_ms >= e->last_heartbeat_ms)
+        return "suspect";
+    return "active";
 }
 
 int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err)
@@ -117,7 +119,6 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     e->threads = threads ? (int)json_integer_value(threads) : e->threads;
     e->reported_running = json_integer_value(json_object_get(body, "running_tasks"));
     e->last_heartbeat_ms = fr_now_ms();
-    e->failed_until_ms = 0;
     json_t *ids = json_object_get(body, "config_ids");
     json_decref(e->config_ids);
     e->config_ids = json_is_array(ids) ? json_deep_copy(ids) : json_array();
@@ -190,8 +191,10 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed)
             continue;
         if (g->w[i].inflight > 0)
             g->w[i].inflight--;
-        if (failed)
+        if (failed) {
             g->w[i].failed_until_ms = fr_now_ms() + 3 * g->heartbeat_ms;
+            g->w[i].last_failure_ms = fr_now_ms();
+        }
     }
     pthread_mutex_unlock(&g->lock);
 }

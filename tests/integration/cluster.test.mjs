@@ -173,6 +173,7 @@ test('kill -9 of a worker mid-query: the query still gives the right answer', as
     assert.deepEqual(canon(res.body.rows), canon(expect));
     // A later query runs on the two workers left.
     const again = await runPlan(cluster.coord.base, plan);
+    assert.equal(again.query.state, 'succeeded', JSON.stringify(again.query));
     assert.deepEqual(canon(again.rows), canon(expect));
   } finally {
     await cluster.stop();
