@@ -56,15 +56,16 @@ int worker_running_tasks(worker *w);
  * FR_ENOTFOUND config-not-found, FR_EDATA config-integrity (nothing cached),
  * FR_EUNAVAILABLE store-unavailable. */
 int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct fr_error *err);
-/* Drops id from the cache and every partition made with it; counters go
- * with the entry. *was_cached, *dropped_partitions may be NULL. */
+/* Drops id from the cache and every partition made with it; its counters
+ * stay. *was_cached, *dropped_partitions may be NULL. */
 void worker_config_drop(worker *w, const char *id, bool *was_cached, int64_t *dropped_partitions);
 struct worker_config_stats {
-    int64_t fetches;    /* store fetches (one per miss that reached the store) */
+    int64_t fetches;    /* store fetches (each miss that reached the store) */
     int64_t cache_hits; /* resolutions served by the cache or by another's fetch */
     int64_t tasks;      /* tasks run with this config */
 };
-/* FR_ENOTFOUND when id is not cached. */
+/* Counters since the worker started; a drop of the config keeps them.
+ * FR_ENOTFOUND when id was never asked for. */
 int worker_config_stats(worker *w, const char *id, struct worker_config_stats *out);
 /* new: the IDs in the cache, as a JSON array of strings. */
 json_t *worker_config_ids(worker *w);

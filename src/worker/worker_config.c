@@ -1,7 +1,8 @@
 /* worker_config: the worker's cache of frozen configs by ID. A miss fetches
  * the bytes from the store once, however many tasks miss the same ID at the
  * same time (single-flight: one in-flight entry, the others wait on
- * cache_cond), and verifies that they hash to the ID before caching them. */
+ * cache_cond), and verifies that they hash to the ID before caching them.
+ * Counters per ID outlive the entry. */
 #include "worker_int.h"
 
 #include <stdio.h>
@@ -23,6 +24,20 @@ static struct worker__centry *centry_find(worker *w, const char *id)
             return e;
     }
     return NULL;
+}
+
+/* The counters of id, made on first use. Caller holds cache_lock. */
+static struct worker_config_stats *stats_of(worker *w, const char *id)
+{
+    for (struct worker__cstats *s = w->cstats; s; s = s->next) {
+        if (strcmp(s->id, id) == 0)
+            return &s->stats;
+    }
+    struct worker__cstats *s = fr_xcalloc(1, sizeof(*s));
+    snprintf(s->id, sizeof(s->id), "%s", id);
+    s->next = w->cstats;
+    w->cstats = s;
+    return &s->stats;
 }
 
 /* Takes e out of the list. Caller holds cache_lock. */
@@ -103,8 +118,7 @@ static int wait_load(worker *w, struct worker__centry *e, struct cfg_frozen **ou
     int rc = e->rc;
     if (rc == FR_OK) {
         *out = cfg_frozen_ref(e->frozen);
-        if (e->linked)
-            e->stats.cache_hits++;
+        stats_of(w, e->id)->cache_hits++;
     } else {
         *err = e->err;
     }
@@ -128,7 +142,7 @@ int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct
     pthread_mutex_lock(&w->cache_lock);
     struct worker__centry *e = centry_find(w, id);
     if (e && !e->loading) {
-        e->stats.cache_hits++;
+        stats_of(w, id)->cache_hits++;
         *out = cfg_frozen_ref(e->frozen);
         pthread_mutex_unlock(&w->cache_lock);
         return FR_OK;
@@ -142,7 +156,7 @@ int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct
     snprintf(e->id, sizeof(e->id), "%s", id);
     e->loading = true;
     e->linked = true;
-    e->stats.fetches = 1;
+    stats_of(w, id)->fetches++;
     fr_error_init(&e->err);
     e->next = w->centries;
     w->centries = e;
@@ -172,10 +186,11 @@ int worker_config_stats(worker *w, const char *id, struct worker_config_stats *o
 {
     int rc = FR_ENOTFOUND;
     pthread_mutex_lock(&w->cache_lock);
-    struct worker__centry *e = centry_find(w, id);
-    if (e && !e->loading) {
-        *out = e->stats;
-        rc = FR_OK;
+    for (struct worker__cstats *s = w->cstats; s; s = s->next) {
+        if (strcmp(s->id, id) == 0) {
+            *out = s->stats;
+            rc = FR_OK;
+        }
     }
     pthread_mutex_unlock(&w->cache_lock);
     return rc;
@@ -184,9 +199,7 @@ int worker_config_stats(worker *w, const char *id, struct worker_config_stats *o
 void worker__config_count_task(worker *w, const char *id)
 {
     pthread_mutex_lock(&w->cache_lock);
-    struct worker__centry *e = centry_find(w, id);
-    if (e && !e->loading)
-        e->stats.tasks++;
+    stats_of(w, id)->tasks++;
     pthread_mutex_unlock(&w->cache_lock);
 }
 

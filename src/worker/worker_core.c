@@ -104,6 +104,11 @@ void worker_free(worker *w)
         cfg_frozen_unref(e->frozen);
         free(e);
     }
+    while (w->cstats) {
+        struct worker__cstats *s = w->cstats;
+        w->cstats = s->next;
+        free(s);
+    }
     while (w->parts) {
         struct worker__part *p = w->parts;
         w->parts = p->next;
@@ -168,13 +173,11 @@ json_t *worker_info(worker *w)
     worker_url_copy(w, url, sizeof(url));
     json_t *configs = json_object();
     pthread_mutex_lock(&w->cache_lock);
-    for (struct worker__centry *e = w->centries; e; e = e->next) {
-        if (e->loading)
-            continue;
-        json_object_set_new(configs, e->id,
-                            json_pack("{sI sI sI}", "fetches", (json_int_t)e->stats.fetches,
-                                      "cache_hits", (json_int_t)e->stats.cache_hits, "tasks",
-                                      (json_int_t)e->stats.tasks));
+    for (struct worker__cstats *s = w->cstats; s; s = s->next) {
+        json_object_set_new(configs, s->id,
+                            json_pack("{sI sI sI}", "fetches", (json_int_t)s->stats.fetches,
+                                      "cache_hits", (json_int_t)s->stats.cache_hits, "tasks",
+                                      (json_int_t)s->stats.tasks));
     }
     pthread_mutex_unlock(&w->cache_lock);
     int64_t nparts = 0, bytes = 0;
@@ -191,16 +194,15 @@ static void metric_help(struct fr_buf *out, const char *name, const char *type, 
 }
 
 /* One counter family over the cached configs; which: 0 fetches, 1 hits, 2 tasks. */
+/* One counter family over every config ID seen; which: 0 fetches, 1 hits,
+ * 2 tasks. */
 static void config_counters(worker *w, struct fr_buf *out, const char *name, int which)
 {
     pthread_mutex_lock(&w->cache_lock);
-    for (struct worker__centry *e = w->centries; e; e = e->next) {
-        if (e->loading)
-            continue;
-        int64_t v = which == 0   ? e->stats.fetches
-                    : which == 1 ? e->stats.cache_hits
-                                 : e->stats.tasks;
-        fr_buf_printf(out, "%s{config_id=\"%s\"} %lld\n", name, e->id, (long long)v);
+    for (struct worker__cstats *s = w->cstats; s; s = s->next) {
+        const struct worker_config_stats *st = &s->stats;
+        int64_t v = which == 0 ? st->fetches : which == 1 ? st->cache_hits : st->tasks;
+        fr_buf_printf(out, "%s{config_id=\"%s\"} %lld\n", name, s->id, (long long)v);
     }
     pthread_mutex_unlock(&w->cache_lock);
 }

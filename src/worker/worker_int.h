@@ -20,6 +20,13 @@ struct worker__centry {
     int waiters; /* threads waiting for this load */
     int rc;      /* the load's outcome, for waiters */
     struct fr_error err;
+};
+
+/* The counters of a config ID, kept past drops of its cache entry so that
+ * they only grow (Prometheus counters; a re-fetch after a drop shows). */
+struct worker__cstats {
+    struct worker__cstats *next;
+    char id[80];
     struct worker_config_stats stats;
 };
 
@@ -47,6 +54,7 @@ struct worker {
     pthread_mutex_t cache_lock; /* centries and everything in them */
     pthread_cond_t cache_cond;
     struct worker__centry *centries;
+    struct worker__cstats *cstats;
 
     pthread_mutex_t parts_lock; /* parts, nparts, part_bytes */
     struct worker__part *parts;
@@ -66,7 +74,7 @@ struct worker {
 
 /* Writes nbytes random bytes as hex after prefix into out. */
 void worker__random_id(const char *prefix, int nbytes, char *out, size_t outsz);
-/* Counts a task run with config id (no-op if id is no longer cached). */
+/* Counts a task run with config id. */
 void worker__config_count_task(worker *w, const char *id);
 /* Drops every partition of config_id; returns how many. */
 int64_t worker__partitions_drop_config(worker *w, const char *config_id);

@@ -163,11 +163,18 @@ static void test_drop_then_fetch_again(void **state)
     worker_config_drop(fx->w, fx->id, &was_cached, &dropped);
     assert_true(was_cached);
     assert_int_equal(dropped, 0);
+    json_t *ids = worker_config_ids(fx->w);
+    assert_int_equal(json_array_size(ids), 0);
+    json_decref(ids);
     struct worker_config_stats st;
-    assert_int_equal(worker_config_stats(fx->w, fx->id, &st), FR_ENOTFOUND);
+    assert_int_equal(worker_config_stats(fx->w, fx->id, &st), FR_OK); /* counters stay */
+    assert_int_equal(st.fetches, 1);
     assert_int_equal(worker_config_get(fx->w, fx->id, &f, NULL), FR_OK);
     cfg_frozen_unref(f);
     assert_int_equal(atomic_load(&fx->store->gets), 2);
+    assert_int_equal(worker_config_stats(fx->w, fx->id, &st), FR_OK);
+    assert_int_equal(st.fetches, 2);
+    assert_int_equal(st.cache_hits, 0);
     worker_config_drop(fx->w, fx->id, &was_cached, NULL);
     worker_config_drop(fx->w, fx->id, &was_cached, NULL);
     assert_false(was_cached);
@@ -187,7 +194,9 @@ static void test_integrity_failure_caches_nothing(void **state)
         assert_int_equal(atomic_load(&fx->store->gets), round); /* nothing was cached */
     }
     struct worker_config_stats st;
-    assert_int_equal(worker_config_stats(fx->w, fx->id, &st), FR_ENOTFOUND);
+    assert_int_equal(worker_config_stats(fx->w, fx->id, &st), FR_OK);
+    assert_int_equal(st.fetches, 2);
+    assert_int_equal(st.cache_hits, 0);
     json_t *ids = worker_config_ids(fx->w);
     assert_int_equal(json_array_size(ids), 0);
     json_decref(ids);
