@@ -289,15 +289,9 @@ static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur
  * partitioning on `by`. */
 static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
 {
-    json_t *keys = json_array();
-    for (int i = 0; i < op->nby; i++)
-        json_array_append_new(keys, json_pack("{ss sb si}", "col", op->by[i], "desc", 0,
-                                              "nulls_first", -1));
-    json_t *sort = sort_keys_json(op);
-    json_array_extend(keys, sort);
-    json_decref(sort);
-    json_t *step = json_pack("[{sO} {s{so si}}]", "sort", keys, "group_head", "keys",
-                             strings_json(op->by, op->nby), "k", (int)op->limit);
+    json_t *keys = sort_keys_json(op);
+    json_t *step = json_pack("[{s{so sO sI}}]", "top_k", "by", strings_json(op->by, op->nby),
+                             "sort", keys, "k", (json_int_t)op->limit);
     json_array_extend(p->stages[*cur].pipeline, step);
     if (p->stages[*cur].ntasks > 1 && op->nby > 0) {
         int nparts = (int)p->cfg.shuffle_partitions;

@@ -222,6 +222,49 @@ static int run_group_head(json_t *spec, struct df_table **t, struct fr_error *er
     return FR_OK;
 }
 
+/* top_k: the first k rows of each `by` group in `sort` order. Small k runs
+ * in one hash pass (df_top_k); a large k sorts by (by, sort) and cuts. */
+static int run_top_k(json_t *spec, struct df_table **t, struct df_exec *ex, struct fr_error *err)
+{
+    json_t *by = json_object_get(spec, "by");
+    int64_t k = json_integer_value(json_object_get(spec, "k"));
+    int nby = (int)json_array_size(by), nkeys = 0;
+    int *cols = fr_xcalloc((size_t)nby + 1, sizeof(int));
+    struct df_sort_key *keys = NULL;
+    int rc = FR_OK;
+    for (int i = 0; i < nby && rc == FR_OK; i++) {
+        const char *name = json_string_value(json_array_get(by, (size_t)i));
+        if ((cols[i] = name ? df_table_find(*t, name) : -1) < 0)
+            rc = fr_error_set(err, FR_EINVAL, "top_k: no column '%s'", name ? name : "?");
+    }
+    if (rc == FR_OK)
+        rc = plan__sort_keys_json(json_object_get(spec, "sort"), *t, ex->opts->nulls_first, &keys,
+                                  &nkeys, err);
+    if (rc == FR_OK && k <= 64) {
+        struct df_table *kept = NULL;
+        rc = df_top_k(*t, cols, nby, keys, nkeys, k, ex, &kept, err);
+        if (rc == FR_OK) {
+            df_table_free(*t);
+            *t = kept;
+        }
+    } else if (rc == FR_OK) {
+        json_t *all = json_array();
+        for (int i = 0; i < nby; i++)
+            json_array_append_new(all, json_pack("{sO sb si}", "col", json_array_get(by, (size_t)i),
+                                                 "desc", 0, "nulls_first", -1));
+        json_array_extend(all, json_object_get(spec, "sort"));
+        rc = run_sort(all, t, ex, err);
+        json_t *head = json_pack("{sO sI}", "keys", by, "k", (json_int_t)k);
+        if (rc == FR_OK)
+            rc = run_group_head(head, t, err);
+        json_decref(head);
+        json_decref(all);
+    }
+    free(keys);
+    free(cols);
+    return rc;
+}
+
 int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex,
                        struct fr_error *err)
 {
@@ -235,8 +278,8 @@ int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex
             rc = run_project(v, t, ex, err);
         else if ((v = json_object_get(op, "sort")))
             rc = run_sort(v, t, ex, err);
-        else if ((v = json_object_get(op, "group_head")))
-            rc = run_group_head(v, t, err);
+        else if ((v = json_object_get(op, "top_k")))
+            rc = run_top_k(v, t, ex, err);
         else if ((v = json_object_get(op, "slice"))) {
             int64_t off = json_integer_value(json_object_get(v, "offset"));
             int64_t lim = json_integer_value(json_object_get(v, "limit"));
