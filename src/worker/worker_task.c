@@ -1,5 +1,6 @@
 /* worker_task: runs one task of POST /v1/tasks. The config named by the
- * request is resolved (cache or store, verified) and passed down to the
+ * request is resolved (cache or store, verified; or verified from the body's
+ * config_inline, bypassing the cache) and passed down to the
  * engine as this task's options only; inputs come from this worker's memory
  * or from their owner over HTTP; outputs stay here as partitions. */
 #include "worker_int.h"
@@ -177,7 +178,18 @@ int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out
     memset(&ex, 0, sizeof(ex));
     *out = NULL;
     *ext = NULL;
-    int result = worker_config_get(w, config_id, &frozen, err);
+    /* The config comes from the cache (or the store), or, for the comparison
+     * of propagation costs, verified from the body's "config_inline". */
+    json_t *inline_cfg = json_object_get(body, "config_inline");
+    int result;
+    if (inline_cfg && !json_is_string(inline_cfg))
+        result = task_error(err, FR_EINVAL, "invalid-task",
+                            "config_inline must be the canonical config bytes as a string");
+    else if (inline_cfg)
+        result = worker_config_inline(w, config_id, json_string_value(inline_cfg),
+                                      json_string_length(inline_cfg), &frozen, err);
+    else
+        result = worker_config_get(w, config_id, &frozen, err);
     if (result != FR_OK)
         goto out;
     json_t *spec = json_object_get(body, "spec");
