@@ -1,7 +1,10 @@
 // Shared by the engine drivers: the question list, the file names, timing.
 import { performance } from 'node:perf_hooks';
 
-export const RUNS = 2; // each question runs twice; the median (here: the mean of two) is reported
+// Each question runs twice and the median is reported; when the two runs differ by more than 2x
+// (this machine is shared: another job's burst can stall one run), a third run is added so the
+// median of three drops the outlier.
+export const RUNS = 2;
 
 // N as "1e7" (db-benchmark's file names)
 export function pretty(n) {
@@ -58,6 +61,11 @@ export async function measure(id, fn) {
     for (let r = 0; r < RUNS; r++) {
       last = await fn(r);
       times.push(last.t);
+    }
+    if (Math.max(...times) > 2 * Math.min(...times) && Math.max(...times) > 0.05) {
+      const keep = last;
+      times.push((await fn(RUNS)).t);
+      last = keep;
     }
   } catch (e) {
     return { error: String(e && e.message ? e.message : e).slice(0, 500), times };

@@ -7,9 +7,9 @@
 //                 stays materialized on the server, ready to fetch).
 // Rows come from the status; the checksum from a second, untimed query: the same ops plus
 // {"agg": ["sum(col)", ...]}. The server is stopped by its PID at the end.
-// Query results can't be freed over the API (DELETE only cancels), so the runner is torn down
-// (DELETE /v1/runner) between the groupby and the join questions, and before each join
-// question's dataframes are made again (untimed), to stay within the machine's 24 GiB.
+// Query results can't be freed over the API (DELETE only cancels) and DELETE /v1/runner frees no
+// memory either, so the server is restarted between the groupby and the join questions and
+// between join questions (the join tables are loaded again, untimed), to stay within 24 GiB.
 // Profiling: PROFILE=q3,j5 (or PROFILE_AGAINST=duckdb.json: every question slower than 2x
 // DuckDB) runs each such question once more under `perf record -g -p <server pid>` and adds
 // the top symbols by self time to the output.
@@ -31,21 +31,43 @@ const AGAINST = process.env.PROFILE_AGAINST ? JSON.parse(readFileSync(process.en
 const slow = (id, t) => PROFILE.includes(id) ||
   (AGAINST && AGAINST.q[id] && AGAINST.q[id].t > 0 && t > 2 * AGAINST.q[id].t);
 
-const state = mkdtempSync(join(tmpdir(), 'framed-bench-'));
-const errlog = join(state, 'server.log');
-const srv = spawn(BIN, ['serve', '--port', '0', '--threads', String(THREADS), '--data-dir', DIR,
-  '--state-dir', state, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', openSync(errlog, 'w')] });
-let base;
-for (let i = 0; i < 100 && !base; i++) {
-  await new Promise((r) => setTimeout(r, 50));
-  const m = readFileSync(errlog, 'utf8').match(/"listening".*?"port":(\d+)/);
-  if (m) base = `http://127.0.0.1:${m[1]}`;
+const ONLY = (process.env.QUESTIONS || '').split(',').filter(Boolean);
+let srv, base, state;
+
+// Starts a server on a fresh state dir; waits for its "listening" log line.
+async function start() {
+  state = mkdtempSync(join(tmpdir(), 'framed-bench-'));
+  const errlog = join(state, 'server.log');
+  srv = spawn(BIN, ['serve', '--port', '0', '--threads', String(THREADS), '--data-dir', DIR,
+    '--state-dir', state], { stdio: ['ignore', 'ignore', openSync(errlog, 'w')] });
+  base = undefined;
+  for (let i = 0; i < 200 && !base; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    const m = readFileSync(errlog, 'utf8').match(/"listening".*?"port":(\d+)/);
+    if (m) base = `http://127.0.0.1:${m[1]}`;
+  }
+  if (!base) throw new Error(`framed serve did not report its port; see ${errlog}`);
+  await http('POST', '/v1/config', { maintain_order: false });
 }
-if (!base) { // --log-level warn may hide the line: fall back to info
-  throw new Error(`framed serve did not report its port; see ${errlog}`);
+// Stops it by its PID and waits for it to exit.
+async function stop() {
+  if (!srv || srv.exitCode !== null) return;
+  const gone = new Promise((r) => srv.once('exit', r));
+  srv.kill('SIGTERM');
+  const t = setTimeout(() => srv.kill('SIGKILL'), 10000);
+  await gone;
+  clearTimeout(t);
+  rmSync(state, { recursive: true, force: true });
 }
-const stop = () => { try { process.kill(srv.pid, 'SIGTERM'); } catch {} };
-process.on('exit', stop);
+process.on('exit', () => { try { if (srv && srv.exitCode === null) srv.kill('SIGKILL'); } catch {} });
+// the server's resident memory now and at its peak (VmRSS, VmHWM), GiB
+const rss = () => {
+  try {
+    const st = readFileSync(`/proc/${srv.pid}/status`, 'utf8');
+    const g = (k) => Number((st.match(new RegExp(`${k}:\\s+(\\d+)`)) || [0, 0])[1]) / (1 << 20);
+    return { rss: +g('VmRSS').toFixed(2), peak: +g('VmHWM').toFixed(2) };
+  } catch { return {}; }
+};
 
 async function http(method, path, body) {
   const r = await fetch(base + path, {
@@ -71,20 +93,17 @@ async function run(body) {
   return [st, wall];
 }
 
+await start();
 const info = await http('GET', '/v1/info');
 const out = { engine: 'framed', version: info.version || '?', threads: THREADS, load: {}, load_e2e: {},
   q: {}, e2e: {}, notes: [], profiles: {} };
 
-async function setup() {
-  await http('POST', '/v1/config', { maintain_order: false });
-}
 async function frame(ds) {
   const df = await http('POST', '/v1/dataframes', { source: { dataset: ds } });
   const [st, wall] = await run({ dataframe: df.id });
   return { id: df.id, t: st.elapsed_ms / 1000, wall };
 }
 
-await setup();
 let g = await frame(F.G1.name);
 out.load.G1 = g.t;
 out.load_e2e.G1 = g.wall;
@@ -144,6 +163,7 @@ async function question(q, src, ops) {
     return { t: st.elapsed_ms / 1000, rows: st.rows, chk };
   });
   out.q[q.id] = r;
+  r.server_gib = rss();
   if (e2e.length) out.e2e[q.id] = { times: e2e, t: median(e2e) };
   log('framed', `${q.id} ${JSON.stringify(r)} e2e ${JSON.stringify(e2e)}`);
   if (!r.error && slow(q.id, r.t)) out.profiles[q.id] = await profile(src, ops);
@@ -152,7 +172,7 @@ async function question(q, src, ops) {
 // One more run of the question under perf; the top symbols by self time.
 async function profile(src, ops) {
   const data = join(state, 'perf.data');
-  const perf = spawn('perf', ['record', '-F', '499', '-g', '-p', String(srv.pid), '-o', data],
+  const perf = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(srv.pid), '-o', data],
     { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 500));
   let t = 0;
@@ -169,11 +189,13 @@ async function profile(src, ops) {
   }
 }
 
-for (const q of QUESTIONS.filter((q) => q.id.startsWith('q'))) await question(q, g.id, GB[q.id]);
+const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
+for (const q of QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q))) await question(q, g.id, GB[q.id]);
 
-// Joins: a fresh runner so the groupby results are freed.
-await http('DELETE', '/v1/runner?force=true');
-await setup();
+// Joins: a fresh server, so the groupby results are freed (DELETE /v1/runner frees no memory in
+// framed 0.1.0: partitions and results stay resident, and a few join results fill the 24 GiB).
+await stop();
+await start();
 const [tj, wj] = await loadJoin();
 out.load.join = tj;
 out.load_e2e.join = wj;
@@ -202,15 +224,17 @@ log('framed', `load join tables ${tj.toFixed(2)} s (e2e ${wj.toFixed(2)} s)`);
 }
 out.right_mode = rightMode;
 
-for (const q of QUESTIONS.filter((q) => q.id.startsWith('j'))) {
+const joins = QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q));
+for (const q of joins) {
   await question(q, J.x, JQ[q.id]());
-  // free the join results before the next question
-  await http('DELETE', '/v1/runner?force=true');
-  await setup();
-  await loadJoin();
+  // a fresh server for the next question (to free this one's results)
+  await stop();
+  if (q !== joins[joins.length - 1]) {
+    await start();
+    await loadJoin();
+  }
 }
 out.plans = plans;
-stop();
-rmSync(state, { recursive: true, force: true });
+await stop();
 process.stdout.write(JSON.stringify(out) + '\n');
 process.exit(0);
