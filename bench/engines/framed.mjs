@@ -164,6 +164,7 @@ async function question(q, src, ops) {
   });
   out.q[q.id] = r;
   r.server_gib = rss();
+  r.loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   if (e2e.length) out.e2e[q.id] = { times: e2e, t: median(e2e) };
   log('framed', `${q.id} ${JSON.stringify(r)} e2e ${JSON.stringify(e2e)}`);
   if (!r.error && slow(q.id, r.t)) out.profiles[q.id] = await profile(src, ops);
