@@ -2,7 +2,8 @@
 // compares row counts and checksums and writes bench/results/<N>.json and .md, and
 // bench/RESULTS.md (all result files, the largest N first, plus bench/results/notes.md).
 // Usage: node bench/bench.mjs N [DATADIR] [engines]   (run by bench/run.sh; engines default
-// "duckdb,polars,pandas,framed"; an engine left out is taken from an earlier results file)
+// "duckdb,polars,pandas,framed"; an engine left out is taken from an earlier results file;
+// "none" only rewrites the tables, e.g. after editing bench/results/notes.md)
 import { spawnSync, execSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,8 @@ const BENCH = new URL('.', import.meta.url).pathname;
 const ROOT = join(BENCH, '..');
 const N = Math.round(Number(process.argv[2] || 1e7));
 const DIR = process.argv[3] || join(BENCH, 'data');
-const ENGINES = (process.argv[4] || 'duckdb,polars,pandas,framed').split(',');
+// "none": only rewrite the tables and RESULTS.md from the last results of this N
+const ENGINES = (process.argv[4] || 'duckdb,polars,pandas,framed').split(',').filter((e) => e !== 'none');
 const NN = pretty(N);
 const RES = join(BENCH, 'results');
 mkdirSync(RES, { recursive: true });
@@ -21,7 +23,7 @@ const old = existsSync(rawPath) ? JSON.parse(readFileSync(rawPath, 'utf8')) : { 
 
 const sh = (c) => { try { return execSync(c, { encoding: 'utf8' }).trim(); } catch { return '?'; } };
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-const meta = {
+let meta = {
   n: N, date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
   cpu: sh("lscpu | sed -n 's/^Model name: *//p' | head -1"),
   cores: sh('nproc'), mem: sh("free -g | awk '/^Mem:/{print $2\" GiB\"}'"),
@@ -57,6 +59,7 @@ for (const e of ENGINES) {
   }
 }
 meta.load_after = loadavg();
+if (!ENGINES.length && old.meta) meta = old.meta;
 writeFileSync(rawPath, JSON.stringify({ meta, engines: res }, null, 1) + '\n');
 
 // ---- the table ----
@@ -106,7 +109,7 @@ md.push(`- machine: ${meta.cpu}, ${meta.cores} cores, ${meta.mem}, Linux ${meta.
 md.push(`- load average (1/5/15 min): before ${meta.load_before}; at each engine's start: ${meta.load_during.join('; ')}; after ${meta.load_after}`);
 md.push(`- versions: DuckDB ${res.duckdb ? res.duckdb.version : '?'} (@duckdb/node-api), nodejs-polars ${res.polars ? res.polars.version : '?'}, pandas ${res.pandas ? res.pandas.version : '?'} (Debian, /usr/bin/python3), Node ${meta.node}`);
 md.push(`- threads: framed 2 (--threads 2), DuckDB 2, Polars 2 (POLARS_MAX_THREADS), pandas 1`);
-md.push(`- seconds, median of 2 runs, load excluded; framed (engine) = the query's elapsed_ms, framed (e2e) = wall time of the HTTP POST ?wait; ratios use framed (engine)`);
+md.push(`- seconds, median of 2 runs (of 3 when the two differ by over 2x), load excluded; framed (engine) = the query's elapsed_ms, framed (e2e) = wall time of the HTTP POST ?wait; ratios use framed (engine)`);
 if (fr.right_mode === 'dataset')
   md.push(`- **framed joins read their right side from CSV inside the timed query** (a join with a \`{"dataframe": id}\` right side gives wrong results; see the notes)`);
 md.push('');
