@@ -5,6 +5,7 @@
 #include "common/common.h"
 #include "context/context.h"
 #include "http/http.h"
+#include "worker/worker.h"
 
 #include <jansson.h>
 
@@ -372,13 +373,190 @@ static int cmd_serve(int argc, char **argv, char **envp)
 
 /* ---- worker ---- */
 
+struct worker_cli {
+    const char *listen; /* NULL = not given: loopback */
+    int64_t port;
+    const char *coordinator;
+    const char *store;
+    int64_t threads;
+    const char *advertise_url;
+    const char *cluster_secret_file;
+    const char *log_level;
+};
+
+/* clang-format off */
+#define WORKER_FLAG(name, type, member, metavar, help) \
+    {name, type, offsetof(struct worker_cli, member), metavar, help}
+/* clang-format on */
+
+static const struct flag worker_flags[] = {
+    WORKER_FLAG("listen", FLAG_STR, listen, "ADDR",
+                "address to listen on (default 127.0.0.1; see the cluster secret)"),
+    WORKER_FLAG("port", FLAG_INT, port, "N", "TCP port (default 8081; 0 = any free port)"),
+    WORKER_FLAG("coordinator", FLAG_STR, coordinator, "URL",
+                "the coordinator's base URL (required)"),
+    WORKER_FLAG("store", FLAG_STR, store, "URL",
+                "config store: redis://host:port/db (default: the coordinator's)"),
+    WORKER_FLAG("threads", FLAG_INT, threads, "N", "tasks run at once (default: one per core)"),
+    WORKER_FLAG("advertise-url", FLAG_STR, advertise_url, "URL",
+                "where others reach this worker (default http://<listen>:<port>)"),
+    WORKER_FLAG("cluster-secret-file", FLAG_STR, cluster_secret_file, "FILE",
+                "file holding the cluster secret (else FRAMED_CLUSTER_SECRET)"),
+    WORKER_FLAG("log-level", FLAG_STR, log_level, "LEVEL",
+                "debug, info, warn or error (default info)"),
+};
+#define NWORKER_FLAGS ((int)(sizeof(worker_flags) / sizeof(worker_flags[0])))
+
+static void worker_usage(FILE *out)
+{
+    fprintf(out, "usage: framed worker --coordinator URL [flags]\n\nRuns a worker of a remote "
+                 "runner: it announces itself to the coordinator and runs tasks.\n\n");
+    print_flags(out, worker_flags, NWORKER_FLAGS);
+    fprintf(out, "\nFlags win over environment variables. FRAMED_CLUSTER_SECRET holds the "
+                 "cluster secret itself.\n");
+}
+
+static int worker_validate(struct worker_cli *o)
+{
+    if (!o->coordinator || !*o->coordinator) {
+        fprintf(stderr, "framed: worker needs --coordinator URL (or FRAMED_COORDINATOR)\n");
+        return EXIT_USAGE;
+    }
+    if (o->port > 65535) {
+        fprintf(stderr, "framed: --port must be 0..65535\n");
+        return EXIT_USAGE;
+    }
+    if (o->threads > 4096) {
+        fprintf(stderr, "framed: --threads must be at most 4096\n");
+        return EXIT_USAGE;
+    }
+    if (fr_log_level_parse(o->log_level, &fr_log_threshold) != 0) {
+        fprintf(stderr, "framed: --log-level must be debug, info, warn or error\n");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The cluster secret (new, or NULL for none): the file if named (a missing
+ * or unreadable file stops the start), else FRAMED_CLUSTER_SECRET. */
+static int load_cluster_secret(const char *file, char **out)
+{
+    *out = NULL;
+    if (!file) {
+        const char *env = getenv("FRAMED_CLUSTER_SECRET");
+        if (env && *env)
+            *out = fr_xstrdup(env);
+        return 0;
+    }
+    struct fr_error err;
+    fr_error_init(&err);
+    if (fr_secret_load(file, out, &err) != 0) {
+        fprintf(stderr, "framed: cannot use the cluster secret file %s: %s\n", file, err.message);
+        return FR_EIO;
+    }
+    return 0;
+}
+
+static bool is_any_address(const char *addr)
+{
+    return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0 || strcmp(addr, "[::]") == 0;
+}
+
+/* Where to listen, with what the operator should know about it. */
+static const char *worker_listen(const struct worker_cli *o, const char *secret)
+{
+    if (!o->listen) {
+        if (!secret)
+            FR_LOG(FR_LOG_INFO, "no cluster secret: listening on loopback only (127.0.0.1); "
+                                "set one to listen elsewhere");
+        return "127.0.0.1";
+    }
+    if (!secret && is_any_address(o->listen))
+        FR_LOG(FR_LOG_WARN,
+               "listening on %s without a cluster secret: anyone who reaches this "
+               "port can run tasks; set FRAMED_CLUSTER_SECRET",
+               o->listen);
+    return o->listen;
+}
+
+/* The advertised URL (new): the flag, else http://<listen>:<port>. */
+static char *worker_advertise(const struct worker_cli *o, const char *listen, int port)
+{
+    if (o->advertise_url && *o->advertise_url)
+        return fr_xstrdup(o->advertise_url);
+    if (is_any_address(listen)) {
+        FR_LOG(FR_LOG_WARN,
+               "listening on %s: advertising 127.0.0.1; set --advertise-url so "
+               "other machines reach this worker",
+               listen);
+        listen = "127.0.0.1";
+    }
+    bool v6 = strchr(listen, ':') != NULL && listen[0] != '[';
+    return fr_xasprintf(v6 ? "http://[%s]:%d" : "http://%s:%d", listen, port);
+}
+
+static int worker_run(struct worker_cli *o)
+{
+    int result = 1;
+    worker *w = NULL;
+    http_server *srv = NULL;
+    char *secret = NULL, *url = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    sigset_t stop;
+    block_stop_signals(&stop);
+    if (load_cluster_secret(o->cluster_secret_file, &secret) != 0)
+        goto out;
+    struct worker_options wopts = {.coordinator = o->coordinator,
+                                   .store_url = o->store,
+                                   .threads = (int)o->threads,
+                                   .secret = secret};
+    if (worker_new(&wopts, &w, &err) != 0) {
+        fprintf(stderr, "framed: %s\n", err.message);
+        goto out;
+    }
+    const char *listen = worker_listen(o, secret);
+    struct http_options hopts = {
+        .listen_addr = listen, .port = (int)o->port, .cluster_secret = secret};
+    if (http_server_start_worker(w, &hopts, &srv, &err) != 0) {
+        fprintf(stderr, "framed: %s\n", err.message);
+        goto out;
+    }
+    url = worker_advertise(o, listen, http_server_port(srv));
+    if (worker_start(w, url, &err) != 0) {
+        fprintf(stderr, "framed: %s\n", err.message);
+        goto out;
+    }
+    log_listening(listen, http_server_port(srv));
+    FR_LOG(FR_LOG_INFO, "worker %s at %s, coordinator %s", worker_id(w), url, o->coordinator);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    FR_LOG(FR_LOG_INFO, "received %s: finishing running tasks",
+           sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    worker_stop(w);
+    http_server_stop(srv, DRAIN_MS);
+    srv = NULL;
+    FR_LOG(FR_LOG_INFO, "stopped");
+    result = 0;
+out:
+    http_server_stop(srv, 0);
+    worker_free(w);
+    free(url);
+    free(secret);
+    return result;
+}
+
 static int cmd_worker(int argc, char **argv, char **envp)
 {
-    (void)argc;
-    (void)argv;
     (void)envp;
-    fprintf(stderr, "framed worker: not implemented yet\n");
-    return EXIT_USAGE;
+    struct worker_cli o = {.port = 8081, .log_level = "info"};
+    int rc = parse_flags(argc, argv, worker_flags, NWORKER_FLAGS, &o, worker_usage);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    rc = worker_validate(&o);
+    if (rc != 0)
+        return rc;
+    return worker_run(&o);
 }
 
 /* ---- entry ---- */

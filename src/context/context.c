@@ -61,10 +61,11 @@ void ctx__random_id(const char *prefix, char *out, size_t outsz)
 static int open_store(ctx *c, struct fr_error *err)
 {
     const char *url = c->opts.store_url;
-    if (url && url[0] && strcmp(url, "embedded") != 0)
-        return fr_error_set(err, FR_EINVAL, "unsupported --store '%s' (use embedded)", url);
+    if (url && strncmp(url, "http", 4) == 0)
+        return fr_error_set(err, FR_EINVAL, "--store %s: a coordinator keeps its own store "
+                                            "(embedded or redis://)", url);
     char *dir = fr_xasprintf("%s/store", c->opts.state_dir);
-    int rc = store_embedded_open(dir, &c->store, err);
+    int rc = store_open_url(url, dir, c->opts.cluster_secret, c->sender, &c->store, err);
     free(dir);
     return rc;
 }
@@ -107,9 +108,11 @@ int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct
     int rc = fr_mkdir_p(c->opts.data_dir, err);
     if (rc == FR_OK)
         rc = fr_mkdir_p(c->opts.state_dir, err);
-    if (rc == FR_OK && opts->runner_kind && strcmp(opts->runner_kind, "local") != 0)
-        rc = fr_error_set(err, FR_EINVAL, "--runner %s is not available in this build (local)",
-                          opts->runner_kind);
+    if (rc == FR_OK && opts->runner_kind && strcmp(opts->runner_kind, "local") != 0 &&
+        strcmp(opts->runner_kind, "remote") != 0)
+        rc = fr_error_set(err, FR_EINVAL, "--runner %s: use local or remote", opts->runner_kind);
+    ctx__random_id("coordinator", c->sender, sizeof(c->sender));
+    c->registry = runner_registry_new(opts->workers, 1000);
     if (rc == FR_OK)
         rc = load_pending(c, envp, err);
     if (rc == FR_OK)
@@ -140,6 +143,7 @@ void ctx_free(ctx *c)
     free(c->frames);
     free(c->queries);
     store_free(c->store);
+    runner_registry_free(c->registry);
     cfg_cleanup(&c->pending);
     free(c->state_path);
     free((char *)c->opts.data_dir);
@@ -173,7 +177,7 @@ json_t *ctx_info(ctx *c)
                           "coordinator", "config_id",
                           c->runner ? json_string(c->config_id) : NULL, "uptime_s",
                           (json_int_t)((fr_now_ms() - c->started_ms) / 1000), "runner", "state",
-                          runner_state_name(c->runner_state), "kind", "local");
+                          runner_state_name(c->runner_state), "kind", ctx__runner_kind(c));
     pthread_mutex_unlock(&c->lock);
     return j;
 }
@@ -219,4 +223,29 @@ void ctx_begin_shutdown(ctx *c)
     pthread_mutex_lock(&c->lock);
     c->shutting_down = true;
     pthread_mutex_unlock(&c->lock);
+}
+
+const char *ctx__runner_kind(const ctx *c)
+{
+    return c->opts.runner_kind && strcmp(c->opts.runner_kind, "remote") == 0 ? "remote" : "local";
+}
+
+const char *ctx_cluster_secret(const ctx *c)
+{
+    return c->opts.cluster_secret;
+}
+
+int ctx_worker_announce(ctx *c, json_t *body, json_t **out, struct ctx_error *err)
+{
+    struct fr_error ferr;
+    fr_error_init(&ferr);
+    if (runner_registry_announce(c->registry, body, &ferr) != FR_OK)
+        return ctx__fail(err, FR_EINVAL, "invalid-worker", "%s", ferr.message);
+    *out = json_pack("{sI}", "heartbeat_ms", (json_int_t)runner_registry_heartbeat_ms(c->registry));
+    return FR_OK;
+}
+
+json_t *ctx_workers_list(ctx *c)
+{
+    return json_pack("{so}", "workers", runner_registry_list(c->registry));
 }

@@ -16,6 +16,7 @@ struct ctx_upload {
     ctx *c;
     char *name;
     const char *format;
+    char *tmp_dir; /* a hidden directory of its own, so the file has its final name */
     char *tmp_path;
     int fd;
     int64_t bytes;
@@ -76,8 +77,21 @@ int ctx_dataset_list(ctx *c, json_t **out, struct ctx_error *err)
     return FR_OK;
 }
 
+static bool name_ok(const char *name);
+
+static int bad_name(struct ctx_error *err, const char *name)
+{
+    err->ext = json_pack("{ss}", "parameter", "name");
+    return ctx__fail(err, FR_EINVAL, "invalid-parameter",
+                     "'%s' is not a valid dataset name: 1 to 128 of letters, digits, _ - . not "
+                     "starting with '.'",
+                     name);
+}
+
 int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *err)
 {
+    if (!name_ok(name))
+        return bad_name(err, name);
     char *path = NULL;
     const char *format = NULL;
     struct fr_error ferr;
@@ -93,6 +107,8 @@ int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *er
 
 int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err)
 {
+    if (!name_ok(name))
+        return bad_name(err, name);
     char *path = NULL;
     const char *format = NULL;
     struct fr_error ferr;
@@ -125,10 +141,7 @@ int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upl
 {
     *out = NULL;
     if (!name_ok(name))
-        return ctx__fail(err, FR_EINVAL, "invalid-dataset-name",
-                         "'%s' is not a valid dataset name: 1 to 128 of letters, digits, _ - . "
-                         "not starting with '.'",
-                         name);
+        return bad_name(err, name);
     const char *format = NULL;
     if (content_type && strncmp(content_type, "text/csv", 8) == 0)
         format = "csv";
@@ -145,8 +158,11 @@ int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upl
     u->format = format;
     char rnd[40];
     ctx__random_id("upload", rnd, sizeof(rnd));
-    u->tmp_path = fr_xasprintf("%s/.%s.tmp", c->opts.data_dir, rnd);
-    u->fd = open(u->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    u->tmp_dir = fr_xasprintf("%s/.%s", c->opts.data_dir, rnd);
+    u->tmp_path = fr_xasprintf("%s/%s.%s", u->tmp_dir, name, format);
+    u->fd = mkdir(u->tmp_dir, 0755) == 0
+                ? open(u->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)
+                : -1;
     if (u->fd < 0) {
         int rc = ctx__fail(err, FR_EIO, "internal", "cannot create the upload file: %s",
                            strerror(errno));
@@ -181,7 +197,9 @@ void ctx_upload_abort(ctx_upload *u)
     if (u->fd >= 0)
         close(u->fd);
     unlink(u->tmp_path);
+    rmdir(u->tmp_dir);
     free(u->tmp_path);
+    free(u->tmp_dir);
     free(u->name);
     free(u);
 }
@@ -235,9 +253,19 @@ int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_err
     }
     struct fr_error ferr;
     fr_error_init(&ferr);
+    if (u->bytes == 0) {
+        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
+        goto out;
+    }
     if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
-        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s is malformed: %s",
-                       u->format, ferr.message);
+        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s.%s is malformed: %s",
+                       u->name, u->format, ferr.message);
+        err->ext = json_pack("{ss}", "file", "");
+        json_object_set_new(err->ext, "file", json_sprintf("%s.%s", u->name, u->format));
+        if (ferr.line >= 0)
+            json_object_set_new(err->ext, "line", json_integer(ferr.line));
+        if (ferr.column >= 0)
+            json_object_set_new(err->ext, "field_index", json_integer(ferr.column));
         goto out;
     }
     json_t *d = describe(c, u->name, u->tmp_path, u->format, u->bytes);

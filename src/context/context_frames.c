@@ -144,9 +144,11 @@ static json_t *frame_json(const struct ctx_frame *f)
 {
     char at[40];
     fr_iso8601_ms(f->created_ms, at, sizeof(at));
-    return json_pack("{ss so ss ss sb so? sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
-                     "config_id", f->config_id, "created_at", at, "materialized", f->nparts > 0,
-                     "rows", f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan);
+    return json_pack("{ss so ss ss sb so? sO sO}", "id", f->id, "schema",
+                     ctx__schema_json(&f->schema), "config_id", f->config_id, "created_at", at,
+                     "materialized", f->nparts > 0, "rows",
+                     f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan,
+                     "preview", f->preview ? f->preview : json_array());
 }
 
 int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,
@@ -180,7 +182,8 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     pthread_mutex_lock(&c->lock);
     c->frames = fr_xrealloc(c->frames, sizeof(*c->frames) * (size_t)(c->nframes + 1));
     c->frames[c->nframes++] = f;
-    *out = json_pack("{ss so ss so}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+    f->preview = preview;
+    *out = json_pack("{ss so ss sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
                      "config_id", f->config_id, "preview", preview);
     pthread_mutex_unlock(&c->lock);
     return FR_OK;
@@ -223,6 +226,7 @@ static void frame_free(ctx *c, struct ctx_frame *f)
         free(f->part_ids[i]);
     free(f->part_ids);
     runner_query_unref(f->last_run);
+    json_decref(f->preview);
     json_decref(f->plan);
     df_schema_cleanup(&f->schema);
     free(f);

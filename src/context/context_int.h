@@ -25,6 +25,7 @@ struct ctx_frame {
     int nparts;
     int64_t part_rows;
     int64_t bytes;
+    json_t *preview; /* the rows shown when it was created */
 };
 
 struct ctx_qrec {
@@ -44,6 +45,8 @@ struct ctx {
     pthread_cond_t cond;  /* signalled when inflight drops */
     struct cfg pending;
     store *store;
+    runner_registry *registry; /* the workers that announced themselves (own lock) */
+    char sender[40];           /* this coordinator's id in signed requests */
     runner *runner;
     enum ctx_runner_state runner_state;
     char config_id[80];
@@ -79,6 +82,8 @@ void ctx__queries_clear(ctx *c);
 /* Plans under the runner's frozen config; err kinds as plan_build's. */
 int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
               struct ctx_error *err);
+/* "local" or "remote": the kind of runner a freeze creates. */
+const char *ctx__runner_kind(const ctx *c);
 /* Copies an fr_error into a ctx_error. */
 int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
 

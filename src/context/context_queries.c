@@ -272,18 +272,24 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
     }
     bool settled = runner_query_wait(rec->q, 0);
     enum runner_qstate s = runner_query_state(rec->q);
+    json_t *status = runner_query_json(rec->q);
+    err->ext = json_pack("{ss sO sO}", "query_id", id, "state", json_object_get(status, "state"),
+                         "progress", json_object_get(status, "progress"));
+    json_decref(status);
     if (!settled) {
         rc = ctx__fail(err, FR_ECONFLICT, "query-not-finished",
                        "query %s is %s; poll GET /v1/queries/%s until it succeeded", id,
                        runner_qstate_name(s), id);
     } else if (s != RQ_SUCCEEDED) {
         json_t *cause = runner_query_json(rec->q);
-        err->ext = json_pack("{sO}", "cause", json_object_get(cause, "error"));
+        json_object_set(err->ext, "cause", json_object_get(cause, "error"));
         json_decref(cause);
         rc = ctx__fail(err, FR_ECONFLICT, s == RQ_CANCELLED ? "query-cancelled" : "query-failed",
                        "query %s %s: %s", id, runner_qstate_name(s),
                        s == RQ_CANCELLED ? "it was cancelled" : runner_query_error(rec->q)->message);
     } else if ((rc = merge_result(rec, err)) == FR_OK) {
+        json_decref(err->ext);
+        err->ext = NULL;
         ctx_result *res = fr_xcalloc(1, sizeof(*res));
         res->q = runner_query_ref(rec->q);
         int *idx = fr_xmalloc(sizeof(int) * (size_t)(rec->merged->ncols + 1));

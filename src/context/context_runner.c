@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <malloc.h>
 
 static json_t *config_json_locked(ctx *c)
 {
@@ -59,7 +60,7 @@ int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err
                  ? ctx__fail(err, rc, "validation-failed", "the config change was rejected: %d "
                                                            "problem(s), nothing was changed",
                              (int)json_array_size(json_object_get(err->ext, "errors")))
-                 : ctx__fail(err, FR_EINVAL, "invalid-config",
+                 : ctx__fail(err, FR_EINVAL, "invalid-json",
                              "a config change must be a JSON object of fields");
         goto out;
     }
@@ -111,7 +112,10 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
                          ferr.message);
     }
     snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
-    c->runner = runner_local_new(frozen, c->opts.threads);
+    if (strcmp(ctx__runner_kind(c), "remote") == 0)
+        c->runner = runner_remote_new(frozen, c->registry, c->opts.cluster_secret, c->sender);
+    else
+        c->runner = runner_local_new(frozen, c->opts.threads);
     c->runner_state = CTX_RUNNER_ACTIVE;
     c->frozen_at_ms = fr_now_ms();
     snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");
@@ -125,7 +129,7 @@ int ctx__runner_acquire(ctx *c, const char *request_id, runner **r, struct ctx_e
     pthread_mutex_lock(&c->lock);
     int rc = FR_OK;
     if (c->runner_state == CTX_RUNNER_DRAINING) {
-        err->ext = json_pack("{si}", "retry_after", 1);
+        err->ext = json_pack("{si}", "retry_after", 5); /* the Retry-After header's value */
         rc = ctx__fail(err, FR_EUNAVAILABLE, "runner-draining",
                        "the runner is being reset; retry in a moment");
     } else if (c->shutting_down) {
@@ -164,8 +168,8 @@ json_t *ctx_runner_info(ctx *c)
     char at[40] = "";
     if (c->runner)
         fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
-    json_t *j = json_pack("{ss so? so? so? s{si si}}", "state", names[c->runner_state], "kind",
-                          c->runner ? json_string("local") : NULL, "config_id",
+    json_t *j = json_pack("{ss ss so? so? s{si si}}", "state", names[c->runner_state], "kind",
+                          ctx__runner_kind(c), "config_id",
                           c->runner ? json_string(c->config_id) : NULL, "created_at",
                           c->runner ? json_string(at) : NULL, "queries", "running", running,
                           "finished", finished);
@@ -205,8 +209,9 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&c->lock);
     }
-    int nframes = c->nframes;
+    int nframes = c->nframes, nqueries = c->nqueries;
     ctx__frames_clear(c);
+    ctx__queries_clear(c); /* nothing tied to the released config lingers */
     c->runner = NULL;
     char id[80];
     snprintf(id, sizeof(id), "%s", c->config_id);
@@ -214,12 +219,14 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     c->runner_state = CTX_RUNNER_NONE;
     pthread_mutex_unlock(&c->lock);
     runner_free(r);
+    malloc_trim(0); /* hand the runner's freed partitions back to the system */
     struct fr_error ferr;
     fr_error_init(&ferr);
     bool released = store_release(c->store, id, &ferr) == FR_OK;
     FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
-    *out = json_pack("{ss sb si sb sI}", "released_config_id", id, "config_released", released,
-                     "dataframes_dropped", nframes, "forced", force, "drained_ms",
+    *out = json_pack("{ss sb si si sb sI}", "released_config_id", id, "config_released", released,
+                     "dataframes_dropped", nframes, "queries_dropped", nqueries, "forced", force,
+                     "drained_ms",
                      (json_int_t)((fr_mono_us() - started) / 1000));
     return FR_OK;
 }

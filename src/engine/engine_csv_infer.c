@@ -85,7 +85,7 @@ static void add_names(const struct df__csv_tok *t, bool from_header, char quote,
         if (from_header && n > 0)
             name = fr_xstrndup(s, n);
         else
-            name = fr_xasprintf("column_%d", i + 1);
+            name = fr_xasprintf("column%d", i); /* DuckDB's names: column0, column1, ... */
         for (int k = 2; df_schema_find(out, name) >= 0; k++) {
             char *alt = fr_xasprintf("%.*s_%d", (int)n, s, k);
             free(name);

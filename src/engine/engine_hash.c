@@ -302,7 +302,7 @@ static int64_t gtab_new_group(struct df__gtab *gt, int src, int64_t r, uint64_t 
         const char *p = df_column_string(gt->srcs[src][0], r, &n);
         struct df__skey *k = &gt->skeys[g];
         k->n = (uint32_t)n;
-        if (n <= (int64_t)sizeof(k->b))
+        if (n > 0 && n <= (int64_t)sizeof(k->b)) /* n == 0: p may be NULL */
             memcpy(k->b, p, (size_t)n);
         else
             memcpy(k->b + 4, &p, sizeof(p));

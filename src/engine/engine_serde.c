@@ -43,7 +43,8 @@ static size_t column_size(const char *name, const struct df_column *c, int64_t n
 
 static char *put(char *w, const void *src, size_t n)
 {
-    memcpy(w, src, n);
+    if (n) /* an empty column may have no buffer at all */
+        memcpy(w, src, n);
     return w + n;
 }
 

@@ -1,6 +1,7 @@
-/* http: the coordinator's HTTP edge. A libmicrohttpd daemon, a route table whose
- * handlers call the context, one table that maps statuses to RFC 9457 problem
- * bodies, Prometheus metrics and one JSON access-log line per request.
+/* http: the HTTP edge of both roles. A libmicrohttpd daemon, a route table whose
+ * handlers call the context (coordinator) or the worker, one table that maps
+ * statuses to RFC 9457 problem bodies, request signatures for cluster calls,
+ * Prometheus metrics and one JSON access-log line per request.
  *
  * Ownership: json_t * arguments of the reply helpers are stolen; strings are
  * borrowed for the call unless a comment says otherwise. */
@@ -9,6 +10,7 @@
 
 #include "../common/common.h"
 #include "../context/context.h"
+#include "../worker/worker.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -24,6 +26,8 @@ struct http_options {
     const char *admin_token;       /* NULL or "" = no auth; copied */
     const char *static_dir;        /* the dashboard; copied */
     unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 120 */
+    const char *cluster_secret;    /* NULL or "" = none; else cluster routes need a valid
+                                      signature (api/internal-protocol.md); copied */
 };
 
 typedef struct http_server http_server;
@@ -32,6 +36,10 @@ typedef struct http_server http_server;
  * server. *out is new; stop it with http_server_stop. */
 int http_server_start(ctx *c, const struct http_options *opts, http_server **out,
                       struct fr_error *err);
+/* The same for a worker: serves the worker routes (tasks, partitions,
+ * configs, operations). w is borrowed and must outlive the server. */
+int http_server_start_worker(worker *w, const struct http_options *opts, http_server **out,
+                             struct fr_error *err);
 /* The port actually bound (useful when opts->port was 0). */
 int http_server_port(const http_server *s);
 /* Graceful stop: stops accepting, waits up to drain_ms for in-flight requests
@@ -82,13 +90,17 @@ struct http__route {
 /* One request, from its first byte to the completion callback. */
 struct http_request {
     struct http_server *srv;
-    ctx *ctx;
+    ctx *ctx;       /* coordinator role, else NULL */
+    worker *worker; /* worker role, else NULL */
     struct MHD_Connection *conn;
+    char *raw_uri; /* owned: the request target as sent (path and query), for signatures */
+    bool begun;    /* the access handler has seen the request */
     char method[16];
     char *path;           /* owned copy of the URL path (no query string) */
     char request_id[132]; /* [A-Za-z0-9._-]{1,128} */
     int64_t start_us;
     const struct http__route *route; /* NULL when none matched */
+    bool route_signed;               /* a cluster call: needs the cluster signature */
     int route_index;                 /* metrics slot; the last slot is "unmatched" */
     int nparams;
     char *param_names[HTTP__MAX_PARAMS];  /* owned */
@@ -114,6 +126,7 @@ struct http_request {
 const char *http__static_dir(const struct http_server *s);
 struct http__metrics *http__server_metrics(struct http_server *s);
 bool http__shutting_down(const struct http_server *s);
+bool http__is_worker(const struct http_server *s);
 /* Runs job(req) on a new thread with the connection suspended; the reply the
  * job sets is sent when it returns. Call from a handler, as its last act. */
 void http__defer(struct http_request *req, http__handler job);
@@ -135,6 +148,10 @@ void http__reply_empty(struct http_request *req, unsigned status);
 void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,
                           int64_t bytes);
 void http__add_header(struct http_request *req, const char *name, const char *value);
+/* Checks the request's cluster signature (Framed-Sender, -Timestamp and
+ * -Signature over method, target, body; api/internal-protocol.md) against
+ * secret; on failure sets a 401 unauthorized reply. */
+void http__check_signature(struct http_request *req, const char *secret);
 /* Writes the access-log line of a finished request. */
 void http__log_request(struct http_request *req);
 /* Parses a non-negative integer query parameter: def when absent, -1 when bad. */
@@ -156,9 +173,12 @@ unsigned http__problem_http_status(int status, const char *kind);
 
 /* ---- routes (http_routes.c and the per-area files) ---- */
 struct http__router;
-struct http__router *http__router_new(void);
+struct http__router *http__router_new(void);        /* the coordinator's routes */
+struct http__router *http__router_new_worker(void); /* the worker's routes */
 void http__router_free(struct http__router *r);
 void http__router_add(struct http__router *r, const struct http__route *route);
+/* Adds a cluster route: with a cluster secret set, it needs a valid signature. */
+void http__router_add_signed(struct http__router *r, const struct http__route *route);
 int http__router_count(const struct http__router *r);
 const char *http__router_pattern(const struct http__router *r, int index);
 /* Matches method and path. On success sets req->route, route_index and the
@@ -172,6 +192,8 @@ void http__routes_data_register(struct http__router *r);
 void http__routes_dataframes_register(struct http__router *r);
 void http__routes_queries_register(struct http__router *r);
 void http__routes_ops_register(struct http__router *r);
+void http__routes_worker_register(struct http__router *r);
+void http__routes_cluster_register(struct http__router *r);
 
 /* ---- metrics (http_metrics.c) ---- */
 struct http__metrics;

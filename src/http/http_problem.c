@@ -25,12 +25,15 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "invalid-plan", 400, "Invalid plan", 0},
     {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
     {FR_OK, "missing-config-id", 400, "Missing config ID", 0},
+    {FR_OK, "invalid-task", 400, "Invalid task", 0},
+    {FR_OK, "invalid-worker", 400, "Invalid worker announce", 0},
     {FR_OK, "unauthorized", 401, "Unauthorized", 0},
     {FR_ENOTFOUND, "not-found", 404, "Not found", 0},
     {FR_OK, "dataset-not-found", 404, "Dataset not found", 0},
     {FR_OK, "dataframe-not-found", 404, "Dataframe not found", 0},
     {FR_OK, "query-not-found", 404, "Query not found", 0},
     {FR_OK, "config-not-found", 404, "Config not found", 0},
+    {FR_OK, "partition-not-found", 404, "Partition not found", 0},
     {FR_OK, "no-runner", 404, "No runner", 0},
     {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
     {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
@@ -38,22 +41,44 @@ static const struct problem_row problem_rows[] = {
     {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
     {FR_OK, "query-not-finished", 409, "Query not finished", 1},
     {FR_OK, "query-failed", 409, "Query failed", 0},
+    {FR_OK, "config-mismatch", 409, "Config mismatch", 0},
     {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
     {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
     {FR_OK, "unsupported-media-type", 415, "Unsupported media type", 0},
     {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
+    {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
     {FR_EIO, "internal", 500, "Internal error", 0},
     {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},
     {FR_OK, "runner-draining", 503, "Runner is draining", 5},
     {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
+    {FR_OK, "store-unavailable", 503, "Config store unavailable", 5},
     {FR_ETIMEOUT, "task-timeout", 504, "Task timed out", 0},
     {FR_ENOSPACE, "memory-budget-exceeded", 507, "Memory budget exceeded", 0},
     {FR_EMEMLIMIT, "task-memory-limit", 507, "Task memory limit exceeded", 0},
 };
 
 #define NROWS ((int)(sizeof(problem_rows) / sizeof(problem_rows[0])))
+
+/* Where a worker answers with another code than the coordinator (the
+ * internal protocol's): bytes that do not hash to the ID are the store's
+ * fault on the coordinator (500) but a refused request on a worker (409). */
+static const struct {
+    const char *kind;
+    unsigned http;
+} worker_codes[] = {
+    {"config-integrity", 409},
+};
+
+static unsigned worker_code(const char *slug, unsigned code)
+{
+    for (size_t i = 0; i < sizeof(worker_codes) / sizeof(worker_codes[0]); i++) {
+        if (strcmp(worker_codes[i].kind, slug) == 0)
+            return worker_codes[i].http;
+    }
+    return code;
+}
 
 static const struct problem_row *row_for_status(int status)
 {
@@ -117,12 +142,15 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
     const struct fr_error *e = &err->base;
     const char *slug;
     const struct problem_row *row = lookup(e->status, e->kind, &slug);
+    unsigned code = row->http;
+    if (req->srv && http__is_worker(req->srv))
+        code = worker_code(slug, code);
     char type[160];
     snprintf(type, sizeof(type), PROBLEM_TYPE_BASE "%s", slug);
     json_t *body = json_object();
     json_object_set_new(body, "type", json_string(type));
     json_object_set_new(body, "title", json_string(row->title));
-    json_object_set_new(body, "status", json_integer(row->http));
+    json_object_set_new(body, "status", json_integer(code));
     json_t *detail = json_string(e->message[0] ? e->message : row->title);
     json_object_set_new(body, "detail", detail ? detail : json_string(row->title));
     json_t *instance = json_string(req->path);
@@ -135,13 +163,13 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
     json_decref(body);
     if (!text)
         text = fr_xstrdup("{\"type\":\"" PROBLEM_TYPE_BASE "internal\",\"status\":500}");
-    http__reply_bytes(req, row->http, "application/problem+json", text, strlen(text));
+    http__reply_bytes(req, code, "application/problem+json", text, strlen(text));
     if (row->retry_after_s > 0) {
         char secs[16];
         snprintf(secs, sizeof(secs), "%d", row->retry_after_s);
         http__add_header(req, MHD_HTTP_HEADER_RETRY_AFTER, secs);
     }
-    if (row->http == 401)
+    if (code == 401)
         http__add_header(req, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 }
 

@@ -9,16 +9,29 @@
 
 struct http__router {
     struct http__route *routes; /* copies of the registered rows; patterns are static */
+    bool *signed_only;          /* per route: a cluster call needing the signature */
     int n, cap;
 };
 
-void http__router_add(struct http__router *r, const struct http__route *route)
+static void router_add(struct http__router *r, const struct http__route *route, bool sig)
 {
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 32;
         r->routes = fr_xrealloc(r->routes, (size_t)r->cap * sizeof(*r->routes));
+        r->signed_only = fr_xrealloc(r->signed_only, (size_t)r->cap * sizeof(bool));
     }
+    r->signed_only[r->n] = sig;
     r->routes[r->n++] = *route;
+}
+
+void http__router_add(struct http__router *r, const struct http__route *route)
+{
+    router_add(r, route, false);
+}
+
+void http__router_add_signed(struct http__router *r, const struct http__route *route)
+{
+    router_add(r, route, true);
 }
 
 struct http__router *http__router_new(void)
@@ -30,6 +43,14 @@ struct http__router *http__router_new(void)
     http__routes_data_register(r);
     http__routes_dataframes_register(r);
     http__routes_queries_register(r);
+    http__routes_cluster_register(r);
+    return r;
+}
+
+struct http__router *http__router_new_worker(void)
+{
+    struct http__router *r = fr_xcalloc(1, sizeof(*r));
+    http__routes_worker_register(r);
     return r;
 }
 
@@ -38,6 +59,7 @@ void http__router_free(struct http__router *r)
     if (!r)
         return;
     free(r->routes);
+    free(r->signed_only);
     free(r);
 }
 
@@ -128,6 +150,7 @@ int http__router_match(const struct http__router *r, struct http_request *req, c
             match_pattern(route->pattern, req->path, req);
             req->route = route;
             req->route_index = i;
+            req->route_signed = r->signed_only[i];
             result = 0;
             goto out;
         }

@@ -1,8 +1,9 @@
 /* http_server: the libmicrohttpd daemon (internal polling threads, a pool of one
  * thread per core, epoll where available) and the life of a request inside it:
  * route match, admin auth, media type and size checks, body accumulation or
- * streaming, the handler, the reply, deferral of slow handlers, the access log
- * and a graceful stop. */
+ * streaming, the cluster signature, the handler, the reply, deferral of slow
+ * handlers, the access log and a graceful stop. One daemon serves either role
+ * (coordinator or worker): only the route table and the handle differ. */
 #include "http.h"
 
 #include <microhttpd.h>
@@ -18,13 +19,15 @@
 #include <unistd.h>
 
 struct http_server {
-    ctx *ctx;
+    ctx *ctx;       /* coordinator role */
+    worker *worker; /* worker role */
     struct MHD_Daemon *daemon;
     struct http__router *router;
     struct http__metrics *metrics;
     int64_t max_body;
     int64_t max_upload;
-    char *admin_token; /* NULL when auth is off */
+    char *admin_token;    /* NULL when auth is off */
+    char *cluster_secret; /* NULL when cluster calls are not signed */
     char *static_dir;
     int port;
     struct sockaddr_storage addr;
@@ -48,6 +51,11 @@ bool http__shutting_down(const struct http_server *s)
     return atomic_load(&s->shutting_down);
 }
 
+bool http__is_worker(const struct http_server *s)
+{
+    return s->worker != NULL;
+}
+
 int http_server_port(const http_server *s)
 {
     return s->port;
@@ -55,13 +63,25 @@ int http_server_port(const http_server *s)
 
 /* ---- request state ---- */
 
-static struct http_request *request_new(struct http_server *s, struct MHD_Connection *conn,
-                                        const char *url, const char *method)
+/* MHD's URI callback: the request starts here, with the target as sent
+ * (signatures cover it byte for byte, query string included). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
+    struct http_server *s = cls;
     struct http_request *req = fr_xcalloc(1, sizeof(*req));
     req->srv = s;
     req->ctx = s->ctx;
+    req->worker = s->worker;
     req->conn = conn;
+    req->raw_uri = fr_xstrdup(uri ? uri : "/");
+    req->route_index = -1;
+    return req;
+}
+
+/* The rest of the request's state, on the access handler's first call. */
+static void request_init(struct http_request *req, const char *url, const char *method)
+{
+    req->begun = true;
     snprintf(req->method, sizeof(req->method), "%s", method);
     req->path = fr_xstrdup(url);
     req->start_us = fr_mono_us();
@@ -69,7 +89,6 @@ static struct http_request *request_new(struct http_server *s, struct MHD_Connec
     req->bytes = 0;
     fr_buf_init(&req->body);
     http__request_id(req);
-    return req;
 }
 
 static void request_free(struct http_request *req)
@@ -86,6 +105,7 @@ static void request_free(struct http_request *req)
     }
     fr_buf_cleanup(&req->body);
     free(req->path);
+    free(req->raw_uri);
     free(req);
 }
 
@@ -253,9 +273,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     (void)version;
     struct http_server *s = cls;
     struct http_request *req = *con_cls;
-    if (!req) {
-        req = request_new(s, conn, url, method);
-        *con_cls = req;
+    if (!req) /* no URI callback: cannot happen, but a request is still a request */
+        *con_cls = req = on_uri(s, url, conn);
+    if (!req->begun) {
+        request_init(req, url, method);
         atomic_fetch_add(&s->in_flight, 1);
         request_begin(req);
         if (req->response && reply_before_body(req))
@@ -269,6 +290,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (!req->response && req->route_signed && s->cluster_secret)
+        http__check_signature(req, s->cluster_secret);
     if (!req->response)
         req->route->handler(req);
     if (atomic_load(&req->deferred))
@@ -285,6 +308,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!req)
         return;
     *con_cls = NULL;
+    if (!req->begun) { /* the client went away before its headers were read */
+        request_free(req);
+        return;
+    }
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && req->status == 0)
         req->status = 499; /* the client went away before a reply */
     if (req->bytes < 0)
@@ -375,22 +402,23 @@ static void server_free(struct http_server *s)
     http__metrics_free(s->metrics);
     http__router_free(s->router);
     free(s->admin_token);
+    free(s->cluster_secret);
     free(s->static_dir);
     free(s);
 }
 
-int http_server_start(ctx *c, const struct http_options *opts, http_server **out,
-                      struct fr_error *err)
+/* Starts s (its handle and router set) with opts; frees s on failure. */
+static int server_start(struct http_server *s, const struct http_options *opts, http_server **out,
+                        struct fr_error *err)
 {
     int result = FR_EIO;
-    struct http_server *s = fr_xcalloc(1, sizeof(*s));
-    s->ctx = c;
     s->max_body = opts->max_body_bytes > 0 ? opts->max_body_bytes : 64 * 1024 * 1024;
     s->max_upload = opts->max_upload_bytes > 0 ? opts->max_upload_bytes : INT64_MAX;
     if (opts->admin_token && *opts->admin_token)
         s->admin_token = fr_xstrdup(opts->admin_token);
+    if (opts->cluster_secret && *opts->cluster_secret)
+        s->cluster_secret = fr_xstrdup(opts->cluster_secret);
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
-    s->router = http__router_new();
     s->metrics = http__metrics_new(s->router);
     result =
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
@@ -405,7 +433,8 @@ int http_server_start(ctx *c, const struct http_options *opts, http_server **out
         flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
         on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, pool_size(opts->threads),
         MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr, MHD_OPTION_END);
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr,
+        MHD_OPTION_END);
     if (!s->daemon) {
         result = fr_error_set(err, FR_EIO, "cannot listen on %s port %d: %s",
                               opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
@@ -421,6 +450,27 @@ out:
     if (s)
         server_free(s);
     return result;
+}
+
+int http_server_start(ctx *c, const struct http_options *opts, http_server **out,
+                      struct fr_error *err)
+{
+    struct http_server *s = fr_xcalloc(1, sizeof(*s));
+    s->ctx = c;
+    s->router = http__router_new();
+    struct http_options o = *opts;
+    if (!o.cluster_secret || !*o.cluster_secret)
+        o.cluster_secret = ctx_cluster_secret(c); /* the context's, as the runner signs with it */
+    return server_start(s, &o, out, err);
+}
+
+int http_server_start_worker(worker *w, const struct http_options *opts, http_server **out,
+                             struct fr_error *err)
+{
+    struct http_server *s = fr_xcalloc(1, sizeof(*s));
+    s->worker = w;
+    s->router = http__router_new_worker();
+    return server_start(s, opts, out, err);
 }
 
 static void sleep_ms(long ms)

@@ -32,6 +32,9 @@ static int read_file(json_t *in, struct df_exec *ex, struct df_table **out, stru
     df_csv_options_init(&o);
     const char *delim = json_string_value(json_object_get(opts, "delimiter"));
     o.delimiter = delim && delim[0] ? delim[0] : ',';
+    const char *quote = json_string_value(json_object_get(opts, "quote"));
+    if (quote)
+        o.quote = quote[0];
     o.header = json_is_true(json_object_get(opts, "header"));
     o.on_error_null = json_is_true(json_object_get(opts, "on_error_null"));
     o.hints = hints.nfields ? &hints : NULL;
@@ -48,6 +51,10 @@ static int read_file(json_t *in, struct df_exec *ex, struct df_table **out, stru
         rc = df_ndjson_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
     if (rc == FR_EDATA && !err->kind[0])
         snprintf(err->kind, sizeof(err->kind), "malformed-data");
+    if (rc == FR_EDATA && !err->file[0]) { /* the file's name, not where the data dir is */
+        const char *base = strrchr(path, '/');
+        snprintf(err->file, sizeof(err->file), "%s", base ? base + 1 : path);
+    }
     free(colv);
     df_schema_cleanup(&schema);
     df_schema_cleanup(&hints);
@@ -310,6 +317,28 @@ static int core_join(json_t *core, struct df_table *const *const *in, const int 
     return rc;
 }
 
+/* new: an int64 column as float64 (union widening). */
+static struct df_column *to_float64(const struct df_column *c)
+{
+    struct df_column *f = df_column_new(DF_TYPE_FLOAT64, c->length);
+    for (int64_t i = 0; i < c->length; i++) {
+        if (df_column_is_valid(c, i))
+            df_column_append_float64(f, (double)df_column_int64(c, i));
+        else
+            df_column_append_null(f);
+    }
+    return f;
+}
+
+static void widen(struct df_table *t, int col)
+{
+    if (t->cols[col]->type != DF_TYPE_INT64)
+        return;
+    struct df_column *f = to_float64(t->cols[col]);
+    df_column_unref(t->cols[col]);
+    t->cols[col] = f;
+}
+
 static int core_union(struct df_table *const *const *in, const int *n, struct df_table **out,
                       struct fr_error *err)
 {
@@ -321,6 +350,10 @@ static int core_union(struct df_table *const *const *in, const int *n, struct df
         for (int i = 0; i < b->ncols; i++) { /* union is by position: take the left's names */
             free(b->names[i]);
             b->names[i] = fr_xstrdup(a->names[i]);
+            if (a->cols[i]->type != b->cols[i]->type) { /* int64 with float64: float64 */
+                widen(a, i);
+                widen(b, i);
+            }
         }
         struct df_table *both[2] = {a, b};
         rc = df_table_concat(both, 2, out, err);

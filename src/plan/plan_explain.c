@@ -29,8 +29,11 @@ static json_t *op_json(const struct lop *op)
         json_t *items = json_array();
         for (int i = 0; i < op->nitems; i++) {
             const struct lproj_item *it = &op->items[i];
-            json_array_append_new(items, it->col ? json_string(it->name)
-                                                 : json_sprintf("%s as %s", it->expr, it->name));
+            size_t el = it->expr ? strlen(it->expr) : 0, nl = strlen(it->name);
+            bool aliased = el > nl && strcmp(it->expr + el - nl, it->name) == 0;
+            json_array_append_new(items, it->col   ? json_string(it->name)
+                                         : aliased ? json_string(it->expr)
+                                                   : json_sprintf("%s as %s", it->expr, it->name));
         }
         return json_pack("{so}", "project", items);
     }
@@ -96,8 +99,13 @@ json_t *plan_physical_explain(const plan_physical *p)
         const struct plan_decision *d = &p->decisions[i];
         json_t *j = json_pack("{ss}", "decision", d->decision);
         if (d->field) {
+            bool boolean = false;
+            for (int f = 0; f < cfg_nfields; f++)
+                if (strcmp(cfg_fields[f].name, d->field) == 0)
+                    boolean = cfg_fields[f].kind == CFG_BOOL;
             json_object_set_new(j, "config_field", json_string(d->field));
-            json_object_set_new(j, "config_value", json_integer(d->value));
+            json_object_set_new(j, "config_value",
+                                boolean ? json_boolean(d->value) : json_integer(d->value));
         }
         json_array_append_new(decisions, j);
     }

@@ -14,6 +14,8 @@ struct lsource {
     const char *format;  /* "csv" | "ndjson" */
     json_t *options;     /* the source's options object (new ref) or NULL */
     char delimiter;
+    char quote;
+    int64_t sample_rows;
     bool header;
     bool on_error_null;
     struct df_schema hints;

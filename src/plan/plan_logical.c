@@ -248,6 +248,12 @@ static int parse_distinct(json_t *list, const struct df_schema *in, int index, s
             rc = op_error(err, index, "distinct: no column '%s'", cols[k]);
     if (rc == FR_OK)
         rc = parse_agg(keys, json_array_size(aggs) ? aggs : NULL, in, index, op, err);
+    if (rc == FR_OK) { /* the aggregation puts keys first: restore the input's order */
+        df_schema_cleanup(&op->schema);
+        df_schema_copy(&op->schema, in);
+        for (int i = 0; i < in->nfields; i++)
+            add_item(op, NULL, in->fields[i].name, in->fields[i].name);
+    }
     json_decref(keys);
     json_decref(aggs);
     free_strings(cols, n);
@@ -323,6 +329,74 @@ static int parse_topk(json_t *spec, const struct df_schema *in, int index, struc
     return FR_OK;
 }
 
+/* The length of a sort key's expression, without " desc", " asc",
+ * " nulls first" or " nulls last" at its end. */
+static size_t sort_key_expr_len(const char *key)
+{
+    static const char *const suffixes[] = {" desc", " asc", " nulls first", " nulls last"};
+    size_t len = strlen(key);
+    for (bool again = true; again;) {
+        again = false;
+        while (len && key[len - 1] == ' ')
+            len--;
+        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+            size_t sl = strlen(suffixes[i]);
+            if (len > sl && strncasecmp(key + len - sl, suffixes[i], sl) == 0) {
+                len -= sl;
+                again = true;
+            }
+        }
+    }
+    return len;
+}
+
+/* A sort on expressions ("length(name) desc") becomes with_column ops that
+ * compute hidden key columns, the sort on them, and a drop. NULL when
+ * every key is a plain column (or a key does not bind: the sort reports it). */
+static json_t *expand_sort(json_t *jop, const struct df_schema *in)
+{
+    json_t *keys = json_object_get(jop, "sort");
+    if (!json_is_array(keys) || json_object_size(jop) != 1)
+        return NULL;
+    json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k) {
+        const char *key = json_string_value(k);
+        if (!key)
+            break;
+        size_t len = sort_key_expr_len(key);
+        char *expr = fr_xstrndup(key, len);
+        df_expr *e = NULL;
+        struct fr_error err;
+        fr_error_init(&err);
+        bool column = df_expr_parse(expr, in, &e, &err) != FR_OK || df_expr_column_index(e) >= 0;
+        df_expr_free(e);
+        if (column) {
+            json_array_append(sort, k);
+        } else {
+            char name[32];
+            snprintf(name, sizeof(name), "__sort%zu", i);
+            json_array_append_new(pre, json_pack("{s{ss ss}}", "with_column", "name", name,
+                                                 "expr", expr));
+            json_array_append_new(sort, json_sprintf("%s%s", name, key + len));
+            json_array_append_new(drop, json_string(name));
+        }
+        free(expr);
+    }
+    json_t *out = NULL;
+    if (json_array_size(drop)) {
+        out = pre;
+        json_array_append_new(out, json_pack("{sO}", "sort", sort));
+        json_array_append_new(out, json_pack("{sO}", "drop", drop));
+    } else {
+        json_decref(pre);
+    }
+    json_decref(sort);
+    json_decref(drop);
+    return out;
+}
+
 static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int index,
                        struct lop *op, struct fr_error *err)
 {
@@ -387,10 +461,16 @@ static int parse_union(json_t *spec, const struct df_schema *in, const struct pl
     if (o->nfields != in->nfields)
         return op_error(err, index, "union: the other plan has a different number of "
                                     "columns%s", "");
-    for (int i = 0; i < in->nfields; i++)
-        if (o->fields[i].type != in->fields[i].type)
+    for (int i = 0; i < in->nfields; i++) {
+        df_type a = in->fields[i].type, b = o->fields[i].type;
+        bool numeric = (a == DF_TYPE_INT64 || a == DF_TYPE_FLOAT64) &&
+                       (b == DF_TYPE_INT64 || b == DF_TYPE_FLOAT64);
+        if (a != b && !numeric)
             return op_error(err, index, "union: column '%s' differs in type between the two "
                                         "plans", in->fields[i].name);
+        if (a != b) /* int64 with float64 widens to float64, as in SQL */
+            op->schema.fields[i].type = DF_TYPE_FLOAT64;
+    }
     return FR_OK;
 }
 
@@ -451,21 +531,35 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
     const char *key;
     json_t *val;
     json_object_foreach(plan, key, val) {
-        if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0)
-            return op_error(err, 0, "unknown plan member '%s' (a plan has source and ops)", key);
+        if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0) {
+            fr_error_set(err, FR_EINVAL, "unknown plan member '%s' (a plan has source and ops)",
+                         key);
+            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            return FR_EINVAL;
+        }
     }
     struct lplan *lp = fr_xcalloc(1, sizeof(*lp));
+    lp->ops = fr_xcalloc(1, sizeof(struct lop));
     int rc = plan__source_parse(json_object_get(plan, "source"), env, opts, &lp->src, err);
-    json_t *ops = json_object_get(plan, "ops");
-    if (rc == FR_OK && ops && !json_is_array(ops))
+    json_t *given = json_object_get(plan, "ops");
+    if (rc == FR_OK && given && !json_is_array(given))
         rc = op_error(err, 0, "\"ops\" must be a list%s", "");
-    size_t n = ops ? json_array_size(ops) : 0;
-    lp->ops = fr_xcalloc(n + 1, sizeof(struct lop));
-    for (size_t i = 0; i < n && rc == FR_OK; i++) {
+    json_t *ops = json_is_array(given) ? json_copy(given) : json_array();
+    for (size_t i = 0; i < json_array_size(ops) && rc == FR_OK; i++) {
+        lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (i + 2)); /* before taking `in` */
+        memset(&lp->ops[i], 0, sizeof(struct lop));
         const struct df_schema *in = i == 0 ? &lp->src.schema : &lp->ops[i - 1].schema;
+        json_t *expanded = expand_sort(json_array_get(ops, i), in);
+        if (expanded) {
+            json_array_remove(ops, i);
+            for (size_t k = 0; k < json_array_size(expanded); k++)
+                json_array_insert(ops, i + k, json_array_get(expanded, k));
+            json_decref(expanded);
+        }
         lp->nops = (int)i + 1;
         rc = parse_op(json_array_get(ops, i), in, env, opts, depth, (int)i, &lp->ops[i], err);
     }
+    json_decref(ops);
     if (rc != FR_OK) {
         plan__lplan_free(lp);
         return rc;

@@ -106,7 +106,7 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
                      src->display, fmt_bytes(size, a, sizeof(a)), s->ntasks,
                      fmt_bytes(hi, b, sizeof(b)));
     else
-        plan__decide(p, "scan_tasks_min_size_bytes", lo,
+        plan__decide(p, "scan_tasks_max_size_bytes", hi,
                      "scan of %s (%s) in one task: within scan_tasks_max_size_bytes %s", src->display,
                      fmt_bytes(size, a, sizeof(a)), fmt_bytes(hi, b, sizeof(b)));
     return FR_OK;
@@ -276,6 +276,8 @@ static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
                                   strings_json(op->keys, op->nkeys), "aggs",
                                   strings_json(op->aggs, op->naggs), "input_schema",
                                   schema_json(in));
+    if (op->nitems) /* distinct: back to the input's column order */
+        pipe(p, f, project_json(op));
     *cur = f;
 }
 

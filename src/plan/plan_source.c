@@ -104,6 +104,8 @@ static int plan_error(struct fr_error *err, const char *fmt, const char *a)
 static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
 {
     s->delimiter = ',';
+    s->quote = '"';
+    s->sample_rows = 0;
     s->header = true;
     df_schema_init(&s->hints);
     if (!opts)
@@ -118,6 +120,18 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
             if (!d || strlen(d) != 1)
                 return plan_error(err, "options.delimiter must be a one-character string%s", "");
             s->delimiter = d[0];
+        } else if (strcmp(key, "quote") == 0) {
+            const char *q = json_string_value(v);
+            if (!q || strlen(q) > 1)
+                return plan_error(err, "options.quote must be a one-character string (or \"\" "
+                                       "for none)%s", "");
+            s->quote = q[0];
+        } else if (strcmp(key, "sample_rows") == 0) {
+            if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+                json_integer_value(v) > 10000000)
+                return plan_error(err, "options.sample_rows must be an integer from 1 to "
+                                       "10000000%s", "");
+            s->sample_rows = json_integer_value(v);
         } else if (strcmp(key, "header") == 0) {
             if (!json_is_boolean(v))
                 return plan_error(err, "options.header must be true or false%s", "");
@@ -140,8 +154,8 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
                 df_schema_add(&s->hints, col, ty);
             }
         } else {
-            return plan_error(err, "unknown source option '%s' (delimiter, header, on_error, "
-                                   "schema)", key);
+            return plan_error(err, "unknown source option '%s' (delimiter, quote, header, "
+                                   "on_error, schema, sample_rows)", key);
         }
     }
     return FR_OK;
@@ -151,6 +165,9 @@ void plan__csv_options(const struct lsource *s, struct df_csv_options *o)
 {
     df_csv_options_init(o);
     o->delimiter = s->delimiter;
+    o->quote = s->quote;
+    if (s->sample_rows > 0)
+        o->sample_rows = s->sample_rows;
     o->header = s->header;
     o->on_error_null = s->on_error_null;
     o->hints = s->hints.nfields ? &s->hints : NULL;
@@ -217,9 +234,34 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
     if (!json_is_object(src))
         return plan_error(err, "the plan needs a \"source\" object: {\"dataset\": name}, "
                                "{\"path\": file}, {\"rows\": [...]} or {\"dataframe\": id}%s", "");
+    static const char *const members[] = {"dataset", "path", "format", "options", "rows",
+                                          "dataframe", "schema"};
+    const char *key;
+    json_t *val;
+    json_object_foreach(src, key, val) {
+        size_t k = 0;
+        while (k < sizeof(members) / sizeof(members[0]) && strcmp(members[k], key) != 0)
+            k++;
+        if (k == sizeof(members) / sizeof(members[0]))
+            return plan_error(err, "unknown source member '%s' (dataset, path, format, options, "
+                                   "rows, dataframe, schema)", key);
+    }
     int rc = parse_options(json_object_get(src, "options"), s, err);
     if (rc != FR_OK)
         return rc;
+    json_t *schema = json_object_get(src, "schema"); /* hints may also sit on the source */
+    if (schema) {
+        json_t *wrapped = json_pack("{sO}", "schema", schema);
+        struct lsource tmp;
+        memset(&tmp, 0, sizeof(tmp));
+        rc = parse_options(wrapped, &tmp, err);
+        json_decref(wrapped);
+        for (int i = 0; i < tmp.hints.nfields; i++)
+            df_schema_add(&s->hints, tmp.hints.fields[i].name, tmp.hints.fields[i].type);
+        df_schema_cleanup(&tmp.hints);
+        if (rc != FR_OK)
+            return rc;
+    }
     json_t *v;
     if ((v = json_object_get(src, "rows")))
         return rows_source(v, s, err);

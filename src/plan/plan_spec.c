@@ -26,11 +26,11 @@ static json_t *file_input(const struct pstage *s, int task)
         for (int i = 0; i < src->ncolumns; i++)
             json_array_append_new(cols, json_integer(src->columns[i]));
     }
-    char delim[2] = {src->delimiter, '\0'};
+    char delim[2] = {src->delimiter, '\0'}, quote[2] = {src->quote, '\0'};
     const struct df_byte_range *r = &s->ranges[task];
-    return json_pack("{ss ss ss ss s{ss sb sb so} so so s[III] sI}", "kind", "file", "path",
+    return json_pack("{ss ss ss ss s{ss ss sb sb so} so so s[III] sI}", "kind", "file", "path",
                      src->path, "format", src->format, "display", src->display, "options",
-                     "delimiter", delim, "header", src->header, "on_error_null",
+                     "delimiter", delim, "quote", quote, "header", src->header, "on_error_null",
                      src->on_error_null, "hints", schema_pairs(&src->hints, NULL, -1), "schema",
                      schema_pairs(&src->schema, NULL, -1), "columns", cols, "range",
                      (json_int_t)r->start, (json_int_t)r->end, (json_int_t)r->line, "max_rows",

@@ -25,6 +25,24 @@ typedef struct runner_query runner_query;
 enum runner_qstate { RQ_QUEUED, RQ_RUNNING, RQ_SUCCEEDED, RQ_FAILED, RQ_CANCELLED };
 const char *runner_qstate_name(enum runner_qstate s);
 
+/* The workers a coordinator knows: announced ones (with heartbeats) and a
+ * static list. Thread-safe (one mutex, "registry lock"). It outlives
+ * runners: workers announce themselves whether or not a runner exists. */
+typedef struct runner_registry runner_registry;
+/* new: static_urls is a comma-separated list or NULL. */
+runner_registry *runner_registry_new(const char *static_urls, int64_t heartbeat_ms);
+void runner_registry_free(runner_registry *g); /* accepts NULL */
+/* An announce or heartbeat body; FR_EINVAL with a message for a bad one. */
+int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err);
+/* new: [{"id","url","state","last_heartbeat","running_tasks","threads","config_ids","static"}] */
+json_t *runner_registry_list(runner_registry *g);
+int64_t runner_registry_heartbeat_ms(const runner_registry *g);
+
+/* new: a remote runner dispatching tasks to the registry's workers over HTTP
+ * (libcurl multi), signing requests when secret is set. Steals frozen. */
+runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const char *secret,
+                          const char *sender);
+
 /* new: a local runner with `threads` worker threads (0 = one per core). */
 runner *runner_local_new(struct cfg_frozen *frozen, int threads);
 /* Cancels what still runs, waits for the threads, drops every partition. */

@@ -94,6 +94,18 @@ static int start_stage(runner_query *q, struct fr_error *err)
     for (int t = 0; t < v.ntasks; t++)
         q->task_rows[t] = -1;
     q->limit_reached = false;
+    if (v.stored_parts) { /* this stage reads a dataframe's kept partitions */
+        q->stored = fr_xrealloc(q->stored, sizeof(*q->stored) * (size_t)(q->nstored + v.ntasks + 1));
+        for (int t = 0; t < v.ntasks; t++) {
+            struct runner_part *view = runner__kept_get(q->r, v.stored_parts[t]);
+            if (!view)
+                return fr_error_set(err, FR_ENOTFOUND,
+                                    "partition %s is gone (its dataframe was deleted)",
+                                    v.stored_parts[t]);
+            q->stored[q->nstored++] = view;
+        }
+    }
+    int first_stored = q->nstored - (v.stored_parts ? v.ntasks : 0);
     q->pending = v.ntasks;
     for (int t = 0; t < v.ntasks; t++) {
         struct rjob *job = fr_xcalloc(1, sizeof(*job));
@@ -104,7 +116,7 @@ static int start_stage(runner_query *q, struct fr_error *err)
         if (v.stored_parts) {
             job->nslots = 1;
             job->inputs[0] = fr_xcalloc(2, sizeof(struct runner_part *));
-            job->inputs[0][0] = q->stored[t];
+            job->inputs[0][0] = q->stored[first_stored + t];
             job->ninputs[0] = 1;
         } else {
             job->nslots = v.nslots;
@@ -261,6 +273,7 @@ void runner__job_free(struct rjob *job)
     json_decref(job->spec);
     for (int k = 0; k < 3; k++)
         free(job->inputs[k]);
+    free(job->avoid_url);
     free(job);
     runner_query_unref(q);
 }
@@ -279,8 +292,6 @@ static int64_t count_tasks(const plan_physical *p)
 int runner_submit(runner *r, runner_query *q, struct fr_error *err)
 {
     int nstages = plan_physical_nstages(q->plan);
-    struct plan_stage_view v;
-    plan_stage_view(q->plan, 0, &v);
     pthread_mutex_lock(&q->lock);
     int rc = FR_OK;
     if (q->state != RQ_QUEUED) {
@@ -289,19 +300,6 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
     }
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
-    if (v.stored_parts) {
-        q->stored = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part *));
-        for (int t = 0; t < v.ntasks; t++) {
-            q->stored[t] = runner__kept_get(r, v.stored_parts[t]);
-            if (!q->stored[t]) {
-                q->nstored = t;
-                rc = fr_error_set(err, FR_ENOTFOUND, "partition %s is gone (its dataframe was "
-                                                     "deleted)", v.stored_parts[t]);
-                goto out;
-            }
-        }
-        q->nstored = v.ntasks;
-    }
     compute_consumers(q, nstages);
     q->out = fr_xcalloc((size_t)nstages + 1, sizeof(*q->out));
     q->tasks_total = count_tasks(q->plan);

@@ -70,6 +70,7 @@ struct rjob {
     struct runner_part **inputs[3];
     int ninputs[3];
     char *avoid_url; /* a worker that failed this job */
+    int64_t waiting_since_ms; /* remote: when it started waiting for a worker */
     struct rjob *next;
 };
 
@@ -107,6 +108,13 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
 void runner__job_free(struct rjob *job);
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
+/* runner_registry.c, for the remote backend */
+char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
+                            bool *any_alive);
+void runner__registry_done(runner_registry *g, const char *url, bool failed);
+bool runner__registry_gone(runner_registry *g, const char *url);
+char **runner__registry_urls(runner_registry *g);
+
 /* Shared by both backends: the runner's common fields. */
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);
 void runner__cleanup(runner *r);

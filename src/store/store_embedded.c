@@ -116,7 +116,7 @@ static struct embedded_entry *add_entry(struct embedded_store *es, const char *i
         es->entries = fr_xrealloc(es->entries, es->cap * sizeof(*es->entries));
     }
     struct embedded_entry *e = &es->entries[es->n++];
-    snprintf(e->id, sizeof(e->id), "%s", id);
+    snprintf(e->id, sizeof(e->id), "%.*s", (int)sizeof(e->id) - 1, id);
     e->bytes = bytes;
     e->len = len;
     e->count = count;

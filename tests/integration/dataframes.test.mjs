@@ -39,7 +39,7 @@ test('datasets: upload, list with schema, get, delete; bad names and types', asy
     r = await call(srv.base, 'GET', '/v1/datasets/events');
     assert.equal(r.body.format, 'ndjson');
 
-    assertProblem(await upload(srv, '..evil', 'a\n1\n'), 400, 'invalid-dataset-name');
+    assertProblem(await upload(srv, '..evil', 'a\n1\n'), 400, 'invalid-parameter');
     r = await upload(srv, 'x', 'a\n1\n', 'application/pdf');
     assert.equal(r.status, 415, r.text);
     // A file that cannot be read as CSV is refused and leaves nothing behind.
@@ -133,6 +133,21 @@ test('a run dataframe is kept and reused as a source; results page and stream', 
     r = await call(srv.base, 'GET', `/v1/queries/${q.id}/result`, { headers: { accept: 'application/x-ndjson' } });
     const lines = r.text.trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines[0], { id: 6, fare: 7.75 });
+    // A dataframe on the right side of a join (not only as the first source).
+    writeFileSync(path.join(srv.dataDir, 'vendors.csv'), 'vendor,name\nCMT,Creative\nVTS,VeriFone\n');
+    r = await call(srv.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'vendors' } } });
+    const vdf = r.body.id;
+    r = await call(srv.base, 'POST', '/v1/queries?wait=30', { json: { dataframe: vdf } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const j = await run(srv, { source: { dataset: 'trips' }, ops: [
+      { join: { right: { source: { dataframe: vdf } }, on: ['vendor'] } },
+      { groupby: ['name'], agg: ['count(*) as n'] }, { sort: ['name'] }] });
+    r = await call(srv.base, 'GET', `/v1/queries/${j.id}/result`);
+    assert.deepEqual(r.body.rows, [['Creative', 3], ['VeriFone', 2]]);
+    const both = await run(srv, { source: { dataframe: df }, ops: [
+      { join: { right: { source: { dataframe: vdf } }, on: ['vendor'], how: 'semi' } }, { agg: ['count(*) as n'] }] });
+    r = await call(srv.base, 'GET', `/v1/queries/${both.id}/result`);
+    assert.deepEqual(r.body.rows, [[5]]);
     // Deleting the dataframe drops its partitions.
     r = await call(srv.base, 'DELETE', `/v1/dataframes/${df}`);
     assert.ok(r.status === 204 || r.status === 200);

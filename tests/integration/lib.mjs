@@ -1,7 +1,8 @@
 // lib: what the integration tests share. Starts `framed serve --port 0` with
-// fresh temp data/state dirs, reads the chosen port from the "listening" log
-// line, waits for /readyz, and stops the server by its PID (SIGTERM, then an
-// exit code 0 is asserted). Node 18+ only: global fetch, no npm packages.
+// fresh temp data/state dirs (or `framed worker --port 0`), reads the chosen
+// port from the "listening" log line, waits for /readyz, and stops the process
+// by its PID (SIGTERM, then an exit code 0 is asserted). Node 18+ only: global
+// fetch, no npm packages.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,8 +70,27 @@ export async function startServer(opts = {}) {
   const port = await proc.listening;
   const base = `http://127.0.0.1:${port}`;
   await waitReady(base);
+  return processHandle(proc, { base, port, root, dataDir, stateDir }, () => {
+    if (!opts.keepRoot && !opts.root) rmSync(root, { recursive: true, force: true });
+  });
+}
+
+// Starts `framed worker --coordinator <coordinator> --port 0`. opts: args
+// (extra flags), env (extra variables, e.g. FRAMED_CLUSTER_SECRET).
+export async function startWorker(coordinator, opts = {}) {
+  const args = ['worker', '--coordinator', coordinator, '--port', '0', ...(opts.args ?? [])];
+  const proc = spawnServer(args, opts.env ?? {});
+  const port = await proc.listening;
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(base);
+  return processHandle(proc, { base, port }, () => {});
+}
+
+// What a test holds of a started process: its fields, its log, and a stop
+// that asserts a clean exit.
+function processHandle(proc, fields, cleanup) {
   const server = {
-    base, port, root, dataDir, stateDir, pid: proc.child.pid,
+    ...fields, pid: proc.child.pid,
     stderr: () => proc.stderr,
     // Every JSON line the server logged so far.
     logLines: () => proc.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => {
@@ -91,7 +111,7 @@ export async function startServer(opts = {}) {
       clearTimeout(timer);
       assert.equal(signal, null, `framed died by ${signal}:\n${proc.stderr}`);
       assert.equal(code, 0, `framed exited with ${code}:\n${proc.stderr.slice(-4000)}`);
-      if (!opts.keepRoot && !opts.root) rmSync(root, { recursive: true, force: true });
+      cleanup();
     },
   };
   return server;

@@ -1,0 +1,280 @@
+/* common_client: a small synchronous HTTP client (libcurl easy, one handle
+ * per call) for the coordinator-worker protocol: it sends the config ID and,
+ * with a cluster secret, the signing headers, and captures status, body, the
+ * Framed-Config-Id echo and the content type. */
+#include "common.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define CLIENT_DEFAULT_TIMEOUT_MS 30000
+#define CLIENT_CONNECT_TIMEOUT_MS 2000
+
+/* The one piece of process state: curl_global_init is not thread-safe and
+ * must run once before any easy handle exists. */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+    /* A failure here shows up as curl_easy_init() returning NULL. */
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* What the callbacks write into; borrowed from fr_client_call's frame. */
+struct call_state {
+    struct fr_client_resp *resp;
+    bool out_of_memory;
+};
+
+/* The body is sized by the peer, so it grows with a checked allocation. */
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct call_state *st = userdata;
+    struct fr_buf *b = &st->resp->body;
+    size_t n = size * nmemb;
+    size_t need = b->len + n + 1;
+    if (need < b->len) {
+        st->out_of_memory = true;
+        return 0;
+    }
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        char *grown = fr_try_realloc(b->data, cap);
+        if (!grown) {
+            st->out_of_memory = true;
+            return 0;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return n;
+}
+
+/* Picks up Framed-Config-Id; a new status line (after a 100 Continue)
+ * forgets what an earlier response said. */
+static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
+{
+    struct call_state *st = userdata;
+    size_t n = size * nmemb;
+    static const char name[] = "Framed-Config-Id:";
+    size_t name_len = sizeof(name) - 1;
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+        st->resp->config_id[0] = '\0';
+        return n;
+    }
+    if (n <= name_len || strncasecmp(line, name, name_len) != 0)
+        return n;
+    const char *v = line + name_len;
+    size_t vlen = n - name_len;
+    while (vlen > 0 && (*v == ' ' || *v == '\t')) {
+        v++;
+        vlen--;
+    }
+    while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' ' ||
+                        v[vlen - 1] == '\t'))
+        vlen--;
+    if (vlen < sizeof(st->resp->config_id)) {
+        memcpy(st->resp->config_id, v, vlen);
+        st->resp->config_id[vlen] = '\0';
+    }
+    return n;
+}
+
+static bool header_value_ok(const char *v)
+{
+    return v == NULL || strpbrk(v, "\r\n") == NULL;
+}
+
+/* The path and query of url as curl will send them ("/" when empty); new. */
+static int url_path_query(const char *url, char **out, struct fr_error *err)
+{
+    int result = FR_EINVAL;
+    char *path = NULL, *query = NULL;
+    CURLU *u = curl_url();
+    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
+        fr_error_set(err, FR_EINVAL, "'%.200s' is not an absolute URL", url);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK) {
+        fr_error_set(err, FR_EINVAL, "'%.200s' has no path", url);
+        goto out;
+    }
+    if (curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
+        query = NULL;
+    *out = fr_xasprintf("%s%s%s", path[0] ? path : "/", query ? "?" : "", query ? query : "");
+    result = FR_OK;
+out:
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return result;
+}
+
+/* Appends the Framed-* and Content-Type headers to *list (new). */
+static int build_headers(const struct fr_client_req *req, struct curl_slist **list,
+                         struct fr_error *err)
+{
+    int result = FR_EINVAL;
+    char *path = NULL, *line = NULL;
+    if (!header_value_ok(req->config_id) || !header_value_ok(req->content_type) ||
+        !header_value_ok(req->sender))
+        return fr_error_set(err, FR_EINVAL, "a request header value contains a line break");
+    /* curl would add "Expect: 100-continue" to larger bodies and wait for it. */
+    *list = curl_slist_append(*list, "Expect:");
+    if (req->config_id) {
+        line = fr_xasprintf("Framed-Config-Id: %s", req->config_id);
+        *list = curl_slist_append(*list, line);
+        free(line);
+    }
+    if (req->body_len > 0 || req->content_type) {
+        line = fr_xasprintf("Content-Type: %s",
+                            req->content_type ? req->content_type : "application/octet-stream");
+        *list = curl_slist_append(*list, line);
+        free(line);
+    }
+    if (req->secret) {
+        if (!req->sender || !req->sender[0]) {
+            fr_error_set(err, FR_EINVAL, "a signed request needs a sender ID");
+            goto out;
+        }
+        result = url_path_query(req->url, &path, err);
+        if (result != FR_OK)
+            goto out;
+        int64_t now = fr_now_ms() / 1000;
+        char sig[80];
+        fr_sign_request(req->secret, req->method, path, req->body, req->body_len, req->sender, now,
+                        sig, sizeof(sig));
+        line = fr_xasprintf("Framed-Sender: %s", req->sender);
+        *list = curl_slist_append(*list, line);
+        free(line);
+        line = fr_xasprintf("Framed-Timestamp: %lld", (long long)now);
+        *list = curl_slist_append(*list, line);
+        free(line);
+        line = fr_xasprintf("Framed-Signature: %s", sig);
+        *list = curl_slist_append(*list, line);
+        free(line);
+    }
+    result = FR_OK;
+out:
+    free(path);
+    return result;
+}
+
+static void set_method_and_body(CURL *h, const struct fr_client_req *req)
+{
+    const char *method = req->method;
+    bool has_body = req->body_len > 0 || strcmp(method, "POST") == 0 ||
+                    strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0;
+    if (strcmp(method, "HEAD") == 0) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+        return;
+    }
+    if (has_body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body_len ? (const char *)req->body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    }
+    if (strcmp(method, "GET") == 0 && !has_body)
+        curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    else if (strcmp(method, "POST") != 0)
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+}
+
+static void set_options(CURL *h, const struct fr_client_req *req, struct curl_slist *headers,
+                        struct call_state *st, char *errbuf)
+{
+    long timeout_ms = req->timeout_ms > 0 ? (long)req->timeout_ms : CLIENT_DEFAULT_TIMEOUT_MS;
+    curl_easy_setopt(h, CURLOPT_URL, req->url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CLIENT_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, st);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, st);
+    set_method_and_body(h, req);
+}
+
+static void resp_init(struct fr_client_resp *resp)
+{
+    resp->status = 0;
+    fr_buf_init(&resp->body);
+    resp->config_id[0] = '\0';
+    resp->content_type[0] = '\0';
+}
+
+/* Turns a failed transfer into FR_EIO or FR_ETIMEOUT naming the call. */
+static int transfer_error(const struct fr_client_req *req, CURLcode rc, const char *errbuf,
+                          const struct call_state *st, struct fr_error *err)
+{
+    const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    if (st->out_of_memory)
+        return fr_error_set(err, FR_ENOSPACE, "%s %.200s: no memory for the response body",
+                            req->method, req->url);
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+        return fr_error_set(err, FR_ETIMEOUT, "%s %.200s timed out: %s", req->method, req->url,
+                            why);
+    return fr_error_set(err, FR_EIO, "%s %.200s failed: %s", req->method, req->url, why);
+}
+
+int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
+                   struct fr_error *err)
+{
+    int result = FR_EINVAL;
+    struct curl_slist *headers = NULL;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct call_state st = {.resp = resp, .out_of_memory = false};
+    CURL *h = NULL;
+    resp_init(resp);
+    if (!req->method || !req->url) {
+        fr_error_set(err, FR_EINVAL, "fr_client_call: a method and a URL are required");
+        goto out;
+    }
+    pthread_once(&curl_once, curl_init_once);
+    result = build_headers(req, &headers, err);
+    if (result != FR_OK)
+        goto out;
+    h = curl_easy_init();
+    if (!h) {
+        result = fr_error_set(err, FR_EIO, "cannot initialize libcurl");
+        goto out;
+    }
+    set_options(h, req, headers, &st, errbuf);
+    CURLcode rc = curl_easy_perform(h);
+    if (rc != CURLE_OK) {
+        result = transfer_error(req, rc, errbuf, &st, err);
+        goto out;
+    }
+    char *ctype = NULL;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype)
+        snprintf(resp->content_type, sizeof(resp->content_type), "%s", ctype);
+    result = FR_OK;
+out:
+    if (result != FR_OK) {
+        /* No answer: a half-read body must not look like one. */
+        fr_client_resp_cleanup(resp);
+    }
+    curl_easy_cleanup(h);
+    curl_slist_free_all(headers);
+    return result;
+}
+
+void fr_client_resp_cleanup(struct fr_client_resp *resp)
+{
+    if (!resp)
+        return;
+    fr_buf_cleanup(&resp->body);
+    resp_init(resp);
+}

@@ -1,0 +1,182 @@
+/* http_routes_worker: the routes of `framed worker`: tasks, partitions, the
+ * release of a config, and the operations endpoints. Every task and
+ * partition call names its config in Framed-Config-Id, and every answer
+ * echoes it. Tasks run on their own thread (deferred), never on the pool. */
+#include "http.h"
+
+#include <microhttpd.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONFIG_ID_HEADER "Framed-Config-Id"
+
+/* The request's config ID, or NULL after a 400 missing-config-id reply. */
+static const char *config_id_of(struct http_request *req)
+{
+    const char *id = http__header(req, CONFIG_ID_HEADER);
+    if (!id || !*id) {
+        http__reply_problem(req, FR_EINVAL, "missing-config-id",
+                            "worker calls need the header Framed-Config-Id: sha256:<hex>");
+        return NULL;
+    }
+    if (!store_id_valid(id)) {
+        http__reply_problem(req, FR_EINVAL, "missing-config-id",
+                            "Framed-Config-Id must be sha256:<64 lowercase hex>");
+        return NULL;
+    }
+    return id;
+}
+
+static void echo_config_id(struct http_request *req, const char *id)
+{
+    if (id)
+        http__add_header(req, CONFIG_ID_HEADER, id);
+}
+
+/* A worker's problem: the error's kind and location; the column of a data
+ * file also as field_index, the member the protocol names. Steals ext. */
+static void reply_fr_error(struct http_request *req, const struct fr_error *e, json_t *ext)
+{
+    struct ctx_error ce;
+    ctx_error_init(&ce);
+    ce.base = *e;
+    ce.ext = ext ? ext : json_object();
+    if (e->column >= 0)
+        json_object_set_new(ce.ext, "field_index", json_integer(e->column));
+    http__reply_error(req, &ce);
+    ctx_error_cleanup(&ce);
+}
+
+/* On its own thread: the task may run for as long as task_timeout_ms. */
+static void task_job(struct http_request *req)
+{
+    const char *id = http__header(req, CONFIG_ID_HEADER);
+    json_t *body = http__body_json(req);
+    if (!body) {
+        echo_config_id(req, id);
+        return;
+    }
+    json_t *out = NULL, *ext = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    if (worker_task_run(req->worker, id, body, &out, &ext, &err) == FR_OK)
+        http__reply_json(req, MHD_HTTP_OK, out);
+    else
+        reply_fr_error(req, &err, ext);
+    echo_config_id(req, id);
+    json_decref(body);
+}
+
+static void task_post(struct http_request *req)
+{
+    const char *id = config_id_of(req);
+    if (!id)
+        return;
+    http__defer(req, task_job);
+}
+
+static void partition_get(struct http_request *req)
+{
+    const char *id = config_id_of(req);
+    if (!id)
+        return;
+    struct fr_error err;
+    fr_error_init(&err);
+    char *bytes = NULL;
+    size_t len = 0;
+    if (worker_partition_serialize(req->worker, http__param(req, "id"), id, &bytes, &len, &err) ==
+        FR_OK)
+        http__reply_bytes(req, MHD_HTTP_OK, "application/vnd.framed.table", bytes, len);
+    else
+        reply_fr_error(req, &err, NULL);
+    echo_config_id(req, id);
+}
+
+static void partition_delete(struct http_request *req)
+{
+    const char *id = config_id_of(req);
+    if (!id)
+        return;
+    struct fr_error err;
+    fr_error_init(&err);
+    if (worker_partition_delete(req->worker, http__param(req, "id"), &err) == FR_OK)
+        http__reply_empty(req, MHD_HTTP_NO_CONTENT);
+    else
+        reply_fr_error(req, &err, NULL);
+    echo_config_id(req, id);
+}
+
+static void config_delete(struct http_request *req)
+{
+    const char *id = http__param(req, "id");
+    if (!store_id_valid(id)) {
+        http__reply_bad_parameter(req, "id", "a config ID is sha256:<64 lowercase hex>");
+        return;
+    }
+    bool was_cached = false;
+    int64_t dropped = 0;
+    worker_config_drop(req->worker, id, &was_cached, &dropped);
+    http__reply_json(req, MHD_HTTP_OK,
+                     json_pack("{ss sb sI}", "config_id", id, "was_cached", was_cached,
+                               "dropped_partitions", (json_int_t)dropped));
+    echo_config_id(req, id);
+}
+
+static void reply_text(struct http_request *req, const char *text)
+{
+    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; charset=utf-8", fr_xstrdup(text),
+                      strlen(text));
+}
+
+static void livez(struct http_request *req)
+{
+    reply_text(req, "ok\n");
+}
+
+static void readyz(struct http_request *req)
+{
+    if (http__shutting_down(req->srv))
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable", "the worker is shutting down");
+    else
+        reply_text(req, "ready\n");
+}
+
+static void metrics(struct http_request *req)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    http__metrics_write(http__server_metrics(req->srv), &b);
+    worker_metrics(req->worker, &b);
+    size_t len = 0;
+    char *text = fr_buf_steal(&b, &len);
+    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+static void info(struct http_request *req)
+{
+    http__reply_json(req, MHD_HTTP_OK, worker_info(req->worker));
+}
+
+/* Probes and metrics stay open for platforms; everything else is a cluster
+ * call and needs the signature when a secret is set. */
+void http__routes_worker_register(struct http__router *r)
+{
+    static const struct http__route open_routes[] = {
+        {"GET", "/livez", livez, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/readyz", readyz, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/metrics", metrics, false, HTTP_BODY_NONE, NULL},
+    };
+    static const struct http__route cluster_routes[] = {
+        {"GET", "/v1/info", info, false, HTTP_BODY_NONE, NULL},
+        {"POST", "/v1/tasks", task_post, false, HTTP_BODY_JSON, NULL},
+        {"GET", "/v1/partitions/{id}", partition_get, false, HTTP_BODY_NONE, NULL},
+        {"DELETE", "/v1/partitions/{id}", partition_delete, false, HTTP_BODY_NONE, NULL},
+        {"DELETE", "/v1/configs/{id}", config_delete, false, HTTP_BODY_NONE, NULL},
+    };
+    for (size_t i = 0; i < sizeof(open_routes) / sizeof(open_routes[0]); i++)
+        http__router_add(r, &open_routes[i]);
+    for (size_t i = 0; i < sizeof(cluster_routes) / sizeof(cluster_routes[0]); i++)
+        http__router_add_signed(r, &cluster_routes[i]);
+}

@@ -1,0 +1,226 @@
+/* runner_registry: the workers a coordinator knows, their health from
+ * heartbeats (active, then suspect after 3 missed beats, gone after 10) and
+ * the remote runner's bookkeeping of tasks in flight on each, used to pick
+ * a worker by free slots and data locality. */
+#include "runner_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct wentry {
+    char *id;
+    char *url;
+    int threads;
+    int64_t reported_running;
+    int inflight; /* tasks this coordinator has on it now */
+    int64_t last_heartbeat_ms;
+    int64_t failed_until_ms; /* a failed call makes a static worker suspect until then */
+    int64_t last_failure_ms; /* an announced one stays suspect until it beats again */
+    json_t *config_ids;
+    bool is_static;
+};
+
+struct runner_registry {
+    pthread_mutex_t lock; /* "registry lock": everything below */
+    struct wentry *w;
+    int n;
+    int64_t heartbeat_ms;
+};
+
+static struct wentry *add_entry(runner_registry *g, const char *id, const char *url)
+{
+    g->w = fr_xrealloc(g->w, sizeof(*g->w) * (size_t)(g->n + 1));
+    struct wentry *e = &g->w[g->n++];
+    memset(e, 0, sizeof(*e));
+    e->id = fr_xstrdup(id);
+    e->url = fr_xstrdup(url);
+    e->threads = 1;
+    e->config_ids = json_array();
+    return e;
+}
+
+runner_registry *runner_registry_new(const char *static_urls, int64_t heartbeat_ms)
+{
+    runner_registry *g = fr_xcalloc(1, sizeof(*g));
+    pthread_mutex_init(&g->lock, NULL);
+    g->heartbeat_ms = heartbeat_ms > 0 ? heartbeat_ms : 1000;
+    if (static_urls && static_urls[0]) {
+        char *list = fr_xstrdup(static_urls), *save = NULL;
+        for (char *u = strtok_r(list, ",", &save); u; u = strtok_r(NULL, ",", &save)) {
+            size_t len = strlen(u);
+            while (len && u[len - 1] == '/')
+                u[--len] = '\0';
+            if (len) {
+                struct wentry *e = add_entry(g, u, u);
+                e->is_static = true;
+                e->threads = 2;
+            }
+        }
+        free(list);
+    }
+    return g;
+}
+
+void runner_registry_free(runner_registry *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->n; i++) {
+        free(g->w[i].id);
+        free(g->w[i].url);
+        json_decref(g->w[i].config_ids);
+    }
+    free(g->w);
+    pthread_mutex_destroy(&g->lock);
+    free(g);
+}
+
+int64_t runner_registry_heartbeat_ms(const runner_registry *g)
+{
+    return g->heartbeat_ms;
+}
+
+static const char *state_of(const runner_registry *g, const struct wentry *e, int64_t now)
+{
+    if (e->is_static && !e->last_heartbeat_ms)
+        return now < e->failed_until_ms ? "suspect" : "active";
+    int64_t age = now - e->last_heartbeat_ms;
+    if (age > 10 * g->heartbeat_ms)
+        return "gone";
+    /* a worker that failed a call is trusted again only after a newer heartbeat */
+    if (age > 3 * g->heartbeat_ms || e->last_failure_ms >= e->last_heartbeat_ms)
+        return "suspect";
+    return "active";
+}
+
+int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err)
+{
+    const char *id = json_string_value(json_object_get(body, "id"));
+    const char *url = json_string_value(json_object_get(body, "url"));
+    json_t *threads = json_object_get(body, "threads");
+    if (!json_is_object(body) || !id || !id[0] || !url ||
+        (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+        return fr_error_set(err, FR_EINVAL, "an announce needs {\"id\", \"url\": \"http://...\", "
+                                            "\"threads\", ...}");
+    if (threads && (!json_is_integer(threads) || json_integer_value(threads) < 1))
+        return fr_error_set(err, FR_EINVAL, "threads must be a positive integer");
+    pthread_mutex_lock(&g->lock);
+    struct wentry *e = NULL;
+    for (int i = 0; i < g->n && !e; i++)
+        if (strcmp(g->w[i].id, id) == 0 || strcmp(g->w[i].url, url) == 0)
+            e = &g->w[i];
+    if (!e) {
+        e = add_entry(g, id, url);
+        FR_LOG(FR_LOG_INFO, "worker %s joined at %s", id, url);
+    } else if (strcmp(e->id, id) != 0) { /* a restarted worker at the same URL */
+        free(e->id);
+        e->id = fr_xstrdup(id);
+    }
+    e->threads = threads ? (int)json_integer_value(threads) : e->threads;
+    e->reported_running = json_integer_value(json_object_get(body, "running_tasks"));
+    e->last_heartbeat_ms = fr_now_ms();
+    json_t *ids = json_object_get(body, "config_ids");
+    json_decref(e->config_ids);
+    e->config_ids = json_is_array(ids) ? json_deep_copy(ids) : json_array();
+    pthread_mutex_unlock(&g->lock);
+    return FR_OK;
+}
+
+json_t *runner_registry_list(runner_registry *g)
+{
+    json_t *list = json_array();
+    int64_t now = fr_now_ms();
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++) {
+        const struct wentry *e = &g->w[i];
+        char at[40] = "";
+        if (e->last_heartbeat_ms)
+            fr_iso8601_ms(e->last_heartbeat_ms, at, sizeof(at));
+        json_array_append_new(
+            list, json_pack("{ss ss ss so? sI si si sO sb}", "id", e->id, "url", e->url, "state",
+                            state_of(g, e, now), "last_heartbeat",
+                            e->last_heartbeat_ms ? json_string(at) : NULL, "running_tasks",
+                            (json_int_t)e->reported_running, "inflight", e->inflight, "threads",
+                            e->threads, "config_ids", e->config_ids, "static", e->is_static));
+    }
+    pthread_mutex_unlock(&g->lock);
+    return list;
+}
+
+/* Picks an active worker with a free slot: `prefer` (where the inputs live)
+ * if it has one, else the least loaded, never `avoid`. Returns a new copy of
+ * its URL (counted in flight) or NULL when none is free. *any_alive tells
+ * whether some worker is active at all. */
+char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
+                            bool *any_alive)
+{
+    int64_t now = fr_now_ms();
+    struct wentry *best = NULL;
+    *any_alive = false;
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++) {
+        struct wentry *e = &g->w[i];
+        if (strcmp(state_of(g, e, now), "active") != 0)
+            continue;
+        if (avoid && strcmp(e->url, avoid) == 0 && g->n > 1)
+            continue;
+        *any_alive = true;
+        if (e->inflight >= e->threads)
+            continue;
+        if (prefer && strcmp(e->url, prefer) == 0) {
+            best = e;
+            break;
+        }
+        if (!best || e->inflight * best->threads < best->inflight * e->threads)
+            best = e;
+    }
+    char *url = NULL;
+    if (best) {
+        best->inflight++;
+        url = fr_xstrdup(best->url);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return url;
+}
+
+void runner__registry_done(runner_registry *g, const char *url, bool failed)
+{
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++) {
+        if (strcmp(g->w[i].url, url) != 0)
+            continue;
+        if (g->w[i].inflight > 0)
+            g->w[i].inflight--;
+        if (failed) {
+            g->w[i].failed_until_ms = fr_now_ms() + 3 * g->heartbeat_ms;
+            g->w[i].last_failure_ms = fr_now_ms();
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+bool runner__registry_gone(runner_registry *g, const char *url)
+{
+    bool gone = false;
+    int64_t now = fr_now_ms();
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0)
+            gone = strcmp(state_of(g, &g->w[i], now), "gone") == 0;
+    pthread_mutex_unlock(&g->lock);
+    return gone;
+}
+
+/* new: the URLs of every worker not gone, NULL-terminated. */
+char **runner__registry_urls(runner_registry *g)
+{
+    int64_t now = fr_now_ms();
+    pthread_mutex_lock(&g->lock);
+    char **urls = fr_xcalloc((size_t)g->n + 1, sizeof(char *));
+    int k = 0;
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(state_of(g, &g->w[i], now), "gone") != 0)
+            urls[k++] = fr_xstrdup(g->w[i].url);
+    pthread_mutex_unlock(&g->lock);
+    return urls;
+}

@@ -1,0 +1,547 @@
+/* runner_remote: the remote backend. One thread drives libcurl's multi
+ * interface: tasks go to workers as POST /v1/tasks with the runner's config
+ * ID in Framed-Config-Id (connections reused, every call timed out), picked
+ * by free slots and by where their inputs live. A worker that fails a call
+ * is avoided and the task retried elsewhere up to task_max_retries; a lost
+ * input partition makes the driver rerun the plan. Partitions stay on the
+ * workers; results and sort samples are fetched when needed. */
+#include "runner_int.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct transfer {
+    struct rjob *job; /* NULL for a fire-and-forget DELETE */
+    CURL *easy;
+    char *url; /* the worker */
+    struct curl_slist *headers;
+    char *body;
+    struct fr_buf resp;
+    char echo[80];
+    struct transfer *next;
+};
+
+struct pending_delete {
+    char *url; /* full URL of the resource to delete */
+    char *worker;
+    struct pending_delete *next;
+};
+
+struct remote_runner {
+    struct runner base; /* first: a runner * is a struct remote_runner * */
+    runner_registry *reg;
+    char *secret;
+    char *sender;
+    CURLM *multi;
+    pthread_t thread;
+    pthread_mutex_t lock; /* "remote lock": head/tail, deletes, stopping, counters */
+    struct rjob *head, *tail;
+    struct pending_delete *deletes;
+    struct transfer *transfers; /* in flight: the loop thread only */
+    bool stopping;
+    int64_t tasks_sent, tasks_retried;
+};
+
+static void push_job(struct remote_runner *rr, struct rjob *job, bool front)
+{
+    job->next = NULL;
+    if (front) {
+        job->next = rr->head;
+        rr->head = job;
+        if (!rr->tail)
+            rr->tail = job;
+    } else {
+        if (rr->tail)
+            rr->tail->next = job;
+        else
+            rr->head = job;
+        rr->tail = job;
+    }
+}
+
+static void remote_enqueue(runner *r, struct rjob *job)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    pthread_mutex_lock(&rr->lock);
+    job->waiting_since_ms = fr_now_ms();
+    push_job(rr, job, false);
+    pthread_mutex_unlock(&rr->lock);
+    curl_multi_wakeup(rr->multi);
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    fr_buf_append(arg, data, size * n);
+    return size * n;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    struct transfer *t = arg;
+    size_t len = size * n;
+    static const char name[] = "framed-config-id:";
+    if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0) {
+        const char *v = data + sizeof(name) - 1;
+        size_t vl = len - (sizeof(name) - 1);
+        while (vl && (*v == ' ' || *v == '\t'))
+            v++, vl--;
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        snprintf(t->echo, sizeof(t->echo), "%.*s", (int)vl, v);
+    }
+    return len;
+}
+
+static struct curl_slist *signed_headers(struct remote_runner *rr, const char *method,
+                                         const char *path, const char *body, size_t len)
+{
+    struct curl_slist *h = NULL;
+    char line[256];
+    snprintf(line, sizeof(line), "Framed-Config-Id: %s", rr->base.frozen->id);
+    h = curl_slist_append(h, line);
+    h = curl_slist_append(h, "Expect:");
+    if (body)
+        h = curl_slist_append(h, "Content-Type: application/json");
+    if (rr->secret) {
+        int64_t now = fr_now_ms() / 1000;
+        char sig[80];
+        fr_sign_request(rr->secret, method, path, body, len, rr->sender, now, sig, sizeof(sig));
+        snprintf(line, sizeof(line), "Framed-Sender: %s", rr->sender);
+        h = curl_slist_append(h, line);
+        snprintf(line, sizeof(line), "Framed-Timestamp: %lld", (long long)now);
+        h = curl_slist_append(h, line);
+        snprintf(line, sizeof(line), "Framed-Signature: %s", sig);
+        h = curl_slist_append(h, line);
+    }
+    return h;
+}
+
+static struct transfer *new_transfer(struct remote_runner *rr, const char *worker,
+                                     const char *method, const char *url, const char *path,
+                                     char *body /* steals */, int64_t timeout_ms)
+{
+    struct transfer *t = fr_xcalloc(1, sizeof(*t));
+    t->url = fr_xstrdup(worker);
+    t->body = body;
+    fr_buf_init(&t->resp);
+    t->headers = signed_headers(rr, method, path, body, body ? strlen(body) : 0);
+    t->easy = curl_easy_init();
+    curl_easy_setopt(t->easy, CURLOPT_URL, url);
+    curl_easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, method);
+    if (body) {
+        curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    }
+    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
+    curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, &t->resp);
+    curl_easy_setopt(t->easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+    curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+    curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+    t->next = rr->transfers;
+    rr->transfers = t;
+    curl_multi_add_handle(rr->multi, t->easy);
+    return t;
+}
+
+static void free_transfer(struct transfer *t)
+{
+    curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->headers);
+    free(t->body);
+    free(t->url);
+    fr_buf_cleanup(&t->resp);
+    free(t);
+}
+
+static json_t *inputs_json(const struct rjob *job)
+{
+    json_t *slots = json_array();
+    for (int k = 0; k < job->nslots; k++) {
+        json_t *refs = json_array();
+        for (int i = 0; i < job->ninputs[k]; i++) {
+            const struct runner_part *p = job->inputs[k][i];
+            json_array_append_new(refs, json_pack("{ss ss}", "url", p->url ? p->url : "", "id",
+                                                  p->id ? p->id : ""));
+        }
+        json_array_append_new(slots, refs);
+    }
+    return slots;
+}
+
+static void start_task(struct remote_runner *rr, struct rjob *job, const char *worker)
+{
+    json_t *body = json_pack("{ss si si si sO so}", "query_id", job->q->id, "stage", job->stage,
+                             "task", job->task, "attempt", job->attempt, "spec", job->spec,
+                             "inputs", inputs_json(job));
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    char *url = fr_xasprintf("%s/v1/tasks", worker);
+    int64_t timeout = rr->base.frozen->values.task_timeout_ms + 5000;
+    struct transfer *t = new_transfer(rr, worker, "POST", url, "/v1/tasks", text, timeout);
+    t->job = job;
+    free(url);
+    pthread_mutex_lock(&rr->lock);
+    rr->tasks_sent++;
+    pthread_mutex_unlock(&rr->lock);
+}
+
+static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt,
+                     const char *a, const char *b)
+{
+    struct fr_error err;
+    fr_error_init(&err);
+    fr_error_set(&err, status, fmt, a, b);
+    snprintf(err.kind, sizeof(err.kind), "%s", kind);
+    runner__task_done(job, status, NULL, 0, &err, 0, NULL);
+}
+
+/* Hands waiting jobs to workers with free slots, oldest first. */
+static void dispatch(struct remote_runner *rr)
+{
+    pthread_mutex_lock(&rr->lock);
+    struct rjob *list = rr->head;
+    rr->head = rr->tail = NULL;
+    bool stopping = rr->stopping;
+    pthread_mutex_unlock(&rr->lock);
+    int64_t patience = 10 * runner_registry_heartbeat_ms(rr->reg);
+    if (patience > rr->base.frozen->values.task_timeout_ms)
+        patience = rr->base.frozen->values.task_timeout_ms;
+    while (list) {
+        struct rjob *job = list;
+        list = list->next;
+        job->next = NULL;
+        if (stopping || atomic_load(&job->q->cancel)) {
+            fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled%s%s", "", "");
+            continue;
+        }
+        const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
+        bool alive = false;
+        char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, &alive);
+        if (worker) {
+            start_task(rr, job, worker);
+            free(worker);
+        } else if (!alive && fr_now_ms() - job->waiting_since_ms > patience) {
+            fail_job(job, FR_EUNAVAILABLE, "no-workers",
+                     "no worker is available to run the task%s%s (start `framed worker "
+                     "--coordinator ...` or check --workers)",
+                     "", "");
+        } else {
+            pthread_mutex_lock(&rr->lock); /* wait for a free slot, keeping the order */
+            push_job(rr, job, false);
+            while (list) {
+                struct rjob *next = list->next;
+                push_job(rr, list, false);
+                list = next;
+            }
+            pthread_mutex_unlock(&rr->lock);
+        }
+    }
+}
+
+static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char *worker,
+                          const char *why)
+{
+    if (job->attempt < rr->base.frozen->values.task_max_retries && !atomic_load(&job->q->cancel)) {
+        FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s failed on %s (%s): retry %d",
+               job->task, job->stage, job->q->id, worker, why, job->attempt + 1);
+        job->attempt++;
+        free(job->avoid_url);
+        job->avoid_url = fr_xstrdup(worker);
+        pthread_mutex_lock(&rr->lock);
+        rr->tasks_retried++;
+        pthread_mutex_unlock(&rr->lock);
+        remote_enqueue(&rr->base, job);
+        return;
+    }
+    fail_job(job, FR_EUNAVAILABLE, "worker-lost", "worker %s failed: %s; retries exhausted "
+                                                  "(task_max_retries)", worker, why);
+}
+
+static int status_of_kind(const char *kind)
+{
+    static const struct {
+        const char *kind;
+        int status;
+    } map[] = {
+        {"malformed-data", FR_EDATA},     {"task-memory-limit", FR_EMEMLIMIT},
+        {"task-timeout", FR_ETIMEOUT},    {"config-not-found", FR_ENOTFOUND},
+        {"config-integrity", FR_EDATA},   {"input-lost", FR_EUNAVAILABLE},
+        {"missing-config-id", FR_EINVAL}, {"unauthorized", FR_EINVAL},
+        {"query-cancelled", FR_ECANCELLED},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(map[i].kind, kind) == 0)
+            return map[i].status;
+    return FR_EINTERNAL;
+}
+
+/* A worker's problem answer becomes the task's error, kind and location kept. */
+static void task_problem(struct transfer *t, long status)
+{
+    json_t *p = json_loadb(t->resp.data ? t->resp.data : "", t->resp.len, 0, NULL);
+    const char *type = json_string_value(json_object_get(p, "type"));
+    const char *slash = type ? strrchr(type, '/') : NULL;
+    const char *kind = slash ? slash + 1 : "internal";
+    const char *detail = json_string_value(json_object_get(p, "detail"));
+    struct fr_error err;
+    fr_error_init(&err);
+    fr_error_set(&err, status_of_kind(kind), "%s (worker %s answered %ld)",
+                 detail ? detail : "no detail", t->url, status);
+    snprintf(err.kind, sizeof(err.kind), "%s", kind);
+    const char *file = json_string_value(json_object_get(p, "file"));
+    if (file)
+        snprintf(err.file, sizeof(err.file), "%s", file);
+    if (json_is_integer(json_object_get(p, "line")))
+        err.line = json_integer_value(json_object_get(p, "line"));
+    if (json_is_integer(json_object_get(p, "field_index")))
+        err.column = json_integer_value(json_object_get(p, "field_index"));
+    json_decref(p);
+    runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
+}
+
+/* A 200 answer: check the config echo, turn outputs into partition refs. */
+static void task_succeeded(struct remote_runner *rr, struct transfer *t)
+{
+    json_t *body = json_loadb(t->resp.data ? t->resp.data : "", t->resp.len, 0, NULL);
+    const char *cid = json_string_value(json_object_get(body, "config_id"));
+    json_t *outs = json_object_get(body, "outputs");
+    const char *want = rr->base.frozen->id;
+    if (!body || !json_is_array(outs) || !cid || strcmp(cid, want) != 0 ||
+        strcmp(t->echo, want) != 0) {
+        json_decref(body);
+        fail_job(t->job, FR_EINTERNAL, "config-mismatch",
+                 "worker %s answered for config '%s', not the runner's; the result is rejected",
+                 t->url, t->echo[0] ? t->echo : (cid ? cid : "(none)"));
+        return;
+    }
+    size_t n = json_array_size(outs);
+    struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(outs, i);
+        const char *id = json_string_value(json_object_get(o, "id"));
+        if (id)
+            parts[i] = runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
+                                           json_integer_value(json_object_get(o, "bytes")));
+    }
+    runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
+                      json_integer_value(json_object_get(body, "null_errors")), cid);
+    json_decref(body);
+}
+
+static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code)
+{
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
+    runner__registry_done(rr->reg, t->url, transport && t->job);
+    if (!t->job) {
+        free_transfer(t);
+        return;
+    }
+    if (transport)
+        retry_or_fail(rr, t->job, t->url,
+                      code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving");
+    else if (status == 200)
+        task_succeeded(rr, t);
+    else
+        task_problem(t, status);
+    free_transfer(t);
+}
+
+static void unlink_transfer(struct remote_runner *rr, struct transfer *t)
+{
+    for (struct transfer **pp = &rr->transfers; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
+    }
+}
+
+/* Calls to a worker whose heartbeats stopped are abandoned (and retried). */
+static void abandon_gone(struct remote_runner *rr)
+{
+    struct transfer *t = rr->transfers;
+    while (t) {
+        struct transfer *next = t->next;
+        if (t->job && runner__registry_gone(rr->reg, t->url)) {
+            curl_multi_remove_handle(rr->multi, t->easy);
+            unlink_transfer(rr, t);
+            complete(rr, t, CURLE_OPERATION_TIMEDOUT);
+        }
+        t = next;
+    }
+}
+
+static void start_deletes(struct remote_runner *rr)
+{
+    pthread_mutex_lock(&rr->lock);
+    struct pending_delete *d = rr->deletes;
+    rr->deletes = NULL;
+    pthread_mutex_unlock(&rr->lock);
+    while (d) {
+        struct pending_delete *next = d->next;
+        const char *path = strstr(d->url + 8, "/"); /* after the scheme and host */
+        new_transfer(rr, d->worker, "DELETE", d->url, path ? path : "/", NULL, 5000);
+        free(d->url);
+        free(d->worker);
+        free(d);
+        d = next;
+    }
+}
+
+static bool idle_and_stopping(struct remote_runner *rr)
+{
+    pthread_mutex_lock(&rr->lock);
+    bool done = rr->stopping && !rr->head && !rr->deletes && !rr->transfers;
+    pthread_mutex_unlock(&rr->lock);
+    return done;
+}
+
+static void *loop_main(void *arg)
+{
+    struct remote_runner *rr = arg;
+    while (!idle_and_stopping(rr)) {
+        dispatch(rr);
+        start_deletes(rr);
+        int running = 0;
+        curl_multi_perform(rr->multi, &running);
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(rr->multi, &left))) {
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            struct transfer *t = NULL;
+            CURLcode code = m->data.result;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+            curl_multi_remove_handle(rr->multi, m->easy_handle);
+            unlink_transfer(rr, t);
+            complete(rr, t, code);
+        }
+        abandon_gone(rr);
+        curl_multi_poll(rr->multi, NULL, 0, 100, NULL);
+    }
+    return NULL;
+}
+
+static int remote_fetch(runner *r, struct runner_part *p, struct fr_error *err)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    char *url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
+    struct fr_client_req req = {.method = "GET", .url = url, .config_id = r->frozen->id,
+                                .timeout_ms = 60000, .secret = rr->secret, .sender = rr->sender};
+    struct fr_client_resp resp;
+    int rc = fr_client_call(&req, &resp, err);
+    if (rc == FR_OK && resp.status != 200)
+        rc = fr_error_set(err, FR_EUNAVAILABLE, "partition %s on %s: HTTP %ld", p->id, p->url,
+                          resp.status);
+    if (rc == FR_OK)
+        rc = df_table_deserialize(resp.body.data, resp.body.len, &p->table, err);
+    if (rc != FR_OK)
+        snprintf(err->kind, sizeof(err->kind), "input-lost");
+    fr_client_resp_cleanup(&resp);
+    free(url);
+    return rc;
+}
+
+static void remote_drop(runner *r, struct runner_part *p)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    pthread_mutex_lock(&rr->lock);
+    if (!rr->stopping) {
+        struct pending_delete *d = fr_xcalloc(1, sizeof(*d));
+        d->url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
+        d->worker = fr_xstrdup(p->url);
+        d->next = rr->deletes;
+        rr->deletes = d;
+    }
+    pthread_mutex_unlock(&rr->lock);
+    curl_multi_wakeup(rr->multi);
+}
+
+/* Teardown: every worker drops the config and the partitions made with it. */
+static void release_on_workers(struct remote_runner *rr)
+{
+    char **urls = runner__registry_urls(rr->reg);
+    for (int i = 0; urls[i]; i++) {
+        char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
+        struct fr_client_req req = {.method = "DELETE", .url = url,
+                                    .config_id = rr->base.frozen->id, .timeout_ms = 3000,
+                                    .secret = rr->secret, .sender = rr->sender};
+        struct fr_client_resp resp;
+        struct fr_error err;
+        fr_error_init(&err);
+        if (fr_client_call(&req, &resp, &err) != FR_OK || resp.status >= 300)
+            FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s", urls[i],
+                   rr->base.frozen->id, err.message[0] ? err.message : "HTTP error");
+        fr_client_resp_cleanup(&resp);
+        free(url);
+        free(urls[i]);
+    }
+    free(urls);
+}
+
+static void remote_stop(runner *r)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    pthread_mutex_lock(&rr->lock);
+    bool was = rr->stopping;
+    rr->stopping = true;
+    pthread_mutex_unlock(&rr->lock);
+    if (was)
+        return;
+    curl_multi_wakeup(rr->multi);
+    pthread_join(rr->thread, NULL);
+    release_on_workers(rr);
+}
+
+static void remote_destroy(runner *r)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    curl_multi_cleanup(rr->multi);
+    pthread_mutex_destroy(&rr->lock);
+    free(rr->secret);
+    free(rr->sender);
+    free(rr);
+}
+
+static json_t *remote_info(runner *r)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    pthread_mutex_lock(&rr->lock);
+    json_t *j = json_pack("{sI sI}", "tasks_sent", (json_int_t)rr->tasks_sent, "tasks_retried",
+                          (json_int_t)rr->tasks_retried);
+    pthread_mutex_unlock(&rr->lock);
+    json_object_set_new(j, "workers", runner_registry_list(rr->reg));
+    return j;
+}
+
+static const struct runner_backend remote_backend = {
+    .kind = "remote",
+    .enqueue = remote_enqueue,
+    .fetch = remote_fetch,
+    .drop = remote_drop,
+    .stop = remote_stop,
+    .destroy = remote_destroy,
+    .info = remote_info,
+};
+
+runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const char *secret,
+                          const char *sender)
+{
+    struct remote_runner *rr = fr_xcalloc(1, sizeof(*rr));
+    runner__init(&rr->base, &remote_backend, frozen);
+    rr->reg = g;
+    rr->secret = secret ? fr_xstrdup(secret) : NULL;
+    rr->sender = fr_xstrdup(sender ? sender : "coordinator");
+    pthread_mutex_init(&rr->lock, NULL);
+    rr->multi = curl_multi_init();
+    curl_multi_setopt(rr->multi, CURLMOPT_MAXCONNECTS, 64L);
+    pthread_create(&rr->thread, NULL, loop_main, rr);
+    return &rr->base;
+}

@@ -1,0 +1,114 @@
+/* worker_heartbeat: the thread that announces the worker to its coordinator
+ * (POST /v1/workers, signed when a secret is set) and repeats it as the
+ * heartbeat. An unreachable coordinator is logged once, then retried quietly
+ * until it answers again. Stops within one wait when asked. */
+#include "worker_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HEARTBEAT_TIMEOUT_MS 5000
+
+/* Posts one heartbeat; true when the coordinator accepted it. A coordinator
+ * may name configs to drop (a backstop for a missed DELETE /v1/configs). */
+static bool beat(worker *w, const char *url, struct fr_error *err)
+{
+    json_t *body = worker__announce_body(w);
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    struct fr_client_req req = {.method = "POST",
+                                .url = url,
+                                .content_type = "application/json",
+                                .body = text,
+                                .body_len = text ? strlen(text) : 0,
+                                .timeout_ms = HEARTBEAT_TIMEOUT_MS,
+                                .secret = w->secret,
+                                .sender = w->id};
+    struct fr_client_resp resp;
+    int rc = fr_client_call(&req, &resp, err);
+    bool ok = rc == FR_OK && resp.status >= 200 && resp.status < 300;
+    if (rc == FR_OK && !ok)
+        fr_error_set(err, FR_EIO, "the coordinator answered %ld", resp.status);
+    json_t *ack = ok ? json_loadb(resp.body.data, resp.body.len, 0, NULL) : NULL;
+    size_t i;
+    json_t *id;
+    json_array_foreach(json_object_get(ack, "release_config_ids"), i, id)
+    {
+        if (json_is_string(id))
+            worker_config_drop(w, json_string_value(id), NULL, NULL);
+    }
+    json_decref(ack);
+    fr_client_resp_cleanup(&resp);
+    free(text);
+    return ok;
+}
+
+static void deadline_in(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *heartbeat_main(void *arg)
+{
+    worker *w = arg;
+    char *url = fr_xasprintf("%s/v1/workers", w->coordinator);
+    bool reachable = true;
+    for (;;) {
+        struct fr_error err;
+        fr_error_init(&err);
+        bool ok = beat(w, url, &err);
+        if (!ok && reachable)
+            FR_LOG(FR_LOG_WARN, "the coordinator at %s is unreachable (%s); retrying every %lld ms",
+                   w->coordinator, err.message, (long long)w->heartbeat_ms);
+        else if (ok && !reachable)
+            FR_LOG(FR_LOG_INFO, "the coordinator at %s answers again", w->coordinator);
+        reachable = ok;
+        struct timespec ts;
+        deadline_in(&ts, w->heartbeat_ms);
+        pthread_mutex_lock(&w->hb_lock);
+        int rc = 0;
+        while (!w->hb_stop && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&w->hb_cond, &w->hb_lock, &ts);
+        bool stop = w->hb_stop;
+        pthread_mutex_unlock(&w->hb_lock);
+        if (stop)
+            break;
+    }
+    free(url);
+    return NULL;
+}
+
+int worker__heartbeat_start(worker *w, struct fr_error *err)
+{
+    pthread_mutex_lock(&w->hb_lock);
+    int rc = FR_OK;
+    if (!w->hb_started) {
+        w->hb_stop = false;
+        if (pthread_create(&w->hb_thread, NULL, heartbeat_main, w) != 0)
+            rc = fr_error_set(err, FR_EIO, "cannot start the heartbeat thread");
+        else
+            w->hb_started = true;
+    }
+    pthread_mutex_unlock(&w->hb_lock);
+    return rc;
+}
+
+void worker__heartbeat_stop(worker *w)
+{
+    pthread_mutex_lock(&w->hb_lock);
+    bool started = w->hb_started;
+    w->hb_stop = true;
+    w->hb_started = false;
+    pthread_cond_broadcast(&w->hb_cond);
+    pthread_mutex_unlock(&w->hb_lock);
+    if (started)
+        pthread_join(w->hb_thread, NULL);
+}

@@ -1,0 +1,155 @@
+/* worker_partition: the tables this worker's tasks produced, by partition ID,
+ * each tagged with the config it was made with so that a fetch under another
+ * config is refused. Readers get their own table sharing the columns
+ * (reference counted), so a partition can be dropped while a task reads it. */
+#include "worker_int.h"
+#include "../engine/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int not_found(const char *id, struct fr_error *err)
+{
+    fr_error_set(err, FR_ENOTFOUND, "this worker holds no partition %s", id);
+    if (err)
+        snprintf(err->kind, sizeof(err->kind), "partition-not-found");
+    return FR_ENOTFOUND;
+}
+
+static void part_free(struct worker__part *p)
+{
+    df_table_free(p->table);
+    free(p);
+}
+
+void worker_partition_put(worker *w, const char *config_id, struct df_table *t, char *id_out,
+                          size_t id_outsz, int64_t *bytes)
+{
+    struct worker__part *p = fr_xcalloc(1, sizeof(*p));
+    worker__random_id("p-", 16, p->id, sizeof(p->id));
+    snprintf(p->config_id, sizeof(p->config_id), "%s", config_id);
+    p->table = t;
+    p->rows = t->nrows;
+    p->bytes = df_table_bytes(t);
+    snprintf(id_out, id_outsz, "%s", p->id);
+    if (bytes)
+        *bytes = p->bytes;
+    pthread_mutex_lock(&w->parts_lock);
+    p->next = w->parts;
+    w->parts = p;
+    w->nparts++;
+    w->part_bytes += p->bytes;
+    pthread_mutex_unlock(&w->parts_lock);
+}
+
+/* The partition of id, or NULL. Caller holds parts_lock. */
+static struct worker__part *part_find(worker *w, const char *id)
+{
+    for (struct worker__part *p = w->parts; p; p = p->next) {
+        if (strcmp(p->id, id) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* A new table sharing the columns of p's. */
+static struct df_table *share_table(const struct df_table *t)
+{
+    int *cols = fr_xcalloc((size_t)t->ncols + 1, sizeof(int));
+    for (int i = 0; i < t->ncols; i++)
+        cols[i] = i;
+    struct df_table *out = df_table_project(t, cols, t->ncols);
+    free(cols);
+    return out;
+}
+
+int worker_partition_table(worker *w, const char *id, const char *config_id, struct df_table **out,
+                           struct fr_error *err)
+{
+    int rc = FR_OK;
+    *out = NULL;
+    pthread_mutex_lock(&w->parts_lock);
+    struct worker__part *p = part_find(w, id);
+    if (!p) {
+        rc = not_found(id, err);
+    } else if (!config_id || strcmp(p->config_id, config_id) != 0) {
+        rc = fr_error_set(err, FR_ECONFLICT, "partition %s was made with config %s, not %s", id,
+                          p->config_id, config_id ? config_id : "(none)");
+        if (err)
+            snprintf(err->kind, sizeof(err->kind), "config-mismatch");
+    } else {
+        *out = share_table(p->table);
+    }
+    pthread_mutex_unlock(&w->parts_lock);
+    return rc;
+}
+
+int worker_partition_serialize(worker *w, const char *id, const char *config_id, char **bytes,
+                               size_t *len, struct fr_error *err)
+{
+    struct df_table *t = NULL;
+    int rc = worker_partition_table(w, id, config_id, &t, err);
+    if (rc == FR_OK)
+        rc = df_table_serialize(t, bytes, len, err);
+    df_table_free(t);
+    return rc;
+}
+
+/* Unlinks and returns the partitions matching (id or config_id). Caller
+ * holds parts_lock. */
+static struct worker__part *unlink_matching(worker *w, const char *id, const char *config_id)
+{
+    struct worker__part *gone = NULL;
+    struct worker__part **pp = &w->parts;
+    while (*pp) {
+        struct worker__part *p = *pp;
+        bool match = id ? strcmp(p->id, id) == 0 : strcmp(p->config_id, config_id) == 0;
+        if (!match) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        w->nparts--;
+        w->part_bytes -= p->bytes;
+        p->next = gone;
+        gone = p;
+    }
+    return gone;
+}
+
+static int64_t free_list(struct worker__part *p)
+{
+    int64_t n = 0;
+    while (p) {
+        struct worker__part *next = p->next;
+        part_free(p);
+        p = next;
+        n++;
+    }
+    return n;
+}
+
+int worker_partition_delete(worker *w, const char *id, struct fr_error *err)
+{
+    pthread_mutex_lock(&w->parts_lock);
+    struct worker__part *gone = unlink_matching(w, id, NULL);
+    pthread_mutex_unlock(&w->parts_lock);
+    return free_list(gone) > 0 ? FR_OK : not_found(id, err);
+}
+
+int64_t worker__partitions_drop_config(worker *w, const char *config_id)
+{
+    pthread_mutex_lock(&w->parts_lock);
+    struct worker__part *gone = unlink_matching(w, NULL, config_id);
+    pthread_mutex_unlock(&w->parts_lock);
+    return free_list(gone);
+}
+
+void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes)
+{
+    pthread_mutex_lock(&w->parts_lock);
+    *count = w->nparts;
+    *bytes = w->part_bytes;
+    pthread_mutex_unlock(&w->parts_lock);
+}

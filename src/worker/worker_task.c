@@ -1,0 +1,206 @@
+/* worker_task: runs one task of POST /v1/tasks. The config named by the
+ * request is resolved (cache or store, verified) and passed down to the
+ * engine as this task's options only; inputs come from this worker's memory
+ * or from their owner over HTTP; outputs stay here as partitions. */
+#include "worker_int.h"
+#include "../engine/engine.h"
+#include "../plan/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SLOTS 8
+#define FETCH_TIMEOUT_MS 120000
+
+/* The task's input tables, per slot. Every slot has an array, named by the
+ * request or not: the executor may read slot 0 of a "stored" input. */
+struct task_inputs {
+    struct df_table **tables[MAX_SLOTS]; /* new tables */
+    int counts[MAX_SLOTS];
+};
+
+static void inputs_cleanup(struct task_inputs *in)
+{
+    for (int k = 0; k < MAX_SLOTS; k++) {
+        for (int i = 0; i < in->counts[k]; i++)
+            df_table_free(in->tables[k][i]);
+        free(in->tables[k]);
+    }
+}
+
+static int task_error(struct fr_error *err, int status, const char *kind, const char *msg)
+{
+    fr_error_set(err, status, "%s", msg);
+    snprintf(err->kind, sizeof(err->kind), "%s", kind);
+    return status;
+}
+
+/* GET {url}/v1/partitions/{id} under the same config, signed like every
+ * internal call. *out new. */
+static int fetch_remote(worker *w, const char *url, const char *id, const char *config_id,
+                        struct df_table **out, struct fr_error *err)
+{
+    char *full = fr_xasprintf("%s/v1/partitions/%s", url, id);
+    struct fr_client_req req = {.method = "GET",
+                                .url = full,
+                                .config_id = config_id,
+                                .timeout_ms = FETCH_TIMEOUT_MS,
+                                .secret = w->secret,
+                                .sender = w->id};
+    struct fr_client_resp resp;
+    int rc = fr_client_call(&req, &resp, err);
+    if (rc == FR_OK && resp.status != 200)
+        rc = fr_error_set(err, FR_EIO, "the owner answered %ld", resp.status);
+    if (rc == FR_OK)
+        rc = df_table_deserialize(resp.body.data, resp.body.len, out, err);
+    fr_client_resp_cleanup(&resp);
+    free(full);
+    return rc;
+}
+
+/* One input partition: from memory when this worker owns it, else over
+ * HTTP. Any failure is input-lost with ext {"lost": {url, id}}. */
+static int fetch_input(worker *w, json_t *ref, const char *config_id, const char *own_url,
+                       struct df_table **out, json_t **ext, struct fr_error *err)
+{
+    const char *url = json_string_value(json_object_get(ref, "url"));
+    const char *id = json_string_value(json_object_get(ref, "id"));
+    if (!url || !id)
+        return task_error(err, FR_EINVAL, "invalid-task", "every input needs a string url and id");
+    size_t n = strlen(url);
+    while (n > 0 && url[n - 1] == '/')
+        n--;
+    bool own = strlen(own_url) == n && strncmp(url, own_url, n) == 0;
+    int rc = own ? worker_partition_table(w, id, config_id, out, err)
+                 : fetch_remote(w, url, id, config_id, out, err);
+    if (rc == FR_OK)
+        return FR_OK;
+    char why[sizeof(err->message)];
+    snprintf(why, sizeof(why), "%s", err->message);
+    fr_error_set(err, FR_EIO, "input partition %s at %s could not be fetched: %s", id, url, why);
+    snprintf(err->kind, sizeof(err->kind), "input-lost");
+    *ext = json_pack("{s{ss ss}}", "lost", "url", url, "id", id);
+    return FR_EIO;
+}
+
+static int fetch_inputs(worker *w, json_t *inputs, const char *config_id, struct task_inputs *in,
+                        json_t **ext, struct fr_error *err)
+{
+    if (inputs && !json_is_array(inputs))
+        return task_error(err, FR_EINVAL, "invalid-task", "inputs must be an array of arrays");
+    if (json_array_size(inputs) > MAX_SLOTS)
+        return task_error(err, FR_EINVAL, "invalid-task", "a task has at most 8 input slots");
+    char own_url[512];
+    worker_url_copy(w, own_url, sizeof(own_url));
+    for (int k = 0; k < MAX_SLOTS; k++) {
+        json_t *slot = json_array_get(inputs, (size_t)k);
+        if (slot && !json_is_array(slot))
+            return task_error(err, FR_EINVAL, "invalid-task", "inputs must be an array of arrays");
+        in->tables[k] = fr_xcalloc(json_array_size(slot) + 1, sizeof(struct df_table *));
+        for (size_t i = 0; i < json_array_size(slot); i++) {
+            int rc = fetch_input(w, json_array_get(slot, i), config_id, own_url, &in->tables[k][i],
+                                 ext, err);
+            if (rc != FR_OK)
+                return rc;
+            in->counts[k]++;
+        }
+    }
+    return FR_OK;
+}
+
+/* The counting semaphore of task slots: at most w->threads tasks at once. */
+static void slot_acquire(worker *w)
+{
+    pthread_mutex_lock(&w->slots_lock);
+    while (w->running >= w->threads)
+        pthread_cond_wait(&w->slots_cond, &w->slots_lock);
+    w->running++;
+    pthread_mutex_unlock(&w->slots_lock);
+}
+
+static void slot_release(worker *w)
+{
+    pthread_mutex_lock(&w->slots_lock);
+    w->running--;
+    pthread_cond_signal(&w->slots_cond);
+    pthread_mutex_unlock(&w->slots_lock);
+}
+
+/* Runs the spec with the frozen config as its options. *outs new. */
+static int execute(worker *w, const struct cfg_frozen *frozen, json_t *spec, struct task_inputs *in,
+                   struct df_exec *ex, struct df_table ***outs, int *nouts, struct fr_error *err)
+{
+    struct df_options opts;
+    plan_options_from_cfg(&frozen->values, &opts);
+    df_exec_init(ex, &opts, NULL);
+    ex->deadline_us = fr_mono_us() + frozen->values.task_timeout_ms * 1000;
+    struct df_table **const *tables = (struct df_table * *const *)in->tables;
+    int rc = plan_task_execute(spec, tables, in->counts, ex, outs, nouts, err);
+    worker__config_count_task(w, frozen->id);
+    ex->opts = NULL; /* opts dies with this frame */
+    if (rc == FR_EINVAL && !err->kind[0])
+        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    return rc;
+}
+
+/* Stores the outputs as partitions (stealing the tables) and makes the
+ * reply's outputs array. */
+static json_t *store_outputs(worker *w, const char *config_id, struct df_table **outs, int n)
+{
+    json_t *arr = json_array();
+    for (int b = 0; b < n; b++) {
+        if (!outs[b]) {
+            json_array_append_new(arr, json_null());
+            continue;
+        }
+        char id[40];
+        int64_t bytes = 0, rows = outs[b]->nrows;
+        worker_partition_put(w, config_id, outs[b], id, sizeof(id), &bytes);
+        outs[b] = NULL;
+        json_array_append_new(arr, json_pack("{ss sI sI}", "id", id, "rows", (json_int_t)rows,
+                                             "bytes", (json_int_t)bytes));
+    }
+    return arr;
+}
+
+int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out, json_t **ext,
+                    struct fr_error *err)
+{
+    int64_t start_us = fr_mono_us();
+    struct cfg_frozen *frozen = NULL;
+    struct task_inputs in;
+    struct df_table **outs = NULL;
+    int nouts = 0;
+    struct df_exec ex;
+    memset(&in, 0, sizeof(in));
+    memset(&ex, 0, sizeof(ex));
+    *out = NULL;
+    *ext = NULL;
+    int result = worker_config_get(w, config_id, &frozen, err);
+    if (result != FR_OK)
+        goto out;
+    json_t *spec = json_object_get(body, "spec");
+    if (!json_is_object(spec)) {
+        result = task_error(err, FR_EINVAL, "invalid-task", "the task needs a spec object");
+        goto out;
+    }
+    slot_acquire(w);
+    result = fetch_inputs(w, json_object_get(body, "inputs"), frozen->id, &in, ext, err);
+    if (result == FR_OK)
+        result = execute(w, frozen, spec, &in, &ex, &outs, &nouts, err);
+    slot_release(w);
+    if (result != FR_OK)
+        goto out;
+    json_t *outputs = store_outputs(w, frozen->id, outs, nouts);
+    *out = json_pack("{ss ss so sI sI}", "config_id", frozen->id, "worker_id", w->id, "outputs",
+                     outputs, "null_errors", (json_int_t)ex.null_errors, "elapsed_ms",
+                     (json_int_t)((fr_mono_us() - start_us) / 1000));
+out:
+    for (int b = 0; b < nouts; b++)
+        df_table_free(outs[b]);
+    free(outs);
+    inputs_cleanup(&in);
+    cfg_frozen_unref(frozen);
+    return result;
+}

@@ -1,0 +1,280 @@
+// cluster: a coordinator with the remote runner and three `framed worker`
+// processes on 127.0.0.1 prove the invariants across processes: the golden
+// plans give the local runner's answers (I1: every task reports the one
+// config ID, fetched once per worker), tampered config bytes are refused
+// (I3), a killed worker does not change a query's answer, teardown releases
+// the config everywhere (I4), the same with Redis as the store, and with a
+// cluster secret unsigned or replayed calls are refused.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, createHmac } from 'node:crypto';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { test } from 'node:test';
+import { call, SOURCE_DIR, startServer, startWorker } from './lib.mjs';
+
+const GOLDEN = path.join(SOURCE_DIR, 'tests', 'data', 'golden');
+const SPREAD = { scan_tasks_max_size_bytes: 200, scan_tasks_min_size_bytes: 1, shuffle_partitions: 3, maintain_order: false };
+
+function copyInputs(dataDir) {
+  for (const f of readdirSync(path.join(GOLDEN, 'inputs'))) copyFileSync(path.join(GOLDEN, 'inputs', f), path.join(dataDir, f));
+}
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+// The Redis that scripts/test.sh started (FRAMED_TEST_REDIS_URL), else one of
+// our own on a free port, stopped by its PID.
+async function startRedis() {
+  const given = process.env.FRAMED_TEST_REDIS_URL;
+  if (given) {
+    const port = Number(/:(\d+)/.exec(given.replace('redis://', ''))[1]);
+    return { port, url: given, async stop() {} };
+  }
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  for (let i = 0; i < 100; i++) {
+    try { if (redisCli(port, 'PING') === 'PONG') break; } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { port, url: `redis://127.0.0.1:${port}/0`, async stop() { child.kill('SIGTERM'); await exited; } };
+}
+
+function redisCli(port, ...args) {
+  return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).trim();
+}
+
+async function startCluster({ nworkers = 3, store, env = {} } = {}) {
+  const extra = store ? ['--store', store] : [];
+  const coord = await startServer({ args: ['--runner', 'remote', ...extra], env });
+  const workers = [];
+  for (let i = 0; i < nworkers; i++) {
+    workers.push(await startWorker(coord.base, { args: ['--threads', '2', ...extra], env }));
+  }
+  for (let i = 0; i < 100; i++) {
+    const r = await call(coord.base, 'GET', '/v1/workers');
+    if (r.status === 200 && r.body.workers.filter((w) => w.state === 'active').length === nworkers) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  return {
+    coord, workers,
+    async stop() { for (const w of workers) if (!w.killed) await w.stop(); await coord.stop(); },
+  };
+}
+
+async function runPlan(base, plan) {
+  const r = await call(base, 'POST', '/v1/queries?wait=120', { json: { plan } });
+  assert.ok(r.status === 200 || r.status === 202, r.text);
+  if (r.body.state !== 'succeeded') return { query: r.body, rows: null };
+  const res = await call(base, 'GET', `/v1/queries/${r.body.id}/result`);
+  return { query: r.body, rows: res.body.rows, columns: res.body.columns };
+}
+
+const canon = (rows) => rows.map((r) => JSON.stringify(r)).sort();
+
+async function workerInfo(w) {
+  return (await call(w.base, 'GET', '/v1/info')).body;
+}
+
+test('golden plans give the local runner\'s answers on three workers; one config, fetched once', async () => {
+  const cluster = await startCluster();
+  const local = await startServer();
+  try {
+    copyInputs(cluster.coord.dataDir);
+    copyInputs(local.dataDir);
+    const cases = readdirSync(GOLDEN).filter((f) => f.endsWith('.json')).map((f) => ({ name: f, ...JSON.parse(readFileSync(path.join(GOLDEN, f), 'utf8')) }))
+      .filter((c) => !c.expect_error);
+    const groups = new Map();
+    for (const c of cases) {
+      const key = JSON.stringify({ ...SPREAD, ...(c.config ?? {}) });
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(c);
+    }
+    let compared = 0;
+    const tasksByWorker = new Map();
+    for (const [key, group] of groups) {
+      for (const srv of [cluster.coord, local]) {
+        const r = await call(srv.base, 'POST', '/v1/config', { json: JSON.parse(key) });
+        assert.equal(r.status, 200, r.text);
+      }
+      let configId = null;
+      for (const c of group) {
+        const remote = await runPlan(cluster.coord.base, c.plan);
+        const mine = await runPlan(local.base, c.plan);
+        assert.equal(remote.query.state, mine.query.state, `${c.name}: ${JSON.stringify(remote.query.error)}`);
+        if (!mine.rows) continue;
+        configId ??= remote.query.config_id;
+        assert.deepEqual(remote.query.task_config_ids, [configId], `${c.name}: I1, every task ran with the runner's config`);
+        assert.deepEqual(remote.columns, mine.columns, c.name);
+        const ordered = c.expect?.ordered;
+        assert.deepEqual(ordered ? remote.rows : canon(remote.rows), ordered ? mine.rows : canon(mine.rows), c.name);
+        compared++;
+      }
+      if (configId) { // each worker resolved the config from the store once, then from its cache
+        for (const w of cluster.workers) {
+          const info = await workerInfo(w);
+          const stats = info.configs?.[configId];
+          if (!stats) continue;
+          assert.equal(stats.fetches, 1, `worker ${w.base} fetched ${configId} ${stats.fetches} times`);
+          tasksByWorker.set(w.base, (tasksByWorker.get(w.base) ?? 0) + stats.tasks);
+        }
+      }
+      for (const srv of [cluster.coord, local]) await call(srv.base, 'DELETE', '/v1/runner');
+    }
+    assert.ok(compared > 100, `only ${compared} golden plans compared`);
+    assert.equal([...tasksByWorker.values()].filter((n) => n > 0).length, 3, 'every worker ran tasks');
+  } finally {
+    await cluster.stop();
+    await local.stop();
+  }
+});
+
+function bigCsv(dataDir, rows) {
+  let s = 'k,v\n';
+  for (let i = 0; i < rows; i++) s += `${i % 97},${i}\n`;
+  writeFileSync(path.join(dataDir, 'big.csv'), s);
+  const expect = new Map();
+  for (let i = 0; i < rows; i++) expect.set(i % 97, (expect.get(i % 97) ?? 0) + i);
+  return [...expect.entries()].map(([k, v]) => [k, v]);
+}
+
+test('kill -9 of a worker mid-query: the query still gives the right answer', async () => {
+  const cluster = await startCluster();
+  try {
+    const expect = bigCsv(cluster.coord.dataDir, 300000);
+    await call(cluster.coord.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, shuffle_partitions: 6, maintain_order: false } });
+    const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    let r = await call(cluster.coord.base, 'POST', '/v1/queries', { json: { plan } });
+    assert.equal(r.status, 202, r.text);
+    const id = r.body.id;
+    for (let i = 0; i < 200; i++) { // wait until the query is under way
+      r = await call(cluster.coord.base, 'GET', `/v1/queries/${id}`);
+      if (r.body.progress.tasks_done > 0 || r.body.state !== 'running') break;
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    const victim = cluster.workers[1];
+    process.kill(victim.pid, 'SIGKILL');
+    victim.killed = true;
+    await victim.exited;
+    for (let i = 0; i < 600; i++) {
+      r = await call(cluster.coord.base, 'GET', `/v1/queries/${id}`);
+      if (!['queued', 'running'].includes(r.body.state)) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(r.body.state, 'succeeded', JSON.stringify(r.body));
+    const res = await call(cluster.coord.base, 'GET', `/v1/queries/${id}/result`);
+    assert.deepEqual(canon(res.body.rows), canon(expect));
+    // A later query runs on the two workers left.
+    const again = await runPlan(cluster.coord.base, plan);
+    assert.equal(again.query.state, 'succeeded', JSON.stringify(again.query));
+    assert.deepEqual(canon(again.rows), canon(expect));
+  } finally {
+    await cluster.stop();
+  }
+});
+
+test('teardown: workers drop the config, the store releases it, a new config gets a new ID', async () => {
+  const cluster = await startCluster();
+  try {
+    copyInputs(cluster.coord.dataDir);
+    let r = await call(cluster.coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'trips' }, ops: [{ where: 'fare > 10' }] } });
+    assert.equal(r.status, 201, r.text);
+    const first = r.body.config_id;
+    const held = [];
+    for (const w of cluster.workers) if ((await workerInfo(w)).config_ids.includes(first)) held.push(w);
+    assert.ok(held.length > 0, 'some worker ran the preview');
+    r = await call(cluster.coord.base, 'DELETE', '/v1/runner');
+    assert.equal(r.status, 200, r.text);
+    for (const w of cluster.workers) assert.ok(!(await workerInfo(w)).config_ids.includes(first), 'the worker dropped the config');
+    assert.equal((await call(cluster.coord.base, 'GET', `/v1/configs/${first}`)).status, 404);
+    await call(cluster.coord.base, 'POST', '/v1/config', { json: { num_preview_rows: 3 } });
+    r = await call(cluster.coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'trips' } } });
+    assert.equal(r.status, 201, r.text);
+    assert.notEqual(r.body.config_id, first);
+    assert.equal(r.body.preview.length, 3);
+    const workers = (await call(cluster.coord.base, 'GET', '/v1/workers')).body.workers;
+    assert.equal(workers.length, 3);
+    assert.ok(workers.every((w) => w.state === 'active' && typeof w.last_heartbeat === 'string'));
+  } finally {
+    await cluster.stop();
+  }
+});
+
+test('Redis store: lifecycle, workers resolve from Redis, tampered bytes are refused and no task runs', async () => {
+  const redis = await startRedis();
+  const cluster = await startCluster({ store: redis.url });
+  try {
+    copyInputs(cluster.coord.dataDir);
+    let r = await call(cluster.coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'trips' }, ops: [{ where: 'fare > 10' }] } });
+    assert.equal(r.status, 201, r.text);
+    const id = r.body.config_id;
+    const bytes = redisCli(redis.port, 'GET', `framed:config:${id}`);
+    assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, id, 'Redis holds the canonical bytes');
+    assert.equal(redisCli(redis.port, 'GET', `framed:config:${id}:refs`), '1');
+    const q = await runPlan(cluster.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['count(*) as n'] }] });
+    assert.equal(q.query.state, 'succeeded');
+    assert.deepEqual(q.query.task_config_ids, [id]);
+    // Tamper: the workers forget the config, then its bytes change in Redis.
+    const before = {};
+    for (const w of cluster.workers) {
+      const d = await call(w.base, 'DELETE', `/v1/configs/${id}`, { headers: { 'framed-config-id': id } });
+      assert.ok(d.status === 200 || d.status === 404, d.text);
+      before[w.base] = (await workerInfo(w)).configs?.[id]?.tasks ?? 0;
+    }
+    redisCli(redis.port, 'SET', `framed:config:${id}`, bytes.replace('"shuffle_partitions":8', '"shuffle_partitions":9'));
+    const bad = await runPlan(cluster.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['count(*) as n'] }] });
+    assert.equal(bad.query.state, 'failed');
+    assert.equal(bad.query.error.kind, 'config-integrity', JSON.stringify(bad.query.error));
+    for (const w of cluster.workers) {
+      const info = await workerInfo(w);
+      assert.equal(info.configs?.[id]?.tasks ?? 0, before[w.base], 'no task ran with the tampered config');
+      assert.ok(!info.config_ids.includes(id), 'nothing was cached');
+    }
+    redisCli(redis.port, 'SET', `framed:config:${id}`, bytes);
+    r = await call(cluster.coord.base, 'DELETE', '/v1/runner');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(redisCli(redis.port, 'EXISTS', `framed:config:${id}`), '0', 'released from Redis at teardown');
+  } finally {
+    await cluster.stop();
+    await redis.stop();
+  }
+});
+
+function sign(secret, method, target, body, sender, ts) {
+  const bodyHash = createHash('sha256').update(body ?? '').digest('hex');
+  const mac = createHmac('sha256', secret).update(`${method}\n${target}\n${bodyHash}\n${ts}\n${sender}`).digest('hex');
+  return { 'framed-sender': sender, 'framed-timestamp': String(ts), 'framed-signature': `v1=${mac}` };
+}
+
+test('cluster secret: the cluster works signed; other secrets and replays are refused', async () => {
+  const env = { FRAMED_CLUSTER_SECRET: 'correct horse battery staple' };
+  const cluster = await startCluster({ env });
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const q = await runPlan(cluster.coord.base, { source: { dataset: 'trips' }, ops: [{ groupby: ['vendor'], agg: ['count(*) as n'] }] });
+    assert.equal(q.query.state, 'succeeded', JSON.stringify(q.query));
+    const id = q.query.config_id;
+    const w = cluster.workers[0].base;
+    const now = Math.floor(Date.now() / 1000);
+    let r = await call(w, 'GET', '/v1/info');
+    assert.equal(r.status, 401, 'unsigned');
+    r = await call(w, 'GET', '/v1/info', { headers: sign('another secret', 'GET', '/v1/info', '', 'test', now) });
+    assert.equal(r.status, 401, 'signed with another secret');
+    r = await call(w, 'GET', '/v1/info', { headers: sign(env.FRAMED_CLUSTER_SECRET, 'GET', '/v1/info', '', 'test', now - 400) });
+    assert.equal(r.status, 401, 'replayed after the allowed age');
+    r = await call(w, 'GET', '/v1/info', { headers: sign(env.FRAMED_CLUSTER_SECRET, 'GET', '/v1/info', '', 'test', now) });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.body.config_ids.includes(id));
+    r = await call(cluster.coord.base, 'POST', '/v1/workers', { json: { id: 'w-fake', url: 'http://127.0.0.1:1', threads: 1 } });
+    assert.equal(r.status, 401, 'an unsigned announce is refused');
+  } finally {
+    await cluster.stop();
+  }
+});

@@ -1,0 +1,385 @@
+// worker: `framed worker` beside a coordinator (`framed serve`). Tasks need
+// Framed-Config-Id (400 without, 404 for an ID the store does not hold); a
+// task under the frozen config runs, its output stays as a partition served
+// only under that config; the config is fetched from the store once and then
+// served from the cache (concurrent misses: one fetch, proven against a fake
+// store); bytes that do not hash to the ID get 409 and are not cached; DELETE
+// /v1/configs/{id} drops the config and its partitions. With a cluster secret
+// every cluster call must be signed, and not too long ago.
+import assert from 'node:assert/strict';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { assertProblem, call, rowsPlan, startServer, startWorker } from './lib.mjs';
+
+const OTHER_ID = `sha256:${'a'.repeat(64)}`;
+
+// The task spec plan_task_spec makes for a stage reading inline rows.
+function rowsTask(rows, filter) {
+  return {
+    query_id: 'q-test', stage: 0, task: 0, attempt: 0,
+    spec: {
+      stage: 0, task: 0, input: { kind: 'rows', rows, hints: [] }, core: null,
+      pipeline: [{ filter }], sink: null, nbuckets: 1,
+    },
+    inputs: [],
+  };
+}
+
+// Freezes the coordinator's config (the first dataframe does) and returns its ID.
+async function freeze(coordinator) {
+  const r = await call(coordinator.base, 'POST', '/v1/dataframes', { json: rowsPlan([{ a: 1 }]) });
+  assert.equal(r.status, 201, r.text);
+  const cfg = await call(coordinator.base, 'GET', '/v1/config');
+  assert.match(cfg.body.config_id, /^sha256:[0-9a-f]{64}$/);
+  return cfg.body.config_id;
+}
+
+// Polls fn until it returns something truthy (heartbeats come every second).
+async function waitFor(fn, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('waited in vain');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The signature headers of api/internal-protocol.md.
+function signed(secret, method, target, body, { sender = 'test-sender', ts } = {}) {
+  const stamp = ts ?? Math.floor(Date.now() / 1000);
+  const bodyHash = createHash('sha256').update(body ?? '').digest('hex');
+  const mac = createHmac('sha256', secret)
+    .update(`${method}\n${target}\n${bodyHash}\n${stamp}\n${sender}`).digest('hex');
+  return {
+    'framed-sender': sender,
+    'framed-timestamp': String(stamp),
+    'framed-signature': `v1=${mac}`,
+  };
+}
+
+describe('a worker beside its coordinator', () => {
+  let coordinator;
+  let worker;
+  let configId;
+  before(async () => {
+    coordinator = await startServer();
+    worker = await startWorker(coordinator.base);
+  });
+  after(async () => {
+    await worker?.stop();
+    await coordinator?.stop();
+  });
+
+  test('says it is a worker and is ready', async () => {
+    assert.equal((await call(worker.base, 'GET', '/livez')).status, 200);
+    assert.equal((await call(worker.base, 'GET', '/readyz')).status, 200);
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.equal(info.body.role, 'worker');
+    assert.equal(info.body.url, worker.base);
+    assert.match(info.body.id, /^w-/);
+    assert.deepEqual(info.body.config_ids, []);
+    assert.ok(worker.logLines().some((l) => /loopback only/.test(l.msg)));
+  });
+
+  test('announces itself to the coordinator', async () => {
+    const info = await call(worker.base, 'GET', '/v1/info');
+    const listed = await waitFor(async () => {
+      const r = await call(coordinator.base, 'GET', '/v1/workers');
+      return r.body.workers.find((w) => w.id === info.body.id);
+    });
+    assert.equal(listed.url, worker.base);
+    assert.equal(listed.state, 'active');
+  });
+
+  test('a task without Framed-Config-Id is refused with 400', async () => {
+    const r = await call(worker.base, 'POST', '/v1/tasks', { json: rowsTask([{ a: 1 }], 'a > 0') });
+    assertProblem(r, 400, 'missing-config-id');
+    const bad = await call(worker.base, 'POST', '/v1/tasks', {
+      json: rowsTask([{ a: 1 }], 'a > 0'), headers: { 'framed-config-id': 'sha256:nothex' },
+    });
+    assertProblem(bad, 400, 'missing-config-id');
+  });
+
+  test('a task under an ID the store does not hold gets 404', async () => {
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      json: rowsTask([{ a: 1 }], 'a > 0'), headers: { 'framed-config-id': OTHER_ID },
+    });
+    assertProblem(r, 404, 'config-not-found');
+    assert.equal(r.headers.get('framed-config-id'), OTHER_ID);
+  });
+
+  test('a task under the frozen config runs and leaves its output as a partition', async () => {
+    configId = await freeze(coordinator);
+    const headers = { 'framed-config-id': configId };
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      json: rowsTask([{ a: 1 }, { a: 2 }], 'a > 1'), headers,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get('framed-config-id'), configId);
+    assert.equal(r.body.config_id, configId);
+    assert.equal(r.body.outputs.length, 1);
+    assert.equal(r.body.outputs[0].rows, 1);
+    assert.ok(r.body.outputs[0].bytes > 0);
+    assert.equal(r.body.null_errors, 0);
+    const pid = r.body.outputs[0].id;
+    assert.match(pid, /^p-[0-9a-f]+$/);
+
+    const part = await fetch(`${worker.base}/v1/partitions/${pid}`, { headers });
+    assert.equal(part.status, 200);
+    assert.equal(part.headers.get('content-type'), 'application/vnd.framed.table');
+    assert.equal(part.headers.get('framed-config-id'), configId);
+    const bytes = Buffer.from(await part.arrayBuffer());
+    assert.equal(bytes.subarray(0, 5).toString(), 'FRTB1');
+
+    const other = await call(worker.base, 'GET', `/v1/partitions/${pid}`, {
+      headers: { 'framed-config-id': OTHER_ID },
+    });
+    assertProblem(other, 409, 'config-mismatch');
+    const none = await call(worker.base, 'GET', '/v1/partitions/p-0000', { headers });
+    assertProblem(none, 404, 'partition-not-found');
+    const bare = await call(worker.base, 'GET', `/v1/partitions/${pid}`);
+    assertProblem(bare, 400, 'missing-config-id');
+  });
+
+  test('the config is fetched once, then served from the cache', async () => {
+    const headers = { 'framed-config-id': configId };
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      json: rowsTask([{ a: 5 }, { a: 6 }, { a: 0 }], 'a > 1'), headers,
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.outputs[0].rows, 2);
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.config_ids, [configId]);
+    assert.deepEqual(info.body.configs[configId], { fetches: 1, cache_hits: 1, tasks: 2 });
+    assert.equal(info.body.partitions, 2);
+    const metrics = await call(worker.base, 'GET', '/metrics');
+    assert.match(metrics.text, new RegExp(`framed_worker_config_fetches_total\\{config_id="${configId}"\\} 1`));
+    assert.match(metrics.text, new RegExp(`framed_worker_tasks_total\\{config_id="${configId}"\\} 2`));
+    assert.match(metrics.text, /framed_worker_partitions 2/);
+  });
+
+  test('a failing task answers with its kind', async () => {
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      json: rowsTask([{ a: 1 }], 'nope > 1'), headers: { 'framed-config-id': configId },
+    });
+    assert.ok(r.status >= 400 && r.status < 500, r.text);
+    assert.match(r.headers.get('content-type'), /^application\/problem\+json/);
+    assert.equal(r.headers.get('framed-config-id'), configId);
+  });
+
+  test('malformed data fails the task with its kind and where it is', async () => {
+    const file = path.join(coordinator.root, 'bad.csv');
+    writeFileSync(file, 'a\n1\nx\n');
+    const spec = {
+      stage: 0, task: 0, core: null, pipeline: [], sink: null, nbuckets: 1,
+      input: {
+        kind: 'file', path: file, format: 'csv', display: 'bad.csv',
+        options: { delimiter: ',', header: true, on_error_null: false, hints: [] },
+        schema: [['a', 'int64']], columns: null, range: [2, 6, 2], max_rows: 0,
+      },
+    };
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      json: { query_id: 'q-bad', stage: 0, task: 0, attempt: 0, spec, inputs: [] },
+      headers: { 'framed-config-id': configId },
+    });
+    assertProblem(r, 422, 'malformed-data');
+    assert.match(r.body.detail, /bad\.csv/);
+    assert.equal(r.body.line, 3);
+    assert.equal(r.body.column, 1);
+    assert.equal(r.body.field_index, 1);
+  });
+
+  test('DELETE /v1/configs/{id} drops the config and its partitions', async () => {
+    const r = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.dropped_partitions, 2);
+    assert.equal(r.body.was_cached, true);
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.config_ids, []);
+    assert.equal(info.body.configs[configId], undefined);
+    assert.equal(info.body.partitions, 0);
+    const again = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    assert.equal(again.body.was_cached, false);
+  });
+});
+
+describe('a worker with a cluster secret', () => {
+  const secret = randomBytes(24).toString('hex');
+  const env = { FRAMED_CLUSTER_SECRET: secret };
+  let coordinator;
+  let worker;
+  before(async () => {
+    coordinator = await startServer({ env });
+    worker = await startWorker(coordinator.base, { env });
+  });
+  after(async () => {
+    await worker?.stop();
+    await coordinator?.stop();
+  });
+
+  test('refuses unsigned or wrongly signed calls, keeps probes open', async () => {
+    assertProblem(await call(worker.base, 'GET', '/v1/info'), 401, 'unauthorized');
+    const body = JSON.stringify(rowsTask([{ a: 1 }], 'a > 0'));
+    const unsigned = await call(worker.base, 'POST', '/v1/tasks', {
+      body, headers: { 'content-type': 'application/json', 'framed-config-id': OTHER_ID },
+    });
+    assertProblem(unsigned, 401, 'unauthorized');
+    const wrong = await call(worker.base, 'GET', '/v1/info', {
+      headers: signed('not-the-secret', 'GET', '/v1/info', ''),
+    });
+    assertProblem(wrong, 401, 'unauthorized');
+    const otherPath = await call(worker.base, 'GET', '/v1/info', {
+      headers: signed(secret, 'GET', '/v1/tasks', ''),
+    });
+    assertProblem(otherPath, 401, 'unauthorized');
+    for (const p of ['/livez', '/readyz', '/metrics']) {
+      assert.equal((await call(worker.base, 'GET', p)).status, 200, p);
+    }
+    assert.ok(!worker.stderr().includes(secret));
+  });
+
+  test('accepts correctly signed calls', async () => {
+    const info = await call(worker.base, 'GET', '/v1/info', {
+      headers: signed(secret, 'GET', '/v1/info', ''),
+    });
+    assert.equal(info.status, 200, info.text);
+    assert.equal(info.body.role, 'worker');
+
+    const configId = await freeze(coordinator);
+    const body = JSON.stringify(rowsTask([{ a: 1 }, { a: 2 }], 'a > 1'));
+    const r = await call(worker.base, 'POST', '/v1/tasks', {
+      body,
+      headers: {
+        'content-type': 'application/json', 'framed-config-id': configId,
+        ...signed(secret, 'POST', '/v1/tasks', body),
+      },
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.outputs[0].rows, 1);
+    const tampered = await call(worker.base, 'POST', '/v1/tasks', {
+      body: body.replace('a > 1', 'a > 0'),
+      headers: {
+        'content-type': 'application/json', 'framed-config-id': configId,
+        ...signed(secret, 'POST', '/v1/tasks', body),
+      },
+    });
+    assertProblem(tampered, 401, 'unauthorized');
+  });
+
+  test('its coordinator takes only signed announces, and lists this worker', async () => {
+    const announce = { id: 'w-intruder', url: 'http://127.0.0.1:9', threads: 1, running_tasks: 0, config_ids: [] };
+    assertProblem(await call(coordinator.base, 'POST', '/v1/workers', { json: announce }), 401, 'unauthorized');
+    const body = JSON.stringify(announce);
+    const wrong = await call(coordinator.base, 'POST', '/v1/workers', {
+      body, headers: { 'content-type': 'application/json', ...signed('nope', 'POST', '/v1/workers', body) },
+    });
+    assertProblem(wrong, 401, 'unauthorized');
+    const info = await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '') });
+    const listed = await waitFor(async () => {
+      const r = await call(coordinator.base, 'GET', '/v1/workers');
+      return r.body.workers.find((w) => w.id === info.body.id);
+    });
+    assert.equal(listed.url, worker.base);
+    const r = await call(coordinator.base, 'GET', '/v1/workers');
+    assert.ok(!r.body.workers.some((w) => w.id === 'w-intruder'));
+  });
+
+  test('refuses a signature older than 300 s', async () => {
+    const old = Math.floor(Date.now() / 1000) - 301;
+    const r = await call(worker.base, 'GET', '/v1/info', {
+      headers: signed(secret, 'GET', '/v1/info', '', { ts: old }),
+    });
+    assertProblem(r, 401, 'unauthorized');
+    const recent = await call(worker.base, 'GET', '/v1/info', {
+      headers: signed(secret, 'GET', '/v1/info', '', { ts: old + 60 }),
+    });
+    assert.equal(recent.status, 200, recent.text);
+  });
+});
+
+// A config store that counts its fetches and answers slowly: the real bytes
+// of `goodId` (taken from a coordinator), and the same bytes under `badId`,
+// where they do not hash to the ID.
+function fakeStore(goodId, bytes, badId) {
+  const fetches = new Map();
+  const server = createServer((req, res) => {
+    const id = decodeURIComponent(req.url.replace('/v1/configs/', ''));
+    fetches.set(id, (fetches.get(id) ?? 0) + 1);
+    setTimeout(() => {
+      if (id === goodId || id === badId) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(bytes);
+      } else {
+        res.writeHead(404, { 'content-type': 'application/problem+json' });
+        res.end('{}');
+      }
+    }, 300);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({ base: `http://127.0.0.1:${server.address().port}`, fetches, close: () => server.close() });
+    });
+  });
+}
+
+describe('a worker resolving configs from a store', () => {
+  let coordinator;
+  let store;
+  let worker;
+  let configId;
+  const badId = `sha256:${'b'.repeat(64)}`;
+  before(async () => {
+    coordinator = await startServer();
+    configId = await freeze(coordinator);
+    const bytes = await (await fetch(`${coordinator.base}/v1/configs/${configId}`)).text();
+    store = await fakeStore(configId, bytes, badId);
+    worker = await startWorker(coordinator.base, { args: ['--store', store.base, '--threads', '2'] });
+  });
+  after(async () => {
+    await worker?.stop();
+    await coordinator?.stop();
+    store?.close();
+  });
+
+  test('concurrent tasks missing one config cause one store fetch', async () => {
+    const headers = { 'framed-config-id': configId };
+    const results = await Promise.all([...Array(6).keys()].map((i) => call(worker.base, 'POST',
+      '/v1/tasks', { json: rowsTask([{ a: i }, { a: 10 }], 'a > 5'), headers })));
+    for (const r of results) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.config_id, configId);
+    }
+    assert.equal(store.fetches.get(configId), 1);
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.configs[configId], { fetches: 1, cache_hits: 5, tasks: 6 });
+  });
+
+  test('bytes that do not hash to the ID: 409, the task never runs, nothing is cached', async () => {
+    const headers = { 'framed-config-id': badId };
+    for (let round = 1; round <= 2; round++) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', { json: rowsTask([{ a: 1 }], 'a > 0'), headers });
+      assertProblem(r, 409, 'config-integrity');
+      assert.equal(store.fetches.get(badId), round);
+    }
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.config_ids, [configId]);
+    assert.equal(info.body.partitions, 6);
+  });
+});
+
+test('a worker without --coordinator or with an unreadable secret file does not start', async () => {
+  const { runToExit } = await import('./lib.mjs');
+  const none = await runToExit(['worker', '--port', '0']);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /--coordinator/);
+  const missing = '/nonexistent/framed-secret';
+  const r = await runToExit(['worker', '--port', '0', '--coordinator', 'http://127.0.0.1:9',
+    '--cluster-secret-file', missing]);
+  assert.equal(r.code, 1);
+  assert.ok(r.stderr.includes(missing), r.stderr);
+  assert.equal(r.listened, false);
+});

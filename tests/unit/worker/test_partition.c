@@ -1,0 +1,136 @@
+/* Tests of src/worker/worker_partition.c: a partition is kept with the config
+ * it was made with, served (as a shared table or FRTB1 bytes) only under that
+ * config, survives a reader's copy being freed, and goes on delete or with
+ * its config. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "worker/worker.h"
+
+static const char CFG_A[] =
+    "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char CFG_B[] =
+    "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+static int setup(void **state)
+{
+    store *st = NULL;
+    assert_int_equal(store_embedded_open(NULL, &st, NULL), FR_OK);
+    struct worker_options o = {.threads = 1};
+    worker *w = NULL;
+    assert_int_equal(worker_new_with_store(&o, st, &w, NULL), FR_OK);
+    *state = w;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    worker_free(*state);
+    return 0;
+}
+
+static struct df_table *table_of(int64_t n)
+{
+    struct df_column *c = df_column_new(DF_TYPE_INT64, n);
+    for (int64_t i = 0; i < n; i++)
+        df_column_append_int64(c, i * 10);
+    struct df_table *t = df_table_new();
+    df_table_add(t, "a", c);
+    return t;
+}
+
+static void test_put_read_serialize(void **state)
+{
+    worker *w = *state;
+    char id[40];
+    int64_t bytes = 0;
+    worker_partition_put(w, CFG_A, table_of(5), id, sizeof(id), &bytes);
+    assert_int_equal(strncmp(id, "p-", 2), 0);
+    assert_int_equal(strlen(id), 34);
+    assert_true(bytes > 0);
+    struct df_table *t = NULL;
+    assert_int_equal(worker_partition_table(w, id, CFG_A, &t, NULL), FR_OK);
+    assert_int_equal(t->nrows, 5);
+    assert_int_equal(df_column_int64(t->cols[0], 4), 40);
+    assert_int_equal(worker_partition_delete(w, id, NULL), FR_OK);
+    assert_int_equal(df_column_int64(t->cols[0], 3), 30); /* the reader's copy lives on */
+    df_table_free(t);
+    worker_partition_put(w, CFG_A, table_of(3), id, sizeof(id), NULL);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(worker_partition_serialize(w, id, CFG_A, &data, &len, NULL), FR_OK);
+    struct df_table *back = NULL;
+    assert_int_equal(df_table_deserialize(data, len, &back, NULL), FR_OK);
+    assert_int_equal(back->nrows, 3);
+    assert_string_equal(back->names[0], "a");
+    df_table_free(back);
+    free(data);
+}
+
+static void test_config_mismatch_and_not_found(void **state)
+{
+    worker *w = *state;
+    char id[40];
+    worker_partition_put(w, CFG_A, table_of(2), id, sizeof(id), NULL);
+    struct df_table *t = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(worker_partition_table(w, id, CFG_B, &t, &err), FR_ECONFLICT);
+    assert_null(t);
+    assert_string_equal(err.kind, "config-mismatch");
+    fr_error_init(&err);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(worker_partition_serialize(w, "p-none", CFG_A, &data, &len, &err),
+                     FR_ENOTFOUND);
+    assert_string_equal(err.kind, "partition-not-found");
+    fr_error_init(&err);
+    assert_int_equal(worker_partition_delete(w, "p-none", &err), FR_ENOTFOUND);
+    assert_string_equal(err.kind, "partition-not-found");
+    assert_int_equal(worker_partition_delete(w, id, NULL), FR_OK);
+    assert_int_equal(worker_partition_delete(w, id, NULL), FR_ENOTFOUND);
+}
+
+static void test_drop_by_config_and_totals(void **state)
+{
+    worker *w = *state;
+    char a1[40], a2[40], b1[40];
+    int64_t ba1 = 0, ba2 = 0, bb1 = 0;
+    worker_partition_put(w, CFG_A, table_of(10), a1, sizeof(a1), &ba1);
+    worker_partition_put(w, CFG_B, table_of(20), b1, sizeof(b1), &bb1);
+    worker_partition_put(w, CFG_A, table_of(30), a2, sizeof(a2), &ba2);
+    assert_string_not_equal(a1, a2);
+    int64_t n = 0, bytes = 0;
+    worker_partition_totals(w, &n, &bytes);
+    assert_int_equal(n, 3);
+    assert_int_equal(bytes, ba1 + ba2 + bb1);
+    bool was_cached = true;
+    int64_t dropped = 0;
+    worker_config_drop(w, CFG_A, &was_cached, &dropped);
+    assert_false(was_cached);
+    assert_int_equal(dropped, 2);
+    worker_partition_totals(w, &n, &bytes);
+    assert_int_equal(n, 1);
+    assert_int_equal(bytes, bb1);
+    struct df_table *t = NULL;
+    assert_int_equal(worker_partition_table(w, a1, CFG_A, &t, NULL), FR_ENOTFOUND);
+    assert_int_equal(worker_partition_table(w, b1, CFG_B, &t, NULL), FR_OK);
+    assert_int_equal(t->nrows, 20);
+    df_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_put_read_serialize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_mismatch_and_not_found, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_by_config_and_totals, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
