@@ -133,7 +133,7 @@ int ctx__runner_acquire(ctx *c, const char *request_id, runner **r, struct ctx_e
         rc = ctx__fail(err, FR_EUNAVAILABLE, "runner-draining",
                        "the runner is being reset; retry in a moment");
     } else if (c->shutting_down) {
-        rc = ctx__fail(err, FR_EUNAVAILABLE, "shutting-down", "the server is shutting down");
+        rc = ctx__fail(err, FR_EUNAVAILABLE, "unavailable", "the server is shutting down");
     } else if (!c->runner) {
         rc = freeze_locked(c, request_id, err);
     }
