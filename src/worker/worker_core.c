@@ -219,6 +219,7 @@ void worker_metrics(worker *w, struct fr_buf *out)
     metric_help(out, "framed_worker_tasks_total", "counter", "Tasks run, by config ID.");
     config_counters(w, out, "framed_worker_tasks_total", 2);
     worker__resolve_metrics(w, out);
+    worker__task_metrics(w, out);
     int64_t nparts = 0, bytes = 0;
     worker_partition_totals(w, &nparts, &bytes);
     metric_help(out, "framed_worker_running_tasks", "gauge", "Tasks running now.");

@@ -73,6 +73,13 @@ struct worker {
 
     struct worker__resolve_hist resolve[WORKER__RESOLVE_KINDS]; /* atomic, no lock */
 
+    /* Where a task's time goes (atomic, no lock): inputs fetched from other
+     * workers (GET, transfer, deserialize) or taken from memory, and the
+     * execution itself; nanoseconds and bytes since start. */
+    atomic_llong in_remote_n, in_remote_ns, in_remote_bytes;
+    atomic_llong in_local_n, in_local_ns;
+    atomic_llong exec_n, exec_ns;
+
     pthread_mutex_t parts_lock; /* parts, nparts, part_bytes */
     struct worker__part *parts;
     int64_t nparts;
@@ -101,6 +108,8 @@ void worker__resolve_record(worker *w, int kind, int64_t ns);
 json_t *worker__resolve_info(worker *w);
 /* Appends framed_worker_config_resolve_seconds (histogram by result). */
 void worker__resolve_metrics(worker *w, struct fr_buf *out);
+/* Appends the task time counters (worker_task.c). */
+void worker__task_metrics(worker *w, struct fr_buf *out);
 /* Drops every partition of config_id; returns how many. */
 int64_t worker__partitions_drop_config(worker *w, const char *config_id);
 /* Starts/stops the heartbeat thread (worker_heartbeat.c). */

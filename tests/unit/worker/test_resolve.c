@@ -109,6 +109,9 @@ static void test_hit_is_counted(void **state)
     assert_contains(m, "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"+Inf\"} 2\n");
     assert_contains(m, "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"1e-06\"} ");
     assert_contains(m, "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"5e-05\"} ");
+    /* the task time counters beside it: three executions, no inputs */
+    assert_contains(m, "framed_worker_task_executions_total 3\n");
+    assert_contains(m, "framed_worker_input_fetches_total{source=\"remote\"} 0\n");
     free(m);
     json_t *info = worker_info(fx->w);
     json_t *r = json_object_get(info, "resolve_us");
