@@ -8,9 +8,9 @@ const R = join(HERE, 'results');
 const read = (f) => (existsSync(join(R, f)) ? readFileSync(join(R, f), 'utf8').trim() + '\n' : '');
 const scal = readdirSync(R).filter((f) => /^scaling-.*\.md$/.test(f))
   .sort((a, b) => parseFloat(b.slice(8)) - parseFloat(a.slice(8)) || a.localeCompare(b));
-const parts = ['# framed on a cluster: config propagation and scaling over workers', '',
+const head = ['# framed on a cluster: config propagation and scaling over workers', '',
   'Made by `bench/cluster/scaling.sh [N]` (scaling, then `propagation.mjs`, then this file via',
-  '`report.mjs`); the raw figures are in `results/*.json`. See `README.md`.', '',
-  read('propagation.md'), ...scal.map((f) => read(f)), read('notes.md')];
+  '`report.mjs`); the raw figures are in `results/*.json`. See `README.md`.', ''].join('\n');
+const parts = [head, read('propagation.md'), ...scal.map((f) => read(f)), read('notes.md')];
 writeFileSync(join(HERE, 'RESULTS.md'), parts.filter(Boolean).join('\n'));
 console.error(`wrote ${join(HERE, 'RESULTS.md')}`);

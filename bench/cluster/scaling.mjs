@@ -26,9 +26,11 @@ import { join } from 'node:path';
 import { call, loadavg, machine, ok, ROOT, startCoordinator, startWorker, waitWorkers } from './procs.mjs';
 
 const common = await import(new URL('../engines/common.mjs', import.meta.url));
-const { QUESTIONS, files, measure, pretty } = common;
+const { QUESTIONS, files, measure, median, pretty } = common;
 
-const N = Math.round(Number(process.argv[2] || 1e7));
+// `scaling.mjs --report results/scaling-<N>.json` rewrites the .md from a saved run.
+const FROM = process.argv[2] === '--report' ? JSON.parse(readFileSync(process.argv[3], 'utf8')) : null;
+const N = FROM ? FROM.N : Math.round(Number(process.argv[2] || 1e7));
 const DATA = process.argv[3] || join(ROOT, 'bench/data');
 const SETUPS = (process.argv[4] || 'local,1,2,3').split(',').map((s) => (s === 'local' ? 0 : Number(s)));
 const ONLY = (process.env.QUESTIONS || '').split(',').filter(Boolean);
@@ -52,7 +54,7 @@ function framedOps() {
   const JQ = new Function('right', `return ${grab('JQ')};`)(right);
   return { ...GB, ...Object.fromEntries(Object.entries(JQ).map(([k, f]) => [k, f])) };
 }
-const OPS = framedOps();
+const OPS = FROM ? {} : framedOps();
 const opsOf = (id) => (typeof OPS[id] === 'function' ? OPS[id]() : OPS[id]);
 
 // ---- one cluster ----
@@ -146,51 +148,54 @@ async function question(cl, q, src) {
 }
 
 const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
-const out = { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), setups: {} };
-try { out.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { out.commit = '?'; }
-
-for (const k of SETUPS) {
-  const name = k ? `${k}w` : 'local';
-  const res = { k, load: {}, q: {}, loadavg_start: loadavg() };
-  out.setups[name] = res;
-  // groupby: one cluster, the table loaded once
-  const gq = QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q));
-  if (gq.length) {
-    const cl = await startCluster(k);
-    try {
-      if (!out.version) out.version = (await ok(cl.coord.base, 'GET', '/v1/info')).version;
-      const g = await frame(cl.coord.base, F.G1.name);
-      res.load.G1 = g.t;
-      res.spread_G1 = await cl.spread();
-      log(`${name} load G1 ${g.t.toFixed(2)} s`);
-      for (const q of gq) res.q[q.id] = await question(cl, q, g.id);
-    } catch (e) {
-      res.error = String(e.message).slice(0, 400);
-      log(`${name} groupby failed: ${res.error}`);
-    } finally { await cl.stop(); }
+const out = FROM || { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), setups: {} };
+if (!FROM) {
+  out.tag = process.env.SCALING_TAG || '';
+  try { out.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { out.commit = '?'; }
+  for (const k of SETUPS) {
+    const name = k ? `${k}w` : 'local';
+    const res = { k, load: {}, q: {}, loadavg_start: loadavg() };
+    out.setups[name] = res;
+    // groupby: one cluster, the table loaded once
+    const gq = QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q));
+    if (gq.length) {
+      const cl = await startCluster(k);
+      try {
+        if (!out.version) out.version = (await ok(cl.coord.base, 'GET', '/v1/info')).version;
+        const g = await frame(cl.coord.base, F.G1.name);
+        res.load.G1 = g.t;
+        res.spread_G1 = await cl.spread();
+        log(`${name} load G1 ${g.t.toFixed(2)} s`);
+        for (const q of gq) res.q[q.id] = await question(cl, q, g.id);
+      } catch (e) {
+        res.error = String(e.message).slice(0, 400);
+        log(`${name} groupby failed: ${res.error}`);
+      } finally { await cl.stop(); }
+    }
+    // joins: a fresh cluster per question
+    for (const q of QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q))) {
+      const cl = await startCluster(k);
+      try {
+        J = {};
+        let t = 0;
+        for (const key of ['x', 'small', 'medium', 'big']) {
+          const f = await frame(cl.coord.base, F[key].name);
+          J[key] = f.id;
+          t += f.t;
+        }
+        res.load.join = t;
+        res.spread_join = await cl.spread();
+        res.q[q.id] = await question(cl, q, J.x);
+      } catch (e) {
+        res.q[q.id] = { error: String(e.message).slice(0, 400) };
+        log(`${name} ${q.id} failed: ${res.q[q.id].error}`);
+      } finally { await cl.stop(); }
+    }
+    res.loadavg_end = loadavg();
   }
-  // joins: a fresh cluster per question
-  for (const q of QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q))) {
-    const cl = await startCluster(k);
-    try {
-      J = {};
-      let t = 0;
-      for (const key of ['x', 'small', 'medium', 'big']) {
-        const f = await frame(cl.coord.base, F[key].name);
-        J[key] = f.id;
-        t += f.t;
-      }
-      res.load.join = t;
-      res.spread_join = await cl.spread();
-      res.q[q.id] = await question(cl, q, J.x);
-    } catch (e) {
-      res.q[q.id] = { error: String(e.message).slice(0, 400) };
-      log(`${name} ${q.id} failed: ${res.q[q.id].error}`);
-    } finally { await cl.stop(); }
-  }
-  res.loadavg_end = loadavg();
+  out.loadavg_end = loadavg();
 }
-out.loadavg_end = loadavg();
+
 
 // ---- report ----
 const names = Object.keys(out.setups);
@@ -200,38 +205,44 @@ const tOf = (name, id) => { const r = out.setups[name]?.q[id]; return r && !r.er
 const ids = QUESTIONS.filter(wanted).map((q) => q.id);
 const remote = names.filter((n) => n !== 'local' && n !== '1w');
 const lines = [];
-lines.push(`### Scaling at N = ${pretty(N)}${process.env.SCALING_TAG ? ` (${process.env.SCALING_TAG})` : ''}: local runner and 1, 2, 3 workers on loopback`, '');
+lines.push(`### Scaling at N = ${pretty(N)}${out.tag ? ` (${out.tag})` : ''}: local runner and 1, 2, 3 workers on loopback`, '');
 lines.push(`- date: ${out.date}; framed ${out.version} at ${out.commit}; ${out.machine.cpu}, ${out.machine.ncpu} cores, ${out.machine.mem_gib} GiB, Linux ${out.machine.kernel}, Node ${out.machine.node}`);
 lines.push(`- load average (1/5/15 min): at start ${out.loadavg_start}; ${names.map((n) => `${n}: ${out.setups[n].loadavg_start} -> ${out.setups[n].loadavg_end}`).join('; ')}; at end ${out.loadavg_end}`);
-lines.push(`- every process --threads ${THREADS} (the local runner's server too), all on this ${CORES}-core machine; config ${JSON.stringify(CONFIG)}, the rest default; seconds = the query's elapsed_ms (runner start to finish), median of 2 runs (3 when they differ by over 2x); loads excluded`);
+lines.push(`- every process --threads ${THREADS} (the local runner's server too), all on this ${CORES}-core machine; config ${JSON.stringify(out.config)}, the rest default; seconds = the query's elapsed_ms (runner start to finish), median of 2 runs (3 when they differ by over 2x); loads excluded`);
 lines.push(`- speedup = t(1 worker) / t(k workers); efficiency = speedup / k. With ${CORES} cores, 1 worker with 2 threads already has every core: the ideal speedup of more workers here is 1, so the ideal efficiency is 1/k (${remote.map((n) => `${(1 / parseInt(n, 10)).toFixed(2)} for ${n}`).join(', ')}); below that is overhead`);
 lines.push('');
-lines.push(`| question | ${names.join(' | ')} | ${remote.map((n) => `speedup ${n}`).join(' | ')} | ${remote.map((n) => `eff. ${n}`).join(' | ')} | rows, check vs local |`);
-lines.push(`|---|${names.map(() => '---:').join('|')}|${remote.map(() => '---:').join('|')}|${remote.map(() => '---:').join('|')}|---|`);
-const sums = Object.fromEntries(names.map((n) => [n, { q: 0, j: 0 }]));
-for (const id of ids) {
-  const q = QUESTIONS.find((x) => x.id === id);
-  const ts = names.map((n) => tOf(n, id));
-  names.forEach((n, i) => { if (ts[i] !== undefined) sums[n][id[0]] += ts[i]; });
-  const t1 = tOf('1w', id);
-  const sp = remote.map((n) => (t1 !== undefined && tOf(n, id) ? t1 / tOf(n, id) : undefined));
-  const eff = remote.map((n, i) => (sp[i] !== undefined ? sp[i] / parseInt(n, 10) : undefined));
-  const ref = out.setups.local?.q[id];
-  const checks = names.filter((n) => n !== 'local').map((n) => {
-    const r = out.setups[n].q[id];
-    if (!r || r.error) return `${n}: ${r ? 'error' : '-'}`;
-    if (!ref || ref.error || !ref.chk || !r.chk) return `${n}: ${r.rows}`;
-    const same = r.rows === ref.rows && r.chk.every((v, i) => Math.abs(v - ref.chk[i]) <= 1e-6 * Math.max(1, Math.abs(ref.chk[i])));
-    return same ? null : `${n}: **${r.rows} ${JSON.stringify(r.chk)} vs ${ref.rows} ${JSON.stringify(ref.chk)}**`;
-  }).filter(Boolean);
-  lines.push(`| ${id} ${q.desc} | ${ts.map(fx).join(' | ')} | ${sp.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${eff.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${ref && !ref.error ? `${ref.rows} ` : ''}${checks.length ? checks.join('; ') : 'same'} |`);
+function timeTable(label, tOf) {
+  lines.push(`| ${label} | ${names.join(' | ')} | ${remote.map((n) => `speedup ${n}`).join(' | ')} | ${remote.map((n) => `eff. ${n}`).join(' | ')} | rows, check vs local |`);
+  lines.push(`|---|${names.map(() => '---:').join('|')}|${remote.map(() => '---:').join('|')}|${remote.map(() => '---:').join('|')}|---|`);
+  const sums = Object.fromEntries(names.map((n) => [n, { q: 0, j: 0 }]));
+  for (const id of ids) {
+    const q = QUESTIONS.find((x) => x.id === id);
+    const ts = names.map((n) => tOf(n, id));
+    names.forEach((n, i) => { if (ts[i] !== undefined) sums[n][id[0]] += ts[i]; });
+    const t1 = tOf('1w', id);
+    const sp = remote.map((n) => (t1 !== undefined && tOf(n, id) ? t1 / tOf(n, id) : undefined));
+    const eff = remote.map((n, i) => (sp[i] !== undefined ? sp[i] / parseInt(n, 10) : undefined));
+    const ref = out.setups.local?.q[id];
+    const checks = names.filter((n) => n !== 'local').map((n) => {
+      const r = out.setups[n].q[id];
+      if (!r || r.error) return `${n}: ${r ? 'error' : '-'}`;
+      if (!ref || ref.error || !ref.chk || !r.chk) return `${n}: ${r.rows}`;
+      const same = r.rows === ref.rows && r.chk.every((v, i) => Math.abs(v - ref.chk[i]) <= 1e-6 * Math.max(1, Math.abs(ref.chk[i])));
+      return same ? null : `${n}: **${r.rows} ${JSON.stringify(r.chk)} vs ${ref.rows} ${JSON.stringify(ref.chk)}**`;
+    }).filter(Boolean);
+    lines.push(`| ${id} ${q.desc} | ${ts.map(fx).join(' | ')} | ${sp.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${eff.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${ref && !ref.error ? `${ref.rows} ` : ''}${checks.length ? checks.join('; ') : 'same'} |`);
+  }
+  for (const [kind, lab] of [['q', 'sum of groupby q1..q10'], ['j', 'sum of joins j1..j5']]) {
+    const ts = names.map((n) => sums[n][kind]);
+    const t1 = sums['1w']?.[kind];
+    const sp = remote.map((n) => (t1 ? t1 / sums[n][kind] : undefined));
+    lines.push(`| **${lab}** | ${ts.map(fx).join(' | ')} | ${sp.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${sp.map((x, i) => (x === undefined ? '-' : (x / parseInt(remote[i], 10)).toFixed(2))).join(' | ')} | |`);
+  }
+  lines.push('');
 }
-for (const [kind, label] of [['q', 'sum of groupby q1..q10'], ['j', 'sum of joins j1..j5']]) {
-  const ts = names.map((n) => sums[n][kind]);
-  const t1 = sums['1w']?.[kind];
-  const sp = remote.map((n) => (t1 ? t1 / sums[n][kind] : undefined));
-  lines.push(`| **${label}** | ${ts.map(fx).join(' | ')} | ${sp.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${sp.map((x, i) => (x === undefined ? '-' : (x / parseInt(remote[i], 10)).toFixed(2))).join(' | ')} | |`);
-}
+timeTable('engine seconds (elapsed_ms)', tOf);
+lines.push('End to end (wall time of the POST ?wait, median of the same runs): with the remote runner this includes collecting the result onto the coordinator, which happens after the query\'s elapsed_ms stops (`runner__finished` -> `collect_result`, after `finish()` set `finished_us`).', '');
+timeTable('end-to-end seconds', (n, id) => { const r = out.setups[n]?.q[id]; return r && !r.error && r.e2e?.length ? median(r.e2e) : undefined; });
 const errs = [];
 for (const n of names) {
   if (out.setups[n].error) errs.push(`- ${n}: ${out.setups[n].error}`);
@@ -240,7 +251,7 @@ for (const n of names) {
     if (r.chk_error) errs.push(`- ${n} ${id} checksum: ${r.chk_error}`);
   }
 }
-if (errs.length) lines.push('', 'Failures:', '', ...errs);
+if (errs.length) lines.push('Failures:', '', ...errs);
 lines.push('', `#### Where the time goes (per run, averaged over the timed runs)`, '');
 lines.push(`CPU = CPU seconds of the coordinator and every worker (utime + stime) / (wall x ${CORES} cores): 100% = both cores busy. On the workers, summed over tasks (which overlap, so the sum can exceed the wall time): fetch = taking input partitions from other workers (GET, transfer, deserialize), mem = from the worker's own memory, exec = running the task's spec; fetch share = fetch / (fetch + mem + exec); MB = in-memory bytes of the fetched partitions. coord = the coordinator's share of the CPU seconds.`, '');
 const wnames = names.filter((n) => n !== 'local');
@@ -279,7 +290,7 @@ out.summary = wsum;
 const md = lines.join('\n') + '\n';
 const dir = join(ROOT, 'bench/cluster/results');
 mkdirSync(dir, { recursive: true });
-const tag = `${pretty(N)}${process.env.SCALING_TAG ? `-${process.env.SCALING_TAG}` : ''}`;
+const tag = `${pretty(N)}${out.tag ? `-${out.tag}` : ''}`;
 writeFileSync(join(dir, `scaling-${tag}.json`), JSON.stringify(out, null, 1) + '\n');
 writeFileSync(join(dir, `scaling-${tag}.md`), md);
 process.stdout.write(md);
