@@ -182,11 +182,11 @@ json_t *worker_info(worker *w)
     pthread_mutex_unlock(&w->cache_lock);
     int64_t nparts = 0, bytes = 0;
     worker_partition_totals(w, &nparts, &bytes);
-    return json_pack("{ss ss ss ss so sI si sI so so}", "version", FRAMED_VERSION, "role",
-                     "worker", "id", w->id, "url", url, "config_ids", worker_config_ids(w),
-                     "uptime_s", (json_int_t)((fr_mono_us() - w->started_us) / 1000000),
-                     "running_tasks", worker_running_tasks(w), "partitions", (json_int_t)nparts,
-                     "configs", configs, "resolve_us", worker__resolve_info(w));
+    return json_pack("{ss ss ss ss so sI si sI so so}", "version", FRAMED_VERSION, "role", "worker",
+                     "id", w->id, "url", url, "config_ids", worker_config_ids(w), "uptime_s",
+                     (json_int_t)((fr_mono_us() - w->started_us) / 1000000), "running_tasks",
+                     worker_running_tasks(w), "partitions", (json_int_t)nparts, "configs", configs,
+                     "resolve_us", worker__resolve_info(w));
 }
 
 static void metric_help(struct fr_buf *out, const char *name, const char *type, const char *help)

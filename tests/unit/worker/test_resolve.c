@@ -32,9 +32,9 @@ static struct fixture *make(bool with_config)
     assert_int_equal(store_embedded_open(NULL, &st, NULL), FR_OK);
     if (with_config) {
         char id[80];
-        assert_int_equal(store_put(st, fx->frozen->canonical, fx->frozen->canonical_len, id,
-                                   sizeof(id), NULL),
-                         FR_OK);
+        assert_int_equal(
+            store_put(st, fx->frozen->canonical, fx->frozen->canonical_len, id, sizeof(id), NULL),
+            FR_OK);
         assert_string_equal(id, fx->frozen->id);
     }
     struct worker_options o = {.threads = 2};
@@ -106,7 +106,8 @@ static void test_hit_is_counted(void **state)
     assert_contains(m, "framed_worker_config_resolve_seconds_count{result=\"hit\"} 2\n");
     assert_contains(m, "framed_worker_config_resolve_seconds_count{result=\"fetch\"} 1\n");
     assert_contains(m, "framed_worker_config_resolve_seconds_count{result=\"inline\"} 0\n");
-    assert_contains(m, "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"+Inf\"} 2\n");
+    assert_contains(m,
+                    "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"+Inf\"} 2\n");
     assert_contains(m, "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"1e-06\"} ");
     assert_contains(m, "framed_worker_config_resolve_seconds_bucket{result=\"hit\",le=\"5e-05\"} ");
     /* the task time counters beside it: three executions, no inputs */
@@ -192,17 +193,15 @@ static void test_inline_runs_without_cache(void **state)
     assert_contains(m, "framed_worker_config_resolve_seconds_count{result=\"hit\"} 0\n");
     free(m);
     json_t *info = worker_info(fx->w);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(info, "resolve_us"),
-                                                        "inlines")),
-                     2);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(info, "resolve_us"), "inlines")), 2);
     json_decref(info);
     /* Without the inline bytes the same task needs the store, which lacks the ID. */
     body = tiny_task(NULL, 0);
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err),
-                     FR_ENOTFOUND);
+    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err), FR_ENOTFOUND);
     assert_string_equal(err.kind, "config-not-found");
     json_decref(body);
 }
