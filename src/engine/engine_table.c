@@ -82,6 +82,15 @@ struct df_table *df_table_project(const struct df_table *t, const int *cols, int
     return out;
 }
 
+struct df_table *df_table_share(const struct df_table *t)
+{
+    struct df_table *out = df_table_new();
+    for (int i = 0; i < t->ncols; i++)
+        df_table_add(out, t->names[i], df_column_ref(t->cols[i]));
+    out->nrows = t->nrows;
+    return out;
+}
+
 struct df_table *df_table_empty_like(const struct df_table *t)
 {
     struct df_table *out = df_table_new();
@@ -145,11 +154,7 @@ int df_table_concat(struct df_table *const *tables, int n, struct df_table **out
         }
     }
     if (n == 1) {
-        int *idx = fr_xmalloc(sizeof(int) * (size_t)(first->ncols + 1));
-        for (int i = 0; i < first->ncols; i++)
-            idx[i] = i;
-        *out = df_table_project(first, idx, first->ncols);
-        free(idx);
+        *out = df_table_share(first);
         return FR_OK;
     }
     int64_t total = 0;
