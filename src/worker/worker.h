@@ -54,8 +54,17 @@ int worker_running_tasks(worker *w);
  * the others wait for it and share its outcome. *out is a new reference.
  * Errors (kind set): FR_EINVAL missing-config-id (not sha256:<64 hex>),
  * FR_ENOTFOUND config-not-found, FR_EDATA config-integrity (nothing cached),
- * FR_EUNAVAILABLE store-unavailable. */
+ * FR_EUNAVAILABLE store-unavailable. Each successful call's latency is
+ * recorded (framed_worker_config_resolve_seconds, /v1/info resolve_us) as a
+ * "hit" when a ready entry served it, else as a "fetch" (the loader and the
+ * threads that waited for its load). */
 int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct fr_error *err);
+/* The config of one task sent in its body (POST /v1/tasks "config_inline"):
+ * bytes must be the canonical encoding hashing to id (cfg_frozen_from_bytes),
+ * else FR_EDATA config-integrity. The cache is neither read nor filled; the
+ * latency is recorded as "inline". *out is a new reference. */
+int worker_config_inline(worker *w, const char *id, const char *bytes, size_t len,
+                         struct cfg_frozen **out, struct fr_error *err);
 /* Drops id from the cache and every partition made with it; its counters
  * stay. *was_cached, *dropped_partitions may be NULL. */
 void worker_config_drop(worker *w, const char *id, bool *was_cached, int64_t *dropped_partitions);
@@ -103,7 +112,9 @@ int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out
 
 /* ---- operations (worker_info.c) ---- */
 /* new: {version, role:"worker", id, url, config_ids, uptime_s, running_tasks,
- * partitions, configs: {<id>: {fetches, cache_hits, tasks}}} */
+ * partitions, configs: {<id>: {fetches, cache_hits, tasks}},
+ * resolve_us: {hit_p50, hit_p99, fetch_p50, fetch_p99, inline_p50, inline_p99,
+ * hits, fetches, inlines, window}} */
 json_t *worker_info(worker *w);
 /* Appends the worker's Prometheus text. */
 void worker_metrics(worker *w, struct fr_buf *out);

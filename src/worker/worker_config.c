@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int set_kind(struct fr_error *err, int status, const char *kind)
 {
@@ -127,13 +128,11 @@ static int wait_load(worker *w, struct worker__centry *e, struct cfg_frozen **ou
     return rc;
 }
 
-int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct fr_error *err)
+/* worker_config_get without the clock; *kind says how it was served. */
+static int resolve(worker *w, const char *id, struct cfg_frozen **out, struct fr_error *err,
+                   int *kind)
 {
-    struct fr_error local;
-    if (!err) {
-        fr_error_init(&local);
-        err = &local;
-    }
+    *kind = WORKER__RESOLVE_FETCH;
     *out = NULL;
     if (!store_id_valid(id)) {
         fr_error_set(err, FR_EINVAL, "Framed-Config-Id must be sha256:<64 lowercase hex>");
@@ -142,6 +141,7 @@ int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct
     pthread_mutex_lock(&w->cache_lock);
     struct worker__centry *e = centry_find(w, id);
     if (e && !e->loading) {
+        *kind = WORKER__RESOLVE_HIT;
         stats_of(w, id)->cache_hits++;
         *out = cfg_frozen_ref(e->frozen);
         pthread_mutex_unlock(&w->cache_lock);
@@ -162,6 +162,138 @@ int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct
     w->centries = e;
     pthread_mutex_unlock(&w->cache_lock);
     return load(w, e, out, err);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int worker_config_get(worker *w, const char *id, struct cfg_frozen **out, struct fr_error *err)
+{
+    struct fr_error local;
+    if (!err) {
+        fr_error_init(&local);
+        err = &local;
+    }
+    int64_t t0 = now_ns();
+    int kind;
+    int rc = resolve(w, id, out, err, &kind);
+    if (rc == FR_OK)
+        worker__resolve_record(w, kind, now_ns() - t0);
+    return rc;
+}
+
+int worker_config_inline(worker *w, const char *id, const char *bytes, size_t len,
+                         struct cfg_frozen **out, struct fr_error *err)
+{
+    *out = NULL;
+    int64_t t0 = now_ns();
+    if (!store_id_valid(id)) {
+        fr_error_set(err, FR_EINVAL, "Framed-Config-Id must be sha256:<64 lowercase hex>");
+        return set_kind(err, FR_EINVAL, "missing-config-id");
+    }
+    int rc = cfg_frozen_from_bytes(bytes, len, id, out, err);
+    if (rc != FR_OK)
+        return set_kind(err, FR_EDATA, "config-integrity");
+    worker__resolve_record(w, WORKER__RESOLVE_INLINE, now_ns() - t0);
+    return FR_OK;
+}
+
+/* ---- resolution latency ---- */
+
+/* Upper bounds of the histogram's buckets, seconds; the last is +Inf. */
+static const double resolve_le[WORKER__RESOLVE_BUCKETS - 1] = {
+    1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3,
+    5e-3, 1e-2, 2e-2, 5e-2, 0.1,  0.2,  0.5,  1,    2,    5};
+static const char *const resolve_names[WORKER__RESOLVE_KINDS] = {"hit", "fetch", "inline"};
+
+void worker__resolve_record(worker *w, int kind, int64_t ns)
+{
+    struct worker__resolve_hist *h = &w->resolve[kind];
+    if (ns < 0)
+        ns = 0;
+    int b = 0;
+    while (b < WORKER__RESOLVE_BUCKETS - 1 && (double)ns > resolve_le[b] * 1e9)
+        b++;
+    atomic_fetch_add_explicit(&h->buckets[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_ns, ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+    unsigned slot = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
+    atomic_store_explicit(&h->ring_ns[slot % WORKER__RESOLVE_RING],
+                          ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns, memory_order_relaxed);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted v[n], in microseconds. */
+static json_t *pct_us(const uint32_t *v, size_t n, double p)
+{
+    if (n == 0)
+        return json_null();
+    size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return json_real((double)v[rank - 1] / 1000.0);
+}
+
+json_t *worker__resolve_info(worker *w)
+{
+    json_t *j = json_object();
+    static const char *const counts[WORKER__RESOLVE_KINDS] = {"hits", "fetches", "inlines"};
+    uint32_t *v = fr_xcalloc(WORKER__RESOLVE_RING, sizeof(*v));
+    for (int k = 0; k < WORKER__RESOLVE_KINDS; k++) {
+        struct worker__resolve_hist *h = &w->resolve[k];
+        long long count = atomic_load(&h->count);
+        size_t n = count < WORKER__RESOLVE_RING ? (size_t)count : WORKER__RESOLVE_RING;
+        for (size_t i = 0; i < n; i++)
+            v[i] = atomic_load_explicit(&h->ring_ns[i], memory_order_relaxed);
+        qsort(v, n, sizeof(*v), cmp_u32);
+        char key[32];
+        snprintf(key, sizeof(key), "%s_p50", resolve_names[k]);
+        json_object_set_new(j, key, pct_us(v, n, 50));
+        snprintf(key, sizeof(key), "%s_p99", resolve_names[k]);
+        json_object_set_new(j, key, pct_us(v, n, 99));
+        json_object_set_new(j, counts[k], json_integer(count));
+    }
+    free(v);
+    json_object_set_new(j, "window", json_integer(WORKER__RESOLVE_RING));
+    return j;
+}
+
+void worker__resolve_metrics(worker *w, struct fr_buf *out)
+{
+    const char *name = "framed_worker_config_resolve_seconds";
+    fr_buf_printf(out,
+                  "# HELP %s Time to resolve a task's config: hit = a ready cache entry, "
+                  "fetch = a store fetch (or a wait for another task's), inline = verified "
+                  "from the task body.\n# TYPE %s histogram\n",
+                  name, name);
+    for (int k = 0; k < WORKER__RESOLVE_KINDS; k++) {
+        struct worker__resolve_hist *h = &w->resolve[k];
+        long long cum = 0;
+        for (int b = 0; b < WORKER__RESOLVE_BUCKETS; b++) {
+            cum += atomic_load_explicit(&h->buckets[b], memory_order_relaxed);
+            if (b < WORKER__RESOLVE_BUCKETS - 1)
+                fr_buf_printf(out, "%s_bucket{result=\"%s\",le=\"%g\"} %lld\n", name,
+                              resolve_names[k], resolve_le[b], cum);
+            else
+                fr_buf_printf(out, "%s_bucket{result=\"%s\",le=\"+Inf\"} %lld\n", name,
+                              resolve_names[k], cum);
+        }
+        fr_buf_printf(out, "%s_sum{result=\"%s\"} %.9f\n", name, resolve_names[k],
+                      (double)atomic_load(&h->sum_ns) / 1e9);
+        fr_buf_printf(out, "%s_count{result=\"%s\"} %lld\n", name, resolve_names[k],
+                      (long long)atomic_load(&h->count));
+    }
 }
 
 void worker_config_drop(worker *w, const char *id, bool *was_cached, int64_t *dropped_partitions)

@@ -182,10 +182,11 @@ json_t *worker_info(worker *w)
     pthread_mutex_unlock(&w->cache_lock);
     int64_t nparts = 0, bytes = 0;
     worker_partition_totals(w, &nparts, &bytes);
-    return json_pack("{ss ss ss ss so sI si sI so}", "version", FRAMED_VERSION, "role", "worker",
+    return json_pack("{ss ss ss ss so sI si sI so so}", "version", FRAMED_VERSION, "role", "worker",
                      "id", w->id, "url", url, "config_ids", worker_config_ids(w), "uptime_s",
                      (json_int_t)((fr_mono_us() - w->started_us) / 1000000), "running_tasks",
-                     worker_running_tasks(w), "partitions", (json_int_t)nparts, "configs", configs);
+                     worker_running_tasks(w), "partitions", (json_int_t)nparts, "configs", configs,
+                     "resolve_us", worker__resolve_info(w));
 }
 
 static void metric_help(struct fr_buf *out, const char *name, const char *type, const char *help)
@@ -217,6 +218,8 @@ void worker_metrics(worker *w, struct fr_buf *out)
     config_counters(w, out, "framed_worker_config_cache_hits_total", 1);
     metric_help(out, "framed_worker_tasks_total", "counter", "Tasks run, by config ID.");
     config_counters(w, out, "framed_worker_tasks_total", 2);
+    worker__resolve_metrics(w, out);
+    worker__task_metrics(w, out);
     int64_t nparts = 0, bytes = 0;
     worker_partition_totals(w, &nparts, &bytes);
     metric_help(out, "framed_worker_running_tasks", "gauge", "Tasks running now.");

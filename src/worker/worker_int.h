@@ -30,6 +30,21 @@ struct worker__cstats {
     struct worker_config_stats stats;
 };
 
+/* Latency of config resolution, per result: a Prometheus histogram (atomic
+ * bucket counts, so a task never waits on a reader) and a ring of the last
+ * WORKER__RESOLVE_RING samples for percentiles in /v1/info. Zeroed memory is
+ * a valid empty state. Samples are nanoseconds, saturated at UINT32_MAX. */
+enum { WORKER__RESOLVE_HIT, WORKER__RESOLVE_FETCH, WORKER__RESOLVE_INLINE, WORKER__RESOLVE_KINDS };
+#define WORKER__RESOLVE_BUCKETS 22 /* the last one is +Inf */
+#define WORKER__RESOLVE_RING 4096
+struct worker__resolve_hist {
+    atomic_llong buckets[WORKER__RESOLVE_BUCKETS]; /* not cumulative */
+    atomic_llong count;
+    atomic_llong sum_ns;
+    atomic_uint next; /* ring write position (count mod ring) */
+    _Atomic uint32_t ring_ns[WORKER__RESOLVE_RING];
+};
+
 struct worker__part {
     struct worker__part *next;
     char id[40];
@@ -56,6 +71,15 @@ struct worker {
     struct worker__centry *centries;
     struct worker__cstats *cstats;
 
+    struct worker__resolve_hist resolve[WORKER__RESOLVE_KINDS]; /* atomic, no lock */
+
+    /* Where a task's time goes (atomic, no lock): inputs fetched from other
+     * workers (GET, transfer, deserialize) or taken from memory, and the
+     * execution itself; nanoseconds and bytes since start. */
+    atomic_llong in_remote_n, in_remote_ns, in_remote_bytes;
+    atomic_llong in_local_n, in_local_ns;
+    atomic_llong exec_n, exec_ns;
+
     pthread_mutex_t parts_lock; /* parts, nparts, part_bytes */
     struct worker__part *parts;
     int64_t nparts;
@@ -76,6 +100,16 @@ struct worker {
 void worker__random_id(const char *prefix, int nbytes, char *out, size_t outsz);
 /* Counts a task run with config id. */
 void worker__config_count_task(worker *w, const char *id);
+/* Records one resolution of kind WORKER__RESOLVE_* that took ns. */
+void worker__resolve_record(worker *w, int kind, int64_t ns);
+/* new: {"hit_p50", "hit_p99", "fetch_p50", "fetch_p99", "inline_p50",
+ * "inline_p99" (microseconds over the last samples, null when none),
+ * "hits", "fetches", "inlines" (counts since start), "window"}. */
+json_t *worker__resolve_info(worker *w);
+/* Appends framed_worker_config_resolve_seconds (histogram by result). */
+void worker__resolve_metrics(worker *w, struct fr_buf *out);
+/* Appends the task time counters (worker_task.c). */
+void worker__task_metrics(worker *w, struct fr_buf *out);
 /* Drops every partition of config_id; returns how many. */
 int64_t worker__partitions_drop_config(worker *w, const char *config_id);
 /* Starts/stops the heartbeat thread (worker_heartbeat.c). */

@@ -1,5 +1,6 @@
 /* worker_task: runs one task of POST /v1/tasks. The config named by the
- * request is resolved (cache or store, verified) and passed down to the
+ * request is resolved (cache or store, verified; or verified from the body's
+ * config_inline, bypassing the cache) and passed down to the
  * engine as this task's options only; inputs come from this worker's memory
  * or from their owner over HTTP; outputs stay here as partitions. */
 #include "worker_int.h"
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_SLOTS 8
 #define FETCH_TIMEOUT_MS 120000
@@ -34,6 +36,13 @@ static int task_error(struct fr_error *err, int status, const char *kind, const 
     fr_error_set(err, status, "%s", msg);
     snprintf(err->kind, sizeof(err->kind), "%s", kind);
     return status;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* GET {url}/v1/partitions/{id} under the same config, signed like every
@@ -72,10 +81,21 @@ static int fetch_input(worker *w, json_t *ref, const char *config_id, const char
     while (n > 0 && url[n - 1] == '/')
         n--;
     bool own = strlen(own_url) == n && strncmp(url, own_url, n) == 0;
+    int64_t t0 = now_ns();
     int rc = own ? worker_partition_table(w, id, config_id, out, err)
                  : fetch_remote(w, url, id, config_id, out, err);
-    if (rc == FR_OK)
+    if (rc == FR_OK) {
+        int64_t ns = now_ns() - t0;
+        if (own) {
+            atomic_fetch_add(&w->in_local_n, 1);
+            atomic_fetch_add(&w->in_local_ns, ns);
+        } else {
+            atomic_fetch_add(&w->in_remote_n, 1);
+            atomic_fetch_add(&w->in_remote_ns, ns);
+            atomic_fetch_add(&w->in_remote_bytes, df_table_bytes(*out));
+        }
         return FR_OK;
+    }
     char why[sizeof(err->message)];
     snprintf(why, sizeof(why), "%s", err->message);
     fr_error_set(err, FR_EIO, "input partition %s at %s could not be fetched: %s", id, url, why);
@@ -136,7 +156,10 @@ static int execute(worker *w, const struct cfg_frozen *frozen, json_t *spec, str
     df_exec_init(ex, &opts, NULL);
     ex->deadline_us = fr_mono_us() + frozen->values.task_timeout_ms * 1000;
     struct df_table **const *tables = (struct df_table * *const *)in->tables;
+    int64_t t0 = now_ns();
     int rc = plan_task_execute(spec, tables, in->counts, ex, outs, nouts, err);
+    atomic_fetch_add(&w->exec_n, 1);
+    atomic_fetch_add(&w->exec_ns, now_ns() - t0);
     worker__config_count_task(w, frozen->id);
     ex->opts = NULL; /* opts dies with this frame */
     if (rc == FR_EINVAL && !err->kind[0])
@@ -177,7 +200,18 @@ int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out
     memset(&ex, 0, sizeof(ex));
     *out = NULL;
     *ext = NULL;
-    int result = worker_config_get(w, config_id, &frozen, err);
+    /* The config comes from the cache (or the store), or, for the comparison
+     * of propagation costs, verified from the body's "config_inline". */
+    json_t *inline_cfg = json_object_get(body, "config_inline");
+    int result;
+    if (inline_cfg && !json_is_string(inline_cfg))
+        result = task_error(err, FR_EINVAL, "invalid-task",
+                            "config_inline must be the canonical config bytes as a string");
+    else if (inline_cfg)
+        result = worker_config_inline(w, config_id, json_string_value(inline_cfg),
+                                      json_string_length(inline_cfg), &frozen, err);
+    else
+        result = worker_config_get(w, config_id, &frozen, err);
     if (result != FR_OK)
         goto out;
     json_t *spec = json_object_get(body, "spec");
@@ -203,4 +237,34 @@ out:
     inputs_cleanup(&in);
     cfg_frozen_unref(frozen);
     return result;
+}
+
+void worker__task_metrics(worker *w, struct fr_buf *out)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } m[] = {
+        {"framed_worker_input_fetches_total", "counter",
+         "Task input partitions taken, by source: remote = GET from another worker (transfer "
+         "and deserialize), local = from this worker's memory."},
+        {"framed_worker_input_fetch_seconds_total", "counter",
+         "Time tasks spent taking their input partitions, by source."},
+        {"framed_worker_input_fetch_bytes_total", "counter",
+         "In-memory bytes of the input partitions fetched from other workers."},
+        {"framed_worker_task_execute_seconds_total", "counter",
+         "Time tasks spent executing their spec (inputs already taken)."},
+        {"framed_worker_task_executions_total", "counter", "Task specs executed."},
+    };
+    for (int i = 0; i < 5; i++)
+        fr_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m[i].name, m[i].help, m[i].name,
+                      m[i].type);
+    fr_buf_printf(out, "%s{source=\"remote\"} %lld\n%s{source=\"local\"} %lld\n", m[0].name,
+                  (long long)atomic_load(&w->in_remote_n), m[0].name,
+                  (long long)atomic_load(&w->in_local_n));
+    fr_buf_printf(out, "%s{source=\"remote\"} %.6f\n%s{source=\"local\"} %.6f\n", m[1].name,
+                  (double)atomic_load(&w->in_remote_ns) / 1e9, m[1].name,
+                  (double)atomic_load(&w->in_local_ns) / 1e9);
+    fr_buf_printf(out, "%s %lld\n", m[2].name, (long long)atomic_load(&w->in_remote_bytes));
+    fr_buf_printf(out, "%s %.6f\n", m[3].name, (double)atomic_load(&w->exec_ns) / 1e9);
+    fr_buf_printf(out, "%s %lld\n", m[4].name, (long long)atomic_load(&w->exec_n));
 }

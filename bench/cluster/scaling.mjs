@@ -1,0 +1,296 @@
+// bench/cluster/scaling.mjs N DATADIR [setups]: the db-benchmark groupby (q1..q10) and join
+// (j1..j5) questions on framed with the local runner and with the remote runner on 1, 2 and 3
+// workers, all on 127.0.0.1 (setups: local,1,2,3 by default). Run by bench/cluster/scaling.sh,
+// which builds framed and generates the tables with bench/datagen.c.
+//
+// Reuses the single-process benchmark (bench/engines): the question list, the file names and
+// measure() (2 runs, median; a third when they differ by over 2x) from common.mjs, and the
+// framed plans of the questions from bench/engines/framed.mjs (common.mjs's FRAMED_OPS when it
+// exports them, else read out of framed.mjs's GB and JQ tables, so both benchmarks ask the same).
+//
+// Each setup: `framed serve --runner local|remote --threads 2 --data-dir DATADIR` and k x
+// `framed worker --threads 2` (the data dir is shared by path), config {"maintain_order": false};
+// the groupby table is loaded as a materialized dataframe (POST /v1/dataframes, then a query of
+// it) and q1..q10 run on it; then, on a fresh cluster per join question (so results are freed),
+// the four join tables are loaded and the question run. Time = the query's elapsed_ms (runner
+// start to finish); e2e = wall time of the POST ?wait. Rows and a checksum (untimed: the
+// question's ops plus sums of its result columns) are compared with the local runner's.
+// Where the time goes, per question: CPU seconds of every process (/proc/PID/stat) against
+// wall x cores, and on the workers (their /metrics) the task time spent fetching input
+// partitions from other workers vs taking them from memory vs executing.
+// Writes bench/cluster/results/scaling-<N>.{json,md}. Every process is stopped by its PID.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { call, loadavg, machine, ok, ROOT, startCoordinator, startWorker, waitWorkers } from './procs.mjs';
+
+const common = await import(new URL('../engines/common.mjs', import.meta.url));
+const { QUESTIONS, files, measure, median, pretty } = common;
+
+// `scaling.mjs --report results/scaling-<N>.json` rewrites the .md from a saved run.
+const FROM = process.argv[2] === '--report' ? JSON.parse(readFileSync(process.argv[3], 'utf8')) : null;
+const N = FROM ? FROM.N : Math.round(Number(process.argv[2] || 1e7));
+const DATA = process.argv[3] || join(ROOT, 'bench/data');
+const SETUPS = (process.argv[4] || 'local,1,2,3').split(',').map((s) => (s === 'local' ? 0 : Number(s)));
+const ONLY = (process.env.QUESTIONS || '').split(',').filter(Boolean);
+const THREADS = 2, CORES = availableParallelism();
+const CONFIG = { maintain_order: false, ...JSON.parse(process.env.SCALING_CONFIG || '{}') };
+const F = files(N, DATA);
+const log = (m) => process.stderr.write(`[scaling] ${m}\n`);
+
+// ---- the questions' plans, from the single-process benchmark ----
+let J = {};
+const right = (k) => ({ source: { dataframe: J[k] } });
+function framedOps() {
+  if (common.FRAMED_OPS) return common.FRAMED_OPS(right);
+  const src = readFileSync(new URL('../engines/framed.mjs', import.meta.url), 'utf8');
+  const grab = (name) => {
+    const m = src.match(new RegExp(`\\nconst ${name} = (\\{[\\s\\S]*?\\n\\});`));
+    if (!m) throw new Error(`bench/engines/framed.mjs no longer has "const ${name} = {...};": export the plans (FRAMED_OPS in common.mjs)`);
+    return m[1];
+  };
+  const GB = new Function(`return ${grab('GB')};`)();
+  const JQ = new Function('right', `return ${grab('JQ')};`)(right);
+  return { ...GB, ...Object.fromEntries(Object.entries(JQ).map(([k, f]) => [k, f])) };
+}
+const OPS = FROM ? {} : framedOps();
+const opsOf = (id) => (typeof OPS[id] === 'function' ? OPS[id]() : OPS[id]);
+
+// ---- one cluster ----
+const CLK_TCK = 100;
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  } catch { return 0; }
+}
+
+async function startCluster(k) {
+  const coord = await startCoordinator({ runner: k === 0 ? 'local' : 'remote', dataDir: DATA, threads: THREADS });
+  const workers = [];
+  for (let i = 0; i < k; i++) workers.push(await startWorker(coord.base, { threads: THREADS, dir: coord.root }));
+  if (k) await waitWorkers(coord.base, k);
+  await ok(coord.base, 'POST', '/v1/config', { json: CONFIG });
+  return {
+    coord, workers, k,
+    async stop() { for (const w of workers) await w.stop(); await coord.stop(); },
+    // Partitions held by each worker (after a load: how the table is spread).
+    async spread() {
+      const n = [];
+      for (const w of workers) n.push((await ok(w.base, 'GET', '/v1/info')).partitions);
+      return n;
+    },
+    // CPU seconds per process and the workers' task counters, now.
+    async snapshot() {
+      const s = { coord_cpu: cpuSeconds(coord.pid), worker_cpu: 0, remote_n: 0, remote_s: 0, remote_bytes: 0,
+        local_s: 0, exec_s: 0, serve_s: 0 };
+      for (const [i, w] of workers.entries()) {
+        s.worker_cpu += cpuSeconds(w.pid);
+        const m = (await call(w.base, 'GET', '/metrics')).text;
+        const g = (re) => Number((m.match(re) || [0, 0])[1]);
+        s.remote_n += g(/^framed_worker_input_fetches_total\{source="remote"\} (\S+)/m);
+        s.remote_s += g(/^framed_worker_input_fetch_seconds_total\{source="remote"\} (\S+)/m);
+        s.remote_bytes += g(/^framed_worker_input_fetch_bytes_total (\S+)/m);
+        s.local_s += g(/^framed_worker_input_fetch_seconds_total\{source="local"\} (\S+)/m);
+        s.exec_s += g(/^framed_worker_task_execute_seconds_total (\S+)/m);
+        s[`exec_w${i}`] = g(/^framed_worker_task_execute_seconds_total (\S+)/m);
+        s.serve_s += g(/^framed_http_request_duration_seconds_sum\{route="GET \/v1\/partitions\/\{id\}"\} (\S+)/m)
+          || g(/^framed_http_request_duration_seconds_sum\{route="\/v1\/partitions\/\{id\}"\} (\S+)/m);
+      }
+      return s;
+    },
+  };
+}
+
+async function run(base, body) {
+  const t0 = performance.now();
+  let st = await ok(base, 'POST', '/v1/queries?wait=300', { json: body });
+  while (st.state === 'queued' || st.state === 'running') st = await ok(base, 'GET', `/v1/queries/${st.id}?wait=300`);
+  const wall = (performance.now() - t0) / 1000;
+  if (st.state !== 'succeeded') throw new Error(`query ${st.state}: ${st.error ? `${st.error.kind}: ${st.error.message}` : '?'}`);
+  return [st, wall];
+}
+
+async function frame(base, ds) {
+  const df = await ok(base, 'POST', '/v1/dataframes', { json: { source: { dataset: ds } } });
+  const [st, wall] = await run(base, { dataframe: df.id });
+  return { id: df.id, t: st.elapsed_ms / 1000, wall };
+}
+
+// One question: measure() over the timed runs, snapshots around them, then the checksum.
+async function question(cl, q, src) {
+  const base = cl.coord.base, ops = opsOf(q.id);
+  const e2e = [];
+  const before = await cl.snapshot();
+  const r = await measure(q.id, async () => {
+    const [st, wall] = await run(base, { plan: { source: { dataframe: src }, ops } });
+    e2e.push(wall);
+    return { t: st.elapsed_ms / 1000, rows: st.rows };
+  });
+  const after = await cl.snapshot();
+  if (!r.error) {
+    const nrun = r.times.length, wall = e2e.reduce((a, b) => a + b, 0);
+    const d = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - before[k]) / nrun]));
+    r.where = { ...d, wall: wall / nrun, cpu_util: (d.coord_cpu + d.worker_cpu) / ((wall / nrun) * CORES) };
+    try {
+      const agg = q.chk.map((c) => `sum(${c})`);
+      const [cs] = await run(base, { plan: { source: { dataframe: src }, ops: [...ops, { agg }] } });
+      const res = await ok(base, 'GET', `/v1/queries/${cs.id}/result`);
+      r.chk = res.rows[0].map((v) => (v === null ? 0 : Number(v)));
+    } catch (e) { r.chk_error = String(e.message).slice(0, 300); }
+  }
+  r.e2e = e2e;
+  r.loadavg = loadavg();
+  log(`${cl.k ? `${cl.k}w` : 'local'} ${q.id} ${r.error ? `ERROR ${r.error}` : `${r.t.toFixed(3)} s`}`
+    + (r.where ? ` cpu ${(100 * r.where.cpu_util).toFixed(0)}% fetch ${r.where.remote_s.toFixed(3)} s exec ${r.where.exec_s.toFixed(3)} s` : ''));
+  return r;
+}
+
+const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
+const out = FROM || { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), setups: {} };
+if (!FROM) {
+  out.tag = process.env.SCALING_TAG || '';
+  try { out.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { out.commit = '?'; }
+  for (const k of SETUPS) {
+    const name = k ? `${k}w` : 'local';
+    const res = { k, load: {}, q: {}, loadavg_start: loadavg() };
+    out.setups[name] = res;
+    // groupby: one cluster, the table loaded once
+    const gq = QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q));
+    if (gq.length) {
+      const cl = await startCluster(k);
+      try {
+        if (!out.version) out.version = (await ok(cl.coord.base, 'GET', '/v1/info')).version;
+        const g = await frame(cl.coord.base, F.G1.name);
+        res.load.G1 = g.t;
+        res.spread_G1 = await cl.spread();
+        log(`${name} load G1 ${g.t.toFixed(2)} s`);
+        for (const q of gq) res.q[q.id] = await question(cl, q, g.id);
+      } catch (e) {
+        res.error = String(e.message).slice(0, 400);
+        log(`${name} groupby failed: ${res.error}`);
+      } finally { await cl.stop(); }
+    }
+    // joins: a fresh cluster per question
+    for (const q of QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q))) {
+      const cl = await startCluster(k);
+      try {
+        J = {};
+        let t = 0;
+        for (const key of ['x', 'small', 'medium', 'big']) {
+          const f = await frame(cl.coord.base, F[key].name);
+          J[key] = f.id;
+          t += f.t;
+        }
+        res.load.join = t;
+        res.spread_join = await cl.spread();
+        res.q[q.id] = await question(cl, q, J.x);
+      } catch (e) {
+        res.q[q.id] = { error: String(e.message).slice(0, 400) };
+        log(`${name} ${q.id} failed: ${res.q[q.id].error}`);
+      } finally { await cl.stop(); }
+    }
+    res.loadavg_end = loadavg();
+  }
+  out.loadavg_end = loadavg();
+}
+
+
+// ---- report ----
+const names = Object.keys(out.setups);
+const fx = (x) => (x === undefined || x === null || Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(3));
+const pctf = (x) => (x === undefined || Number.isNaN(x) ? '-' : `${(100 * x).toFixed(0)}%`);
+const tOf = (name, id) => { const r = out.setups[name]?.q[id]; return r && !r.error ? r.t : undefined; };
+const ids = QUESTIONS.filter(wanted).map((q) => q.id);
+const remote = names.filter((n) => n !== 'local' && n !== '1w');
+const lines = [];
+lines.push(`### Scaling at N = ${pretty(N)}${out.tag ? ` (${out.tag})` : ''}: local runner and 1, 2, 3 workers on loopback`, '');
+lines.push(`- date: ${out.date}; framed ${out.version} at ${out.commit}; ${out.machine.cpu}, ${out.machine.ncpu} cores, ${out.machine.mem_gib} GiB, Linux ${out.machine.kernel}, Node ${out.machine.node}`);
+lines.push(`- load average (1/5/15 min): at start ${out.loadavg_start}; ${names.map((n) => `${n}: ${out.setups[n].loadavg_start} -> ${out.setups[n].loadavg_end}`).join('; ')}; at end ${out.loadavg_end}`);
+lines.push(`- every process --threads ${THREADS} (the local runner's server too), all on this ${CORES}-core machine; config ${JSON.stringify(out.config)}, the rest default; seconds = the query's elapsed_ms (runner start to finish), median of 2 runs (3 when they differ by over 2x); loads excluded`);
+lines.push(`- speedup = t(1 worker) / t(k workers); efficiency = speedup / k. With ${CORES} cores, 1 worker with 2 threads already has every core: the ideal speedup of more workers here is 1, so the ideal efficiency is 1/k (${remote.map((n) => `${(1 / parseInt(n, 10)).toFixed(2)} for ${n}`).join(', ')}); below that is overhead`);
+lines.push('');
+function timeTable(label, tOf) {
+  lines.push(`| ${label} | ${names.join(' | ')} | ${remote.map((n) => `speedup ${n}`).join(' | ')} | ${remote.map((n) => `eff. ${n}`).join(' | ')} | rows, check vs local |`);
+  lines.push(`|---|${names.map(() => '---:').join('|')}|${remote.map(() => '---:').join('|')}|${remote.map(() => '---:').join('|')}|---|`);
+  const sums = Object.fromEntries(names.map((n) => [n, { q: 0, j: 0 }]));
+  for (const id of ids) {
+    const q = QUESTIONS.find((x) => x.id === id);
+    const ts = names.map((n) => tOf(n, id));
+    names.forEach((n, i) => { if (ts[i] !== undefined) sums[n][id[0]] += ts[i]; });
+    const t1 = tOf('1w', id);
+    const sp = remote.map((n) => (t1 !== undefined && tOf(n, id) ? t1 / tOf(n, id) : undefined));
+    const eff = remote.map((n, i) => (sp[i] !== undefined ? sp[i] / parseInt(n, 10) : undefined));
+    const ref = out.setups.local?.q[id];
+    const checks = names.filter((n) => n !== 'local').map((n) => {
+      const r = out.setups[n].q[id];
+      if (!r || r.error) return `${n}: ${r ? 'error' : '-'}`;
+      if (!ref || ref.error || !ref.chk || !r.chk) return `${n}: ${r.rows}`;
+      const same = r.rows === ref.rows && r.chk.every((v, i) => Math.abs(v - ref.chk[i]) <= 1e-6 * Math.max(1, Math.abs(ref.chk[i])));
+      return same ? null : `${n}: **${r.rows} ${JSON.stringify(r.chk)} vs ${ref.rows} ${JSON.stringify(ref.chk)}**`;
+    }).filter(Boolean);
+    lines.push(`| ${id} ${q.desc} | ${ts.map(fx).join(' | ')} | ${sp.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${eff.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${ref && !ref.error ? `${ref.rows} ` : ''}${checks.length ? checks.join('; ') : 'same'} |`);
+  }
+  for (const [kind, lab] of [['q', 'sum of groupby q1..q10'], ['j', 'sum of joins j1..j5']]) {
+    const ts = names.map((n) => sums[n][kind]);
+    const t1 = sums['1w']?.[kind];
+    const sp = remote.map((n) => (t1 ? t1 / sums[n][kind] : undefined));
+    lines.push(`| **${lab}** | ${ts.map(fx).join(' | ')} | ${sp.map((x) => (x === undefined ? '-' : x.toFixed(2))).join(' | ')} | ${sp.map((x, i) => (x === undefined ? '-' : (x / parseInt(remote[i], 10)).toFixed(2))).join(' | ')} | |`);
+  }
+  lines.push('');
+}
+timeTable('engine seconds (elapsed_ms)', tOf);
+lines.push('End to end (wall time of the POST ?wait, median of the same runs): with the remote runner this includes collecting the result onto the coordinator, which happens after the query\'s elapsed_ms stops (`runner__finished` -> `collect_result`, after `finish()` set `finished_us`).', '');
+timeTable('end-to-end seconds', (n, id) => { const r = out.setups[n]?.q[id]; return r && !r.error && r.e2e?.length ? median(r.e2e) : undefined; });
+const errs = [];
+for (const n of names) {
+  if (out.setups[n].error) errs.push(`- ${n}: ${out.setups[n].error}`);
+  for (const [id, r] of Object.entries(out.setups[n].q)) {
+    if (r.error) errs.push(`- ${n} ${id}: ${r.error}`);
+    if (r.chk_error) errs.push(`- ${n} ${id} checksum: ${r.chk_error}`);
+  }
+}
+if (errs.length) lines.push('Failures:', '', ...errs);
+lines.push('', `#### Where the time goes (per run, averaged over the timed runs)`, '');
+lines.push(`CPU = CPU seconds of the coordinator and every worker (utime + stime) / (wall x ${CORES} cores): 100% = both cores busy. On the workers, summed over tasks (which overlap, so the sum can exceed the wall time): fetch = taking input partitions from other workers (GET, transfer, deserialize), mem = from the worker's own memory, exec = running the task's spec; fetch share = fetch / (fetch + mem + exec); MB = in-memory bytes of the fetched partitions. coord = the coordinator's share of the CPU seconds.`, '');
+const wnames = names.filter((n) => n !== 'local');
+lines.push(`| question | ${names.map((n) => `CPU ${n}`).join(' | ')} | ${wnames.map((n) => `coord ${n}`).join(' | ')} | ${wnames.map((n) => `fetch share ${n}`).join(' | ')} | ${wnames.map((n) => `MB fetched ${n}`).join(' | ')} |`);
+lines.push(`|---|${names.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|`);
+const wsum = Object.fromEntries(names.map((n) => [n, { cpu: 0, wall: 0, coord: 0, fetch: 0, mem: 0, exec: 0, bytes: 0 }]));
+for (const id of ids) {
+  const w = (n) => out.setups[n]?.q[id]?.where;
+  for (const n of names) {
+    const x = w(n);
+    if (!x) continue;
+    const s = wsum[n];
+    s.cpu += x.coord_cpu + x.worker_cpu; s.wall += x.wall; s.coord += x.coord_cpu;
+    s.fetch += x.remote_s; s.mem += x.local_s; s.exec += x.exec_s; s.bytes += x.remote_bytes;
+  }
+  const share = (x) => (x ? x.remote_s / Math.max(1e-9, x.remote_s + x.local_s + x.exec_s) : undefined);
+  const coordShare = (x) => (x ? x.coord_cpu / Math.max(1e-9, x.coord_cpu + x.worker_cpu) : undefined);
+  lines.push(`| ${id} | ${names.map((n) => pctf(w(n)?.cpu_util)).join(' | ')} | ${wnames.map((n) => pctf(coordShare(w(n)))).join(' | ')} | ${wnames.map((n) => pctf(share(w(n)))).join(' | ')} | ${wnames.map((n) => (w(n) ? (w(n).remote_bytes / 1e6).toFixed(0) : '-')).join(' | ')} |`);
+}
+lines.push(`| **all** | ${names.map((n) => pctf(wsum[n].cpu / Math.max(1e-9, wsum[n].wall * CORES))).join(' | ')} | ${wnames.map((n) => pctf(wsum[n].coord / Math.max(1e-9, wsum[n].cpu))).join(' | ')} | ${wnames.map((n) => pctf(wsum[n].fetch / Math.max(1e-9, wsum[n].fetch + wsum[n].mem + wsum[n].exec))).join(' | ')} | ${wnames.map((n) => (wsum[n].bytes / 1e6).toFixed(0)).join(' | ')} |`);
+lines.push('');
+for (const n of wnames) {
+  const st = out.setups[n];
+  const busiest = [];
+  for (const id of ids) {
+    const x = st.q[id]?.where;
+    if (!x) continue;
+    const per = Object.keys(x).filter((k) => /^exec_w\d+$/.test(k)).map((k) => x[k]);
+    const tot = per.reduce((a, b) => a + b, 0);
+    if (tot > 0) busiest.push(`${id} ${(100 * Math.max(...per) / tot).toFixed(0)}%`);
+  }
+  lines.push(`- ${n}: partitions per worker after loading the groupby table ${JSON.stringify(st.spread_G1 ?? [])}, the four join tables ${JSON.stringify(st.spread_join ?? [])}; the busiest worker's share of task execution time: ${busiest.join(', ')}`);
+}
+lines.push('');
+out.summary = wsum;
+const md = lines.join('\n') + '\n';
+const dir = join(ROOT, 'bench/cluster/results');
+mkdirSync(dir, { recursive: true });
+const tag = `${pretty(N)}${out.tag ? `-${out.tag}` : ''}`;
+writeFileSync(join(dir, `scaling-${tag}.json`), JSON.stringify(out, null, 1) + '\n');
+writeFileSync(join(dir, `scaling-${tag}.md`), md);
+process.stdout.write(md);
