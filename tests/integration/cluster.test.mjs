@@ -89,7 +89,12 @@ test('golden plans give the local runner\'s answers on three workers; one config
   try {
     copyInputs(cluster.coord.dataDir);
     copyInputs(local.dataDir);
-    const cases = readdirSync(GOLDEN).filter((f) => f.endsWith('.json')).map((f) => ({ name: f, ...JSON.parse(readFileSync(path.join(GOLDEN, f), 'utf8')) }))
+    // Plans with integers beyond 2^53 cannot pass through JavaScript numbers
+    // unchanged; the C golden test runs those.
+    const cases = readdirSync(GOLDEN).filter((f) => f.endsWith('.json'))
+      .map((f) => [f, readFileSync(path.join(GOLDEN, f), 'utf8')])
+      .filter(([, text]) => !/\d{16,}/.test(JSON.stringify(JSON.parse(text).plan)))
+      .map(([f, text]) => ({ name: f, ...JSON.parse(text) }))
       .filter((c) => !c.expect_error);
     const groups = new Map();
     for (const c of cases) {
