@@ -64,7 +64,7 @@ struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t
         start = 0;
     if (start > t->nrows)
         start = t->nrows;
-    if (n < 0 || start + n > t->nrows)
+    if (n < 0 || n > t->nrows - start) /* no start + n: it could overflow */
         n = t->nrows - start;
     struct df_table *out = df_table_new();
     for (int i = 0; i < t->ncols; i++)
