@@ -149,16 +149,15 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
              * data: hardly at all (most rows their own group), and the
              * rows pass through as their own partial states (the final
              * phase groups them; no hashing here, and no copy of the
-             * keys); else size the table for the estimate up front */
+             * keys). (No estimate from one morsel sizes the table: keys
+             * that saturate, say 1e4 groups seen in every morsel, would
+             * get a table far beyond the cache.) */
             if (gt.ngroups * 2 > m) {
                 pass = true;
                 df__gtab_cleanup(&gt);
                 rc = df__agg_reserve(&agg, in->nrows, err);
                 for (int64_t i = 0; i < m; i++)
                     mb.gids[i] = i;
-            } else if (gt.ngroups * 16 > m) {
-                int64_t est = (int64_t)((double)gt.ngroups / (double)m * (double)in->nrows * 1.25);
-                rc = df__gtab_reserve(&gt, est < in->nrows ? est : in->nrows, err);
             }
         }
         if (rc == FR_OK)

@@ -179,7 +179,7 @@ static int build_side(struct join *j, int nkeys, int64_t morsel, bool need_match
             }
         if (rc == FR_OK)
             rc = df__gtab_insert(&j->gt, 0, rows, 0, kept, h, gids, err);
-        if (rc == FR_OK && start == 0 && m < n && j->gt.ngroups * 2 > kept)
+        if (rc == FR_OK && start == 0 && m < n && j->gt.ngroups * 10 > kept * 9)
             rc = df__gtab_reserve(&j->gt, n, err); /* mostly distinct keys: no regrowth */
         j->kept += kept;
         if (rc == FR_OK && !j->chained && j->gt.ngroups < j->kept)
