@@ -134,7 +134,11 @@ process.stdout.write(md.join('\n') + '\n');
 const parts = readdirSync(RES).filter((n) => /^1e\d+\.md$|^\d+\.md$/.test(n))
   .sort((a, b) => Number(b.replace('.md', '')) - Number(a.replace('.md', '')));
 const notes = existsSync(join(RES, 'notes.md')) ? readFileSync(join(RES, 'notes.md'), 'utf8') : '';
+// The cluster benchmark (bench/cluster/scaling.sh) keeps its own file; it is folded in here.
+const clusterFile = join(BENCH, 'cluster', 'RESULTS.md');
+const cluster = existsSync(clusterFile)
+  ? readFileSync(clusterFile, 'utf8').replace(/^# /, '# Cluster: ') : '';
 writeFileSync(join(BENCH, 'RESULTS.md'), ['# framed vs DuckDB, Polars, pandas: db-benchmark groupby and join', '',
   'Made by `bench/run.sh N` (see bench/README.md). Figures vary by about 30% between runs on this shared',
   'machine; compare engines within one table only.', '',
-  ...parts.map((p) => readFileSync(join(RES, p), 'utf8')), notes].join('\n'));
+  ...parts.map((p) => readFileSync(join(RES, p), 'utf8')), notes, cluster].join('\n'));

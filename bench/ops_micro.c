@@ -1,7 +1,7 @@
 /* ops_micro: a micro benchmark of the ops (aggregation, sort + group head,
  * join) on db-benchmark shaped tables built in memory, single-threaded, with
  * the operator chain each question runs in a task: df_agg_partial then
- * df_agg_final (one partition), sort then group_head (plan__run_pipeline),
+ * df_agg_final (one partition), top_k (plan__run_pipeline: df_top_k),
  * df_join. Build against a Release build of framed_core:
  *   cc -O2 -march=native -std=c11 -D_GNU_SOURCE -Isrc bench/ops_micro.c \
  *      build-rel/libframed_core.a $(pkg-config --libs jansson libmicrohttpd libcurl \
@@ -9,7 +9,10 @@
  * Usage: ops_micro [rows [only [reps [nas]]]]: rows default 1e6; only: a
  * comma-separated list of questions (q1,q2,q3,q4,q5,q6,q7,q8,q9,q10,j1,j2,j3,
  * j4,j5, or "all"); reps: runs per question, the best is reported (default
- * 3); nas: percent of nulls in every groupby column (default 0).
+ * 3); nas: percent of nulls in every groupby column (default 0); parts: with
+ * 2 or more, the aggregations run as the server plans them with
+ * maintain_order false on that many in-memory partitions (see
+ * run_agg_parts; the checksum is then order-insensitive).
  * Each line shows the result's rows and an order-sensitive checksum of its
  * values, so a change of results shows up next to the timing. */
 #include "engine/engine.h"
@@ -282,6 +285,40 @@ static uint64_t checksum(const struct df_table *t)
     return h;
 }
 
+/* Order-insensitive: the sum of per-row hashes (for the partitioned mode,
+ * whose row order depends on the shuffle). */
+static uint64_t checksum_unordered(const struct df_table *t)
+{
+    uint64_t total = (uint64_t)t->nrows;
+    for (int64_t i = 0; i < t->nrows; i++) {
+        uint64_t h = 0;
+        for (int j = 0; j < t->ncols; j++) {
+            const struct df_column *c = t->cols[j];
+            uint64_t v = 0;
+            if (!df_column_is_valid(c, i)) {
+                v = 0x5555;
+            } else if (c->type == DF_TYPE_STRING) {
+                int64_t n;
+                const char *p = df_column_string(c, i, &n);
+                for (int64_t k = 0; k < n; k++)
+                    v = v * 131 + (uint8_t)p[k];
+            } else if (c->type == DF_TYPE_FLOAT64) {
+                float f = (float)df_column_float64(c, i);
+                uint32_t b;
+                memcpy(&b, &f, sizeof(b));
+                v = b;
+            } else if (c->type == DF_TYPE_INT64) {
+                v = (uint64_t)df_column_int64(c, i);
+            } else {
+                v = (uint64_t)df_column_bool(c, i);
+            }
+            h = mix(h, v);
+        }
+        total += h;
+    }
+    return total;
+}
+
 /* ---- the questions --------------------------------------------------------- */
 
 static struct df_options opts = {.morsel_size_rows = 122880, .maintain_order = true};
@@ -311,6 +348,53 @@ static struct df_table *run_agg(const struct df_table *t, const int *keys, int n
     return r;
 }
 
+/* The server's plan with maintain_order false on `parts` in-memory
+ * partitions: a partial per partition, hash-partitioned into `parts`
+ * buckets, a final per bucket, the results concatenated (every step run
+ * here one after the other on one thread). */
+static int parts;
+static struct df_table *run_agg_parts(struct df_table *const *in, const int *keys, int nkeys,
+                                      const struct df_agg_spec *specs, int nspecs)
+{
+    struct df_exec ex;
+    struct fr_error err;
+    struct df_options po = opts;
+    po.maintain_order = false;
+    df_exec_init(&ex, &po, NULL);
+    fr_error_init(&err);
+    df_type types[8];
+    for (int k = 0; k < nspecs; k++)
+        types[k] = specs[k].arg >= 0 ? in[0]->cols[specs[k].arg]->type : DF_TYPE_INT64;
+    const char *names[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    struct df_table *buckets[16][16], *res[16];
+    int kidx[8];
+    for (int j = 0; j < nkeys; j++)
+        kidx[j] = j;
+    for (int p = 0; p < parts; p++) {
+        struct df_table *partial = NULL;
+        if (df_agg_partial(in[p], keys, nkeys, specs, nspecs, &ex, &partial, &err) != FR_OK ||
+            df_hash_partition(partial, kidx, nkeys, parts, buckets[p], &err) != FR_OK)
+            die("agg partial", &err);
+        df_table_free(partial);
+    }
+    for (int b = 0; b < parts; b++) {
+        struct df_table *mine[16];
+        for (int p = 0; p < parts; p++)
+            mine[p] = buckets[p][b];
+        if (df_agg_final(mine, parts, nkeys, specs, nspecs, types, names, &ex, &res[b], &err) !=
+            FR_OK)
+            die("agg final", &err);
+        for (int p = 0; p < parts; p++)
+            df_table_free(mine[p]);
+    }
+    struct df_table *out = NULL;
+    if (df_table_concat(res, parts, &out, &err) != FR_OK)
+        die("concat", &err);
+    for (int b = 0; b < parts; b++)
+        df_table_free(res[b]);
+    return out;
+}
+
 static struct df_table *run_topk(const struct df_table *t)
 {
     struct df_exec ex;
@@ -318,9 +402,8 @@ static struct df_table *run_topk(const struct df_table *t)
     df_exec_init(&ex, &opts, NULL);
     fr_error_init(&err);
     json_error_t jerr;
-    json_t *pipe = json_loads("[{\"sort\": [{\"col\": \"id6\", \"desc\": false, \"nulls_first\": -1},"
-                              " {\"col\": \"v3\", \"desc\": true, \"nulls_first\": -1}]},"
-                              " {\"group_head\": {\"keys\": [\"id6\"], \"k\": 2}}]",
+    json_t *pipe = json_loads("[{\"top_k\": {\"by\": [\"id6\"], \"k\": 2, \"sort\":"
+                              " [{\"col\": \"v3\", \"desc\": true, \"nulls_first\": -1}]}}]",
                               0, &jerr);
     int cols[] = {5, 8}; /* the task reads id6 and v3 only */
     struct df_table *in = df_table_project(t, cols, 2);
@@ -360,6 +443,9 @@ int main(int argc, char **argv)
     const char *only = argc > 2 ? argv[2] : "all";
     int reps = argc > 3 ? atoi(argv[3]) : 3;
     nas_pct = argc > 4 ? atoi(argv[4]) : 0;
+    parts = argc > 5 ? atoi(argv[5]) : 1;
+    if (parts < 1 || parts > 16)
+        parts = 1;
 #define RUN(q) wanted(only, q)
     int64_t t0 = cpu_us();
     struct df_table *g = gen_groupby(n);
@@ -369,6 +455,9 @@ int main(int argc, char **argv)
         gen_join(n, &jt);
     fprintf(stderr, "generated %lld rows in %.1f s\n", (long long)n,
             (double)(cpu_us() - t0) / 1e6);
+    struct df_table *gp[16];
+    for (int p = 0; parts > 1 && p < parts; p++)
+        gp[p] = df_table_slice(g, n * p / parts, n * (p + 1) / parts - n * p / parts);
     static const struct {
         const char *name;
         int keys[6], nkeys;
@@ -393,12 +482,15 @@ int main(int argc, char **argv)
         int64_t rows = 0;
         for (int r = 0; r < reps; r++) {
             int64_t s = cpu_us();
-            struct df_table *res = run_agg(g, aggs[q].keys, aggs[q].nkeys, aggs[q].specs,
-                                           aggs[q].nspecs);
+            struct df_table *res =
+                parts > 1 ? run_agg_parts(gp, aggs[q].keys, aggs[q].nkeys, aggs[q].specs,
+                                          aggs[q].nspecs)
+                          : run_agg(g, aggs[q].keys, aggs[q].nkeys, aggs[q].specs,
+                                    aggs[q].nspecs);
             double ms = (double)(cpu_us() - s) / 1000.0;
             best = ms < best ? ms : best;
             rows = res->nrows;
-            sum = checksum(res);
+            sum = parts > 1 ? checksum_unordered(res) : checksum(res);
             df_table_free(res);
         }
         printf("%-4s %9.1f ms  rows %-9lld sum %016llx\n", aggs[q].name, best, (long long)rows,
@@ -453,6 +545,8 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     df_table_free(g);
+    for (int p = 0; parts > 1 && p < parts; p++)
+        df_table_free(gp[p]);
     df_table_free(jt.x);
     df_table_free(jt.small);
     df_table_free(jt.medium);

@@ -88,16 +88,26 @@ static int bad_name(struct ctx_error *err, const char *name)
                      name);
 }
 
-int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *err)
+/* The file of a dataset named in a URL; *path is new. */
+static int resolve(ctx *c, const char *name, char **path, const char **format,
+                   struct ctx_error *err)
 {
     if (!name_ok(name))
         return bad_name(err, name);
-    char *path = NULL;
-    const char *format = NULL;
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (plan_dataset_resolve(c->opts.data_dir, name, &path, &format, &ferr) != FR_OK)
+    if (plan_dataset_resolve(c->opts.data_dir, name, path, format, &ferr) != FR_OK)
         return ctx__from_fr(err, &ferr);
+    return FR_OK;
+}
+
+int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *err)
+{
+    char *path = NULL;
+    const char *format = NULL;
+    int rc = resolve(c, name, &path, &format, err);
+    if (rc != FR_OK)
+        return rc;
     struct stat st;
     int64_t bytes = stat(path, &st) == 0 ? st.st_size : 0;
     *out = describe(c, name, path, format, bytes);
@@ -107,17 +117,13 @@ int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *er
 
 int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err)
 {
-    if (!name_ok(name))
-        return bad_name(err, name);
     char *path = NULL;
     const char *format = NULL;
-    struct fr_error ferr;
-    fr_error_init(&ferr);
-    if (plan_dataset_resolve(c->opts.data_dir, name, &path, &format, &ferr) != FR_OK)
-        return ctx__from_fr(err, &ferr);
-    int rc = unlink(path) == 0 ? FR_OK
-                               : ctx__fail(err, FR_EIO, "internal", "cannot delete %s: %s", name,
-                                           strerror(errno));
+    int rc = resolve(c, name, &path, &format, err);
+    if (rc != FR_OK)
+        return rc;
+    if (unlink(path) != 0)
+        rc = ctx__fail(err, FR_EIO, "internal", "cannot delete %s: %s", name, strerror(errno));
     free(path);
     return rc;
 }

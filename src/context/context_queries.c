@@ -292,11 +292,7 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
         err->ext = NULL;
         ctx_result *res = fr_xcalloc(1, sizeof(*res));
         res->q = runner_query_ref(rec->q);
-        int *idx = fr_xmalloc(sizeof(int) * (size_t)(rec->merged->ncols + 1));
-        for (int i = 0; i < rec->merged->ncols; i++)
-            idx[i] = i;
-        res->table = df_table_project(rec->merged, idx, rec->merged->ncols);
-        free(idx);
+        res->table = df_table_share(rec->merged);
         *out = res;
     }
     pthread_mutex_unlock(&c->lock);

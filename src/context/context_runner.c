@@ -173,8 +173,10 @@ json_t *ctx_runner_info(ctx *c)
                           c->runner ? json_string(c->config_id) : NULL, "created_at",
                           c->runner ? json_string(at) : NULL, "queries", "running", running,
                           "finished", finished);
-    if (c->runner)
+    if (c->runner) {
+        json_object_set_new(j, "frozen_by", json_string(c->frozen_by));
         json_object_set_new(j, "detail", runner_info(c->runner));
+    }
     pthread_mutex_unlock(&c->lock);
     return j;
 }

@@ -130,6 +130,8 @@ struct df_table *df_table_take(const struct df_table *t, const int64_t *sel, int
 struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t n);
 /* new: the columns listed (shared, not copied). */
 struct df_table *df_table_project(const struct df_table *t, const int *cols, int n);
+/* new: a table holding the same columns as t (shared, not copied). */
+struct df_table *df_table_share(const struct df_table *t);
 /* new: tables with the same column names and types, one after another.
  * FR_EINVAL if their schemas differ. n may be 0 with a template schema. */
 int df_table_concat(struct df_table *const *tables, int n, struct df_table **out,

@@ -53,6 +53,18 @@ static int check_specs(const struct df_table *in, const int *keys, int nkeys,
     return FR_OK;
 }
 
+/* A partial whose rows passed through ungrouped (and so may repeat a
+ * group) names its first state column "_r..." instead of "__s..."; such
+ * partials only come with at least one aggregate (a distinct passes no
+ * rows through). */
+#define PASS_MARK 'r'
+
+static bool passed_through(const struct df_table *part, int nkeys)
+{
+    return part->ncols > nkeys && part->names[nkeys][0] == '_' &&
+           part->names[nkeys][1] == PASS_MARK;
+}
+
 /* Per-morsel scratch: key hashes and group ids. */
 struct morsel_buf {
     uint64_t *hashes;
@@ -122,13 +134,34 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     rc = morsel_buf_init(&mb, ex, in->nrows, err);
     if (rc == FR_OK)
         rc = df__agg_reserve(&agg, 1, err);
+    bool pass = false;
     for (int64_t start = 0; rc == FR_OK && start < in->nrows; start += mb.rows) {
         int64_t m = in->nrows - start < mb.rows ? in->nrows - start : mb.rows;
         rc = df_exec_check_cancel(ex, err);
-        if (rc == FR_OK)
+        if (rc == FR_OK && pass) {
+            for (int64_t i = 0; i < m; i++)
+                mb.gids[i] = start + i;
+        } else if (rc == FR_OK) {
             rc = group_morsel(&gt, 0, kcols, nkeys, &mb, start, m, err);
+        }
+        if (rc == FR_OK && start == 0 && nkeys > 0 && nspecs > 0 && m < in->nrows) {
+            /* the first morsel tells how much grouping will shrink the
+             * data: hardly at all (most rows their own group), and the
+             * rows pass through as their own partial states (the final
+             * phase groups them; no hashing here, and no copy of the
+             * keys). (No estimate from one morsel sizes the table: keys
+             * that saturate, say 1e4 groups seen in every morsel, would
+             * get a table far beyond the cache.) */
+            if (gt.ngroups * 2 > m) {
+                pass = true;
+                df__gtab_cleanup(&gt);
+                rc = df__agg_reserve(&agg, in->nrows, err);
+                for (int64_t i = 0; i < m; i++)
+                    mb.gids[i] = i;
+            }
+        }
         if (rc == FR_OK)
-            rc = df__agg_reserve(&agg, nkeys ? gt.ngroups : 1, err);
+            rc = df__agg_reserve(&agg, pass ? in->nrows : nkeys ? gt.ngroups : 1, err);
         for (int k = 0; rc == FR_OK && k < nspecs; k++) {
             const struct df_agg_spec *s = &specs[k];
             rc = df__agg_update(&agg, k, mb.gids, s->arg >= 0 ? in->cols[s->arg] : NULL,
@@ -137,13 +170,19 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     }
     if (rc != FR_OK)
         goto out;
-    int64_t ngroups = nkeys ? gt.ngroups : 1;
+    int64_t ngroups = pass ? in->nrows : nkeys ? gt.ngroups : 1;
     res = df_table_new();
     for (int j = 0; j < nkeys; j++)
-        df_table_add(res, in->names[keys[j]], df_column_take(kcols[j], gt.rep_row, ngroups));
+        df_table_add(res, in->names[keys[j]],
+                     pass ? (kcols[j]->length == in->nrows
+                                 ? df_column_ref((struct df_column *)kcols[j])
+                                 : df_column_slice(kcols[j], 0, in->nrows))
+                          : df_column_take(kcols[j], gt.rep_row, ngroups));
     rc = df__agg_emit_partial(&agg, ngroups, res, err);
     if (rc != FR_OK)
         goto out;
+    if (pass) /* the mark of rows that may repeat a group (see df_agg_final) */
+        res->names[nkeys][1] = PASS_MARK;
     res->nrows = ngroups;
     *out = res;
     res = NULL;
@@ -180,17 +219,103 @@ static int check_partials(struct df_table *const *partials, int nparts, int nkey
     return FR_OK;
 }
 
-/* Key columns of the final result: each group's representative row. */
+/* Gathers row rows[g] of column j of partial src[g] (g < n) into one new
+ * column; the sources come in at most 64 runs (see final_keys). */
+static struct df_column *take_runs(struct df_table *const *partials, int j, const int32_t *src,
+                                   const int64_t *rows, int64_t n)
+{
+    struct df_column *parts[64];
+    int np = 0;
+    for (int64_t g = 0; g < n && np < 64;) {
+        int64_t e = g;
+        while (e < n && src[e] == src[g])
+            e++;
+        parts[np++] = df_column_take(partials[src[g]]->cols[j], rows + g, e - g);
+        g = e;
+    }
+    if (np == 1)
+        return parts[0];
+    df_type type = partials[0]->cols[j]->type;
+    size_t w = df_type_width(type);
+    int64_t bytes = 0, nulls = 0;
+    bool oom = false;
+    for (int i = 0; i < np; i++) {
+        oom |= !df_column_ok(parts[i]);
+        nulls += parts[i]->null_count;
+        if (type == DF_TYPE_STRING)
+            bytes += parts[i]->data_len;
+    }
+    struct df_column *out = df_column_new(type, 0);
+    if (!oom && n > 0) {
+        if (type == DF_TYPE_STRING) {
+            free(out->offsets);
+            out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+            out->data = df__alloc_big((size_t)bytes + 16);
+            oom = !out->offsets || !out->data;
+            out->data_cap = out->data ? bytes + 16 : 0;
+            if (!out->offsets)
+                out->offsets = fr_xcalloc(1, sizeof(int64_t));
+        } else {
+            out->values = df__alloc_big(w * (size_t)n);
+            oom = !out->values;
+        }
+        if (!oom && nulls) {
+            out->validity = fr_try_malloc((size_t)(n + 7) / 8);
+            oom = !out->validity;
+            if (out->validity)
+                memset(out->validity, 0, (size_t)(n + 7) / 8);
+        }
+    }
+    if (oom) {
+        out->oom = true;
+    } else if (n > 0) {
+        int64_t at = 0, pos = 0;
+        if (type == DF_TYPE_STRING)
+            out->offsets[0] = 0;
+        for (int i = 0; i < np; i++) {
+            const struct df_column *c = parts[i];
+            int64_t len = c->length;
+            if (type == DF_TYPE_STRING) {
+                if (c->data_len)
+                    memcpy(out->data + pos, c->data, (size_t)c->data_len);
+                for (int64_t r = 0; r < len; r++)
+                    out->offsets[at + r + 1] = pos + c->offsets[r + 1];
+                pos += c->data_len;
+            } else if (len) {
+                memcpy((char *)out->values + w * (size_t)at, c->values, w * (size_t)len);
+            }
+            for (int64_t r = 0; nulls && r < len; r++)
+                if (df_column_is_valid(c, r))
+                    out->validity[(at + r) >> 3] |= (uint8_t)(1u << ((at + r) & 7));
+            at += len;
+        }
+        if (type == DF_TYPE_STRING)
+            out->data_len = pos;
+        out->null_count = nulls;
+        out->capacity = n;
+        out->length = n;
+    }
+    for (int i = 0; i < np; i++)
+        df_column_unref(parts[i]);
+    return out;
+}
+
+/* Key columns of the final result: each group's representative row.
+ * Partials merge one after the other, so a group's source (the partial
+ * that first had it) never decreases with its id: the sources form runs
+ * of ids, each gathered from its partial in one take. */
 static void final_keys(const struct df__gtab *gt, struct df_table *const *partials, int nkeys,
                        struct df_table *res)
 {
-    bool one_source = true;
-    for (int64_t g = 0; g < gt->ngroups && one_source; g++)
-        one_source = gt->rep_src[g] == 0;
+    int runs = 1;
+    for (int64_t g = 1; g < gt->ngroups; g++)
+        runs += gt->rep_src[g] != gt->rep_src[g - 1];
     for (int j = 0; j < nkeys; j++) {
-        if (one_source) { /* e.g. a single partial: one gather per column */
+        if (runs <= 64) {
             df_table_add(res, partials[0]->names[j],
-                         df_column_take(partials[0]->cols[j], gt->rep_row, gt->ngroups));
+                         gt->ngroups
+                             ? take_runs(partials, j, gt->rep_src, gt->rep_row, gt->ngroups)
+                             : df_column_take(partials[0]->cols[j], gt->rep_row, 0));
             continue;
         }
         struct df_column *c = df_column_new(partials[0]->cols[j]->type, gt->ngroups);
@@ -258,7 +383,20 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
     rc = morsel_buf_init(&mb, ex, maxrows, err);
     if (rc == FR_OK)
         rc = df__agg_reserve(&agg, 1, err);
-    bool distinct = nparts == 1 && nkeys > 0;
+    bool distinct = nparts == 1 && nkeys > 0 && !passed_through(partials[0], nkeys);
+    if (rc == FR_OK && nkeys > 0 && !distinct) {
+        /* the groups are at most the partials' rows (and at least the
+         * largest one's, unless it passed through): room for them up
+         * front, so no large array grows while other tasks run */
+        int64_t rows = 0;
+        for (int p = 0; p < nparts; p++)
+            rows += partials[p]->nrows;
+        if (rows > 2 * maxrows) /* many partials: they likely share groups */
+            rows = 2 * maxrows;
+        rc = df__gtab_reserve(&gt, rows, err);
+        if (rc == FR_OK)
+            rc = df__agg_reserve(&agg, rows, err);
+    }
     for (int p = 0; rc == FR_OK && p < nparts; p++)
         rc = merge_partial(&gt, &agg, partials[p], nkeys, specs, nspecs, distinct, &mb, ex, err);
     if (rc != FR_OK)

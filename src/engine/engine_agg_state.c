@@ -86,6 +86,8 @@ int df__agg_reserve(struct df__agg *a, int64_t ngroups, struct fr_error *err)
     if (ngroups <= a->cap)
         return FR_OK;
     int64_t cap = a->cap ? a->cap : 64;
+    if (ngroups > cap * 2)
+        cap = ngroups; /* a reservation up front: exactly that */
     while (cap < ngroups)
         cap *= 2;
     int rc = df__agg_charge(a, (cap - a->cap) * 8 * 3 * (a->nspecs + 1), err);

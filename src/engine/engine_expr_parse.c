@@ -13,6 +13,11 @@ static const char *const reserved[] = {"and",     "or",   "not",   "is",   "null
                                        "between", "like", "case",  "when", "then", "else",
                                        "end",     "true", "false", "as",   "cast"};
 
+/* Limits that keep every later recursion over the tree (bind, fold,
+ * evaluate) shallow, whatever a request sends. */
+#define MAX_EXPR_TOKENS 4096
+#define MAX_EXPR_NESTING 128
+
 struct parser {
     const char *text;
     struct df__token *toks;
@@ -20,7 +25,9 @@ struct parser {
     bool agg_mode;
     int agg_depth;
     struct fr_error *err;
+    int nesting; /* parentheses, calls, unary operators and nots open now */
 };
+
 
 static const struct df__token *peek(const struct parser *p)
 {
@@ -30,6 +37,14 @@ static const struct df__token *peek(const struct parser *p)
 static bool is_kw(const struct df__token *t, const char *kw)
 {
     return t->kind == DF__T_IDENT && strcasecmp(t->text, kw) == 0;
+}
+
+static int too_deep(struct parser *p)
+{
+    fr_error_set(p->err, FR_EINVAL, "the expression nests deeper than %d levels at position %lld",
+                 MAX_EXPR_NESTING, (long long)peek(p)->pos);
+    p->err->position = peek(p)->pos;
+    return FR_EINVAL;
 }
 
 static bool accept_kw(struct parser *p, const char *kw)
@@ -176,7 +191,7 @@ static int unknown_function(struct parser *p, const struct df__token *name)
 }
 
 /* name '(' ... ')': cast, an aggregate or a scalar function. */
-static int parse_call(struct parser *p, struct df__node **out)
+static int parse_call_body(struct parser *p, struct df__node **out)
 {
     const struct df__token *name = peek(p);
     p->i += 2;
@@ -217,7 +232,7 @@ out:
     return FR_OK;
 }
 
-static int parse_case(struct parser *p, struct df__node **out)
+static int parse_case_body(struct parser *p, struct df__node **out)
 {
     struct df__node *n = df__node_new(DF__CASE, peek(p)->pos);
     int rc = FR_OK;
@@ -264,6 +279,27 @@ static struct df__node *literal(const struct df__token *t, df_type type)
 }
 
 /* date '...' / timestamp '...': t is the keyword, the string follows. */
+/* Calls and case expressions nest: both count against MAX_EXPR_NESTING. */
+static int parse_call(struct parser *p, struct df__node **out)
+{
+    if (p->nesting >= MAX_EXPR_NESTING)
+        return too_deep(p);
+    p->nesting++;
+    int rc = parse_call_body(p, out);
+    p->nesting--;
+    return rc;
+}
+
+static int parse_case(struct parser *p, struct df__node **out)
+{
+    if (p->nesting >= MAX_EXPR_NESTING)
+        return too_deep(p);
+    p->nesting++;
+    int rc = parse_case_body(p, out);
+    p->nesting--;
+    return rc;
+}
+
 static int parse_typed_literal(struct parser *p, bool is_date, struct df__node **out)
 {
     const struct df__token *kw = peek(p), *s = &p->toks[p->i + 1];
@@ -338,8 +374,12 @@ static int parse_primary(struct parser *p, struct df__node **out)
         p->i++;
         return FR_OK;
     case DF__T_LPAREN: {
+        if (p->nesting >= MAX_EXPR_NESTING)
+            return too_deep(p);
         p->i++;
+        p->nesting++;
         int rc = parse_or(p, out);
+        p->nesting--;
         if (rc == FR_OK && (rc = expect(p, DF__T_RPAREN)) != FR_OK) {
             df__node_free(*out);
             *out = NULL;
@@ -359,9 +399,13 @@ static int parse_unary(struct parser *p, struct df__node **out)
     const struct df__token *t = peek(p);
     if (t->kind != DF__T_MINUS && t->kind != DF__T_PLUS)
         return parse_primary(p, out);
+    if (p->nesting >= MAX_EXPR_NESTING)
+        return too_deep(p);
     p->i++;
     struct df__node *a = NULL;
+    p->nesting++;
     int rc = parse_unary(p, &a);
+    p->nesting--;
     if (rc != FR_OK)
         return rc;
     if (t->kind == DF__T_PLUS) {
@@ -526,8 +570,12 @@ static int parse_not(struct parser *p, struct df__node **out)
     int64_t pos = peek(p)->pos;
     if (!accept_kw(p, "not"))
         return parse_cmp(p, out);
+    if (p->nesting >= MAX_EXPR_NESTING)
+        return too_deep(p);
     struct df__node *a = NULL;
+    p->nesting++;
     int rc = parse_not(p, &a);
+    p->nesting--;
     if (rc != FR_OK)
         return rc;
     struct df__node *n = df__node_new(DF__NOT, pos);
@@ -576,7 +624,12 @@ int df__parse(const char *text, bool agg_mode, struct df__node **root, char **al
     int result = df__lex(text, &toks, &ntoks, err);
     if (result != FR_OK)
         goto out;
-    struct parser p = {text, toks, 0, agg_mode, 0, err};
+    struct parser p = {text, toks, 0, agg_mode, 0, err, 0};
+    if (ntoks > MAX_EXPR_TOKENS) {
+        result = fr_error_set(err, FR_EINVAL, "the expression is too long (%d tokens; at most %d)",
+                              ntoks, MAX_EXPR_TOKENS);
+        goto out;
+    }
     if (peek(&p)->kind == DF__T_EOF) {
         result = expected(&p, "an expression");
         goto out;

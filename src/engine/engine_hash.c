@@ -317,11 +317,11 @@ static int grow_array(void **p, size_t elem, int64_t old_n, int64_t n)
     return df__grow_big(p, elem, old_n, n, false);
 }
 
-/* Makes room for one more group: per-group arrays and, at half load, slots. */
-static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
+/* Per-group arrays for at least cap groups and at least ns slots (a power
+ * of two), rehashing the groups into the new slots. */
+static int gtab_resize(struct df__gtab *gt, int64_t cap, uint64_t ns, struct fr_error *err)
 {
-    if (gt->ngroups >= gt->gcap) {
-        int64_t cap = gt->gcap ? gt->gcap * 2 : 256;
+    if (cap > gt->gcap) {
         int rc = charge(gt, (cap - gt->gcap) * (44 + gt->recsize), err);
         if (rc != FR_OK)
             return rc;
@@ -337,9 +337,8 @@ static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
         gt->gcap = cap;
     }
     uint64_t nslots = gt->slots ? gt->mask + 1 : 0;
-    if ((uint64_t)(gt->ngroups + 1) * 2 <= nslots)
+    if (ns <= nslots)
         return FR_OK;
-    uint64_t ns = nslots ? nslots * 2 : 1024;
     int rc = charge(gt, (int64_t)((ns - nslots) * 8), err);
     if (rc != FR_OK)
         return rc;
@@ -360,6 +359,28 @@ static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
     gt->slots = slots;
     gt->mask = ns - 1;
     return FR_OK;
+}
+
+/* Makes room for one more group: per-group arrays and, at half load, slots. */
+static int gtab_grow(struct df__gtab *gt, struct fr_error *err)
+{
+    int64_t cap = gt->gcap;
+    if (gt->ngroups >= gt->gcap)
+        cap = gt->gcap ? gt->gcap * 2 : 256;
+    uint64_t nslots = gt->slots ? gt->mask + 1 : 0, ns = nslots;
+    if ((uint64_t)(gt->ngroups + 1) * 2 > nslots)
+        ns = nslots ? nslots * 2 : 1024;
+    return gtab_resize(gt, cap, ns, err);
+}
+
+int df__gtab_reserve(struct df__gtab *gt, int64_t ngroups, struct fr_error *err)
+{
+    if (gt->nkeys == 0 || ngroups <= 0)
+        return FR_OK;
+    uint64_t ns = 1024;
+    while (ns < (uint64_t)ngroups * 2 + 2)
+        ns *= 2;
+    return gtab_resize(gt, ngroups + 1 > gt->gcap ? ngroups + 1 : gt->gcap, ns, err);
 }
 
 static int64_t gtab_new_group(struct df__gtab *gt, int src, int64_t r, uint64_t h)

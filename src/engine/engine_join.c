@@ -39,8 +39,10 @@ struct join {
     enum df_join_how how;
     const struct df_column **bcols, **pcols;
     struct df__gtab gt;
-    int64_t *head, *tail, *next; /* chains of build rows per group */
-    bool *matched;               /* per build row */
+    bool chained;                /* some key repeats: rows chained per group */
+    int64_t *head, *tail, *next; /* chains of build rows per group (chained) */
+    int64_t kept;                /* build rows in the table (no null key) */
+    bool *matched;               /* per build row; NULL when `how` needs none */
     struct pairs out;            /* matched (and, built left, unmatched-left) pairs */
     struct pairs tail_pairs;     /* unmatched right rows, emitted last */
     struct df_exec *ex;
@@ -125,27 +127,47 @@ static int check_keys(const struct df_table *left, const struct df_table *right,
     return FR_OK;
 }
 
-/* Hashes and groups the build rows that have no null key; chains rows per
- * group in input order. */
-static int build_side(struct join *j, int nkeys, int64_t morsel, struct fr_error *err)
+/* Turns on chaining when the first key repeats: until then every group is
+ * one build row, its representative (gt.rep_row), and no chain is kept. */
+static int start_chains(struct join *j, struct fr_error *err)
+{
+    int64_t n = j->build->nrows;
+    int rc = charge(j, n * 24, err);
+    if (rc != FR_OK)
+        return rc;
+    j->head = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+    j->tail = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+    j->next = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+    if (!j->head || !j->tail || !j->next)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory building a join of %lld rows",
+                            (long long)n);
+    for (int64_t g = 0; g < j->gt.ngroups; g++) {
+        int64_t r = j->gt.rep_row[g];
+        j->head[g] = j->tail[g] = r;
+        j->next[r] = -1;
+    }
+    j->chained = true;
+    return FR_OK;
+}
+
+/* Hashes and groups the build rows that have no null key; with repeated
+ * keys, chains rows per group in input order. */
+static int build_side(struct join *j, int nkeys, int64_t morsel, bool need_matched,
+                      struct fr_error *err)
 {
     int64_t n = j->build->nrows;
     uint64_t *h = fr_try_malloc(sizeof(uint64_t) * (size_t)morsel);
     int64_t *rows = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     int64_t *gids = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
-    int rc = charge(j, n * 25 + morsel * 24, err);
+    int rc = charge(j, n + morsel * 24, err);
     if (rc != FR_OK)
         goto out;
-    j->head = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    j->tail = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    j->next = fr_try_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    j->matched = calloc((size_t)n + 1, 1);
-    if (!j->head || !j->tail || !j->next || !j->matched || !h || !rows || !gids) {
+    j->matched = need_matched ? calloc((size_t)n + 1, 1) : NULL;
+    if ((need_matched && !j->matched) || !h || !rows || !gids) {
         rc = fr_error_set(err, FR_ETOOLARGE, "out of memory building a join of %lld rows",
                           (long long)n);
         goto out;
     }
-    memset(j->tail, 0xff, sizeof(int64_t) * (size_t)(n + 1)); /* -1: empty chain */
     for (int64_t start = 0; rc == FR_OK && start < n; start += morsel) {
         int64_t m = n - start < morsel ? n - start : morsel, kept = 0;
         rc = df_exec_check_cancel(j->ex, err);
@@ -157,13 +179,19 @@ static int build_side(struct join *j, int nkeys, int64_t morsel, struct fr_error
             }
         if (rc == FR_OK)
             rc = df__gtab_insert(&j->gt, 0, rows, 0, kept, h, gids, err);
-        for (int64_t i = 0; rc == FR_OK && i < kept; i++) {
+        if (rc == FR_OK && start == 0 && m < n && j->gt.ngroups * 10 > kept * 9)
+            rc = df__gtab_reserve(&j->gt, n, err); /* mostly distinct keys: no regrowth */
+        j->kept += kept;
+        if (rc == FR_OK && !j->chained && j->gt.ngroups < j->kept)
+            rc = start_chains(j, err); /* this morsel's rows are chained below */
+        for (int64_t i = 0; rc == FR_OK && j->chained && i < kept; i++) {
             int64_t g = gids[i], r = rows[i];
             j->next[r] = -1;
-            if (j->tail[g] < 0)
+            if (j->gt.rep_row[g] == r) { /* its group's first row */
                 j->head[g] = r;
-            else
+            } else {
                 j->next[j->tail[g]] = r;
+            }
             j->tail[g] = r;
         }
     }
@@ -189,8 +217,15 @@ static int probe_row(struct join *j, int64_t p, int64_t g, struct fr_error *err)
             return pairs_push(j, &j->out, p, -1, err);
         if (how == DF_JOIN_ANTI)
             return FR_OK;
+        if (!j->chained) {
+            int64_t b = j->gt.rep_row[g];
+            if (j->matched)
+                j->matched[b] = true;
+            return pairs_push(j, &j->out, p, b, err);
+        }
         for (int64_t b = j->head[g]; rc == FR_OK && b >= 0; b = j->next[b]) {
-            j->matched[b] = true;
+            if (j->matched)
+                j->matched[b] = true;
             rc = pairs_push(j, &j->out, p, b, err);
         }
         return rc;
@@ -201,8 +236,10 @@ static int probe_row(struct join *j, int64_t p, int64_t g, struct fr_error *err)
             rc = pairs_push(j, &j->tail_pairs, -1, p, err);
         return rc;
     }
-    for (int64_t b = j->head[g]; rc == FR_OK && b >= 0; b = j->next[b]) {
-        j->matched[b] = true;
+    for (int64_t b = j->chained ? j->head[g] : j->gt.rep_row[g]; rc == FR_OK && b >= 0;
+         b = j->chained ? j->next[b] : -1) {
+        if (j->matched)
+            j->matched[b] = true;
         if (how != DF_JOIN_SEMI && how != DF_JOIN_ANTI)
             rc = pairs_push(j, &j->out, b, p, err);
     }
@@ -220,8 +257,16 @@ static int probe_side(struct join *j, int nkeys, int64_t morsel, struct fr_error
         rc = df_exec_check_cancel(j->ex, err);
         df__hash_columns(j->pcols, nkeys, start, m, h);
         df__gtab_lookup(&j->gt, 1, NULL, start, m, h, gids);
-        for (int64_t i = 0; rc == FR_OK && i < m; i++)
+        /* a group's first build row (and its matched flag) is a random
+         * load: fetched some rows ahead */
+        const int64_t *first = j->chained ? j->head : j->gt.rep_row;
+        for (int64_t i = 0; rc == FR_OK && i < m; i++) {
+            if (i + 16 < m && gids[i + 16] >= 0)
+                __builtin_prefetch(&first[gids[i + 16]]);
+            if (j->matched && i + 8 < m && gids[i + 8] >= 0)
+                __builtin_prefetch(&j->matched[first[gids[i + 8]]]);
             rc = probe_row(j, start + i, gids[i], err);
+        }
     }
     free(h);
     free(gids);
@@ -445,8 +490,10 @@ int df_join(const struct df_table *left, const struct df_table *right, const int
     if (j.probe->nrows > 1024 && how != DF_JOIN_SEMI && how != DF_JOIN_ANTI)
         rc = pairs_grow(&j, &j.out, j.probe->nrows, err);
     bool maintain_order = ex && ex->opts && ex->opts->maintain_order;
+    /* unmatched build rows matter to all but an inner join */
+    bool need_matched = how != DF_JOIN_INNER;
     if (rc == FR_OK)
-        rc = build_side(&j, nkeys, morsel, err);
+        rc = build_side(&j, nkeys, morsel, need_matched, err);
     if (rc == FR_OK)
         rc = probe_side(&j, nkeys, morsel, err);
     if (rc == FR_OK)

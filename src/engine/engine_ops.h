@@ -85,6 +85,9 @@ struct df__gtab {
 void df__gtab_init(struct df__gtab *gt, const df_type *types, int nkeys, bool allow_fast,
                    struct df_exec *ex);
 void df__gtab_cleanup(struct df__gtab *gt);
+/* Makes room for ngroups groups up front (no growth, and no rehash, until
+ * then). FR_EMEMLIMIT or FR_ETOOLARGE when that much cannot be had. */
+int df__gtab_reserve(struct df__gtab *gt, int64_t ngroups, struct fr_error *err);
 /* Registers an array of nkeys borrowed columns; returns its source id. */
 int df__gtab_add_source(struct df__gtab *gt, const struct df_column *const *cols);
 /* For rows[i] (or start+i when rows is NULL), i < n, whose hashes are

@@ -64,7 +64,7 @@ struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t
         start = 0;
     if (start > t->nrows)
         start = t->nrows;
-    if (n < 0 || start + n > t->nrows)
+    if (n < 0 || n > t->nrows - start) /* no start + n: it could overflow */
         n = t->nrows - start;
     struct df_table *out = df_table_new();
     for (int i = 0; i < t->ncols; i++)
@@ -78,6 +78,15 @@ struct df_table *df_table_project(const struct df_table *t, const int *cols, int
     struct df_table *out = df_table_new();
     for (int i = 0; i < n; i++)
         df_table_add(out, t->names[cols[i]], df_column_ref(t->cols[cols[i]]));
+    out->nrows = t->nrows;
+    return out;
+}
+
+struct df_table *df_table_share(const struct df_table *t)
+{
+    struct df_table *out = df_table_new();
+    for (int i = 0; i < t->ncols; i++)
+        df_table_add(out, t->names[i], df_column_ref(t->cols[i]));
     out->nrows = t->nrows;
     return out;
 }
@@ -145,11 +154,7 @@ int df_table_concat(struct df_table *const *tables, int n, struct df_table **out
         }
     }
     if (n == 1) {
-        int *idx = fr_xmalloc(sizeof(int) * (size_t)(first->ncols + 1));
-        for (int i = 0; i < first->ncols; i++)
-            idx[i] = i;
-        *out = df_table_project(first, idx, first->ncols);
-        free(idx);
+        *out = df_table_share(first);
         return FR_OK;
     }
     int64_t total = 0;

@@ -192,7 +192,9 @@ static void plan_slice(struct plan_physical *p, int *cur, const struct lop *op)
     struct pstage *s = &p->stages[*cur];
     json_t *slice = json_pack("{s{sI sI}}", "slice", "offset", (json_int_t)op->offset, "limit",
                               (json_int_t)op->limit);
-    int64_t need = op->limit >= 0 ? op->offset + op->limit : -1;
+    int64_t need = -1; /* rows each task must keep; saturates instead of overflowing */
+    if (op->limit >= 0)
+        need = op->offset > INT64_MAX - op->limit ? INT64_MAX : op->offset + op->limit;
     if (s->input == PIN_FILE && s->ntasks == 1 && need >= 0 && only_projects(s))
         s->max_rows = need;
     if (s->ntasks == 1) {

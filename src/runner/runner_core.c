@@ -108,21 +108,11 @@ int runner__part_table(runner *r, struct runner_part *p, struct fr_error *err)
     return r->be->fetch(r, p, err);
 }
 
-static struct df_table *shared_copy(const struct df_table *t)
-{
-    int *idx = fr_xmalloc(sizeof(int) * (size_t)(t->ncols + 1));
-    for (int i = 0; i < t->ncols; i++)
-        idx[i] = i;
-    struct df_table *c = df_table_project(t, idx, t->ncols);
-    free(idx);
-    return c;
-}
-
 /* A view of p that its user may free without touching the original. */
 static struct runner_part *borrow(const struct runner_part *p)
 {
     struct runner_part *v = fr_xcalloc(1, sizeof(*v));
-    v->table = p->table ? shared_copy(p->table) : NULL;
+    v->table = p->table ? df_table_share(p->table) : NULL;
     v->url = p->url ? fr_xstrdup(p->url) : NULL;
     v->id = p->id ? fr_xstrdup(p->id) : NULL;
     v->rows = p->rows;
@@ -154,7 +144,7 @@ int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***i
                 k->part->table = NULL;
             }
         } else {
-            k->part = runner__part_local(shared_copy(q->result[i]));
+            k->part = runner__part_local(df_table_share(q->result[i]));
         }
         (*ids)[i] = fr_xstrdup(k->id);
     }

@@ -195,16 +195,6 @@ void runner_query_fail(runner_query *q, const struct fr_error *err)
     pthread_mutex_unlock(&q->lock);
 }
 
-static struct df_table *shared_copy(const struct df_table *t)
-{
-    int *idx = fr_xmalloc(sizeof(int) * (size_t)(t->ncols + 1));
-    for (int i = 0; i < t->ncols; i++)
-        idx[i] = i;
-    struct df_table *c = df_table_project(t, idx, t->ncols);
-    free(idx);
-    return c;
-}
-
 /* Brings a succeeded query's result partitions here as tables (fetching
  * remote ones); a result that cannot be fetched fails the query. */
 static void collect_result(runner_query *q)
@@ -216,7 +206,7 @@ static void collect_result(runner_query *q)
     for (int i = 0; i < q->nresult_parts && rc == FR_OK; i++) {
         rc = runner__part_table(q->r, q->result_parts[i], &err);
         if (rc == FR_OK)
-            q->result[q->nresult++] = shared_copy(q->result_parts[i]->table);
+            q->result[q->nresult++] = df_table_share(q->result_parts[i]->table);
     }
     if (rc != FR_OK) {
         pthread_mutex_lock(&q->lock);

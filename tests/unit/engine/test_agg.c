@@ -318,7 +318,10 @@ static void assert_tables_close(const struct df_table *a, const struct df_table 
                 continue;
             if (a->cols[c]->type == DF_TYPE_FLOAT64) {
                 double x = df_column_float64(a->cols[c], r), y = df_column_float64(b->cols[c], r);
-                assert_true(fabs(x - y) <= 1e-9 * fmax(1.0, fmax(fabs(x), fabs(y))));
+                if (isnan(x) || isnan(y))
+                    assert_true(isnan(x) && isnan(y));
+                else
+                    assert_true(fabs(x - y) <= 1e-9 * fmax(1.0, fmax(fabs(x), fabs(y))));
             } else if (a->cols[c]->type == DF_TYPE_STRING) {
                 int64_t n1, n2;
                 const char *p1 = df_column_string(a->cols[c], r, &n1);
@@ -377,6 +380,107 @@ static void test_split_invariance(void **state)
             df_table_free(split);
         }
         df_table_free(whole);
+    }
+    df_table_free(in);
+}
+
+/* Keys mostly distinct in the first morsel make the partial pass its rows
+ * through ungrouped: the results must equal those of a run that groups in
+ * the partial (one morsel over the whole piece), with one partial or
+ * several, with later rows repeating earlier keys, with null keys, -0.0
+ * against 0.0 and NaN among the keys and values. */
+static void test_pass_through_partials(void **state)
+{
+    (void)state;
+    int64_t n = 400;
+    struct df_column *ki = df_column_new(DF_TYPE_INT64, n), *ks = df_column_new(DF_TYPE_STRING, n);
+    struct df_column *kf = df_column_new(DF_TYPE_FLOAT64, n), *x = df_column_new(DF_TYPE_INT64, n);
+    struct df_column *y = df_column_new(DF_TYPE_FLOAT64, n);
+    for (int64_t i = 0; i < n; i++) {
+        /* rows 0..99 all distinct, then the same keys again (and some new) */
+        int64_t k = i < 100 ? i : (i * 37) % 130;
+        char buf[32];
+        if (k % 29 == 3)
+            df_column_append_null(ki);
+        else
+            df_column_append_int64(ki, k);
+        snprintf(buf, sizeof(buf), k % 3 ? "short%lld" : "a-much-longer-key-%lld", (long long)k);
+        if (k % 31 == 5)
+            df_column_append_null(ks);
+        else
+            df_column_append_string(ks, buf, (int64_t)strlen(buf));
+        double f = k % 7 == 0 ? (i % 2 ? -0.0 : 0.0) : k % 11 == 0 ? NAN : (double)(k % 5);
+        df_column_append_float64(kf, f);
+        if (i % 13 == 0)
+            df_column_append_null(x);
+        else
+            df_column_append_int64(x, (i * 7919) % 1000 - 500);
+        if (i % 17 == 0)
+            df_column_append_null(y);
+        else
+            df_column_append_float64(y, i % 19 == 0 ? -0.0 : i % 23 == 0 ? NAN : (i % 97) / 7.0);
+    }
+    struct df_table *in = df_table_new();
+    df_table_add(in, "ki", ki);
+    df_table_add(in, "ks", ks);
+    df_table_add(in, "kf", kf);
+    df_table_add(in, "x", x);
+    df_table_add(in, "y", y);
+    struct df_agg_spec specs[] = {
+        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 3, -1}, {DF_AGG_SUM, 3, -1},
+        {DF_AGG_SUM, 4, -1},         {DF_AGG_MEAN, 4, -1},  {DF_AGG_MIN, 1, -1},
+        {DF_AGG_MAX, 4, -1},         {DF_AGG_STDDEV, 4, -1}, {DF_AGG_FIRST, 1, -1},
+        {DF_AGG_MEDIAN, 3, -1},      {DF_AGG_CORR, 3, 4},   {DF_AGG_COUNT_DISTINCT, 1, -1},
+    };
+    const int keysets[][3] = {{0}, {1}, {0, 1}, {2}, {0, 1, 2}};
+    const int nk[] = {1, 1, 2, 1, 3};
+    struct fr_error err;
+    fr_error_init(&err);
+    for (int ks_i = 0; ks_i < 5; ks_i++) {
+        for (int ord = 0; ord < 2; ord++) {
+            struct df_options whole_o = opts_of(ord == 1), small_o = opts_of(ord == 1);
+            whole_o.morsel_size_rows = 1000000; /* one morsel: always grouped */
+            small_o.morsel_size_rows = 8;
+            struct df_table *ref = NULL, *one = NULL, *split = NULL;
+            assert_int_equal(run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, NULL, 0, &whole_o,
+                                     &ref, &err),
+                             FR_OK);
+            assert_true(ref->nrows > 1 && ref->nrows < n);
+            /* a single passed-through partial must still be regrouped */
+            assert_int_equal(run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, NULL, 0, &small_o,
+                                     &one, &err),
+                             FR_OK);
+            int64_t cuts[] = {150, 151, 290};
+            assert_int_equal(run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, cuts, 3, &small_o,
+                                     &split, &err),
+                             FR_OK);
+            if (ord == 1) { /* same order: compare row by row */
+                assert_tables_close(ref, one);
+                assert_tables_close(ref, split);
+            } else {
+                assert_int_equal(ref->nrows, one->nrows);
+                assert_int_equal(ref->nrows, split->nrows);
+            }
+            df_table_free(ref);
+            df_table_free(one);
+            df_table_free(split);
+        }
+    }
+    /* every row its own group, and the edge sizes: 0, 1 and 2 rows */
+    for (int64_t rows = 0; rows <= 40; rows += rows < 2 ? 1 : 38) {
+        struct df_table *part = df_table_slice(in, 0, rows);
+        struct df_options whole_o = opts_of(true), small_o = opts_of(true);
+        whole_o.morsel_size_rows = 1000000;
+        small_o.morsel_size_rows = 4;
+        int keys[] = {0, 1};
+        struct df_table *ref = NULL, *got = NULL;
+        assert_int_equal(run_agg(part, keys, 2, specs, 12, NULL, 0, &whole_o, &ref, &err), FR_OK);
+        assert_int_equal(run_agg(part, keys, 2, specs, 12, NULL, 0, &small_o, &got, &err), FR_OK);
+        assert_int_equal(ref->nrows, rows);
+        assert_tables_close(ref, got);
+        df_table_free(ref);
+        df_table_free(got);
+        df_table_free(part);
     }
     df_table_free(in);
 }
@@ -600,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_one_row),
         cmocka_unit_test(test_all_null_group),
         cmocka_unit_test(test_split_invariance),
+        cmocka_unit_test(test_pass_through_partials),
         cmocka_unit_test(test_maintain_order_across_partials),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_bad_argument_type),

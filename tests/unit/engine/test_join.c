@@ -111,9 +111,9 @@ static int64_t id_at(const struct df_table *t, const char *name, int64_t row)
     return df_column_is_valid(t->cols[c], row) ? df_column_int64(t->cols[c], row) : -1;
 }
 
-static void check_against_reference(int nl, int nr, int nkeys, unsigned seed)
+static void check_tables(struct df_table *l, struct df_table *r, int nkeys)
 {
-    struct df_table *l = random_side(nl, "lid", seed), *r = random_side(nr, "rid", seed + 1);
+    int64_t nl = l->nrows, nr = r->nrows;
     int keys[] = {0, 1};
     int64_t *lo = malloc(sizeof(int64_t) * (size_t)(nl * nr + nl + nr + 1));
     int64_t *ro = malloc(sizeof(int64_t) * (size_t)(nl * nr + nl + nr + 1));
@@ -141,6 +141,51 @@ static void check_against_reference(int nl, int nr, int nkeys, unsigned seed)
     free(ro);
     df_table_free(l);
     df_table_free(r);
+}
+
+static void check_against_reference(int nl, int nr, int nkeys, unsigned seed)
+{
+    check_tables(random_side(nl, "lid", seed), random_side(nr, "rid", seed + 1), nkeys);
+}
+
+/* Keys a (int64) distinct but for nulls (every 9th row when with_nulls)
+ * and, when dup_at >= 0, row dup_at repeating row 1's key: a build side
+ * of distinct keys keeps no chains until (if ever) a key repeats. */
+static struct df_table *distinct_side(int n, const char *idname, int shift, bool with_nulls,
+                                      int dup_at)
+{
+    struct df_column *a = df_column_new(DF_TYPE_INT64, n), *b = df_column_new(DF_TYPE_STRING, n);
+    struct df_column *id = df_column_new(DF_TYPE_INT64, n);
+    for (int i = 0; i < n; i++) {
+        if (with_nulls && i % 9 == 4)
+            df_column_append_null(a);
+        else
+            df_column_append_int64(a, i == dup_at ? (1 * 7 + shift) % 97 : (i * 7 + shift) % 97);
+        df_column_append_string(b, "x", 1);
+        df_column_append_int64(id, i);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "a", a);
+    df_table_add(t, "b", b);
+    df_table_add(t, idname, id);
+    return t;
+}
+
+static void test_distinct_build_keys(void **state)
+{
+    (void)state;
+    /* build right (the smaller side), then build left; distinct keys
+     * throughout, a repeat in a late morsel, nulls; and one-row sides */
+    for (int dup = 0; dup < 2; dup++)
+        for (int nulls = 0; nulls < 2; nulls++) {
+            check_tables(distinct_side(60, "lid", 3, nulls, -1),
+                         distinct_side(40, "rid", 0, nulls, dup ? 33 : -1), 1);
+            check_tables(distinct_side(30, "lid", 0, nulls, dup ? 27 : -1),
+                         distinct_side(80, "rid", 5, nulls, -1), 2);
+        }
+    check_tables(distinct_side(1, "lid", 0, false, -1), distinct_side(1, "rid", 0, false, -1), 1);
+    check_tables(distinct_side(5, "lid", 0, false, -1), distinct_side(1, "rid", 7, false, -1), 1);
+    check_tables(distinct_side(0, "lid", 0, false, -1), distinct_side(3, "rid", 0, false, -1), 1);
 }
 
 static void test_all_hows_build_right(void **state)
@@ -303,6 +348,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_hows_build_right),
         cmocka_unit_test(test_all_hows_build_left),
+        cmocka_unit_test(test_distinct_build_keys),
         cmocka_unit_test(test_naming_and_suffix),
         cmocka_unit_test(test_int_float_keys),
         cmocka_unit_test(test_memory_limit),

@@ -1,0 +1,149 @@
+/* Tests of src/runner/runner_registry.c: announces, heartbeat states
+ * (active, suspect after 3 missed beats, gone after 10), picking a worker by
+ * free slots and data locality, and a failed worker staying suspect until it
+ * beats again. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runner/runner_int.h"
+
+static void announce(runner_registry *g, const char *id, const char *url, int threads)
+{
+    json_t *b = json_pack("{ss ss si si s[]}", "id", id, "url", url, "threads", threads,
+                          "running_tasks", 0, "config_ids");
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_registry_announce(g, b, &err), FR_OK);
+    json_decref(b);
+}
+
+static const char *state(runner_registry *g, const char *url)
+{
+    static char buf[16];
+    json_t *list = runner_registry_list(g);
+    size_t i;
+    json_t *w;
+    buf[0] = '\0';
+    json_array_foreach(list, i, w)
+        if (strcmp(json_string_value(json_object_get(w, "url")), url) == 0)
+            snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(w, "state")));
+    json_decref(list);
+    return buf;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void test_bad_announces(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 1000);
+    struct fr_error err;
+    fr_error_init(&err);
+    json_t *no_url = json_pack("{ss}", "id", "w1");
+    json_t *bad_url = json_pack("{ss ss}", "id", "w1", "url", "ftp://x");
+    json_t *bad_threads = json_pack("{ss ss si}", "id", "w1", "url", "http://a", "threads", 0);
+    assert_int_equal(runner_registry_announce(g, no_url, &err), FR_EINVAL);
+    assert_int_equal(runner_registry_announce(g, bad_url, &err), FR_EINVAL);
+    assert_int_equal(runner_registry_announce(g, bad_threads, &err), FR_EINVAL);
+    json_t *list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    json_decref(no_url);
+    json_decref(bad_url);
+    json_decref(bad_threads);
+    runner_registry_free(g);
+}
+
+static void test_states_age(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 40);
+    announce(g, "w1", "http://a", 1);
+    assert_string_equal(state(g, "http://a"), "active");
+    sleep_ms(200); /* > 3 beats */
+    assert_string_equal(state(g, "http://a"), "suspect");
+    sleep_ms(400); /* > 10 beats */
+    assert_string_equal(state(g, "http://a"), "gone");
+    assert_true(runner__registry_gone(g, "http://a"));
+    announce(g, "w1", "http://a", 1); /* it comes back */
+    assert_string_equal(state(g, "http://a"), "active");
+    runner_registry_free(g);
+}
+
+static void test_pick_slots_locality_failures(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 60000);
+    announce(g, "w1", "http://a", 1);
+    announce(g, "w2", "http://b", 2);
+    bool alive;
+    char *u1 = runner__registry_pick(g, "http://b", NULL, &alive); /* locality */
+    assert_string_equal(u1, "http://b");
+    char *u2 = runner__registry_pick(g, NULL, NULL, &alive); /* least loaded: a (0/1) */
+    assert_string_equal(u2, "http://a");
+    char *u3 = runner__registry_pick(g, "http://a", NULL, &alive); /* a is full */
+    assert_string_equal(u3, "http://b");
+    char *u4 = runner__registry_pick(g, NULL, NULL, &alive); /* every slot taken */
+    assert_null(u4);
+    assert_true(alive);
+    runner__registry_done(g, "http://a", true); /* a failed a call */
+    assert_string_equal(state(g, "http://a"), "suspect");
+    char *u5 = runner__registry_pick(g, NULL, NULL, &alive);
+    assert_null(u5); /* a is free but suspect, b is full */
+    runner__registry_done(g, "http://b", false);
+    char *u6 = runner__registry_pick(g, NULL, "http://b", &alive); /* avoid b: none left */
+    assert_null(u6);
+    sleep_ms(2);
+    announce(g, "w1", "http://a", 1); /* a newer heartbeat makes it active again */
+    assert_string_equal(state(g, "http://a"), "active");
+    char *u7 = runner__registry_pick(g, NULL, NULL, &alive);
+    assert_string_equal(u7, "http://a");
+    free(u1);
+    free(u2);
+    free(u3);
+    free(u7);
+    runner_registry_free(g);
+}
+
+static void test_static_workers(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new("http://x:1/,http://y:2", 1000);
+    json_t *list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "url")),
+                        "http://x:1");
+    assert_true(json_is_true(json_object_get(json_array_get(list, 0), "static")));
+    json_decref(list);
+    assert_string_equal(state(g, "http://y:2"), "active");
+    runner__registry_done(g, "http://y:2", true);
+    assert_string_equal(state(g, "http://y:2"), "suspect");
+    char **urls = runner__registry_urls(g);
+    int n = 0;
+    for (; urls[n]; n++)
+        free(urls[n]);
+    free(urls);
+    assert_int_equal(n, 2);
+    runner_registry_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_announces),
+        cmocka_unit_test(test_states_age),
+        cmocka_unit_test(test_pick_slots_locality_failures),
+        cmocka_unit_test(test_static_workers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
