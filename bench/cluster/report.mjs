@@ -7,7 +7,8 @@ const HERE = new URL('.', import.meta.url).pathname;
 const R = join(HERE, 'results');
 const read = (f) => (existsSync(join(R, f)) ? readFileSync(join(R, f), 'utf8').trim() + '\n' : '');
 const scal = readdirSync(R).filter((f) => /^scaling-.*\.md$/.test(f))
-  .sort((a, b) => parseFloat(b.slice(8)) - parseFloat(a.slice(8)) || a.localeCompare(b));
+  // largest N first; at one N the run with the default config (no tag) first
+  .sort((a, b) => parseFloat(b.slice(8)) - parseFloat(a.slice(8)) || a.length - b.length || a.localeCompare(b));
 const head = ['# framed on a cluster: config propagation and scaling over workers', '',
   'Made by `bench/cluster/scaling.sh [N]` (scaling, then `propagation.mjs`, then this file via',
   '`report.mjs`); the raw figures are in `results/*.json`. See `README.md`.', ''].join('\n');
