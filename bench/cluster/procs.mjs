@@ -56,14 +56,27 @@ export async function startCoordinator({ runner = 'remote', dataDir, threads = 2
   p.root = root;
   p.dataDir = data;
   const stop = p.stop;
-  p.stop = async () => { const r = await stop(); rmSync(state, { recursive: true, force: true }); return r; };
+  // The state goes; the logs stay only when the process did not exit cleanly.
+  p.stop = async () => {
+    const r = await stop();
+    rmSync(state, { recursive: true, force: true });
+    if (!dir && r.code === 0 && r.signal === null) rmSync(root, { recursive: true, force: true });
+    return r;
+  };
   return p;
 }
 
 export async function startWorker(coordBase, { threads = 2, dir } = {}) {
   const root = dir || mkdtempSync(join(tmpdir(), 'framed-cbench-'));
-  return startProc(['worker', '--coordinator', coordBase, '--port', '0', '--threads', String(threads),
+  const p = await startProc(['worker', '--coordinator', coordBase, '--port', '0', '--threads', String(threads),
     '--log-level', 'warn'], join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`));
+  const stop = p.stop;
+  p.stop = async () => {
+    const r = await stop();
+    if (!dir && r.code === 0 && r.signal === null) rmSync(root, { recursive: true, force: true });
+    return r;
+  };
+  return p;
 }
 
 // Waits until the coordinator lists n active workers.
