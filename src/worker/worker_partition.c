@@ -96,20 +96,15 @@ int worker_partition_serialize(worker *w, const char *id, const char *config_id,
     return rc;
 }
 
-/* Unlinks and returns the partitions matching (id or config_id). Caller
- * holds parts_lock. */
-static struct worker__part *unlink_matching(worker *w, const char *id, const char *config_id)
+/* Unlinks and returns the partitions whose ID (or, by_config, config ID)
+ * is key. Caller holds parts_lock. */
+static struct worker__part *unlink_matching(worker *w, const char *key, bool by_config)
 {
     struct worker__part *gone = NULL;
     struct worker__part **pp = &w->parts;
     while (*pp) {
         struct worker__part *p = *pp;
-        bool match;
-        if (id) /* one partition by its ID */
-            match = strcmp(p->id, id) == 0;
-        else /* every partition of a config */
-            match = strcmp(p->config_id, config_id) == 0;
-        if (!match) {
+        if (strcmp(by_config ? p->config_id : p->id, key) != 0) {
             pp = &p->next;
             continue;
         }
@@ -137,7 +132,7 @@ static int64_t free_list(struct worker__part *p)
 int worker_partition_delete(worker *w, const char *id, struct fr_error *err)
 {
     pthread_mutex_lock(&w->parts_lock);
-    struct worker__part *gone = unlink_matching(w, id, NULL);
+    struct worker__part *gone = unlink_matching(w, id, false);
     pthread_mutex_unlock(&w->parts_lock);
     return free_list(gone) > 0 ? FR_OK : not_found(id, err);
 }
@@ -145,7 +140,7 @@ int worker_partition_delete(worker *w, const char *id, struct fr_error *err)
 int64_t worker__partitions_drop_config(worker *w, const char *config_id)
 {
     pthread_mutex_lock(&w->parts_lock);
-    struct worker__part *gone = unlink_matching(w, NULL, config_id);
+    struct worker__part *gone = unlink_matching(w, config_id, true);
     pthread_mutex_unlock(&w->parts_lock);
     return free_list(gone);
 }
