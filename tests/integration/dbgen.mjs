@@ -1,6 +1,6 @@
 // dbgen: the db-benchmark tables (duckdblabs/db-benchmark), generated with a
 // seeded PRNG so every run writes the same bytes. Shapes follow the
-// benchmark's generators as /work/shared/PERF-NOTES.md describes them:
+// benchmark's generators as the shared PERF-NOTES.md describes them:
 //
 // groupby G1_<N>_<K>_5_0 (K = 100, about 5% nulls in every column, written as
 // empty CSV fields):
