@@ -7,6 +7,8 @@
 
 #include "engine.h"
 
+#include <string.h>
+
 /* Default rows per morsel when the options give none. */
 #define DF__MORSEL_DEFAULT 65536
 
@@ -19,6 +21,38 @@ void *df__alloc_big(size_t bytes);
  * zero, the new elements are zeroed. FR_ETOOLARGE (and *p untouched) when
  * out of memory. */
 int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero);
+
+/* Unaligned loads and short-string equality without a libc call. */
+static inline uint64_t df__load64(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint32_t df__load32(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+/* Equality of two n-byte strings without a libc call for short keys (the
+ * common case in group-by): overlapping loads stay inside both strings. */
+static inline bool df__bytes_equal(const char *a, const char *b, int64_t n)
+{
+    if (n >= 8 && n <= 16)
+        return df__load64(a) == df__load64(b) && df__load64(a + n - 8) == df__load64(b + n - 8);
+    if (n >= 4 && n < 8)
+        return df__load32(a) == df__load32(b) && df__load32(a + n - 4) == df__load32(b + n - 4);
+    if (n < 4) {
+        for (int64_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return false;
+        return true;
+    }
+    return memcmp(a, b, (size_t)n) == 0;
+}
 
 /* ---- hashing and equality (engine_hash.c) ------------------------------ */
 
