@@ -96,8 +96,8 @@ void fr_log_json_line(const char *json);
     } while (0)
 
 /* ---- clocks -------------------------------------------------------------- */
-int64_t fr_now_ms(void);   /* wall clock, ms since the epoch */
-int64_t fr_mono_us(void);  /* monotonic, microseconds */
+int64_t fr_now_ms(void);  /* wall clock, ms since the epoch */
+int64_t fr_mono_us(void); /* monotonic, microseconds */
 /* Formats ms since the epoch as ISO 8601 UTC with milliseconds into out (>= 32 bytes). */
 void fr_iso8601_ms(int64_t ms, char *out, size_t outsz);
 
@@ -132,14 +132,14 @@ struct fr_client_req {
     const char *content_type; /* of the body, when there is one */
     const void *body;
     size_t body_len;
-    int64_t timeout_ms;       /* whole call; 0 = 30 s */
-    const char *secret;       /* sign with it when non-NULL */
-    const char *sender;       /* Framed-Sender when signing */
+    int64_t timeout_ms; /* whole call; 0 = 30 s */
+    const char *secret; /* sign with it when non-NULL */
+    const char *sender; /* Framed-Sender when signing */
 };
 struct fr_client_resp {
-    long status;               /* HTTP status; 0 if no answer */
+    long status; /* HTTP status; 0 if no answer */
     struct fr_buf body;
-    char config_id[80];        /* the Framed-Config-Id echo, "" if none */
+    char config_id[80]; /* the Framed-Config-Id echo, "" if none */
     char content_type[128];
 };
 /* FR_OK when an HTTP answer arrived (any status), FR_EIO (or FR_ETIMEOUT)

@@ -27,20 +27,34 @@ int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)
 const char *fr_status_name(int status)
 {
     switch (status) {
-    case FR_OK: return "ok";
-    case FR_EINVAL: return "invalid";
-    case FR_ENOTFOUND: return "not-found";
-    case FR_ECONFLICT: return "conflict";
-    case FR_EVALIDATION: return "validation";
-    case FR_ETOOLARGE: return "too-large";
-    case FR_ENOSPACE: return "insufficient-storage";
-    case FR_EDATA: return "malformed-data";
-    case FR_EUNAVAILABLE: return "unavailable";
-    case FR_ECANCELLED: return "cancelled";
-    case FR_EIO: return "io";
-    case FR_EINTERNAL: return "internal";
-    case FR_EMEMLIMIT: return "task-memory-limit";
-    case FR_ETIMEOUT: return "timeout";
+    case FR_OK:
+        return "ok";
+    case FR_EINVAL:
+        return "invalid";
+    case FR_ENOTFOUND:
+        return "not-found";
+    case FR_ECONFLICT:
+        return "conflict";
+    case FR_EVALIDATION:
+        return "validation";
+    case FR_ETOOLARGE:
+        return "too-large";
+    case FR_ENOSPACE:
+        return "insufficient-storage";
+    case FR_EDATA:
+        return "malformed-data";
+    case FR_EUNAVAILABLE:
+        return "unavailable";
+    case FR_ECANCELLED:
+        return "cancelled";
+    case FR_EIO:
+        return "io";
+    case FR_EINTERNAL:
+        return "internal";
+    case FR_EMEMLIMIT:
+        return "task-memory-limit";
+    case FR_ETIMEOUT:
+        return "timeout";
     }
     return "unknown";
 }

@@ -46,7 +46,9 @@ void fr_log_write(int level, const char *fmt, ...)
     struct fr_buf b;
     fr_buf_init(&b);
     fr_buf_printf(&b, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"", ts,
-                  level_names[level < 0 ? 0 : level > 3 ? 3 : level]);
+                  level_names[level < 0   ? 0
+                              : level > 3 ? 3
+                                          : level]);
     for (const char *p = msg; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c == '"' || c == '\\')

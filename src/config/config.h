@@ -23,31 +23,30 @@ enum cfg_scope { CFG_PLANNER, CFG_EXECUTION };
 /* X(name, kind, default, min, max, scope, doc). For CFG_STRLIST, default
  * is a comma-separated list and min/max bound the number of entries. */
 #define CFG_FIELDS(X)                                                                              \
-    X(scan_tasks_min_size_bytes, CFG_INT, 96 * CFG_MiB, 1, 1024 * CFG_GiB, CFG_PLANNER,           \
-      "Scan tasks smaller than this are merged with neighbours (bytes)")                          \
-    X(scan_tasks_max_size_bytes, CFG_INT, 384 * CFG_MiB, 1, 1024 * CFG_GiB, CFG_PLANNER,          \
-      "Files larger than this are split into several scan tasks (bytes)")                         \
-    X(broadcast_join_size_bytes_threshold, CFG_INT, 10 * CFG_MiB, 0, 1024 * CFG_GiB,              \
-      CFG_PLANNER, "A join side smaller than this is broadcast instead of shuffled (bytes)")      \
-    X(shuffle_partitions, CFG_INT, 8, 1, 4096, CFG_PLANNER,                                       \
-      "Number of hash partitions of a shuffle (joins, large aggregations)")                       \
-    X(sample_size_for_sort, CFG_INT, 20, 1, 1000000, CFG_PLANNER,                                 \
-      "Keys sampled per partition to choose a sort's range boundaries")                           \
-    X(num_preview_rows, CFG_INT, 8, 0, 10000, CFG_PLANNER,                                        \
-      "Rows shown in a dataframe's preview")                                                      \
-    X(task_max_retries, CFG_INT, 3, 0, 100, CFG_PLANNER,                                          \
-      "How many times a failed or lost task is retried before its query fails")                   \
-    X(task_timeout_ms, CFG_INT, 600000, 100, 86400000, CFG_PLANNER,                               \
-      "A task running longer than this is failed (milliseconds)")                                 \
-    X(morsel_size_rows, CFG_INT, 122880, 1, 100000000, CFG_EXECUTION,                             \
-      "Rows per morsel in vectorized operators")                                                  \
-    X(maintain_order, CFG_BOOL, 1, 0, 1, CFG_EXECUTION,                                           \
-      "Keep input order where the query does not set one (groups by first appearance)")           \
-    X(nulls_first, CFG_BOOL, 0, 0, 1, CFG_EXECUTION,                                              \
-      "Sort nulls before other values unless a sort key says otherwise")                          \
-    X(csv_null_values, CFG_STRLIST, "", 0, 64, CFG_EXECUTION,                                     \
-      "CSV field values read as null (an empty field is always null)")                            \
-    X(task_memory_limit_bytes, CFG_INT, 4 * CFG_GiB, 0, 1024 * CFG_GiB, CFG_EXECUTION,            \
+    X(scan_tasks_min_size_bytes, CFG_INT, 96 * CFG_MiB, 1, 1024 * CFG_GiB, CFG_PLANNER,            \
+      "Scan tasks smaller than this are merged with neighbours (bytes)")                           \
+    X(scan_tasks_max_size_bytes, CFG_INT, 384 * CFG_MiB, 1, 1024 * CFG_GiB, CFG_PLANNER,           \
+      "Files larger than this are split into several scan tasks (bytes)")                          \
+    X(broadcast_join_size_bytes_threshold, CFG_INT, 10 * CFG_MiB, 0, 1024 * CFG_GiB, CFG_PLANNER,  \
+      "A join side smaller than this is broadcast instead of shuffled (bytes)")                    \
+    X(shuffle_partitions, CFG_INT, 8, 1, 4096, CFG_PLANNER,                                        \
+      "Number of hash partitions of a shuffle (joins, large aggregations)")                        \
+    X(sample_size_for_sort, CFG_INT, 20, 1, 1000000, CFG_PLANNER,                                  \
+      "Keys sampled per partition to choose a sort's range boundaries")                            \
+    X(num_preview_rows, CFG_INT, 8, 0, 10000, CFG_PLANNER, "Rows shown in a dataframe's preview")  \
+    X(task_max_retries, CFG_INT, 3, 0, 100, CFG_PLANNER,                                           \
+      "How many times a failed or lost task is retried before its query fails")                    \
+    X(task_timeout_ms, CFG_INT, 600000, 100, 86400000, CFG_PLANNER,                                \
+      "A task running longer than this is failed (milliseconds)")                                  \
+    X(morsel_size_rows, CFG_INT, 122880, 1, 100000000, CFG_EXECUTION,                              \
+      "Rows per morsel in vectorized operators")                                                   \
+    X(maintain_order, CFG_BOOL, 1, 0, 1, CFG_EXECUTION,                                            \
+      "Keep input order where the query does not set one (groups by first appearance)")            \
+    X(nulls_first, CFG_BOOL, 0, 0, 1, CFG_EXECUTION,                                               \
+      "Sort nulls before other values unless a sort key says otherwise")                           \
+    X(csv_null_values, CFG_STRLIST, "", 0, 64, CFG_EXECUTION,                                      \
+      "CSV field values read as null (an empty field is always null)")                             \
+    X(task_memory_limit_bytes, CFG_INT, 4 * CFG_GiB, 0, 1024 * CFG_GiB, CFG_EXECUTION,             \
       "Memory one task may use; a task over it fails its query (0 = unlimited)")
 
 struct cfg_strlist {
@@ -79,7 +78,7 @@ struct cfg_field {
 extern const struct cfg_field cfg_fields[];
 extern const int cfg_nfields;
 
-void cfg_defaults(struct cfg *out);           /* out is uninitialized; fills defaults */
+void cfg_defaults(struct cfg *out); /* out is uninitialized; fills defaults */
 /* dst is overwritten (what it owned is not freed) with a deep copy of src. */
 void cfg_copy(struct cfg *dst, const struct cfg *src);
 /* Frees c's lists and zeroes it, so cleaning up twice is harmless. */

@@ -62,8 +62,10 @@ static int open_store(ctx *c, struct fr_error *err)
 {
     const char *url = c->opts.store_url;
     if (url && strncmp(url, "http", 4) == 0)
-        return fr_error_set(err, FR_EINVAL, "--store %s: a coordinator keeps its own store "
-                                            "(embedded or redis://)", url);
+        return fr_error_set(err, FR_EINVAL,
+                            "--store %s: a coordinator keeps its own store "
+                            "(embedded or redis://)",
+                            url);
     char *dir = fr_xasprintf("%s/store", c->opts.state_dir);
     int rc = store_open_url(url, dir, c->opts.cluster_secret, c->sender, &c->store, err);
     free(dir);
@@ -174,10 +176,9 @@ json_t *ctx_info(ctx *c)
 {
     pthread_mutex_lock(&c->lock);
     json_t *j = json_pack("{ss ss so? sI s{ss ss}}", "version", FRAMED_VERSION, "role",
-                          "coordinator", "config_id",
-                          c->runner ? json_string(c->config_id) : NULL, "uptime_s",
-                          (json_int_t)((fr_now_ms() - c->started_ms) / 1000), "runner", "state",
-                          runner_state_name(c->runner_state), "kind", ctx__runner_kind(c));
+                          "coordinator", "config_id", c->runner ? json_string(c->config_id) : NULL,
+                          "uptime_s", (json_int_t)((fr_now_ms() - c->started_ms) / 1000), "runner",
+                          "state", runner_state_name(c->runner_state), "kind", ctx__runner_kind(c));
     pthread_mutex_unlock(&c->lock);
     return j;
 }
@@ -190,8 +191,9 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
     for (int s = 0; s < 3; s++)
         fr_buf_printf(out, "framed_runner_state{state=\"%s\"} %d\n", runner_state_name(s),
                       c->runner_state == (enum ctx_runner_state)s);
-    fr_buf_printf(out, "# HELP framed_config_locked 1 while a runner holds a frozen config.\n"
-                       "# TYPE framed_config_locked gauge\nframed_config_locked %d\n",
+    fr_buf_printf(out,
+                  "# HELP framed_config_locked 1 while a runner holds a frozen config.\n"
+                  "# TYPE framed_config_locked gauge\nframed_config_locked %d\n",
                   c->runner != NULL);
     int64_t by_state[5] = {0};
     for (int i = 0; i < c->nqueries; i++)
@@ -201,11 +203,13 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
     for (int s = 0; s < 5; s++)
         fr_buf_printf(out, "framed_queries{state=\"%s\"} %lld\n", runner_qstate_name(s),
                       (long long)by_state[s]);
-    fr_buf_printf(out, "# HELP framed_dataframes Dataframes alive.\n# TYPE framed_dataframes "
-                       "gauge\nframed_dataframes %d\n",
+    fr_buf_printf(out,
+                  "# HELP framed_dataframes Dataframes alive.\n# TYPE framed_dataframes "
+                  "gauge\nframed_dataframes %d\n",
                   c->nframes);
-    fr_buf_printf(out, "# HELP framed_memory_used_bytes Bytes of kept results and dataframes.\n"
-                       "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
+    fr_buf_printf(out,
+                  "# HELP framed_memory_used_bytes Bytes of kept results and dataframes.\n"
+                  "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
                   (long long)c->mem_used);
     pthread_mutex_unlock(&c->lock);
 }

@@ -15,13 +15,13 @@ struct df_table;
 typedef struct ctx ctx;
 
 struct ctx_options {
-    const char *data_dir;  /* datasets; created if missing */
-    const char *state_dir; /* pending config, embedded store */
-    int threads;           /* local runner threads; 0 = one per core */
-    int64_t memory_limit;  /* bytes of materialized dataframes/results; 0 = no limit */
-    const char *runner_kind;  /* "local" (default) or "remote" */
-    const char *store_url;    /* NULL/"embedded" or "redis://host:port/db" */
-    const char *workers;      /* static worker URLs, comma-separated, or NULL */
+    const char *data_dir;       /* datasets; created if missing */
+    const char *state_dir;      /* pending config, embedded store */
+    int threads;                /* local runner threads; 0 = one per core */
+    int64_t memory_limit;       /* bytes of materialized dataframes/results; 0 = no limit */
+    const char *runner_kind;    /* "local" (default) or "remote" */
+    const char *store_url;      /* NULL/"embedded" or "redis://host:port/db" */
+    const char *workers;        /* static worker URLs, comma-separated, or NULL */
     const char *cluster_secret; /* NULL = none */
 };
 

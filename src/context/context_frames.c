@@ -62,8 +62,8 @@ static int build(ctx *c, const struct cfg *cfg, json_t *plan, int64_t limit, pla
 
 /* Validates under the config the request would run with, acquires the
  * runner (freezing if needed) and plans under its frozen config. */
-static int plan_for_runner(ctx *c, json_t *plan, const char *request_id, int64_t limit,
-                           runner **r, plan_physical **out, struct ctx_error *err)
+static int plan_for_runner(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
+                           plan_physical **out, struct ctx_error *err)
 {
     struct cfg snap;
     ctx__effective_config(c, &snap);
@@ -147,8 +147,8 @@ static json_t *frame_json(const struct ctx_frame *f)
     return json_pack("{ss so ss ss sb so? sO sO}", "id", f->id, "schema",
                      ctx__schema_json(&f->schema), "config_id", f->config_id, "created_at", at,
                      "materialized", f->nparts > 0, "rows",
-                     f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan,
-                     "preview", f->preview ? f->preview : json_array());
+                     f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan, "preview",
+                     f->preview ? f->preview : json_array());
 }
 
 int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,

@@ -33,7 +33,7 @@ struct ctx_qrec {
     runner_query *q;
     char frame_id[40]; /* "" when the query ran a plan */
     int64_t created_ms;
-    int64_t bytes;     /* result bytes counted against the memory budget */
+    int64_t bytes;           /* result bytes counted against the memory budget */
     struct df_table *merged; /* the result as one table, made on first fetch */
 };
 

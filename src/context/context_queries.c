@@ -284,9 +284,10 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
         json_t *cause = runner_query_json(rec->q);
         json_object_set(err->ext, "cause", json_object_get(cause, "error"));
         json_decref(cause);
-        rc = ctx__fail(err, FR_ECONFLICT, s == RQ_CANCELLED ? "query-cancelled" : "query-failed",
-                       "query %s %s: %s", id, runner_qstate_name(s),
-                       s == RQ_CANCELLED ? "it was cancelled" : runner_query_error(rec->q)->message);
+        rc =
+            ctx__fail(err, FR_ECONFLICT, s == RQ_CANCELLED ? "query-cancelled" : "query-failed",
+                      "query %s %s: %s", id, runner_qstate_name(s),
+                      s == RQ_CANCELLED ? "it was cancelled" : runner_query_error(rec->q)->message);
     } else if ((rc = merge_result(rec, err)) == FR_OK) {
         json_decref(err->ext);
         err->ext = NULL;

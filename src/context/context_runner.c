@@ -57,8 +57,9 @@ int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err
     if (rc != FR_OK) {
         err->ext = json_pack("{so}", "errors", errors ? errors : json_array());
         rc = rc == FR_EVALIDATION
-                 ? ctx__fail(err, rc, "validation-failed", "the config change was rejected: %d "
-                                                           "problem(s), nothing was changed",
+                 ? ctx__fail(err, rc, "validation-failed",
+                             "the config change was rejected: %d "
+                             "problem(s), nothing was changed",
                              (int)json_array_size(json_object_get(err->ext, "errors")))
                  : ctx__fail(err, FR_EINVAL, "invalid-json",
                              "a config change must be a JSON object of fields");
@@ -70,8 +71,7 @@ int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err
     rc = cfg_save(c->state_path, &next, &ferr);
     if (rc != FR_OK) {
         cfg_cleanup(&next);
-        rc = ctx__fail(err, FR_EIO, "internal", "could not persist the config: %s",
-                       ferr.message);
+        rc = ctx__fail(err, FR_EIO, "internal", "could not persist the config: %s", ferr.message);
         goto out;
     }
     cfg_cleanup(&c->pending);
@@ -93,7 +93,8 @@ int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct c
     if (rc == FR_ENOTFOUND)
         return ctx__fail(err, rc, "config-not-found",
                          "no config %s in the store (never frozen, or released by a runner "
-                         "reset)", id);
+                         "reset)",
+                         id);
     if (rc != FR_OK)
         return ctx__from_fr(err, &ferr);
     return FR_OK;
@@ -168,11 +169,10 @@ json_t *ctx_runner_info(ctx *c)
     char at[40] = "";
     if (c->runner)
         fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
-    json_t *j = json_pack("{ss ss so? so? s{si si}}", "state", names[c->runner_state], "kind",
-                          ctx__runner_kind(c), "config_id",
-                          c->runner ? json_string(c->config_id) : NULL, "created_at",
-                          c->runner ? json_string(at) : NULL, "queries", "running", running,
-                          "finished", finished);
+    json_t *j = json_pack(
+        "{ss ss so? so? s{si si}}", "state", names[c->runner_state], "kind", ctx__runner_kind(c),
+        "config_id", c->runner ? json_string(c->config_id) : NULL, "created_at",
+        c->runner ? json_string(at) : NULL, "queries", "running", running, "finished", finished);
     if (c->runner) {
         json_object_set_new(j, "frozen_by", json_string(c->frozen_by));
         json_object_set_new(j, "detail", runner_info(c->runner));
@@ -228,7 +228,6 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
     *out = json_pack("{ss sb si si sb sI}", "released_config_id", id, "config_released", released,
                      "dataframes_dropped", nframes, "queries_dropped", nqueries, "forced", force,
-                     "drained_ms",
-                     (json_int_t)((fr_mono_us() - started) / 1000));
+                     "drained_ms", (json_int_t)((fr_mono_us() - started) / 1000));
     return FR_OK;
 }

@@ -28,7 +28,8 @@ typedef enum df_type {
 } df_type;
 
 const char *df_type_name(df_type t); /* "int64", "float64", "bool", "string", "date", ... */
-int df_type_parse(const char *s, df_type *out); /* accepts SQL aliases: bigint, double, varchar... */
+int df_type_parse(const char *s,
+                  df_type *out); /* accepts SQL aliases: bigint, double, varchar... */
 
 /* A column in the Arrow layout. Values of fixed width live in `values`:
  * bool as one uint8_t (0/1) per value (packed to bits only on Arrow IPC
@@ -100,7 +101,7 @@ static inline const char *df_column_string(const struct df_column *c, int64_t i,
 }
 /* Sets validity bit i to 0 (allocating the bitmap if needed) and updates null_count. */
 void df_column_set_null(struct df_column *c, int64_t i);
-size_t df_type_width(df_type t); /* bytes per value; 0 for string */
+size_t df_type_width(df_type t);                    /* bytes per value; 0 for string */
 int64_t df_column_bytes(const struct df_column *c); /* memory held, for budgets */
 /* new: the rows listed in sel (absolute indices, any order, repeats allowed);
  * a row index of -1 yields a null. */
@@ -114,8 +115,8 @@ struct df_column *df_column_new_nulls(df_type type, int64_t n);
 struct df_table {
     int ncols;
     int64_t nrows;
-    char **names;              /* owned */
-    struct df_column **cols;   /* one reference each */
+    char **names;            /* owned */
+    struct df_column **cols; /* one reference each */
 };
 
 struct df_table *df_table_new(void);
@@ -199,12 +200,13 @@ int32_t df_ymd_to_days(int y, int m, int d);
  * ====================================================================== */
 /* CSV options: from the source's "options" object plus the config. */
 struct df_csv_options {
-    char delimiter;   /* default ',' */
-    char quote;       /* default '"'; a quote inside a quoted field is doubled ("") */
-    bool header;      /* default true */
-    bool on_error_null; /* "on_error": "null": bad values become nulls, counted in ex->null_errors */
+    char delimiter; /* default ',' */
+    char quote;     /* default '"'; a quote inside a quoted field is doubled ("") */
+    bool header;    /* default true */
+    bool
+        on_error_null; /* "on_error": "null": bad values become nulls, counted in ex->null_errors */
     const struct df_schema *hints; /* borrowed, may be NULL: types forced by name */
-    int64_t sample_rows; /* rows sampled for type inference (default 1000) */
+    int64_t sample_rows;           /* rows sampled for type inference (default 1000) */
 };
 void df_csv_options_init(struct df_csv_options *o);
 
@@ -233,14 +235,13 @@ int df_csv_split(const char *path, const struct df_csv_options *o, int64_t targe
  * unless o->on_error_null. Values matching opts->csv_null_values are null.
  * If `columns` is non-NULL only those schema fields are materialized (in
  * that order) - projection push-down. */
-int df_csv_read(const char *path, const struct df_byte_range *range,
-                const struct df_csv_options *o, const struct df_schema *schema,
-                const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
-                struct fr_error *err);
+int df_csv_read(const char *path, const struct df_byte_range *range, const struct df_csv_options *o,
+                const struct df_schema *schema, const int *columns, int ncolumns,
+                struct df_exec *ex, struct df_table **out, struct fr_error *err);
 
 /* NDJSON: one JSON object per line. Same contracts as the CSV functions. */
-int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o,
-                           struct df_schema *out, struct fr_error *err);
+int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, struct df_schema *out,
+                           struct fr_error *err);
 int df_ndjson_split(const char *path, int64_t target_bytes, struct df_byte_range **ranges,
                     int *nranges, struct fr_error *err);
 int df_ndjson_read(const char *path, const struct df_byte_range *range,
@@ -266,9 +267,7 @@ void df_write_ndjson_rows(const struct df_table *t, int64_t start, int64_t n, st
 /* Binary columnar encoding of a table (the partition wire and spill format):
  * a documented layout of our own (see engine_serde.c). *out is new. */
 int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err);
-int df_table_deserialize(const char *data, size_t len, struct df_table **out,
-                         struct fr_error *err);
-
+int df_table_deserialize(const char *data, size_t len, struct df_table **out, struct fr_error *err);
 
 /* ======================================================================
  * expr: expressions (engine_expr_*.c)
@@ -346,10 +345,10 @@ struct df_agg_call {
     df_expr *arg2; /* corr's second argument, else NULL */
 };
 struct df_agg_item {
-    char *name;            /* alias or the text as written */
+    char *name; /* alias or the text as written */
     int ncalls;
     struct df_agg_call *calls;
-    df_expr *post;         /* bound to the __aggN schema */
+    df_expr *post; /* bound to the __aggN schema */
 };
 int df_agg_item_parse(const char *text, const struct df_schema *schema, struct df_agg_item *out,
                       struct fr_error *err);
@@ -358,7 +357,6 @@ void df_agg_item_cleanup(struct df_agg_item *it);
  * sum of int -> int64, mean/stddev/median/corr -> float64, min/max/first -> arg). */
 df_type df_agg_result_type(enum df_agg_func f, df_type arg);
 const char *df_agg_func_name(enum df_agg_func f);
-
 
 /* ======================================================================
  * ops: aggregation, join, sort, partitioning (engine_agg.c, engine_join.c,
@@ -400,8 +398,14 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
  * left key columns hold the coalesced key (so outer/right joins show keys of
  * right-only rows). A right column whose name clashes with a left one gets
  * `suffix` appended ("_right"). Duplicate keys give every pair. */
-enum df_join_how { DF_JOIN_INNER, DF_JOIN_LEFT, DF_JOIN_RIGHT, DF_JOIN_OUTER, DF_JOIN_SEMI,
-                   DF_JOIN_ANTI };
+enum df_join_how {
+    DF_JOIN_INNER,
+    DF_JOIN_LEFT,
+    DF_JOIN_RIGHT,
+    DF_JOIN_OUTER,
+    DF_JOIN_SEMI,
+    DF_JOIN_ANTI
+};
 int df_join_how_parse(const char *s, enum df_join_how *out);
 int df_join(const struct df_table *left, const struct df_table *right, const int *left_keys,
             const int *right_keys, int nkeys, enum df_join_how how, bool merge_keys,
@@ -424,8 +428,7 @@ struct df_table *df_sort_sample(const struct df_table *in, const struct df_sort_
                                 int nkeys, int64_t k);
 /* Picks nparts-1 boundary rows from the concatenated samples (sorted). */
 int df_sort_boundaries(const struct df_table *samples, const struct df_sort_key *keys, int nkeys,
-                       int nparts, struct df_exec *ex, struct df_table **out,
-                       struct fr_error *err);
+                       int nparts, struct df_exec *ex, struct df_table **out, struct fr_error *err);
 /* Splits `in` into nparts tables by range against the boundaries (sample
  * columns 0..nkeys-1 correspond to keys[0..nkeys-1]); a row equal to a
  * boundary goes to the part after it. parts is the caller's array of nparts
@@ -445,11 +448,9 @@ int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int
  * groups by first appearance, rows in keys order within a group. nby may
  * be 0 (one group). Memory is charged to ex. */
 int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_sort_key *keys,
-             int nkeys, int64_t k, struct df_exec *ex, struct df_table **out,
-             struct fr_error *err);
+             int nkeys, int64_t k, struct df_exec *ex, struct df_table **out, struct fr_error *err);
 
 /* 64-bit hashes of the key columns of rows [0, nrows) into out (xxhash). */
 void df_hash_rows(const struct df_table *in, const int *keys, int nkeys, uint64_t *out);
-
 
 #endif

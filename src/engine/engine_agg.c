@@ -21,9 +21,14 @@ static int check_spec(const struct df_agg_spec *s, int k, df_type t, df_type t2,
     case DF_AGG_SUM:
     case DF_AGG_MEAN:
     case DF_AGG_STDDEV:
-    case DF_AGG_MEDIAN: ok = numeric(t); break;
-    case DF_AGG_CORR: ok = numeric(t) && numeric(t2); break;
-    default: break;
+    case DF_AGG_MEDIAN:
+        ok = numeric(t);
+        break;
+    case DF_AGG_CORR:
+        ok = numeric(t) && numeric(t2);
+        break;
+    default:
+        break;
     }
     if (!ok)
         return fr_error_set(err, FR_EINVAL, "%s() of a %s value (aggregate %d) is not supported",
@@ -208,8 +213,8 @@ static int check_partials(struct df_table *const *partials, int nparts, int nkey
     for (int p = 0; p < nparts; p++) {
         if (partials[p]->ncols != ncols)
             return fr_error_set(err, FR_EINVAL,
-                                "partial aggregate %d has %d columns where %d were expected",
-                                p + 1, partials[p]->ncols, ncols);
+                                "partial aggregate %d has %d columns where %d were expected", p + 1,
+                                partials[p]->ncols, ncols);
         for (int j = 0; j < ncols; j++)
             if (partials[p]->cols[j]->type != partials[0]->cols[j]->type)
                 return fr_error_set(err, FR_EINVAL,
@@ -313,9 +318,8 @@ static void final_keys(const struct df__gtab *gt, struct df_table *const *partia
     for (int j = 0; j < nkeys; j++) {
         if (runs <= 64) {
             df_table_add(res, partials[0]->names[j],
-                         gt->ngroups
-                             ? take_runs(partials, j, gt->rep_src, gt->rep_row, gt->ngroups)
-                             : df_column_take(partials[0]->cols[j], gt->rep_row, 0));
+                         gt->ngroups ? take_runs(partials, j, gt->rep_src, gt->rep_row, gt->ngroups)
+                                     : df_column_take(partials[0]->cols[j], gt->rep_row, 0));
             continue;
         }
         struct df_column *c = df_column_new(partials[0]->cols[j]->type, gt->ngroups);

@@ -145,8 +145,8 @@ int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings, str
         goto out;
     }
     for (int64_t g = 0; g < ngroups; g++)
-        out = dedupe_group(vl, g, perm + offs[g], offs[g + 1] - offs[g], strings, tmp, ng, nv,
-                           nsn, out);
+        out = dedupe_group(vl, g, perm + offs[g], offs[g + 1] - offs[g], strings, tmp, ng, nv, nsn,
+                           out);
     free(vl->g);
     vl->g = ng;
     ng = NULL;
@@ -197,8 +197,7 @@ static struct df_column *fixed_column(df_type type, int64_t n)
 /* Marks row g null (its value bytes zero, as nulls must be). */
 static void put_null(struct df_column *col, int64_t g)
 {
-    memset((char *)col->values + df_type_width(col->type) * (size_t)g, 0,
-           df_type_width(col->type));
+    memset((char *)col->values + df_type_width(col->type) * (size_t)g, 0, df_type_width(col->type));
     df_column_set_null(col, g);
 }
 
@@ -219,10 +218,18 @@ static struct df_column *value_column(const struct df__agg_acc *c, df_type type,
         return col;
     for (int64_t g = 0; g < ngroups; g++) {
         switch (type) {
-        case DF_TYPE_FLOAT64: ((double *)col->values)[g] = c->d[0][g]; break;
-        case DF_TYPE_BOOL: ((uint8_t *)col->values)[g] = c->i[g] != 0; break;
-        case DF_TYPE_DATE: ((int32_t *)col->values)[g] = (int32_t)c->i[g]; break;
-        default: ((int64_t *)col->values)[g] = c->i[g]; break;
+        case DF_TYPE_FLOAT64:
+            ((double *)col->values)[g] = c->d[0][g];
+            break;
+        case DF_TYPE_BOOL:
+            ((uint8_t *)col->values)[g] = c->i[g] != 0;
+            break;
+        case DF_TYPE_DATE:
+            ((int32_t *)col->values)[g] = (int32_t)c->i[g];
+            break;
+        default:
+            ((int64_t *)col->values)[g] = c->i[g];
+            break;
         }
     }
     for (int64_t g = 0; g < ngroups; g++)
@@ -324,7 +331,9 @@ int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
         struct df_column *col = NULL;
         switch (c->func) {
         case DF_AGG_COUNT_STAR:
-        case DF_AGG_COUNT: add_state(t, k, "n", ints_column(c->n, ngroups)); break;
+        case DF_AGG_COUNT:
+            add_state(t, k, "n", ints_column(c->n, ngroups));
+            break;
         case DF_AGG_SUM:
             add_state(t, k, "sum",
                       value_column(c, c->type == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64,
@@ -336,12 +345,17 @@ int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
             break;
         case DF_AGG_MIN:
         case DF_AGG_MAX:
-        case DF_AGG_FIRST: add_state(t, k, "value", value_column(c, c->type, ngroups)); break;
+        case DF_AGG_FIRST:
+            add_state(t, k, "value", value_column(c, c->type, ngroups));
+            break;
         case DF_AGG_STDDEV:
         case DF_AGG_CORR:
             add_state(t, k, "n", ints_column(c->n, ngroups));
             for (int j = 0; j < (c->func == DF_AGG_CORR ? 5 : 2); j++)
-                add_state(t, k, c->func == DF_AGG_CORR ? moments[j] : j ? "m2" : "mean",
+                add_state(t, k,
+                          c->func == DF_AGG_CORR ? moments[j]
+                          : j                    ? "m2"
+                                                 : "mean",
                           doubles_column(c->d[j], ngroups));
             break;
         case DF_AGG_MEDIAN:
@@ -459,11 +473,15 @@ int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *na
         struct df_column *col = NULL;
         switch (c->func) {
         case DF_AGG_COUNT_STAR:
-        case DF_AGG_COUNT: col = ints_column(c->n, ngroups); break;
+        case DF_AGG_COUNT:
+            col = ints_column(c->n, ngroups);
+            break;
         case DF_AGG_SUM:
         case DF_AGG_MIN:
         case DF_AGG_MAX:
-        case DF_AGG_FIRST: col = value_column(c, rt, ngroups); break;
+        case DF_AGG_FIRST:
+            col = value_column(c, rt, ngroups);
+            break;
         case DF_AGG_MEAN:
             col = fixed_column(DF_TYPE_FLOAT64, ngroups);
             for (int64_t g = 0; g < ngroups && !col->oom; g++) {

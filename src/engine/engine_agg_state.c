@@ -61,19 +61,33 @@ static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
     int nd = 0;
     bool ints = false, strs = false;
     switch (c->func) {
-    case DF_AGG_SUM: nd = fl; ints = !fl; break;
-    case DF_AGG_MEAN: nd = 1; break;
+    case DF_AGG_SUM:
+        nd = fl;
+        ints = !fl;
+        break;
+    case DF_AGG_MEAN:
+        nd = 1;
+        break;
     case DF_AGG_MIN:
     case DF_AGG_MAX:
-    case DF_AGG_FIRST: nd = fl; strs = str; ints = !fl && !str; break;
-    case DF_AGG_STDDEV: nd = 2; break;
-    case DF_AGG_CORR: nd = 5; break;
-    default: break;
+    case DF_AGG_FIRST:
+        nd = fl;
+        strs = str;
+        ints = !fl && !str;
+        break;
+    case DF_AGG_STDDEV:
+        nd = 2;
+        break;
+    case DF_AGG_CORR:
+        nd = 5;
+        break;
+    default:
+        break;
     }
     if (grow_zeroed((void **)&c->n, 8, old_n, n) ||
         (ints && grow_zeroed((void **)&c->i, 8, old_n, n)) ||
-        (strs && (grow_zeroed((void **)&c->sp, 8, old_n, n) ||
-                  grow_zeroed((void **)&c->sn, 8, old_n, n))))
+        (strs &&
+         (grow_zeroed((void **)&c->sp, 8, old_n, n) || grow_zeroed((void **)&c->sn, 8, old_n, n))))
         return FR_ETOOLARGE;
     for (int j = 0; j < nd; j++)
         if (grow_zeroed((void **)&c->d[j], 8, old_n, n))
@@ -95,8 +109,7 @@ int df__agg_reserve(struct df__agg *a, int64_t ngroups, struct fr_error *err)
         return rc;
     for (int k = 0; k < a->nspecs; k++)
         if (acc_grow(&a->acc[k], a->cap, cap) != FR_OK)
-            return fr_error_set(err, FR_ETOOLARGE, "out of memory for %lld groups",
-                                (long long)cap);
+            return fr_error_set(err, FR_ETOOLARGE, "out of memory for %lld groups", (long long)cap);
     a->cap = cap;
     return FR_OK;
 }
@@ -128,7 +141,8 @@ static const int64_t *ints_of(struct df__agg *a, const struct df_column *c, int6
         for (int64_t i = 0; i < m; i++)
             out[i] = ((const int32_t *)c->values)[start + i];
         return out;
-    default: return (const int64_t *)c->values + start;
+    default:
+        return (const int64_t *)c->values + start;
     }
 }
 
@@ -268,8 +282,7 @@ static void update_corr(struct df__agg *a, struct df__agg_acc *c, const int64_t 
 
 /* median and count_distinct collect values; count_distinct dedupes as it goes. */
 static int update_values(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
-                         const struct df_column *x, int64_t start, int64_t m,
-                         struct fr_error *err)
+                         const struct df_column *x, int64_t start, int64_t m, struct fr_error *err)
 {
     bool strings = x->type == DF_TYPE_STRING;
     bool as_double = c->func == DF_AGG_MEDIAN || x->type == DF_TYPE_FLOAT64;
@@ -307,14 +320,23 @@ int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct d
             c->n[gids[i]] += VALID(x, start + i);
         break;
     case DF_AGG_SUM:
-    case DF_AGG_MEAN: update_sum(a, c, gids, x, start, m); break;
+    case DF_AGG_MEAN:
+        update_sum(a, c, gids, x, start, m);
+        break;
     case DF_AGG_MIN:
     case DF_AGG_MAX:
-    case DF_AGG_FIRST: update_pick(a, c, gids, x, start, m); break;
-    case DF_AGG_STDDEV: update_stddev(a, c, gids, x, start, m); break;
-    case DF_AGG_CORR: update_corr(a, c, gids, x, y, start, m); break;
+    case DF_AGG_FIRST:
+        update_pick(a, c, gids, x, start, m);
+        break;
+    case DF_AGG_STDDEV:
+        update_stddev(a, c, gids, x, start, m);
+        break;
+    case DF_AGG_CORR:
+        update_corr(a, c, gids, x, y, start, m);
+        break;
     case DF_AGG_MEDIAN:
-    case DF_AGG_COUNT_DISTINCT: return update_values(a, c, gids, x, start, m, err);
+    case DF_AGG_COUNT_DISTINCT:
+        return update_values(a, c, gids, x, start, m, err);
     }
     return FR_OK;
 }
@@ -324,10 +346,14 @@ int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct d
 int df__agg_state_ncols(enum df_agg_func f)
 {
     switch (f) {
-    case DF_AGG_MEAN: return 2;
-    case DF_AGG_STDDEV: return 3;
-    case DF_AGG_CORR: return 6;
-    default: return 1;
+    case DF_AGG_MEAN:
+        return 2;
+    case DF_AGG_STDDEV:
+        return 3;
+    case DF_AGG_CORR:
+        return 6;
+    default:
+        return 1;
     }
 }
 
@@ -368,8 +394,8 @@ static int merge_values(struct df__agg *a, struct df__agg_acc *c, const int64_t 
             } else {
                 memcpy(&v, p + pos, sizeof(v));
             }
-            int rc = df__vlist_push(a, &c->vl, gids[i], v, strings ? p + pos : NULL, sn, strings,
-                                    err);
+            int rc =
+                df__vlist_push(a, &c->vl, gids[i], v, strings ? p + pos : NULL, sn, strings, err);
             if (rc != FR_OK)
                 return rc;
             pos += strings ? (int64_t)sn : (int64_t)sizeof(v);
@@ -413,7 +439,9 @@ int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_colum
         return FR_OK;
     }
     case DF_AGG_MEDIAN:
-    case DF_AGG_COUNT_DISTINCT: return merge_values(a, c, gids, cols[0], start, m, err);
-    default: return df__agg_update(a, k, gids, cols[0], NULL, start, m, err);
+    case DF_AGG_COUNT_DISTINCT:
+        return merge_values(a, c, gids, cols[0], start, m, err);
+    default:
+        return df__agg_update(a, k, gids, cols[0], NULL, start, m, err);
     }
 }

@@ -9,13 +9,18 @@
 size_t df_type_width(df_type t)
 {
     switch (t) {
-    case DF_TYPE_BOOL: return 1;
-    case DF_TYPE_DATE: return 4;
+    case DF_TYPE_BOOL:
+        return 1;
+    case DF_TYPE_DATE:
+        return 4;
     case DF_TYPE_INT64:
     case DF_TYPE_FLOAT64:
-    case DF_TYPE_TIMESTAMP: return 8;
-    case DF_TYPE_NULL: return 1;
-    case DF_TYPE_STRING: return 0;
+    case DF_TYPE_TIMESTAMP:
+        return 8;
+    case DF_TYPE_NULL:
+        return 1;
+    case DF_TYPE_STRING:
+        return 0;
     }
     return 8;
 }
@@ -23,13 +28,20 @@ size_t df_type_width(df_type t)
 const char *df_type_name(df_type t)
 {
     switch (t) {
-    case DF_TYPE_NULL: return "null";
-    case DF_TYPE_BOOL: return "bool";
-    case DF_TYPE_INT64: return "int64";
-    case DF_TYPE_FLOAT64: return "float64";
-    case DF_TYPE_STRING: return "string";
-    case DF_TYPE_DATE: return "date";
-    case DF_TYPE_TIMESTAMP: return "timestamp";
+    case DF_TYPE_NULL:
+        return "null";
+    case DF_TYPE_BOOL:
+        return "bool";
+    case DF_TYPE_INT64:
+        return "int64";
+    case DF_TYPE_FLOAT64:
+        return "float64";
+    case DF_TYPE_STRING:
+        return "string";
+    case DF_TYPE_DATE:
+        return "date";
+    case DF_TYPE_TIMESTAMP:
+        return "timestamp";
     }
     return "unknown";
 }
@@ -165,7 +177,7 @@ void df_column_set_null(struct df_column *c, int64_t i)
         memset(c->validity, 0xff, (size_t)(bytes ? bytes : 1));
     }
     if ((c->validity[i >> 3] >> (i & 7)) & 1) {
-        c->validity[i >> 3] &= (uint8_t)~(1u << (i & 7));
+        c->validity[i >> 3] &= (uint8_t) ~(1u << (i & 7));
         c->null_count++;
     }
 }
@@ -234,10 +246,18 @@ void df_column_append_from(struct df_column *dst, const struct df_column *src, i
         df_column_append_string(dst, s, n);
         break;
     }
-    case DF_TYPE_BOOL: df_column_append_bool(dst, df_column_bool(src, row)); break;
-    case DF_TYPE_DATE: df_column_append_int32(dst, df_column_int32(src, row)); break;
-    case DF_TYPE_FLOAT64: df_column_append_float64(dst, df_column_float64(src, row)); break;
-    default: df_column_append_int64(dst, df_column_int64(src, row)); break;
+    case DF_TYPE_BOOL:
+        df_column_append_bool(dst, df_column_bool(src, row));
+        break;
+    case DF_TYPE_DATE:
+        df_column_append_int32(dst, df_column_int32(src, row));
+        break;
+    case DF_TYPE_FLOAT64:
+        df_column_append_float64(dst, df_column_float64(src, row));
+        break;
+    default:
+        df_column_append_int64(dst, df_column_int64(src, row));
+        break;
     }
 }
 
@@ -364,7 +384,8 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
     } else {
         for (int64_t i = 0; i < n; i++) {
             if (sel[i] >= 0)
-                memcpy((char *)out->values + (size_t)i * w, (const char *)c->values + (size_t)sel[i] * w, w);
+                memcpy((char *)out->values + (size_t)i * w,
+                       (const char *)c->values + (size_t)sel[i] * w, w);
             else
                 memset((char *)out->values + (size_t)i * w, 0, w);
         }

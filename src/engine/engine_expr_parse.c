@@ -28,7 +28,6 @@ struct parser {
     int nesting; /* parentheses, calls, unary operators and nots open now */
 };
 
-
 static const struct df__token *peek(const struct parser *p)
 {
     return &p->toks[p->i];

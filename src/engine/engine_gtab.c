@@ -94,8 +94,10 @@ static int gtab_resize(struct df__gtab *gt, int64_t cap, uint64_t ns, struct fr_
             (gt->mode == GT_I64 && grow_array((void **)&gt->kv, 8, o, cap)) ||
             (gt->mode == GT_STR && grow_array((void **)&gt->skeys, 16, o, cap)) ||
             (gt->mode == GT_ROW && grow_array((void **)&gt->recs, (size_t)gt->recsize, o, cap)))
-            return fr_error_set(err, FR_ETOOLARGE, "out of memory growing a hash table to %lld "
-                                "groups", (long long)cap);
+            return fr_error_set(err, FR_ETOOLARGE,
+                                "out of memory growing a hash table to %lld "
+                                "groups",
+                                (long long)cap);
         gt->gcap = cap;
     }
     uint64_t nslots = gt->slots ? gt->mask + 1 : 0;
@@ -359,9 +361,12 @@ static inline uint64_t encode_fixed(const struct df_column *c, int64_t r)
         memcpy(&v, &f, 8);
         return v;
     }
-    case DF_TYPE_BOOL: return df_column_bool(c, r);
-    case DF_TYPE_DATE: return (uint64_t)(int64_t)df_column_int32(c, r);
-    default: return (uint64_t)df_column_int64(c, r);
+    case DF_TYPE_BOOL:
+        return df_column_bool(c, r);
+    case DF_TYPE_DATE:
+        return (uint64_t)(int64_t)df_column_int32(c, r);
+    default:
+        return (uint64_t)df_column_int64(c, r);
     }
 }
 
@@ -567,8 +572,8 @@ int df__gtab_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t s
         } else {
             prefetch_ahead(gt, hashes, i, n);
         }
-        int rc = insert_one(gt, src, rows ? rows[i] : start + i, hashes[i], fast_nulls, &gids[i],
-                            err);
+        int rc =
+            insert_one(gt, src, rows ? rows[i] : start + i, hashes[i], fast_nulls, &gids[i], err);
         if (rc != FR_OK)
             return rc;
     }

@@ -12,7 +12,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-
 #define NULL_HASH 0x6a09e667f3bcc908ull
 #define NAN_HASH 0xbb67ae8584caa73bull
 
@@ -103,10 +102,14 @@ static uint64_t hash_value(const struct df_column *c, int64_t r)
         const char *p = df_column_string(c, r, &n);
         return XXH3_64bits(p, (size_t)n);
     }
-    case DF_TYPE_FLOAT64: return hash_double(df_column_float64(c, r));
-    case DF_TYPE_BOOL: return mix64(df_column_bool(c, r));
-    case DF_TYPE_DATE: return mix64((uint64_t)(int64_t)df_column_int32(c, r));
-    default: return mix64((uint64_t)df_column_int64(c, r));
+    case DF_TYPE_FLOAT64:
+        return hash_double(df_column_float64(c, r));
+    case DF_TYPE_BOOL:
+        return mix64(df_column_bool(c, r));
+    case DF_TYPE_DATE:
+        return mix64((uint64_t)(int64_t)df_column_int32(c, r));
+    default:
+        return mix64((uint64_t)df_column_int64(c, r));
     }
 }
 
@@ -117,8 +120,7 @@ static void hash_first(const struct df_column *c, int64_t start, int64_t n, uint
         const int64_t *off = c->offsets + start;
         for (int64_t i = 0; i < n; i++)
             out[i] = XXH3_64bits(c->data + off[i], (size_t)(off[i + 1] - off[i]));
-    } else if (c->validity == NULL &&
-               (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
+    } else if (c->validity == NULL && (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
         const int64_t *v = (const int64_t *)c->values + start;
         for (int64_t i = 0; i < n; i++)
             out[i] = mix64((uint64_t)v[i]);
@@ -136,10 +138,9 @@ static void hash_combine(const struct df_column *c, int64_t start, int64_t n, ui
     if (c->validity == NULL && c->type == DF_TYPE_STRING) {
         const int64_t *off = c->offsets + start;
         for (int64_t i = 0; i < n; i++)
-            out[i] = mix64(out[i] * m +
-                           XXH3_64bits(c->data + off[i], (size_t)(off[i + 1] - off[i])));
-    } else if (c->validity == NULL &&
-               (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
+            out[i] =
+                mix64(out[i] * m + XXH3_64bits(c->data + off[i], (size_t)(off[i + 1] - off[i])));
+    } else if (c->validity == NULL && (c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP)) {
         const int64_t *v = (const int64_t *)c->values + start;
         for (int64_t i = 0; i < n; i++)
             out[i] = mix64(out[i] * m + mix64((uint64_t)v[i]));
@@ -193,9 +194,12 @@ static bool value_equal(const struct df_column *a, int64_t ra, const struct df_c
         const char *pb = df_column_string(b, rb, &nb);
         return na == nb && df__bytes_equal(pa, pb, na);
     }
-    case DF_TYPE_BOOL: return df_column_bool(a, ra) == df_column_bool(b, rb);
-    case DF_TYPE_DATE: return df_column_int32(a, ra) == df_column_int32(b, rb);
-    default: return df_column_int64(a, ra) == df_column_int64(b, rb);
+    case DF_TYPE_BOOL:
+        return df_column_bool(a, ra) == df_column_bool(b, rb);
+    case DF_TYPE_DATE:
+        return df_column_int32(a, ra) == df_column_int32(b, rb);
+    default:
+        return df_column_int64(a, ra) == df_column_int64(b, rb);
     }
 }
 

@@ -15,7 +15,7 @@ int df_join_how_parse(const char *s, enum df_join_how *out)
     static const struct {
         const char *name;
         enum df_join_how how;
-    } hows[] = {{"inner", DF_JOIN_INNER}, {"left", DF_JOIN_LEFT}, {"right", DF_JOIN_RIGHT},
+    } hows[] = {{"inner", DF_JOIN_INNER}, {"left", DF_JOIN_LEFT},  {"right", DF_JOIN_RIGHT},
                 {"outer", DF_JOIN_OUTER}, {"full", DF_JOIN_OUTER}, {"semi", DF_JOIN_SEMI},
                 {"anti", DF_JOIN_ANTI}};
     for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
@@ -101,9 +101,8 @@ static bool numeric_type(df_type t)
     return t == DF_TYPE_INT64 || t == DF_TYPE_FLOAT64;
 }
 
-static int check_keys(const struct df_table *left, const struct df_table *right,
-                      const int *lk, const int *rk, int nkeys, bool *same_types,
-                      struct fr_error *err)
+static int check_keys(const struct df_table *left, const struct df_table *right, const int *lk,
+                      const int *rk, int nkeys, bool *same_types, struct fr_error *err)
 {
     *same_types = true;
     if (nkeys < 1)
@@ -408,8 +407,10 @@ static int assemble(const struct df_table *left, const struct df_table *right, c
     for (int c = 0; c < res->ncols; c++) {
         if (!df_column_ok(res->cols[c])) {
             df_table_free(res);
-            return fr_error_set(err, FR_ETOOLARGE, "out of memory building a join result of "
-                                "%lld rows", (long long)n);
+            return fr_error_set(err, FR_ETOOLARGE,
+                                "out of memory building a join result of "
+                                "%lld rows",
+                                (long long)n);
         }
     }
     *out = res;

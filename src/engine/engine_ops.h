@@ -92,22 +92,22 @@ struct df__gtab {
     uint64_t mask;
     int64_t ngroups;
     int64_t gcap;
-    uint64_t *ghash;   /* per group: full hash (for rehash) */
-    int32_t *rep_src;  /* per group: source of its representative row */
-    int64_t *rep_row;  /* per group: representative row */
-    int64_t *kv;       /* int64 mode: the key */
+    uint64_t *ghash;        /* per group: full hash (for rehash) */
+    int32_t *rep_src;       /* per group: source of its representative row */
+    int64_t *rep_row;       /* per group: representative row */
+    int64_t *kv;            /* int64 mode: the key */
     struct df__skey *skeys; /* string mode: the key, inline when short */
-    int64_t null_gid;  /* fast modes: the group of the null key, or -1 */
+    int64_t null_gid;       /* fast modes: the group of the null key, or -1 */
     /* row mode (several keys, or one of another type): every group keeps
      * its keys as a fixed-width record - a null mask, then 8 bytes per
      * fixed-width key (floats normalized) or a df__skey per string - so a
      * probe compares one compact record instead of reading the sources */
     int recsize;
     bool has_str;
-    int32_t *koff;     /* byte offset of key k in a record */
+    int32_t *koff; /* byte offset of key k in a record */
     df_type *ktype;
-    uint8_t *recs;     /* per group */
-    uint8_t *rbuf;     /* scratch: records of a chunk of probe rows */
+    uint8_t *recs; /* per group */
+    uint8_t *rbuf; /* scratch: records of a chunk of probe rows */
     const struct df_column *const **srcs;
     int nsrcs;
     struct df_exec *ex;
@@ -168,8 +168,8 @@ static inline double df__double_of_key(uint64_t k)
  * One accumulator per aggregate, its arrays indexed by group id. */
 struct df__vlist { /* (group, value) pairs for median and count_distinct */
     int64_t *g;
-    uint64_t *v;        /* a double's order key, or an integer */
-    const char **sp;    /* string values, borrowed from an input or a partial */
+    uint64_t *v;     /* a double's order key, or an integer */
+    const char **sp; /* string values, borrowed from an input or a partial */
     int64_t *sn;
     int64_t n, cap;
     int64_t compact_at; /* count_distinct: dedupe when n reaches this */
@@ -177,11 +177,11 @@ struct df__vlist { /* (group, value) pairs for median and count_distinct */
 
 struct df__agg_acc {
     enum df_agg_func func;
-    df_type type;     /* the argument's type */
-    int64_t *n;       /* rows (count(*)) or non-null values seen */
-    int64_t *i;       /* integer sum, or min/max/first of an integer-like type */
-    double *d[5];     /* float sum/min/max/first; mean; Welford state */
-    const char **sp;  /* string min/max/first, borrowed */
+    df_type type;    /* the argument's type */
+    int64_t *n;      /* rows (count(*)) or non-null values seen */
+    int64_t *i;      /* integer sum, or min/max/first of an integer-like type */
+    double *d[5];    /* float sum/min/max/first; mean; Welford state */
+    const char **sp; /* string min/max/first, borrowed */
     int64_t *sn;
     struct df__vlist vl;
 };
@@ -221,8 +221,7 @@ int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *na
 /* Value lists (engine_agg_emit.c). */
 int df__vlist_push(struct df__agg *a, struct df__vlist *vl, int64_t g, uint64_t v, const char *sp,
                    int64_t sn, bool strings, struct fr_error *err);
-int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings,
-                      struct fr_error *err);
+int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings, struct fr_error *err);
 int df__agg_charge(struct df__agg *a, int64_t bytes, struct fr_error *err);
 
 #endif

@@ -116,8 +116,7 @@ static struct df_sort_key *keys_by_position(const struct df_sort_key *keys, int 
 }
 
 int df_sort_boundaries(const struct df_table *samples, const struct df_sort_key *keys, int nkeys,
-                       int nparts, struct df_exec *ex, struct df_table **out,
-                       struct fr_error *err)
+                       int nparts, struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
     struct df_sort_key *pk = keys_by_position(keys, nkeys);
     struct df_table *sorted = NULL;

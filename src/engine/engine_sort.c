@@ -25,7 +25,8 @@ int df__value_cmp(const struct df_column *a, int64_t ra, const struct df_column 
         uint64_t y = df__double_key(df_column_float64(b, rb));
         return (x > y) - (x < y);
     }
-    case DF_TYPE_BOOL: return (int)df_column_bool(a, ra) - (int)df_column_bool(b, rb);
+    case DF_TYPE_BOOL:
+        return (int)df_column_bool(a, ra) - (int)df_column_bool(b, rb);
     case DF_TYPE_DATE: {
         int32_t x = df_column_int32(a, ra), y = df_column_int32(b, rb);
         return (x > y) - (x < y);
@@ -117,10 +118,14 @@ static inline uint64_t order_code(const struct df_column *c, int64_t r)
             k = (k << 8) | (i < n ? (uint8_t)p[i] : 0);
         return k;
     }
-    case DF_TYPE_FLOAT64: return df__double_key(df_column_float64(c, r));
-    case DF_TYPE_BOOL: return df_column_bool(c, r);
-    case DF_TYPE_DATE: return (uint64_t)(int64_t)df_column_int32(c, r) ^ (1ull << 63);
-    default: return (uint64_t)df_column_int64(c, r) ^ (1ull << 63);
+    case DF_TYPE_FLOAT64:
+        return df__double_key(df_column_float64(c, r));
+    case DF_TYPE_BOOL:
+        return df_column_bool(c, r);
+    case DF_TYPE_DATE:
+        return (uint64_t)(int64_t)df_column_int32(c, r) ^ (1ull << 63);
+    default:
+        return (uint64_t)df_column_int64(c, r) ^ (1ull << 63);
     }
 }
 
@@ -128,7 +133,7 @@ static inline uint64_t order_code(const struct df_column *c, int64_t r)
  * element has the same byte. a and b hold n elements; the result is in *a. */
 static void radix_sort(struct kv **a, struct kv **b, int64_t n)
 {
-    int64_t (*hist)[256] = fr_xcalloc(8, sizeof(*hist));
+    int64_t(*hist)[256] = fr_xcalloc(8, sizeof(*hist));
     for (int64_t i = 0; i < n; i++)
         for (int d = 0; d < 8; d++)
             hist[d][((*a)[i].key >> (8 * d)) & 0xff]++;
@@ -296,10 +301,9 @@ static int sort_perm(const struct df_table *in, const struct sorter *s, int64_t 
 {
     int64_t n = in->nrows;
     size_t sz = (size_t)(n ? n : 1);
-    struct sort_scratch sc = {df__alloc_big(sizeof(struct kv) * sz),
-                              df__alloc_big(sizeof(struct kv) * sz),
-                              df__alloc_big(sizeof(uint64_t) * sz),
-                              df__alloc_big(sizeof(int64_t) * sz)};
+    struct sort_scratch sc = {
+        df__alloc_big(sizeof(struct kv) * sz), df__alloc_big(sizeof(struct kv) * sz),
+        df__alloc_big(sizeof(uint64_t) * sz), df__alloc_big(sizeof(int64_t) * sz)};
     int rc = FR_ETOOLARGE;
     if (!sc.a || !sc.b || !sc.codes || !sc.tmp) {
         fr_error_set(err, rc, "out of memory sorting %lld rows", (long long)n);
@@ -383,8 +387,8 @@ out:
 
 struct merger {
     struct sorter s;
-    const int64_t *pos;  /* per run: current row in the concatenation */
-    const int64_t *end;  /* per run: end of its rows */
+    const int64_t *pos; /* per run: current row in the concatenation */
+    const int64_t *end; /* per run: end of its rows */
 };
 
 /* Heap order: smaller row first, ties by run index (stability). */

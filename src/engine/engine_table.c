@@ -148,8 +148,8 @@ int df_table_concat(struct df_table *const *tables, int n, struct df_table **out
         for (int i = 0; i < t->ncols; i++) {
             if (t->cols[i]->type != first->cols[i]->type)
                 return fr_error_set(err, FR_EINVAL,
-                                    "column %d ('%s') is %s in one input and %s in another",
-                                    i + 1, first->names[i], df_type_name(first->cols[i]->type),
+                                    "column %d ('%s') is %s in one input and %s in another", i + 1,
+                                    first->names[i], df_type_name(first->cols[i]->type),
                                     df_type_name(t->cols[i]->type));
         }
     }

@@ -16,11 +16,11 @@ __extension__ typedef unsigned __int128 rank_t;
 
 struct topk {
     int64_t k;
-    int64_t *best;  /* per group: k row numbers, best first */
-    rank_t *rank;   /* fast mode: per group, the ranks of best[] */
+    int64_t *best; /* per group: k row numbers, best first */
+    rank_t *rank;  /* fast mode: per group, the ranks of best[] */
     bool fast;
-    int32_t *count; /* per group: how many of the k are filled */
-    int64_t groups; /* allocated groups */
+    int32_t *count;                /* per group: how many of the k are filled */
+    int64_t groups;                /* allocated groups */
     const struct df_column **cols; /* the sort keys' columns */
     const struct df_sort_key *keys;
     int nkeys;
@@ -56,8 +56,7 @@ static void offer(struct topk *t, int64_t g, int64_t r)
 {
     int64_t *list = t->best + g * t->k;
     int32_t n = t->count[g];
-    if (n == t->k &&
-        df__row_cmp(t->cols, r, t->cols, list[n - 1], t->keys, t->nkeys) >= 0)
+    if (n == t->k && df__row_cmp(t->cols, r, t->cols, list[n - 1], t->keys, t->nkeys) >= 0)
         return; /* not better than the worst kept (ties: the earlier row stays) */
     int32_t pos = n < t->k ? n : n - 1;
     while (pos > 0 && df__row_cmp(t->cols, r, t->cols, list[pos - 1], t->keys, t->nkeys) < 0) {
@@ -72,8 +71,8 @@ static void offer(struct topk *t, int64_t g, int64_t r)
 /* Fast mode: one key of a fixed-width type. */
 static bool fast_key(const struct df_column *c)
 {
-    return c->type == DF_TYPE_FLOAT64 || c->type == DF_TYPE_INT64 ||
-           c->type == DF_TYPE_TIMESTAMP || c->type == DF_TYPE_DATE || c->type == DF_TYPE_BOOL;
+    return c->type == DF_TYPE_FLOAT64 || c->type == DF_TYPE_INT64 || c->type == DF_TYPE_TIMESTAMP ||
+           c->type == DF_TYPE_DATE || c->type == DF_TYPE_BOOL;
 }
 
 /* The ranks of rows [s, s+n) under the one key: smaller is better. The
@@ -209,8 +208,7 @@ static int group_rows(const struct df_table *in, const int *by, int nby, struct 
 }
 
 int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_sort_key *keys,
-             int nkeys, int64_t k, struct df_exec *ex, struct df_table **out,
-             struct fr_error *err)
+             int nkeys, int64_t k, struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
     *out = NULL;
     if (k <= 0) {

@@ -18,9 +18,9 @@
 
 /* What the planner may ask of its surroundings. */
 struct plan_source_info {
-    struct df_schema schema;     /* owned by the callee's caller after a lookup */
+    struct df_schema schema; /* owned by the callee's caller after a lookup */
     int nparts;
-    char **part_ids;             /* the dataframe's materialized partitions */
+    char **part_ids; /* the dataframe's materialized partitions */
     int64_t *part_rows;
     int64_t bytes;
 };
@@ -48,8 +48,8 @@ typedef struct plan_physical plan_physical;
  * kinds invalid-plan / invalid-expression (with position and column),
  * dataset-not-found, dataframe-not-found. limit_rows >= 0 appends a limit
  * (the preview). */
-int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env,
-               int64_t limit_rows, plan_physical **out, struct fr_error *err);
+int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, int64_t limit_rows,
+               plan_physical **out, struct fr_error *err);
 void plan_physical_free(plan_physical *p);
 /* Borrowed: the output schema. */
 const struct df_schema *plan_physical_schema(const plan_physical *p);

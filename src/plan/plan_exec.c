@@ -72,8 +72,7 @@ static int read_input(json_t *in, struct df_table **const *inputs, const int *ni
     if (strcmp(kind, "rows") == 0) {
         struct df_schema hints;
         plan__schema_from_json(json_object_get(in, "hints"), &hints, err);
-        int rc = df_rows_read(json_object_get(in, "rows"), hints.nfields ? &hints : NULL, out,
-                              err);
+        int rc = df_rows_read(json_object_get(in, "rows"), hints.nfields ? &hints : NULL, out, err);
         df_schema_cleanup(&hints);
         return rc;
     }
@@ -204,7 +203,8 @@ static int sink_partial_agg(json_t *sink, struct df_table *t, struct df_exec *ex
                             struct df_table ***outs, int *nouts, struct fr_error *err)
 {
     json_t *keys = json_object_get(sink, "keys");
-    int nkeys = (int)json_array_size(keys), buckets = (int)json_integer_value(json_object_get(sink, "buckets"));
+    int nkeys = (int)json_array_size(keys),
+        buckets = (int)json_integer_value(json_object_get(sink, "buckets"));
     struct df_schema s;
     df_schema_of_table(&s, t);
     struct agg_plan a;
@@ -294,7 +294,8 @@ static int core_join(json_t *core, struct df_table *const *const *in, const int 
     struct df_table *l = NULL, *r = NULL;
     json_t *lon = json_object_get(core, "left_on"), *ron = json_object_get(core, "right_on");
     int nkeys = (int)json_array_size(lon);
-    int *lk = fr_xcalloc((size_t)nkeys + 1, sizeof(int)), *rk = fr_xcalloc((size_t)nkeys + 1, sizeof(int));
+    int *lk = fr_xcalloc((size_t)nkeys + 1, sizeof(int)),
+        *rk = fr_xcalloc((size_t)nkeys + 1, sizeof(int));
     enum df_join_how how;
     int rc = df_join_how_parse(json_string_value(json_object_get(core, "how")), &how);
     if (rc != FR_OK)
@@ -392,8 +393,8 @@ static int run_core(json_t *core, struct df_table **const *in, const int *n, str
     return fr_error_set(err, FR_EINVAL, "malformed task spec: unknown core op '%s'", op);
 }
 
-int plan__run_sink(json_t *sink, struct df_table *t, struct df_exec *ex,
-                   struct df_table ***outs, int *nouts, struct fr_error *err)
+int plan__run_sink(json_t *sink, struct df_table *t, struct df_exec *ex, struct df_table ***outs,
+                   int *nouts, struct fr_error *err)
 {
     const char *op = json_string_value(json_object_get(sink, "op"));
     *outs = NULL;
@@ -474,8 +475,8 @@ int plan_task_execute(json_t *spec, struct df_table **const *inputs, const int *
     if (rc == FR_OK && !t)
         rc = run_core(core, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK) {
-        int64_t max_rows = json_integer_value(json_object_get(json_object_get(spec, "input"),
-                                                              "max_rows"));
+        int64_t max_rows =
+            json_integer_value(json_object_get(json_object_get(spec, "input"), "max_rows"));
         if (max_rows > 0 && t->nrows > max_rows) {
             struct df_table *s = df_table_slice(t, 0, max_rows);
             df_table_free(t);
@@ -509,8 +510,8 @@ int plan_sort_boundaries(const plan_physical *p, int stage, struct df_table *con
     int nk = 0;
     int rc = concat_slot(samples, nsamples, &all, err);
     if (rc == FR_OK)
-        rc = plan__sort_keys_json(json_object_get(sink, "keys"), all, opts->nulls_first, &keys,
-                                  &nk, err);
+        rc = plan__sort_keys_json(json_object_get(sink, "keys"), all, opts->nulls_first, &keys, &nk,
+                                  err);
     if (rc == FR_OK) {
         struct df_exec ex;
         df_exec_init(&ex, opts, NULL);

@@ -24,7 +24,8 @@ static json_t *source_json(const struct lsource *s)
 static json_t *op_json(const struct lop *op)
 {
     switch (op->kind) {
-    case LOP_FILTER: return json_pack("{ss}", "filter", op->expr);
+    case LOP_FILTER:
+        return json_pack("{ss}", "filter", op->expr);
     case LOP_PROJECT: {
         json_t *items = json_array();
         for (int i = 0; i < op->nitems; i++) {
@@ -50,7 +51,8 @@ static json_t *op_json(const struct lop *op)
             json_object_set_new(j, "union", plan__lplan_json(op->right));
         return j;
     }
-    default: return json_incref(op->orig);
+    default:
+        return json_incref(op->orig);
     }
 }
 
@@ -77,9 +79,9 @@ static json_t *stage_json(const struct plan_physical *p, int i)
                                                 modes[s->slots[k].mode]));
     if (s->src)
         json_array_append_new(inputs, source_json(s->src));
-    json_t *j = json_pack("{si ss si si so sO}", "id", i, "kind", s->label, "tasks", s->ntasks,
-                          "outputs_per_task", s->nbuckets, "inputs", inputs, "pipeline",
-                          s->pipeline);
+    json_t *j =
+        json_pack("{si ss si si so sO}", "id", i, "kind", s->label, "tasks", s->ntasks,
+                  "outputs_per_task", s->nbuckets, "inputs", inputs, "pipeline", s->pipeline);
     if (s->core)
         json_object_set(j, "core", s->core);
     if (s->sink)

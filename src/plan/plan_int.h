@@ -9,17 +9,17 @@ enum lsrc_kind { LSRC_FILE, LSRC_ROWS, LSRC_STORED };
 
 struct lsource {
     enum lsrc_kind kind;
-    char *path;          /* LSRC_FILE: absolute */
-    char *display;       /* the name users gave (dataset or relative path) */
-    const char *format;  /* "csv" | "ndjson" */
-    json_t *options;     /* the source's options object (new ref) or NULL */
+    char *path;         /* LSRC_FILE: absolute */
+    char *display;      /* the name users gave (dataset or relative path) */
+    const char *format; /* "csv" | "ndjson" */
+    json_t *options;    /* the source's options object (new ref) or NULL */
     char delimiter;
     char quote;
     int64_t sample_rows;
     bool header;
     bool on_error_null;
     struct df_schema hints;
-    json_t *rows;        /* LSRC_ROWS (new ref) */
+    json_t *rows;                   /* LSRC_ROWS (new ref) */
     struct plan_source_info stored; /* LSRC_STORED */
     char *dataframe_id;
     struct df_schema schema; /* full schema of the source */
@@ -28,7 +28,16 @@ struct lsource {
     int ncolumns;            /* -1 = all */
 };
 
-enum lop_kind { LOP_FILTER, LOP_PROJECT, LOP_AGG, LOP_JOIN, LOP_SORT, LOP_SLICE, LOP_UNION, LOP_TOPK };
+enum lop_kind {
+    LOP_FILTER,
+    LOP_PROJECT,
+    LOP_AGG,
+    LOP_JOIN,
+    LOP_SORT,
+    LOP_SLICE,
+    LOP_UNION,
+    LOP_TOPK
+};
 
 struct lproj_item {
     char *expr; /* NULL for a pass-through column */
@@ -38,20 +47,20 @@ struct lproj_item {
 
 struct lop {
     enum lop_kind kind;
-    json_t *orig;            /* the op as written (for explain), new ref */
-    char *expr;              /* FILTER */
-    int nitems;              /* PROJECT */
+    json_t *orig; /* the op as written (for explain), new ref */
+    char *expr;   /* FILTER */
+    int nitems;   /* PROJECT */
     struct lproj_item *items;
-    int nkeys;               /* AGG keys / SORT keys (TOPK: the sort keys) */
+    int nkeys; /* AGG keys / SORT keys (TOPK: the sort keys) */
     char **keys;
-    int nby;                 /* TOPK: the group columns */
+    int nby; /* TOPK: the group columns */
     char **by;
-    int naggs;               /* AGG items */
+    int naggs; /* AGG items */
     char **aggs;
-    bool *desc;              /* SORT */
-    signed char *nulls_first; /* -1: the config's nulls_first decides */
-    int64_t offset, limit;   /* SLICE (limit -1 = none); TOPK: limit = k */
-    struct lplan *right;     /* JOIN right, UNION other */
+    bool *desc;                 /* SORT */
+    signed char *nulls_first;   /* -1: the config's nulls_first decides */
+    int64_t offset, limit;      /* SLICE (limit -1 = none); TOPK: limit = k */
+    struct lplan *right;        /* JOIN right, UNION other */
     char **left_on, **right_on; /* JOIN, nkeys of each */
     enum df_join_how how;
     bool merge_keys;
@@ -107,22 +116,20 @@ struct plan_physical {
 
 /* plan_logical.c */
 int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
-                struct lplan **out,
-                struct fr_error *err);
+                struct lplan **out, struct fr_error *err);
 void plan__lplan_free(struct lplan *lp);
 const struct df_schema *plan__lplan_schema(const struct lplan *lp);
 json_t *plan__lplan_json(const struct lplan *lp);
 /* plan_source.c */
 int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_options *opts,
-                       struct lsource *out,
-                       struct fr_error *err);
+                       struct lsource *out, struct fr_error *err);
 void plan__source_cleanup(struct lsource *s);
 void plan__csv_options(const struct lsource *s, struct df_csv_options *o);
 /* plan_optimize.c */
 void plan__optimize(struct lplan *lp, struct plan_physical *p);
 /* plan_physical.c */
-void plan__decide(struct plan_physical *p, const char *field, int64_t value, const char *fmt,
-                  ...) __attribute__((format(printf, 4, 5)));
+void plan__decide(struct plan_physical *p, const char *field, int64_t value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* plan_schema.c: output schemas of ops, checked at planning time */
 int plan__bind_expr(const char *text, const struct df_schema *s, df_expr **out,
                     struct fr_error *err);
@@ -137,8 +144,8 @@ int plan__schema_from_json(json_t *pairs, struct df_schema *out, struct fr_error
 /* plan_task.c helpers */
 int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex,
                        struct fr_error *err);
-int plan__run_sink(json_t *sink, struct df_table *t, struct df_exec *ex,
-                   struct df_table ***outputs, int *noutputs, struct fr_error *err);
+int plan__run_sink(json_t *sink, struct df_table *t, struct df_exec *ex, struct df_table ***outputs,
+                   int *noutputs, struct fr_error *err);
 int plan__sort_keys_json(json_t *keys, const struct df_table *t, bool default_nulls_first,
                          struct df_sort_key **out, int *n, struct fr_error *err);
 

@@ -87,7 +87,8 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         return op_error(err, index, "select needs a non-empty list of expressions%s", "");
     size_t i;
     json_t *v;
-    json_array_foreach(list, i, v) {
+    json_array_foreach(list, i, v)
+    {
         const char *text = json_string_value(v);
         if (!text)
             return op_error(err, index, "select items must be strings%s", "");
@@ -98,8 +99,10 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         const char *name = df_expr_name(e);
         if (df_schema_find(&op->schema, name) >= 0) {
             df_expr_free(e);
-            return op_error(err, index, "select produces the column '%s' twice; add an alias "
-                                        "with 'as'", name);
+            return op_error(err, index,
+                            "select produces the column '%s' twice; add an alias "
+                            "with 'as'",
+                            name);
         }
         int col = df_expr_column_index(e);
         if (col >= 0 && strcmp(in->fields[col].name, name) == 0)
@@ -228,8 +231,7 @@ static int parse_distinct(json_t *list, const struct df_schema *in, int index, s
     int n = 0;
     char **cols = json_is_true(list) ? fr_xcalloc(1, sizeof(char *)) : string_array(list, &n);
     if (!cols)
-        return op_error(err, index, "distinct needs a list of column names (or [] for all)%s",
-                        "");
+        return op_error(err, index, "distinct needs a list of column names (or [] for all)%s", "");
     json_t *keys = json_array(), *aggs = json_array();
     for (int i = 0; i < in->nfields; i++) {
         bool key = n == 0;
@@ -298,8 +300,10 @@ static int parse_sort(json_t *list, const struct df_schema *in, int index, struc
         int col = df_expr_column_index(e);
         df_expr_free(e);
         if (col < 0)
-            return op_error(err, index, "sort by '%s': sort keys must be columns (derive it "
-                                        "with with_column first)", s);
+            return op_error(err, index,
+                            "sort by '%s': sort keys must be columns (derive it "
+                            "with with_column first)",
+                            s);
         free(op->keys[i]);
         op->keys[i] = fr_xstrdup(in->fields[col].name);
     }
@@ -313,8 +317,7 @@ static int parse_topk(json_t *spec, const struct df_schema *in, int index, struc
 {
     json_t *k = json_object_get(spec, "k"), *sort = json_object_get(spec, "sort");
     if (!json_is_object(spec) || !json_is_integer(k) || json_integer_value(k) < 0 || !sort)
-        return op_error(err, index, "top_k needs {\"by\": [...], \"sort\": [...], \"k\": n}%s",
-                        "");
+        return op_error(err, index, "top_k needs {\"by\": [...], \"sort\": [...], \"k\": n}%s", "");
     int rc = parse_sort(sort, in, index, op, err);
     op->kind = LOP_TOPK;
     op->limit = json_integer_value(k);
@@ -361,7 +364,8 @@ static json_t *expand_sort(json_t *jop, const struct df_schema *in)
     json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
     size_t i;
     json_t *k;
-    json_array_foreach(keys, i, k) {
+    json_array_foreach(keys, i, k)
+    {
         const char *key = json_string_value(k);
         if (!key)
             break;
@@ -377,8 +381,8 @@ static json_t *expand_sort(json_t *jop, const struct df_schema *in)
         } else {
             char name[32];
             snprintf(name, sizeof(name), "__sort%zu", i);
-            json_array_append_new(pre, json_pack("{s{ss ss}}", "with_column", "name", name,
-                                                 "expr", expr));
+            json_array_append_new(
+                pre, json_pack("{s{ss ss}}", "with_column", "name", name, "expr", expr));
             json_array_append_new(sort, json_sprintf("%s%s", name, key + len));
             json_array_append_new(drop, json_string(name));
         }
@@ -438,8 +442,10 @@ static int parse_join(json_t *spec, const struct df_schema *in, const struct pla
         op->right_on = string_array(json_object_get(spec, "right_on"), &nr);
     }
     if (!op->left_on || !op->right_on || nl == 0 || nl != nr)
-        return op_error(err, index, "join needs \"on\" or \"left_on\" and \"right_on\" lists of "
-                                    "the same length%s", "");
+        return op_error(err, index,
+                        "join needs \"on\" or \"left_on\" and \"right_on\" lists of "
+                        "the same length%s",
+                        "");
     op->nkeys = nl;
     int rc = plan__parse(json_object_get(spec, "right"), env, opts, depth + 1, &op->right, err);
     if (rc != FR_OK)
@@ -459,15 +465,19 @@ static int parse_union(json_t *spec, const struct df_schema *in, const struct pl
         return rc;
     const struct df_schema *o = plan__lplan_schema(op->right);
     if (o->nfields != in->nfields)
-        return op_error(err, index, "union: the other plan has a different number of "
-                                    "columns%s", "");
+        return op_error(err, index,
+                        "union: the other plan has a different number of "
+                        "columns%s",
+                        "");
     for (int i = 0; i < in->nfields; i++) {
         df_type a = in->fields[i].type, b = o->fields[i].type;
         bool numeric = (a == DF_TYPE_INT64 || a == DF_TYPE_FLOAT64) &&
                        (b == DF_TYPE_INT64 || b == DF_TYPE_FLOAT64);
         if (a != b && !numeric)
-            return op_error(err, index, "union: column '%s' differs in type between the two "
-                                        "plans", in->fields[i].name);
+            return op_error(err, index,
+                            "union: column '%s' differs in type between the two "
+                            "plans",
+                            in->fields[i].name);
         if (a != b) /* int64 with float64 widens to float64, as in SQL */
             op->schema.fields[i].type = DF_TYPE_FLOAT64;
     }
@@ -483,7 +493,8 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
     if (!json_is_object(jop))
         return op_error(err, index, "each op must be an object like {\"where\": \"...\"}%s", "");
     size_t nkeys = json_object_size(jop);
-    if (nkeys != 1 && !(nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg")))
+    if (nkeys != 1 &&
+        !(nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg")))
         return op_error(err, index, "an op is an object with one key (groupby may come with agg)%s",
                         "");
     if ((v = json_object_get(jop, "where"))) {
@@ -516,8 +527,10 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
     if ((v = json_object_get(jop, "union")))
         return parse_union(v, in, env, opts, depth, index, op, err);
     const char *key = json_object_iter_key(json_object_iter(jop));
-    return op_error(err, index, "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
-                                "distinct, sort, top_k, limit, offset, join, union)", key ? key : "");
+    return op_error(err, index,
+                    "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
+                    "distinct, sort, top_k, limit, offset, join, union)",
+                    key ? key : "");
 }
 
 int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
@@ -530,7 +543,8 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         return op_error(err, 0, "a plan must be an object {\"source\": ..., \"ops\": [...]}%s", "");
     const char *key;
     json_t *val;
-    json_object_foreach(plan, key, val) {
+    json_object_foreach(plan, key, val)
+    {
         if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0) {
             fr_error_set(err, FR_EINVAL, "unknown plan member '%s' (a plan has source and ops)",
                          key);

@@ -55,8 +55,8 @@ static void push_predicates(struct lplan *lp, struct plan_physical *p)
             if (f->kind != LOP_FILTER || !can_push_below(f, below))
                 continue;
             const struct df_schema *in = i >= 2 ? &lp->ops[i - 2].schema : &lp->src.schema;
-            plan__decide(p, NULL, 0, "predicate '%s' moved below the %s so it runs first",
-                         f->expr, below->kind == LOP_SORT ? "sort" : "projection");
+            plan__decide(p, NULL, 0, "predicate '%s' moved below the %s so it runs first", f->expr,
+                         below->kind == LOP_SORT ? "sort" : "projection");
             struct lop tmp = *f;
             *f = *below;
             *below = tmp;
@@ -97,12 +97,15 @@ static bool needed_columns(const struct lplan *lp, bool *need)
         const struct lop *op = &lp->ops[i];
         const struct df_schema *in = i ? &lp->ops[i - 1].schema : src;
         switch (op->kind) {
-        case LOP_FILTER: mark_expr(op->expr, in, map, need); break;
+        case LOP_FILTER:
+            mark_expr(op->expr, in, map, need);
+            break;
         case LOP_SORT:
             for (int k = 0; k < op->nkeys; k++)
                 mark_expr(op->keys[k], in, map, need);
             break;
-        case LOP_SLICE: break;
+        case LOP_SLICE:
+            break;
         case LOP_PROJECT:
             for (int k = 0; k < op->nitems; k++) {
                 if (op->items[k].col)
@@ -137,7 +140,10 @@ static bool needed_columns(const struct lplan *lp, bool *need)
             cut = true;
             break;
         }
-        default: mark_all(in->nfields, map, need); cut = true; break;
+        default:
+            mark_all(in->nfields, map, need);
+            cut = true;
+            break;
         }
     }
     if (!cut)

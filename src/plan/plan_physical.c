@@ -107,8 +107,8 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
                      fmt_bytes(hi, b, sizeof(b)));
     else
         plan__decide(p, "scan_tasks_max_size_bytes", hi,
-                     "scan of %s (%s) in one task: within scan_tasks_max_size_bytes %s", src->display,
-                     fmt_bytes(size, a, sizeof(a)), fmt_bytes(hi, b, sizeof(b)));
+                     "scan of %s (%s) in one task: within scan_tasks_max_size_bytes %s",
+                     src->display, fmt_bytes(size, a, sizeof(a)), fmt_bytes(hi, b, sizeof(b)));
     return FR_OK;
 }
 
@@ -121,14 +121,18 @@ static int source_stage(struct plan_physical *p, const struct lsource *src, int 
     df_schema_copy(&s->schema, &src->schema);
     *out = idx;
     switch (src->kind) {
-    case LSRC_ROWS: s->input = PIN_ROWS; return FR_OK;
+    case LSRC_ROWS:
+        s->input = PIN_ROWS;
+        return FR_OK;
     case LSRC_STORED:
         s->input = PIN_STORED;
         s->ntasks = src->stored.nparts;
         plan__decide(p, NULL, 0, "reuse of dataframe %s: %d materialized partitions, no file read",
                      src->dataframe_id, s->ntasks);
         return FR_OK;
-    case LSRC_FILE: s->input = PIN_FILE; return split_file(p, s, src, err);
+    case LSRC_FILE:
+        s->input = PIN_FILE;
+        return split_file(p, s, src, err);
     }
     return FR_OK;
 }
@@ -145,8 +149,8 @@ static json_t *schema_json(const struct df_schema *s)
 {
     json_t *a = json_array();
     for (int i = 0; i < s->nfields; i++)
-        json_array_append_new(a, json_pack("[ss]", s->fields[i].name,
-                                           df_type_name(s->fields[i].type)));
+        json_array_append_new(
+            a, json_pack("[ss]", s->fields[i].name, df_type_name(s->fields[i].type)));
     return a;
 }
 
@@ -172,8 +176,8 @@ static json_t *sort_keys_json(const struct lop *op)
 {
     json_t *keys = json_array();
     for (int i = 0; i < op->nkeys; i++)
-        json_array_append_new(keys, json_pack("{ss sb si}", "col", op->keys[i], "desc",
-                                              op->desc[i], "nulls_first", op->nulls_first[i]));
+        json_array_append_new(keys, json_pack("{ss sb si}", "col", op->keys[i], "desc", op->desc[i],
+                                              "nulls_first", op->nulls_first[i]));
     return keys;
 }
 
@@ -181,9 +185,7 @@ static bool only_projects(const struct pstage *s)
 {
     size_t i;
     json_t *op;
-    json_array_foreach(s->pipeline, i, op)
-        if (!json_object_get(op, "project"))
-            return false;
+    json_array_foreach(s->pipeline, i, op) if (!json_object_get(op, "project")) return false;
     return true;
 }
 
@@ -202,13 +204,14 @@ static void plan_slice(struct plan_physical *p, int *cur, const struct lop *op)
         return;
     }
     if (need >= 0) {
-        pipe(p, *cur, json_pack("{s{sI sI}}", "slice", "offset", (json_int_t)0, "limit",
-                                (json_int_t)need));
+        pipe(p, *cur,
+             json_pack("{s{sI sI}}", "slice", "offset", (json_int_t)0, "limit", (json_int_t)need));
         s->limit_rows = need;
         if (s->input == PIN_FILE && only_projects(s))
             s->max_rows = need;
-        plan__decide(p, NULL, 0, "limit %lld pushed into each of %d tasks; later tasks are "
-                                 "skipped once enough rows are found",
+        plan__decide(p, NULL, 0,
+                     "limit %lld pushed into each of %d tasks; later tasks are "
+                     "skipped once enough rows are found",
                      (long long)need, s->ntasks);
     }
     close_stage(p, *cur);
@@ -236,8 +239,8 @@ static void plan_sort(struct plan_physical *p, int *cur, const struct lop *op)
     p->stages[b].ntasks = ntasks;
     add_slot(p, b, *cur, PLAN_SLOT_ONE);
     p->stages[b].needs_boundaries = true;
-    p->stages[b].sink = json_pack("{ss so si}", "op", "range_partition", "keys",
-                                  sort_keys_json(op), "buckets", nparts);
+    p->stages[b].sink = json_pack("{ss so si}", "op", "range_partition", "keys", sort_keys_json(op),
+                                  "buckets", nparts);
     p->stages[b].nbuckets = nparts;
     close_stage(p, b);
     int c = new_stage(p, "sort_merge");
@@ -263,21 +266,21 @@ static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
         nparts = (int)p->cfg.shuffle_partitions;
         plan__decide(p, "shuffle_partitions", nparts,
                      "aggregation: partial per task, then hash-repartitioned into %d partitions "
-                     "(shuffle_partitions) for the final phase", nparts);
+                     "(shuffle_partitions) for the final phase",
+                     nparts);
     }
     struct pstage *s = &p->stages[*cur];
-    s->sink = json_pack("{ss so so si}", "op", "partial_agg", "keys",
-                        strings_json(op->keys, op->nkeys), "aggs", strings_json(op->aggs, op->naggs),
-                        "buckets", nparts);
+    s->sink =
+        json_pack("{ss so so si}", "op", "partial_agg", "keys", strings_json(op->keys, op->nkeys),
+                  "aggs", strings_json(op->aggs, op->naggs), "buckets", nparts);
     s->nbuckets = nparts;
     close_stage(p, *cur);
     int f = new_stage(p, "final_agg");
     p->stages[f].ntasks = nparts;
     add_slot(p, f, *cur, nparts > 1 ? PLAN_SLOT_BUCKET : PLAN_SLOT_ALL);
-    p->stages[f].core = json_pack("{ss so so so}", "op", "agg_final", "keys",
-                                  strings_json(op->keys, op->nkeys), "aggs",
-                                  strings_json(op->aggs, op->naggs), "input_schema",
-                                  schema_json(in));
+    p->stages[f].core =
+        json_pack("{ss so so so}", "op", "agg_final", "keys", strings_json(op->keys, op->nkeys),
+                  "aggs", strings_json(op->aggs, op->naggs), "input_schema", schema_json(in));
     if (op->nitems) /* distinct: back to the input's column order */
         pipe(p, f, project_json(op));
     *cur = f;
@@ -321,8 +324,7 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
     json_decref(step);
 }
 
-static int plan_join(struct plan_physical *p, int *cur, const struct lop *op,
-                     struct fr_error *err)
+static int plan_join(struct plan_physical *p, int *cur, const struct lop *op, struct fr_error *err)
 {
     int r;
     int rc = build_chain(p, op->right, &r, err);
@@ -369,8 +371,7 @@ static int plan_join(struct plan_physical *p, int *cur, const struct lop *op,
     return FR_OK;
 }
 
-static int plan_union(struct plan_physical *p, int *cur, const struct lop *op,
-                      struct fr_error *err)
+static int plan_union(struct plan_physical *p, int *cur, const struct lop *op, struct fr_error *err)
 {
     int o;
     int rc = build_chain(p, op->right, &o, err);
@@ -394,14 +395,30 @@ static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur
         const struct lop *op = &lp->ops[i];
         const struct df_schema *in = i ? &lp->ops[i - 1].schema : &lp->src.schema;
         switch (op->kind) {
-        case LOP_FILTER: pipe(p, *cur, json_pack("{ss}", "filter", op->expr)); break;
-        case LOP_PROJECT: pipe(p, *cur, project_json(op)); break;
-        case LOP_SLICE: plan_slice(p, cur, op); break;
-        case LOP_SORT: plan_sort(p, cur, op); break;
-        case LOP_AGG: plan_agg(p, cur, op, in); break;
-        case LOP_JOIN: rc = plan_join(p, cur, op, err); break;
-        case LOP_UNION: rc = plan_union(p, cur, op, err); break;
-        case LOP_TOPK: plan_topk(p, cur, op); break;
+        case LOP_FILTER:
+            pipe(p, *cur, json_pack("{ss}", "filter", op->expr));
+            break;
+        case LOP_PROJECT:
+            pipe(p, *cur, project_json(op));
+            break;
+        case LOP_SLICE:
+            plan_slice(p, cur, op);
+            break;
+        case LOP_SORT:
+            plan_sort(p, cur, op);
+            break;
+        case LOP_AGG:
+            plan_agg(p, cur, op, in);
+            break;
+        case LOP_JOIN:
+            rc = plan_join(p, cur, op, err);
+            break;
+        case LOP_UNION:
+            rc = plan_union(p, cur, op, err);
+            break;
+        case LOP_TOPK:
+            plan_topk(p, cur, op);
+            break;
         }
         if (rc == FR_OK) {
             df_schema_cleanup(&p->stages[*cur].schema);
@@ -504,5 +521,6 @@ void plan_stage_view(const plan_physical *p, int stage, struct plan_stage_view *
     out->slots = s->slots;
     out->limit_rows = s->limit_rows;
     out->needs_boundaries = s->needs_boundaries;
-    out->stored_parts = s->input == PIN_STORED ? (const char *const *)s->src->stored.part_ids : NULL;
+    out->stored_parts =
+        s->input == PIN_STORED ? (const char *const *)s->src->stored.part_ids : NULL;
 }

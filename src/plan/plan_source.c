@@ -54,8 +54,9 @@ int plan_dataset_resolve(const char *data_dir, const char *name, char **path, co
         }
         free(p);
     }
-    fr_error_set(err, FR_ENOTFOUND, "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)",
-                 name, name, name);
+    fr_error_set(err, FR_ENOTFOUND,
+                 "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)", name, name,
+                 name);
     snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
     return FR_ENOTFOUND;
 }
@@ -114,7 +115,8 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
         return plan_error(err, "source options must be an object%s", "");
     const char *key;
     json_t *v;
-    json_object_foreach(opts, key, v) {
+    json_object_foreach(opts, key, v)
+    {
         if (strcmp(key, "delimiter") == 0) {
             const char *d = json_string_value(v);
             if (!d || strlen(d) != 1)
@@ -123,14 +125,18 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
         } else if (strcmp(key, "quote") == 0) {
             const char *q = json_string_value(v);
             if (!q || strlen(q) > 1)
-                return plan_error(err, "options.quote must be a one-character string (or \"\" "
-                                       "for none)%s", "");
+                return plan_error(err,
+                                  "options.quote must be a one-character string (or \"\" "
+                                  "for none)%s",
+                                  "");
             s->quote = q[0];
         } else if (strcmp(key, "sample_rows") == 0) {
             if (!json_is_integer(v) || json_integer_value(v) < 1 ||
                 json_integer_value(v) > 10000000)
-                return plan_error(err, "options.sample_rows must be an integer from 1 to "
-                                       "10000000%s", "");
+                return plan_error(err,
+                                  "options.sample_rows must be an integer from 1 to "
+                                  "10000000%s",
+                                  "");
             s->sample_rows = json_integer_value(v);
         } else if (strcmp(key, "header") == 0) {
             if (!json_is_boolean(v))
@@ -146,16 +152,21 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
                 return plan_error(err, "options.schema must map column names to types%s", "");
             const char *col;
             json_t *t;
-            json_object_foreach(v, col, t) {
+            json_object_foreach(v, col, t)
+            {
                 df_type ty;
                 if (!json_is_string(t) || df_type_parse(json_string_value(t), &ty) != FR_OK)
-                    return plan_error(err, "options.schema: '%s' has an unknown type (int64, "
-                                           "float64, bool, string, date, timestamp)", col);
+                    return plan_error(err,
+                                      "options.schema: '%s' has an unknown type (int64, "
+                                      "float64, bool, string, date, timestamp)",
+                                      col);
                 df_schema_add(&s->hints, col, ty);
             }
         } else {
-            return plan_error(err, "unknown source option '%s' (delimiter, quote, header, "
-                                   "on_error, schema, sample_rows)", key);
+            return plan_error(err,
+                              "unknown source option '%s' (delimiter, quote, header, "
+                              "on_error, schema, sample_rows)",
+                              key);
         }
     }
     return FR_OK;
@@ -181,9 +192,8 @@ static int file_source(struct lsource *s, const struct df_options *opts, struct 
     s->bytes = st.st_size;
     struct df_csv_options o;
     plan__csv_options(s, &o);
-    int rc = strcmp(s->format, "csv") == 0
-                 ? df_csv_infer_schema(s->path, &o, opts, &s->schema, err)
-                 : df_ndjson_infer_schema(s->path, &o, &s->schema, err);
+    int rc = strcmp(s->format, "csv") == 0 ? df_csv_infer_schema(s->path, &o, opts, &s->schema, err)
+                                           : df_ndjson_infer_schema(s->path, &o, &s->schema, err);
     if (rc != FR_OK && !err->kind[0])
         snprintf(err->kind, sizeof(err->kind), "malformed-data");
     return rc;
@@ -232,19 +242,24 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
     df_schema_init(&s->schema);
     s->ncolumns = -1;
     if (!json_is_object(src))
-        return plan_error(err, "the plan needs a \"source\" object: {\"dataset\": name}, "
-                               "{\"path\": file}, {\"rows\": [...]} or {\"dataframe\": id}%s", "");
-    static const char *const members[] = {"dataset", "path", "format", "options", "rows",
-                                          "dataframe", "schema"};
+        return plan_error(err,
+                          "the plan needs a \"source\" object: {\"dataset\": name}, "
+                          "{\"path\": file}, {\"rows\": [...]} or {\"dataframe\": id}%s",
+                          "");
+    static const char *const members[] = {"dataset", "path",      "format", "options",
+                                          "rows",    "dataframe", "schema"};
     const char *key;
     json_t *val;
-    json_object_foreach(src, key, val) {
+    json_object_foreach(src, key, val)
+    {
         size_t k = 0;
         while (k < sizeof(members) / sizeof(members[0]) && strcmp(members[k], key) != 0)
             k++;
         if (k == sizeof(members) / sizeof(members[0]))
-            return plan_error(err, "unknown source member '%s' (dataset, path, format, options, "
-                                   "rows, dataframe, schema)", key);
+            return plan_error(err,
+                              "unknown source member '%s' (dataset, path, format, options, "
+                              "rows, dataframe, schema)",
+                              key);
     }
     int rc = parse_options(json_object_get(src, "options"), s, err);
     if (rc != FR_OK)

@@ -43,19 +43,25 @@ json_t *plan_task_spec(const plan_physical *p, int stage, int task,
     const struct pstage *s = &p->stages[stage];
     json_t *input;
     switch (s->input) {
-    case PIN_FILE: input = file_input(s, task); break;
+    case PIN_FILE:
+        input = file_input(s, task);
+        break;
     case PIN_ROWS:
         input = json_pack("{ss sO so}", "kind", "rows", "rows", s->src->rows, "hints",
                           schema_pairs(&s->src->hints, NULL, -1));
         break;
-    case PIN_STORED: input = json_pack("{ss}", "kind", "stored"); break;
-    default: input = json_pack("{ss si}", "kind", "slots", "nslots", s->nslots); break;
+    case PIN_STORED:
+        input = json_pack("{ss}", "kind", "stored");
+        break;
+    default:
+        input = json_pack("{ss si}", "kind", "slots", "nslots", s->nslots);
+        break;
     }
     json_t *sink = s->sink ? json_deep_copy(s->sink) : json_null();
     if (s->needs_boundaries && boundaries)
         json_object_set_new(sink, "boundaries", plan__table_json(boundaries));
-    return json_pack("{si si so sO sO so si}", "stage", stage, "task", task, "input", input,
-                     "core", s->core ? s->core : json_null(), "pipeline", s->pipeline, "sink", sink,
+    return json_pack("{si si so sO sO so si}", "stage", stage, "task", task, "input", input, "core",
+                     s->core ? s->core : json_null(), "pipeline", s->pipeline, "sink", sink,
                      "nbuckets", s->nbuckets);
 }
 
@@ -81,9 +87,15 @@ static void append_json_value(struct df_column *c, json_t *v)
         return;
     }
     switch (c->type) {
-    case DF_TYPE_BOOL: df_column_append_bool(c, json_is_true(v)); break;
-    case DF_TYPE_INT64: df_column_append_int64(c, json_integer_value(v)); break;
-    case DF_TYPE_FLOAT64: df_column_append_float64(c, json_number_value(v)); break;
+    case DF_TYPE_BOOL:
+        df_column_append_bool(c, json_is_true(v));
+        break;
+    case DF_TYPE_INT64:
+        df_column_append_int64(c, json_integer_value(v));
+        break;
+    case DF_TYPE_FLOAT64:
+        df_column_append_float64(c, json_number_value(v));
+        break;
     case DF_TYPE_STRING:
         df_column_append_string(c, json_string_value(v), (int64_t)json_string_length(v));
         break;
@@ -116,7 +128,8 @@ int plan__table_from_json(json_t *j, struct df_table **out, struct fr_error *err
     struct df_table *t = df_table_new();
     size_t i, r;
     json_t *c, *row;
-    json_array_foreach(cols, i, c) {
+    json_array_foreach(cols, i, c)
+    {
         df_type ty;
         const char *name = json_string_value(json_array_get(c, 0));
         const char *tn = json_string_value(json_array_get(c, 1));
@@ -125,8 +138,7 @@ int plan__table_from_json(json_t *j, struct df_table **out, struct fr_error *err
             return fr_error_set(err, FR_EINVAL, "a table in a task spec has a bad column");
         }
         struct df_column *col = df_column_new(ty, (int64_t)json_array_size(rows));
-        json_array_foreach(rows, r, row)
-            append_json_value(col, json_array_get(row, i));
+        json_array_foreach(rows, r, row) append_json_value(col, json_array_get(row, i));
         df_table_add(t, name, col);
     }
     t->nrows = (int64_t)json_array_size(rows);
@@ -139,7 +151,8 @@ int plan__schema_from_json(json_t *pairs, struct df_schema *out, struct fr_error
     df_schema_init(out);
     size_t i;
     json_t *f;
-    json_array_foreach(pairs, i, f) {
+    json_array_foreach(pairs, i, f)
+    {
         df_type ty;
         const char *name = json_string_value(json_array_get(f, 0));
         const char *tn = json_string_value(json_array_get(f, 1));

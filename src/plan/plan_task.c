@@ -82,14 +82,14 @@ out:
     return rc;
 }
 
-static int run_project(json_t *items, struct df_table **t, struct df_exec *ex,
-                       struct fr_error *err)
+static int run_project(json_t *items, struct df_table **t, struct df_exec *ex, struct fr_error *err)
 {
     struct df_table *out = df_table_new();
     int rc = FR_OK;
     size_t i;
     json_t *it;
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         const char *name = json_string_value(json_object_get(it, "name"));
         const char *col = json_string_value(json_object_get(it, "col"));
         const char *text = json_string_value(json_object_get(it, "expr"));
@@ -181,8 +181,8 @@ static bool same_key(const struct df_table *t, const int *cols, int n, int64_t a
                 return false;
         } else {
             size_t w = df_type_width(c->type);
-            if (memcmp((const char *)c->values + (size_t)a * w, (const char *)c->values + (size_t)b * w,
-                       w) != 0)
+            if (memcmp((const char *)c->values + (size_t)a * w,
+                       (const char *)c->values + (size_t)b * w, w) != 0)
                 return false;
         }
     }
@@ -270,7 +270,8 @@ int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex
 {
     size_t i;
     json_t *op, *v;
-    json_array_foreach(pipeline, i, op) {
+    json_array_foreach(pipeline, i, op)
+    {
         int rc;
         if ((v = json_object_get(op, "filter")))
             rc = run_filter(json_string_value(v), t, ex, err);

@@ -72,8 +72,7 @@ static int prepare_boundaries(runner_query *q, const struct plan_stage_view *v,
     df_table_free(q->boundaries);
     q->boundaries = NULL;
     if (rc == FR_OK)
-        rc = plan_sort_boundaries(q->plan, q->stage, samples, n, &q->r->opts, &q->boundaries,
-                                  err);
+        rc = plan_sort_boundaries(q->plan, q->stage, samples, n, &q->r->opts, &q->boundaries, err);
     free(samples);
     return rc;
 }
@@ -95,7 +94,8 @@ static int start_stage(runner_query *q, struct fr_error *err)
         q->task_rows[t] = -1;
     q->limit_reached = false;
     if (v.stored_parts) { /* this stage reads a dataframe's kept partitions */
-        q->stored = fr_xrealloc(q->stored, sizeof(*q->stored) * (size_t)(q->nstored + v.ntasks + 1));
+        q->stored =
+            fr_xrealloc(q->stored, sizeof(*q->stored) * (size_t)(q->nstored + v.ntasks + 1));
         for (int t = 0; t < v.ntasks; t++) {
             struct runner_part *view = runner__kept_get(q->r, v.stored_parts[t]);
             if (!view)
@@ -169,9 +169,8 @@ static void note_config(runner_query *q, const char *config_id)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(q->task_config_ids, i, v)
-        if (strcmp(json_string_value(v), config_id) == 0)
-            return;
+    json_array_foreach(q->task_config_ids, i,
+                       v) if (strcmp(json_string_value(v), config_id) == 0) return;
     json_array_append_new(q->task_config_ids, json_string(config_id));
 }
 

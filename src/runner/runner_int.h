@@ -24,11 +24,11 @@ struct runner_query {
     runner *r;
     int stage;
     int pending;
-    struct runner_part ****out; /* out[stage][task][bucket], NULL = not made */
-    int *last_consumer;         /* per stage: the last stage reading it */
+    struct runner_part ****out;  /* out[stage][task][bucket], NULL = not made */
+    int *last_consumer;          /* per stage: the last stage reading it */
     struct runner_part **stored; /* borrowed views of a dataframe source's partitions */
     int nstored;
-    int restarts;               /* whole-plan reruns after lost partitions */
+    int restarts; /* whole-plan reruns after lost partitions */
     bool restart_pending;
     struct df_table *boundaries;
     int64_t *task_rows; /* rows of bucket 0 per task of the current stage, -1 = pending */
@@ -69,7 +69,7 @@ struct rjob {
     int nslots;
     struct runner_part **inputs[3];
     int ninputs[3];
-    char *avoid_url; /* a worker that failed this job */
+    char *avoid_url;          /* a worker that failed this job */
     int64_t waiting_since_ms; /* remote: when it started waiting for a worker */
     struct rjob *next;
 };

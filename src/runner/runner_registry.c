@@ -100,8 +100,9 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     json_t *threads = json_object_get(body, "threads");
     if (!json_is_object(body) || !id || !id[0] || !url ||
         (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
-        return fr_error_set(err, FR_EINVAL, "an announce needs {\"id\", \"url\": \"http://...\", "
-                                            "\"threads\", ...}");
+        return fr_error_set(err, FR_EINVAL,
+                            "an announce needs {\"id\", \"url\": \"http://...\", "
+                            "\"threads\", ...}");
     if (threads && (!json_is_integer(threads) || json_integer_value(threads) < 1))
         return fr_error_set(err, FR_EINVAL, "threads must be a positive integer");
     pthread_mutex_lock(&g->lock);

@@ -165,8 +165,8 @@ static json_t *inputs_json(const struct rjob *job)
         json_t *refs = json_array();
         for (int i = 0; i < job->ninputs[k]; i++) {
             const struct runner_part *p = job->inputs[k][i];
-            json_array_append_new(refs, json_pack("{ss ss}", "url", p->url ? p->url : "", "id",
-                                                  p->id ? p->id : ""));
+            json_array_append_new(
+                refs, json_pack("{ss ss}", "url", p->url ? p->url : "", "id", p->id ? p->id : ""));
         }
         json_array_append_new(slots, refs);
     }
@@ -190,8 +190,8 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     pthread_mutex_unlock(&rr->lock);
 }
 
-static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt,
-                     const char *a, const char *b)
+static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, const char *a,
+                     const char *b)
 {
     struct fr_error err;
     fr_error_init(&err);
@@ -258,8 +258,10 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
         remote_enqueue(&rr->base, job);
         return;
     }
-    fail_job(job, FR_EUNAVAILABLE, "worker-lost", "worker %s failed: %s; retries exhausted "
-                                                  "(task_max_retries)", worker, why);
+    fail_job(job, FR_EUNAVAILABLE, "worker-lost",
+             "worker %s failed: %s; retries exhausted "
+             "(task_max_retries)",
+             worker, why);
 }
 
 static int status_of_kind(const char *kind)
@@ -268,10 +270,10 @@ static int status_of_kind(const char *kind)
         const char *kind;
         int status;
     } map[] = {
-        {"malformed-data", FR_EDATA},     {"task-memory-limit", FR_EMEMLIMIT},
-        {"task-timeout", FR_ETIMEOUT},    {"config-not-found", FR_ENOTFOUND},
-        {"config-integrity", FR_EDATA},   {"input-lost", FR_EUNAVAILABLE},
-        {"missing-config-id", FR_EINVAL}, {"unauthorized", FR_EINVAL},
+        {"malformed-data", FR_EDATA},       {"task-memory-limit", FR_EMEMLIMIT},
+        {"task-timeout", FR_ETIMEOUT},      {"config-not-found", FR_ENOTFOUND},
+        {"config-integrity", FR_EDATA},     {"input-lost", FR_EUNAVAILABLE},
+        {"missing-config-id", FR_EINVAL},   {"unauthorized", FR_EINVAL},
         {"query-cancelled", FR_ECANCELLED},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -325,8 +327,9 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         json_t *o = json_array_get(outs, i);
         const char *id = json_string_value(json_object_get(o, "id"));
         if (id)
-            parts[i] = runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
-                                           json_integer_value(json_object_get(o, "bytes")));
+            parts[i] =
+                runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
+                                    json_integer_value(json_object_get(o, "bytes")));
     }
     runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
                       json_integer_value(json_object_get(body, "null_errors")), cid);
@@ -433,8 +436,12 @@ static int remote_fetch(runner *r, struct runner_part *p, struct fr_error *err)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
     char *url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
-    struct fr_client_req req = {.method = "GET", .url = url, .config_id = r->frozen->id,
-                                .timeout_ms = 60000, .secret = rr->secret, .sender = rr->sender};
+    struct fr_client_req req = {.method = "GET",
+                                .url = url,
+                                .config_id = r->frozen->id,
+                                .timeout_ms = 60000,
+                                .secret = rr->secret,
+                                .sender = rr->sender};
     struct fr_client_resp resp;
     int rc = fr_client_call(&req, &resp, err);
     if (rc == FR_OK && resp.status != 200)
@@ -470,9 +477,12 @@ static void release_on_workers(struct remote_runner *rr)
     char **urls = runner__registry_urls(rr->reg);
     for (int i = 0; urls[i]; i++) {
         char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
-        struct fr_client_req req = {.method = "DELETE", .url = url,
-                                    .config_id = rr->base.frozen->id, .timeout_ms = 3000,
-                                    .secret = rr->secret, .sender = rr->sender};
+        struct fr_client_req req = {.method = "DELETE",
+                                    .url = url,
+                                    .config_id = rr->base.frozen->id,
+                                    .timeout_ms = 3000,
+                                    .secret = rr->secret,
+                                    .sender = rr->sender};
         struct fr_client_resp resp;
         struct fr_error err;
         fr_error_init(&err);

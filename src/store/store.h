@@ -30,8 +30,8 @@ struct store {
     const struct store_vtable *vt;
 };
 
-static inline int store_put(store *s, const char *bytes, size_t len, char *id_out,
-                            size_t id_outsz, struct fr_error *err)
+static inline int store_put(store *s, const char *bytes, size_t len, char *id_out, size_t id_outsz,
+                            struct fr_error *err)
 {
     return s->vt->put(s, bytes, len, id_out, id_outsz, err);
 }

@@ -20,9 +20,9 @@ struct race {
     ctx *c;
     int index;
     pthread_barrier_t *start;
-    runner *got;        /* acquirers: the runner they saw */
-    int status;         /* updaters: the status of their config POST */
-    int64_t value;      /* updaters: the value they set */
+    runner *got;   /* acquirers: the runner they saw */
+    int status;    /* updaters: the status of their config POST */
+    int64_t value; /* updaters: the value they set */
 };
 
 static char *temp_dir(void)

@@ -13,8 +13,8 @@
 
 #include "engine/engine.h"
 
-static const char *const NAMES[] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7",
-                                    "r8", "r9", "r10", "r11", "r12", "r13"};
+static const char *const NAMES[] = {"r0", "r1", "r2", "r3",  "r4",  "r5",  "r6",
+                                    "r7", "r8", "r9", "r10", "r11", "r12", "r13"};
 
 static struct df_options opts_of(bool maintain_order)
 {
@@ -126,10 +126,10 @@ static void test_each_aggregate_with_nulls(void **state)
     struct df_table *in = sample_table();
     int keys[] = {0};
     struct df_agg_spec specs[] = {
-        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 1, -1},  {DF_AGG_SUM, 1, -1},
-        {DF_AGG_MEAN, 1, -1},        {DF_AGG_MIN, 1, -1},    {DF_AGG_MAX, 2, -1},
-        {DF_AGG_FIRST, 1, -1},       {DF_AGG_STDDEV, 1, -1}, {DF_AGG_MEDIAN, 2, -1},
-        {DF_AGG_COUNT_DISTINCT, 0, -1}, {DF_AGG_CORR, 1, 2}, {DF_AGG_MIN, 0, -1},
+        {DF_AGG_COUNT_STAR, -1, -1},    {DF_AGG_COUNT, 1, -1},  {DF_AGG_SUM, 1, -1},
+        {DF_AGG_MEAN, 1, -1},           {DF_AGG_MIN, 1, -1},    {DF_AGG_MAX, 2, -1},
+        {DF_AGG_FIRST, 1, -1},          {DF_AGG_STDDEV, 1, -1}, {DF_AGG_MEDIAN, 2, -1},
+        {DF_AGG_COUNT_DISTINCT, 0, -1}, {DF_AGG_CORR, 1, 2},    {DF_AGG_MIN, 0, -1},
     };
     struct df_options o = opts_of(true);
     struct fr_error err;
@@ -237,9 +237,9 @@ static void test_all_null_group(void **state)
     struct df_table *in = df_table_new();
     df_table_add(in, "k", ints_col(k, 4));
     df_table_add(in, "x", ints_col(x, 4));
-    struct df_agg_spec specs[] = {{DF_AGG_COUNT, 1, -1}, {DF_AGG_SUM, 1, -1},
-                                  {DF_AGG_MEAN, 1, -1},  {DF_AGG_MIN, 1, -1},
-                                  {DF_AGG_FIRST, 1, -1}, {DF_AGG_MEDIAN, 1, -1},
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT, 1, -1},          {DF_AGG_SUM, 1, -1},
+                                  {DF_AGG_MEAN, 1, -1},           {DF_AGG_MIN, 1, -1},
+                                  {DF_AGG_FIRST, 1, -1},          {DF_AGG_MEDIAN, 1, -1},
                                   {DF_AGG_COUNT_DISTINCT, 1, -1}, {DF_AGG_CORR, 1, 1}};
     struct df_options o = opts_of(true);
     struct fr_error err;
@@ -345,11 +345,20 @@ static void test_split_invariance(void **state)
     (void)state;
     struct df_table *in = random_table(3000, 42);
     struct df_agg_spec specs[] = {
-        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 5, -1}, {DF_AGG_COUNT_DISTINCT, 5, -1},
-        {DF_AGG_SUM, 5, -1},         {DF_AGG_SUM, 6, -1},   {DF_AGG_MEAN, 6, -1},
-        {DF_AGG_MIN, 1, -1},         {DF_AGG_MAX, 6, -1},   {DF_AGG_STDDEV, 6, -1},
-        {DF_AGG_FIRST, 1, -1},       {DF_AGG_MEDIAN, 5, -1}, {DF_AGG_CORR, 5, 6},
-        {DF_AGG_COUNT_DISTINCT, 1, -1}, {DF_AGG_MEDIAN, 6, -1},
+        {DF_AGG_COUNT_STAR, -1, -1},
+        {DF_AGG_COUNT, 5, -1},
+        {DF_AGG_COUNT_DISTINCT, 5, -1},
+        {DF_AGG_SUM, 5, -1},
+        {DF_AGG_SUM, 6, -1},
+        {DF_AGG_MEAN, 6, -1},
+        {DF_AGG_MIN, 1, -1},
+        {DF_AGG_MAX, 6, -1},
+        {DF_AGG_STDDEV, 6, -1},
+        {DF_AGG_FIRST, 1, -1},
+        {DF_AGG_MEDIAN, 5, -1},
+        {DF_AGG_CORR, 5, 6},
+        {DF_AGG_COUNT_DISTINCT, 1, -1},
+        {DF_AGG_MEDIAN, 6, -1},
     };
     const int keysets[][4] = {{0}, {1}, {0, 1}, {2, 3, 4}, {1, 3}};
     const int nk[] = {1, 1, 2, 3, 2};
@@ -427,10 +436,10 @@ static void test_pass_through_partials(void **state)
     df_table_add(in, "x", x);
     df_table_add(in, "y", y);
     struct df_agg_spec specs[] = {
-        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 3, -1}, {DF_AGG_SUM, 3, -1},
-        {DF_AGG_SUM, 4, -1},         {DF_AGG_MEAN, 4, -1},  {DF_AGG_MIN, 1, -1},
+        {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_COUNT, 3, -1},  {DF_AGG_SUM, 3, -1},
+        {DF_AGG_SUM, 4, -1},         {DF_AGG_MEAN, 4, -1},   {DF_AGG_MIN, 1, -1},
         {DF_AGG_MAX, 4, -1},         {DF_AGG_STDDEV, 4, -1}, {DF_AGG_FIRST, 1, -1},
-        {DF_AGG_MEDIAN, 3, -1},      {DF_AGG_CORR, 3, 4},   {DF_AGG_COUNT_DISTINCT, 1, -1},
+        {DF_AGG_MEDIAN, 3, -1},      {DF_AGG_CORR, 3, 4},    {DF_AGG_COUNT_DISTINCT, 1, -1},
     };
     const int keysets[][3] = {{0}, {1}, {0, 1}, {2}, {0, 1, 2}};
     const int nk[] = {1, 1, 2, 1, 3};
@@ -442,18 +451,18 @@ static void test_pass_through_partials(void **state)
             whole_o.morsel_size_rows = 1000000; /* one morsel: always grouped */
             small_o.morsel_size_rows = 8;
             struct df_table *ref = NULL, *one = NULL, *split = NULL;
-            assert_int_equal(run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, NULL, 0, &whole_o,
-                                     &ref, &err),
-                             FR_OK);
+            assert_int_equal(
+                run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, NULL, 0, &whole_o, &ref, &err),
+                FR_OK);
             assert_true(ref->nrows > 1 && ref->nrows < n);
             /* a single passed-through partial must still be regrouped */
-            assert_int_equal(run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, NULL, 0, &small_o,
-                                     &one, &err),
-                             FR_OK);
+            assert_int_equal(
+                run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, NULL, 0, &small_o, &one, &err),
+                FR_OK);
             int64_t cuts[] = {150, 151, 290};
-            assert_int_equal(run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, cuts, 3, &small_o,
-                                     &split, &err),
-                             FR_OK);
+            assert_int_equal(
+                run_agg(in, keysets[ks_i], nk[ks_i], specs, 12, cuts, 3, &small_o, &split, &err),
+                FR_OK);
             if (ord == 1) { /* same order: compare row by row */
                 assert_tables_close(ref, one);
                 assert_tables_close(ref, split);
@@ -577,9 +586,12 @@ static bool ref_value_equal(const struct df_column *c, int64_t a, int64_t b)
         double x = df_column_float64(c, a), y = df_column_float64(c, b);
         return x == y || (isnan(x) && isnan(y));
     }
-    case DF_TYPE_BOOL: return df_column_bool(c, a) == df_column_bool(c, b);
-    case DF_TYPE_DATE: return df_column_int32(c, a) == df_column_int32(c, b);
-    default: return df_column_int64(c, a) == df_column_int64(c, b);
+    case DF_TYPE_BOOL:
+        return df_column_bool(c, a) == df_column_bool(c, b);
+    case DF_TYPE_DATE:
+        return df_column_int32(c, a) == df_column_int32(c, b);
+    default:
+        return df_column_int64(c, a) == df_column_int64(c, b);
     }
 }
 
@@ -588,9 +600,16 @@ static bool ref_value_equal(const struct df_column *c, int64_t a, int64_t b)
  * in the last byte, empty strings, -0.0 and 0.0, NaN, nulls everywhere. */
 static struct df_table *collision_table(int64_t n, unsigned seed)
 {
-    static const char *const words[] = {"prefix_long_key_A", "prefix_long_key_B",
-                                        "prefix_long_key_AB", "abcdefghijkl", "abcdefghijkm",
-                                        "", "a", "ab", "prefix_long_", "id001"};
+    static const char *const words[] = {"prefix_long_key_A",
+                                        "prefix_long_key_B",
+                                        "prefix_long_key_AB",
+                                        "abcdefghijkl",
+                                        "abcdefghijkm",
+                                        "",
+                                        "a",
+                                        "ab",
+                                        "prefix_long_",
+                                        "id001"};
     static const double floats[] = {0.0, -0.0, NAN, 1.5, -1.5, 1e300};
     srand(seed);
     struct df_column *s = df_column_new(DF_TYPE_STRING, n), *f = df_column_new(DF_TYPE_FLOAT64, n);
@@ -640,7 +659,8 @@ static void test_multi_key_collisions(void **state)
     o.morsel_size_rows = 1000; /* chunks of rows inside a morsel too */
     struct fr_error err;
     fr_error_init(&err);
-    int64_t *first = malloc(sizeof(int64_t) * (size_t)n), *count = malloc(sizeof(int64_t) * (size_t)n);
+    int64_t *first = malloc(sizeof(int64_t) * (size_t)n),
+            *count = malloc(sizeof(int64_t) * (size_t)n);
     for (int ks = 0; ks < 8; ks++) {
         /* the reference: groups by first appearance, by comparing with each */
         int64_t ng = 0;
@@ -662,9 +682,9 @@ static void test_multi_key_collisions(void **state)
         int64_t cuts[] = {1234, 2000};
         for (int split = 0; split < 2; split++) {
             struct df_table *r = NULL;
-            assert_int_equal(run_agg(in, keysets[ks], nk[ks], specs, 2, cuts, split ? 2 : 0, &o,
-                                     &r, &err),
-                             FR_OK);
+            assert_int_equal(
+                run_agg(in, keysets[ks], nk[ks], specs, 2, cuts, split ? 2 : 0, &o, &r, &err),
+                FR_OK);
             assert_int_equal(r->nrows, ng);
             for (int64_t g = 0; g < ng; g++) {
                 for (int k = 0; k < nk[ks]; k++) { /* keys equal the first row's */

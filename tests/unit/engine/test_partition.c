@@ -159,8 +159,8 @@ static void test_hash_partition_consistency(void **state)
         total += pi[p]->nrows;
         used += pi[p]->nrows > 0;
         for (int64_t r = 0; r < pi[p]->nrows; r++) {
-            int v = df_column_is_valid(pi[p]->cols[0], r) ? (int)df_column_int64(pi[p]->cols[0], r)
-                                                          : 0;
+            int v =
+                df_column_is_valid(pi[p]->cols[0], r) ? (int)df_column_int64(pi[p]->cols[0], r) : 0;
             assert_true(where[v + 100] == -1 || where[v + 100] == p);
             where[v + 100] = p;
             if (v)

@@ -15,8 +15,7 @@
 
 static struct df_options OPTS = {.morsel_size_rows = 1024};
 
-static struct df_table *sorted(const struct df_table *in, const struct df_sort_key *keys,
-                               int nkeys)
+static struct df_table *sorted(const struct df_table *in, const struct df_sort_key *keys, int nkeys)
 {
     struct df_exec ex;
     df_exec_init(&ex, &OPTS, NULL);
@@ -36,8 +35,8 @@ static struct df_table *random_table(int64_t n, unsigned seed)
     struct df_column *i = df_column_new(DF_TYPE_INT64, n), *s = df_column_new(DF_TYPE_STRING, n);
     struct df_column *f = df_column_new(DF_TYPE_FLOAT64, n), *b = df_column_new(DF_TYPE_BOOL, n);
     struct df_column *d = df_column_new(DF_TYPE_DATE, n), *id = df_column_new(DF_TYPE_INT64, n);
-    static const char *const words[] = {"", "a", "ab", "ab\0", "abc", "b", "abcdefghij",
-                                        "abcdefghik", "zz", "\xc3\xa9"};
+    static const char *const words[] = {"",  "a",          "ab",         "ab\0", "abc",
+                                        "b", "abcdefghij", "abcdefghik", "zz",   "\xc3\xa9"};
     static const int64_t lens[] = {0, 1, 2, 3, 3, 1, 10, 10, 2, 2};
     static const double floats[] = {0.0, -0.0, 1.5, -2.0, INFINITY, -INFINITY, NAN, 3.0};
     for (int64_t r = 0; r < n; r++) {
@@ -86,7 +85,7 @@ static int ref_cmp(const struct df_table *t, int64_t x, int64_t y, const struct 
             for (int64_t i = 0; i < nx && i < ny && r == 0; i++)
                 r = (unsigned char)px[i] < (unsigned char)py[i]   ? -1
                     : (unsigned char)px[i] > (unsigned char)py[i] ? 1
-                                                                   : 0;
+                                                                  : 0;
             if (r == 0)
                 r = nx < ny ? -1 : nx > ny;
         } else if (c->type == DF_TYPE_FLOAT64) {

@@ -32,7 +32,8 @@ static const char *const variants[] = {
     "{\"scan_tasks_max_size_bytes\": 64, \"scan_tasks_min_size_bytes\": 1, "
     "\"shuffle_partitions\": 5, \"maintain_order\": false}",
     "{\"scan_tasks_max_size_bytes\": 200, \"scan_tasks_min_size_bytes\": 1, "
-    "\"shuffle_partitions\": 1, \"morsel_size_rows\": 3, \"broadcast_join_size_bytes_threshold\": 0}",
+    "\"shuffle_partitions\": 1, \"morsel_size_rows\": 3, \"broadcast_join_size_bytes_threshold\": "
+    "0}",
     "{\"scan_tasks_max_size_bytes\": 100, \"scan_tasks_min_size_bytes\": 1, "
     "\"shuffle_partitions\": 3, \"sample_size_for_sort\": 1, \"maintain_order\": false, "
     "\"morsel_size_rows\": 2}",

@@ -30,9 +30,9 @@ static const char *state(runner_registry *g, const char *url)
     size_t i;
     json_t *w;
     buf[0] = '\0';
-    json_array_foreach(list, i, w)
-        if (strcmp(json_string_value(json_object_get(w, "url")), url) == 0)
-            snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(w, "state")));
+    json_array_foreach(list, i,
+                       w) if (strcmp(json_string_value(json_object_get(w, "url")), url) == 0)
+        snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(w, "state")));
     json_decref(list);
     return buf;
 }
