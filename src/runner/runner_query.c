@@ -208,12 +208,13 @@ static void collect_result(runner_query *q)
         if (rc == FR_OK)
             q->result[q->nresult++] = df_table_share(q->result_parts[i]->table);
     }
+    pthread_mutex_lock(&q->lock);
     if (rc != FR_OK) {
-        pthread_mutex_lock(&q->lock);
         q->state = RQ_FAILED;
         q->error = err;
-        pthread_mutex_unlock(&q->lock);
     }
+    q->finished_us = fr_mono_us(); /* the elapsed time includes collecting the result */
+    pthread_mutex_unlock(&q->lock);
 }
 
 void runner__finished(runner_query *q)

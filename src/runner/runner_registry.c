@@ -25,6 +25,7 @@ struct runner_registry {
     struct wentry *w;
     int n;
     int64_t heartbeat_ms;
+    unsigned rotation; /* where the next pick starts, so ties spread over workers */
 };
 
 static struct wentry *add_entry(runner_registry *g, const char *id, const char *url)
@@ -159,8 +160,9 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
     struct wentry *best = NULL;
     *any_alive = false;
     pthread_mutex_lock(&g->lock);
-    for (int i = 0; i < g->n; i++) {
-        struct wentry *e = &g->w[i];
+    unsigned first = g->n ? g->rotation++ % (unsigned)g->n : 0;
+    for (int k = 0; k < g->n; k++) {
+        struct wentry *e = &g->w[(first + (unsigned)k) % (unsigned)g->n];
         if (strcmp(state_of(g, e, now), "active") != 0)
             continue;
         if (avoid && strcmp(e->url, avoid) == 0 && g->n > 1)

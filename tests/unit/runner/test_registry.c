@@ -115,6 +115,22 @@ static void test_pick_slots_locality_failures(void **s)
     runner_registry_free(g);
 }
 
+static void test_ties_rotate(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 60000);
+    announce(g, "w1", "http://a", 4);
+    announce(g, "w2", "http://b", 4);
+    bool alive;
+    char *u1 = runner__registry_pick(g, NULL, NULL, &alive);
+    runner__registry_done(g, u1, false); /* both idle again: the next pick is the other */
+    char *u2 = runner__registry_pick(g, NULL, NULL, &alive);
+    assert_string_not_equal(u1, u2);
+    free(u1);
+    free(u2);
+    runner_registry_free(g);
+}
+
 static void test_static_workers(void **s)
 {
     (void)s;
@@ -143,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_bad_announces),
         cmocka_unit_test(test_states_age),
         cmocka_unit_test(test_pick_slots_locality_failures),
+        cmocka_unit_test(test_ties_rotate),
         cmocka_unit_test(test_static_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
