@@ -224,32 +224,23 @@ static const char *default_static_dir(char *buf, size_t bufsz)
     return FRAMED_SOURCE_DIR "/static";
 }
 
-/* The admin token (new) from the file, else FRAMED_ADMIN_TOKEN, else NULL. */
-static int load_admin_token(const char *file, char **out)
+/* A secret (new, or NULL for none): the file if named (a missing, unreadable
+ * or empty file stops the start, naming it), else the environment variable. */
+static int load_secret(const char *what, const char *file, const char *env_name, char **out)
 {
     *out = NULL;
     if (!file) {
-        const char *env = getenv("FRAMED_ADMIN_TOKEN");
+        const char *env = getenv(env_name);
         if (env && *env)
             *out = fr_xstrdup(env);
         return 0;
     }
     struct fr_error err;
     fr_error_init(&err);
-    char *token = NULL;
-    size_t len = 0;
-    if (fr_file_read_all(file, &token, &len, &err) != 0) {
-        fprintf(stderr, "framed: cannot read the admin token file %s: %s\n", file, err.message);
+    if (fr_secret_load(file, out, &err) != 0) {
+        fprintf(stderr, "framed: cannot use the %s file %s: %s\n", what, file, err.message);
         return FR_EIO;
     }
-    while (len > 0 && isspace((unsigned char)token[len - 1]))
-        token[--len] = '\0';
-    if (len == 0) {
-        fprintf(stderr, "framed: the admin token file %s is empty\n", file);
-        free(token);
-        return FR_EINVAL;
-    }
-    *out = token;
     return 0;
 }
 
@@ -309,7 +300,7 @@ static int serve_run(struct serve_options *o, char *const *envp)
     fr_error_init(&err);
     sigset_t stop;
     block_stop_signals(&stop);
-    if (load_admin_token(o->admin_token_file, &token) != 0)
+    if (load_secret("admin token", o->admin_token_file, "FRAMED_ADMIN_TOKEN", &token) != 0)
         goto out;
     struct ctx_options copts = {.data_dir = o->data_dir,
                                 .state_dir = o->state_dir,
@@ -437,26 +428,6 @@ static int worker_validate(struct worker_cli *o)
     return 0;
 }
 
-/* The cluster secret (new, or NULL for none): the file if named (a missing
- * or unreadable file stops the start), else FRAMED_CLUSTER_SECRET. */
-static int load_cluster_secret(const char *file, char **out)
-{
-    *out = NULL;
-    if (!file) {
-        const char *env = getenv("FRAMED_CLUSTER_SECRET");
-        if (env && *env)
-            *out = fr_xstrdup(env);
-        return 0;
-    }
-    struct fr_error err;
-    fr_error_init(&err);
-    if (fr_secret_load(file, out, &err) != 0) {
-        fprintf(stderr, "framed: cannot use the cluster secret file %s: %s\n", file, err.message);
-        return FR_EIO;
-    }
-    return 0;
-}
-
 static bool is_any_address(const char *addr)
 {
     return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0 || strcmp(addr, "[::]") == 0;
@@ -505,7 +476,8 @@ static int worker_run(struct worker_cli *o)
     fr_error_init(&err);
     sigset_t stop;
     block_stop_signals(&stop);
-    if (load_cluster_secret(o->cluster_secret_file, &secret) != 0)
+    if (load_secret("cluster secret", o->cluster_secret_file, "FRAMED_CLUSTER_SECRET", &secret) !=
+        0)
         goto out;
     struct worker_options wopts = {.coordinator = o->coordinator,
                                    .store_url = o->store,
