@@ -143,6 +143,9 @@ json_t *http__body_json(struct http_request *req);
 void http__reply_json(struct http_request *req, unsigned status, json_t *body);
 void http__reply_bytes(struct http_request *req, unsigned status, const char *content_type,
                        char *data, size_t len); /* steals data (malloc'd) */
+/* Replies the server's own request metrics followed by role (the bytes of
+ * role are taken; the buffer is left empty) in Prometheus text format. */
+void http__reply_metrics(struct http_request *req, struct fr_buf *role);
 void http__reply_empty(struct http_request *req, unsigned status);
 /* Sets a ready MHD response (steals it); bytes = -1 when streamed. */
 void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,

@@ -3,6 +3,8 @@
  * patterns (not raw paths) are the labels, so their number stays bounded. */
 #include "http.h"
 
+#include <microhttpd.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,4 +146,17 @@ void http__metrics_write(struct http__metrics *m, struct fr_buf *out)
     }
     write_histograms(m, out);
     pthread_mutex_unlock(&m->lock);
+}
+
+void http__reply_metrics(struct http_request *req, struct fr_buf *role)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    http__metrics_write(http__server_metrics(req->srv), &b);
+    if (role->len)
+        fr_buf_append(&b, role->data, role->len);
+    fr_buf_cleanup(role);
+    size_t len = 0;
+    char *text = fr_buf_steal(&b, &len);
+    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }

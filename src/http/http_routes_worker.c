@@ -147,11 +147,8 @@ static void metrics(struct http_request *req)
 {
     struct fr_buf b;
     fr_buf_init(&b);
-    http__metrics_write(http__server_metrics(req->srv), &b);
     worker_metrics(req->worker, &b);
-    size_t len = 0;
-    char *text = fr_buf_steal(&b, &len);
-    http__reply_bytes(req, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+    http__reply_metrics(req, &b);
 }
 
 static void info(struct http_request *req)
