@@ -13,6 +13,9 @@
  * 2 or more, the aggregations run as the server plans them with
  * maintain_order false on that many in-memory partitions (see
  * run_agg_parts; the checksum is then order-insensitive).
+ * With OPS_MICRO_PHASES set in the environment, the parts mode prints the
+ * CPU time of its partial, shuffle and final phases and the partials' rows
+ * to stderr.
  * Each line shows the result's rows and an order-sensitive checksum of its
  * values, so a change of results shows up next to the timing. */
 #include "engine/engine.h"
@@ -370,13 +373,21 @@ static struct df_table *run_agg_parts(struct df_table *const *in, const int *key
     int kidx[8];
     for (int j = 0; j < nkeys; j++)
         kidx[j] = j;
+    int64_t t0 = cpu_us(), t_part = 0, t_shuf = 0, prow = 0;
     for (int p = 0; p < parts; p++) {
         struct df_table *partial = NULL;
-        if (df_agg_partial(in[p], keys, nkeys, specs, nspecs, &ex, &partial, &err) != FR_OK ||
-            df_hash_partition(partial, kidx, nkeys, parts, buckets[p], &err) != FR_OK)
+        int64_t a = cpu_us();
+        if (df_agg_partial(in[p], keys, nkeys, specs, nspecs, &ex, &partial, &err) != FR_OK)
             die("agg partial", &err);
+        int64_t b = cpu_us();
+        if (df_hash_partition(partial, kidx, nkeys, parts, buckets[p], &err) != FR_OK)
+            die("agg partial", &err);
+        t_part += b - a;
+        t_shuf += cpu_us() - b;
+        prow += partial->nrows;
         df_table_free(partial);
     }
+    int64_t t1 = cpu_us();
     for (int b = 0; b < parts; b++) {
         struct df_table *mine[16];
         for (int p = 0; p < parts; p++)
@@ -387,6 +398,10 @@ static struct df_table *run_agg_parts(struct df_table *const *in, const int *key
         for (int p = 0; p < parts; p++)
             df_table_free(mine[p]);
     }
+    if (getenv("OPS_MICRO_PHASES"))
+        fprintf(stderr, "  partial %.1f ms (%lld rows out), shuffle %.1f ms, final %.1f ms\n",
+                t_part / 1e3, (long long)prow, t_shuf / 1e3, (cpu_us() - t1) / 1e3);
+    (void)t0;
     struct df_table *out = NULL;
     if (df_table_concat(res, parts, &out, &err) != FR_OK)
         die("concat", &err);

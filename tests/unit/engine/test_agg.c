@@ -717,6 +717,40 @@ static void test_multi_key_collisions(void **state)
     df_table_free(in);
 }
 
+/* A first morsel with more distinct keys than half its rows still groups
+ * when the whole piece has many rows per group (1e5 groups in 5e6 rows look
+ * like this at 122880-row morsels): the partial holds one row per group, not
+ * its rows passed through; a morsel of distinct keys alone passes them. */
+static void test_partial_groups_repeating_keys(void **state)
+{
+    (void)state;
+    int64_t n = 6000;
+    for (int distinct = 0; distinct < 2; distinct++) {
+        struct df_column *k = df_column_new(DF_TYPE_INT64, n), *x = df_column_new(DF_TYPE_INT64, n);
+        for (int64_t i = 0; i < n; i++) {
+            df_column_append_int64(k, distinct ? i : (i * 61) % 100);
+            df_column_append_int64(x, i % 5);
+        }
+        struct df_table *in = df_table_new();
+        df_table_add(in, "k", k);
+        df_table_add(in, "x", x);
+        struct df_options o = opts_of(true);
+        o.morsel_size_rows = 120; /* 100 distinct keys in the first morsel */
+        struct df_exec ex;
+        df_exec_init(&ex, &o, NULL);
+        struct fr_error err;
+        fr_error_init(&err);
+        int keys[] = {0};
+        struct df_agg_spec specs[] = {{DF_AGG_SUM, 1, -1}};
+        struct df_table *part = NULL;
+        assert_int_equal(df_agg_partial(in, keys, 1, specs, 1, &ex, &part, &err), FR_OK);
+        assert_int_equal(part->nrows, distinct ? n : 100);
+        assert_int_equal(part->names[1][1] == 'r', distinct);
+        df_table_free(part);
+        df_table_free(in);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -725,6 +759,7 @@ int main(void)
         cmocka_unit_test(test_all_null_group),
         cmocka_unit_test(test_split_invariance),
         cmocka_unit_test(test_pass_through_partials),
+        cmocka_unit_test(test_partial_groups_repeating_keys),
         cmocka_unit_test(test_maintain_order_across_partials),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_bad_argument_type),
