@@ -224,6 +224,24 @@ static const char *default_static_dir(char *buf, size_t bufsz)
     return FRAMED_SOURCE_DIR "/static";
 }
 
+/* The checks serve and worker share: port, threads and log level. */
+static int check_shared(int64_t port, int64_t threads, const char *log_level)
+{
+    if (port > 65535) {
+        fprintf(stderr, "framed: --port must be 0..65535\n");
+        return EXIT_USAGE;
+    }
+    if (threads > 4096) {
+        fprintf(stderr, "framed: --threads must be at most 4096\n");
+        return EXIT_USAGE;
+    }
+    if (fr_log_level_parse(log_level, &fr_log_threshold) != 0) {
+        fprintf(stderr, "framed: --log-level must be debug, info, warn or error\n");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* A secret (new, or NULL for none): the file if named (a missing, unreadable
  * or empty file stops the start, naming it), else the environment variable. */
 static int load_secret(const char *what, const char *file, const char *env_name, char **out)
@@ -259,23 +277,11 @@ static void log_listening(const char *addr, int port)
 
 static int serve_validate(struct serve_options *o)
 {
-    if (o->port > 65535) {
-        fprintf(stderr, "framed: --port must be 0..65535\n");
-        return EXIT_USAGE;
-    }
     if (strcmp(o->runner, "local") != 0 && strcmp(o->runner, "remote") != 0) {
         fprintf(stderr, "framed: --runner must be local or remote, not '%s'\n", o->runner);
         return EXIT_USAGE;
     }
-    if (o->threads > 4096) {
-        fprintf(stderr, "framed: --threads must be at most 4096\n");
-        return EXIT_USAGE;
-    }
-    if (fr_log_level_parse(o->log_level, &fr_log_threshold) != 0) {
-        fprintf(stderr, "framed: --log-level must be debug, info, warn or error\n");
-        return EXIT_USAGE;
-    }
-    return 0;
+    return check_shared(o->port, o->threads, o->log_level);
 }
 
 /* Blocks the stop signals in every thread (those started later inherit the
@@ -413,19 +419,7 @@ static int worker_validate(struct worker_cli *o)
         fprintf(stderr, "framed: worker needs --coordinator URL (or FRAMED_COORDINATOR)\n");
         return EXIT_USAGE;
     }
-    if (o->port > 65535) {
-        fprintf(stderr, "framed: --port must be 0..65535\n");
-        return EXIT_USAGE;
-    }
-    if (o->threads > 4096) {
-        fprintf(stderr, "framed: --threads must be at most 4096\n");
-        return EXIT_USAGE;
-    }
-    if (fr_log_level_parse(o->log_level, &fr_log_threshold) != 0) {
-        fprintf(stderr, "framed: --log-level must be debug, info, warn or error\n");
-        return EXIT_USAGE;
-    }
-    return 0;
+    return check_shared(o->port, o->threads, o->log_level);
 }
 
 static bool is_any_address(const char *addr)
