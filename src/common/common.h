@@ -12,6 +12,11 @@
 
 #define FRAMED_VERSION "0.1.0"
 
+/* The most columns a table may have: a CSV header, an NDJSON record, an inline
+ * row, a plan's schema or a partition past it is refused (422 too-many-columns)
+ * before any work that grows with the column count. */
+#define FR_MAX_COLUMNS 10000
+
 /* ---- allocation ---------------------------------------------------------
  * x* variants abort on OOM: bookkeeping only. try variants return NULL: use
  * them for anything sized by user data and turn NULL into FR_ETOOLARGE. */

@@ -47,6 +47,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "unsupported-media-type", 415, "Unsupported media type", 0},
     {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
+    {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
     {FR_EIO, "internal", 500, "Internal error", 0},
