@@ -10,7 +10,8 @@
  *           | string: (nrows+1) x i64 offsets (first 0, non-decreasing)
  *             | u64 data_len (= last offset) | data_len bytes
  *
- * Nothing may follow the last column. df_table_deserialize checks every
+ * At most FR_MAX_COLUMNS columns; a table without columns has at most 2^24
+ * rows. Nothing may follow the last column. df_table_deserialize checks every
  * length against the buffer (it reads bytes from the network) and answers
  * FR_EDATA for anything truncated or inconsistent. */
 #include "engine_io_internal.h"
@@ -23,6 +24,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "engine_serde assumes 
 #define MAGIC "FRTB1"
 #define MAGIC_LEN 5
 #define MAX_NAME_LEN 65536
+/* Rows of a table without columns (a count(*) scan's output at most). */
+#define DF_SERDE_MAX_BARE_ROWS ((uint64_t)1 << 24)
 
 static bool has_bitmap(const struct df_column *c)
 {
@@ -242,6 +245,12 @@ int df_table_deserialize(const char *data, size_t len, struct df_table **out, st
     /* each column takes at least 14 bytes, and each row one byte in it */
     if (ncols > cur.left / 14 || nrows > (uint64_t)INT64_MAX / 8 || (ncols > 0 && nrows > cur.left))
         return corrupt(err, -1, "column or row counts larger than the data");
+    if (ncols > FR_MAX_COLUMNS)
+        return corrupt(err, -1, "more than 10000 columns");
+    /* A table without columns has no bytes to check its row count against,
+     * and later operators allocate per row: bound it. */
+    if (ncols == 0 && nrows > DF_SERDE_MAX_BARE_ROWS)
+        return corrupt(err, -1, "a table without columns claims too many rows");
     struct df_table *t = df_table_new();
     for (uint32_t i = 0; i < ncols; i++) {
         int rc = read_column(&cur, (int)i, (int64_t)nrows, t, err);

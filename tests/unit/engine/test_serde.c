@@ -183,6 +183,61 @@ static void test_corrupt_bytes(void **state)
     df_table_free(t);
 }
 
+/* "FRTB1" | u32 ncols | u64 nrows, nothing else. */
+static size_t bare_header(char *out, uint32_t ncols, uint64_t nrows)
+{
+    memcpy(out, "FRTB1", 5);
+    memcpy(out + 5, &ncols, 4);
+    memcpy(out + 9, &nrows, 8);
+    return 17;
+}
+
+/* A table without columns has no bytes to prove its row count: a hostile
+ * 2^60 (or 2^60 - 1) rows is refused, a modest count still decodes. */
+static void test_zero_columns_bounded(void **state)
+{
+    (void)state;
+    char buf[17];
+    struct fr_error err;
+    const uint64_t huge[] = {(uint64_t)1 << 60, ((uint64_t)1 << 60) - 1, ((uint64_t)1 << 24) + 1};
+    for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+        size_t len = bare_header(buf, 0, huge[i]);
+        struct df_table *back = (struct df_table *)1;
+        fr_error_init(&err);
+        assert_int_equal(df_table_deserialize(buf, len, &back, &err), FR_EDATA);
+        assert_null(back);
+        assert_non_null(strstr(err.message, "rows"));
+    }
+    struct df_table *t = df_table_new();
+    t->nrows = 1000;
+    char *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(df_table_serialize(t, &bytes, &len, NULL), FR_OK);
+    struct df_table *back = NULL;
+    assert_int_equal(df_table_deserialize(bytes, len, &back, NULL), FR_OK);
+    assert_int_equal(back->nrows, 1000);
+    assert_int_equal(back->ncols, 0);
+    free(bytes);
+    df_table_free(back);
+    df_table_free(t);
+}
+
+/* More than FR_MAX_COLUMNS columns is refused before any column is read. */
+static void test_too_many_columns(void **state)
+{
+    (void)state;
+    size_t len = 17 + (size_t)(FR_MAX_COLUMNS + 1) * 14;
+    char *buf = calloc(1, len);
+    bare_header(buf, FR_MAX_COLUMNS + 1, 0);
+    struct df_table *back = (struct df_table *)1;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_table_deserialize(buf, len, &back, &err), FR_EDATA);
+    assert_null(back);
+    assert_non_null(strstr(err.message, "10000 columns"));
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +245,8 @@ int main(void)
         cmocka_unit_test(test_empty_table_round_trip),
         cmocka_unit_test(test_truncated_at_every_byte),
         cmocka_unit_test(test_corrupt_bytes),
+        cmocka_unit_test(test_zero_columns_bounded),
+        cmocka_unit_test(test_too_many_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
