@@ -206,7 +206,7 @@ static void test_zero_columns_bounded(void **state)
         fr_error_init(&err);
         assert_int_equal(df_table_deserialize(buf, len, &back, &err), FR_EDATA);
         assert_null(back);
-        assert_non_null(strstr(err.message, "rows"));
+        assert_non_null(strstr(err.message, "row"));
     }
     struct df_table *t = df_table_new();
     t->nrows = 1000;
