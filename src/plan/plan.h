@@ -95,6 +95,15 @@ int plan_sort_boundaries(const plan_physical *p, int stage, struct df_table *con
                          int nsamples, const struct df_options *opts, struct df_table **out,
                          struct fr_error *err);
 
+/* Bounds of a task spec: output buckets (shuffle_partitions' maximum) and
+ * input slots. */
+#define PLAN_MAX_BUCKETS 4096
+#define PLAN_MAX_SLOTS 8
+/* Checks the type and bounds of every member of a task spec the executor
+ * reads (a worker runs specs from the network): FR_EINVAL kind invalid-task
+ * with what is wrong. plan_task_execute calls it first. */
+int plan_task_check(json_t *spec, struct fr_error *err);
+
 /* Runs one task: spec from plan_task_spec (possibly shipped over the
  * network), inputs[slot] is an array of ninputs[slot] borrowed tables.
  * *outputs is new[*noutputs] of new tables. */

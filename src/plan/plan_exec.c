@@ -294,6 +294,8 @@ static int core_join(json_t *core, struct df_table *const *const *in, const int 
     struct df_table *l = NULL, *r = NULL;
     json_t *lon = json_object_get(core, "left_on"), *ron = json_object_get(core, "right_on");
     int nkeys = (int)json_array_size(lon);
+    if (!json_is_array(lon) || json_array_size(ron) != (size_t)nkeys)
+        return fr_error_set(err, FR_EINVAL, "malformed task spec: join keys of unequal length");
     int *lk = fr_xcalloc((size_t)nkeys + 1, sizeof(int)),
         *rk = fr_xcalloc((size_t)nkeys + 1, sizeof(int));
     enum df_join_how how;
@@ -471,7 +473,10 @@ int plan_task_execute(json_t *spec, struct df_table **const *inputs, const int *
     *outputs = NULL;
     *noutputs = 0;
     json_t *core = json_object_get(spec, "core"), *sink = json_object_get(spec, "sink");
-    int rc = read_input(json_object_get(spec, "input"), inputs, ninputs, ex, &t, err);
+    int rc = plan_task_check(spec, err);
+    if (rc != FR_OK)
+        return rc;
+    rc = read_input(json_object_get(spec, "input"), inputs, ninputs, ex, &t, err);
     if (rc == FR_OK && !t)
         rc = run_core(core, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK) {

@@ -4,6 +4,7 @@
 #include "plan_int.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static json_t *schema_pairs(const struct df_schema *s, const int *cols, int ncols)
@@ -163,4 +164,168 @@ int plan__schema_from_json(json_t *pairs, struct df_schema *out, struct fr_error
         df_schema_add(out, name, ty);
     }
     return FR_OK;
+}
+
+/* ---- checking a spec that arrived from the network ----
+ * A worker runs specs it did not make, so every member the executor reads
+ * is checked for its type and bounds first: a bad spec is a 400, never an
+ * allocation sized by a hostile number. */
+
+static int bad_spec(struct fr_error *err, const char *fmt, const char *a)
+{
+    fr_error_set(err, FR_EINVAL, fmt, a);
+    snprintf(err->kind, sizeof(err->kind), "invalid-task");
+    return FR_EINVAL;
+}
+
+static bool one_of(const char *s, const char *const *names)
+{
+    for (int i = 0; s && names[i]; i++)
+        if (strcmp(s, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* An optional integer member in [lo, hi]; absent is fine. */
+static bool int_in(json_t *obj, const char *key, json_int_t lo, json_int_t hi)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return true;
+    return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
+}
+
+static bool schema_ok(json_t *pairs)
+{
+    if (!pairs || json_is_null(pairs))
+        return true;
+    return json_is_array(pairs) && json_array_size(pairs) <= FR_MAX_COLUMNS;
+}
+
+static int check_file_input(json_t *in, struct fr_error *err)
+{
+    json_t *range = json_object_get(in, "range"), *cols = json_object_get(in, "columns");
+    if (!json_is_string(json_object_get(in, "path")) ||
+        !one_of(json_string_value(json_object_get(in, "format")),
+                (const char *const[]){"csv", "ndjson", NULL}))
+        return bad_spec(err, "a file input needs a string path and format csv or ndjson%s", "");
+    if (!json_is_array(range) || json_array_size(range) != 3)
+        return bad_spec(err, "a file input needs range [start, end, line]%s", "");
+    for (size_t i = 0; i < 3; i++) {
+        json_t *v = json_array_get(range, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return bad_spec(err, "the range of a file input holds non-negative integers%s", "");
+    }
+    if (json_integer_value(json_array_get(range, 0)) > json_integer_value(json_array_get(range, 1)))
+        return bad_spec(err, "the range of a file input ends before it starts%s", "");
+    if (cols && !json_is_null(cols)) {
+        if (!json_is_array(cols) || json_array_size(cols) > FR_MAX_COLUMNS)
+            return bad_spec(err, "columns of a file input must be an array of indexes%s", "");
+        for (size_t i = 0; i < json_array_size(cols); i++) {
+            json_t *v = json_array_get(cols, i);
+            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                json_integer_value(v) >= FR_MAX_COLUMNS)
+                return bad_spec(err, "a column index of a file input is out of range%s", "");
+        }
+    }
+    if (!schema_ok(json_object_get(in, "schema")) ||
+        !schema_ok(json_object_get(json_object_get(in, "options"), "hints")))
+        return bad_spec(err, "the schema of a file input must be an array of at most %s pairs",
+                        "10000");
+    return FR_OK;
+}
+
+static int check_input(json_t *in, struct fr_error *err)
+{
+    static const char *const kinds[] = {"file", "rows", "stored", "slots", NULL};
+    const char *kind = json_string_value(json_object_get(in, "kind"));
+    if (!json_is_object(in) || !one_of(kind, kinds))
+        return bad_spec(err, "the input kind must be file, rows, stored or slots, not '%s'",
+                        kind ? kind : "(none)");
+    if (!int_in(in, "max_rows", 0, INT64_MAX))
+        return bad_spec(err, "max_rows must be a non-negative integer%s", "");
+    if (strcmp(kind, "file") == 0)
+        return check_file_input(in, err);
+    if (strcmp(kind, "rows") == 0 &&
+        (!json_is_array(json_object_get(in, "rows")) || !schema_ok(json_object_get(in, "hints"))))
+        return bad_spec(err, "a rows input needs an array of rows%s", "");
+    if (strcmp(kind, "slots") == 0 && !int_in(in, "nslots", 0, PLAN_MAX_SLOTS))
+        return bad_spec(err, "nslots is out of range%s", "");
+    return FR_OK;
+}
+
+static int check_sink(json_t *sink, struct fr_error *err)
+{
+    static const char *const ops[] = {"partial_agg", "hash_partition", "sort_sample",
+                                      "range_partition", NULL};
+    if (!sink || json_is_null(sink))
+        return FR_OK;
+    const char *op = json_string_value(json_object_get(sink, "op"));
+    if (!json_is_object(sink) || !one_of(op, ops))
+        return bad_spec(err, "unknown sink '%s'", op ? op : "(none)");
+    json_t *b = json_object_get(sink, "buckets");
+    bool needs = strcmp(op, "hash_partition") == 0 || strcmp(op, "range_partition") == 0;
+    if ((needs && !json_is_integer(b)) || !int_in(sink, "buckets", needs ? 1 : 0, PLAN_MAX_BUCKETS))
+        return bad_spec(err, "sink buckets must be an integer from 1 to %s", "4096");
+    if (!int_in(sink, "sample", 0, 1000000))
+        return bad_spec(err, "the sort sample must be an integer from 0 to %s", "1000000");
+    json_t *keys = json_object_get(sink, "keys");
+    if (keys && !json_is_array(keys))
+        return bad_spec(err, "sink keys must be an array%s", "");
+    if (json_array_size(keys) > FR_MAX_COLUMNS)
+        return bad_spec(err, "a sink has more than %s keys", "10000");
+    return FR_OK;
+}
+
+static int check_pipeline(json_t *pipeline, struct fr_error *err)
+{
+    if (!pipeline || json_is_null(pipeline))
+        return FR_OK;
+    if (!json_is_array(pipeline))
+        return bad_spec(err, "the pipeline must be an array%s", "");
+    size_t i;
+    json_t *op;
+    json_array_foreach(pipeline, i, op)
+    {
+        json_t *v;
+        if (!json_is_object(op))
+            return bad_spec(err, "a pipeline op must be an object%s", "");
+        if ((v = json_object_get(op, "filter")) && !json_is_string(v))
+            return bad_spec(err, "a filter must be a string%s", "");
+        if ((v = json_object_get(op, "project")) &&
+            (!json_is_array(v) || json_array_size(v) > FR_MAX_COLUMNS))
+            return bad_spec(err, "a project must be an array of at most %s items", "10000");
+        if ((v = json_object_get(op, "sort")) && !json_is_array(v))
+            return bad_spec(err, "sort keys must be an array%s", "");
+        if ((v = json_object_get(op, "slice")) &&
+            (!json_is_object(v) || !int_in(v, "offset", 0, INT64_MAX) ||
+             !int_in(v, "limit", -1, INT64_MAX)))
+            return bad_spec(err, "a slice needs a non-negative offset and limit%s", "");
+        if ((v = json_object_get(op, "top_k")) &&
+            (!json_is_object(v) || !int_in(v, "k", 0, INT64_MAX)))
+            return bad_spec(err, "top_k needs a non-negative k%s", "");
+    }
+    return FR_OK;
+}
+
+int plan_task_check(json_t *spec, struct fr_error *err)
+{
+    static const char *const cores[] = {"concat", "agg_final", "join", "union", "merge", NULL};
+    if (!json_is_object(spec))
+        return bad_spec(err, "the task spec must be an object%s", "");
+    json_t *core = json_object_get(spec, "core");
+    if (core && !json_is_null(core) &&
+        (!json_is_object(core) || !one_of(json_string_value(json_object_get(core, "op")), cores)))
+        return bad_spec(err,
+                        "the core must be null or an object with op concat, agg_final, "
+                        "join, union or merge%s",
+                        "");
+    if (!int_in(spec, "nbuckets", 1, PLAN_MAX_BUCKETS))
+        return bad_spec(err, "nbuckets must be an integer from 1 to %s", "4096");
+    int rc = check_input(json_object_get(spec, "input"), err);
+    if (rc == FR_OK)
+        rc = check_pipeline(json_object_get(spec, "pipeline"), err);
+    if (rc == FR_OK)
+        rc = check_sink(json_object_get(spec, "sink"), err);
+    return rc;
 }

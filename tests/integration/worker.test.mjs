@@ -385,3 +385,53 @@ test('a worker without --coordinator or with an unreadable secret file does not 
   assert.ok(r.stderr.includes(missing), r.stderr);
   assert.equal(r.listened, false);
 });
+
+describe('a worker given hostile task specs', () => {
+  let coordinator;
+  let worker;
+  before(async () => {
+    coordinator = await startServer();
+    worker = await startWorker(coordinator.base);
+  });
+  after(async () => {
+    await worker?.stop();
+    await coordinator?.stop();
+  });
+
+  test('hostile task specs get 400 invalid-task and the worker stays up', async () => {
+    const headers = { 'framed-config-id': await freeze(coordinator) };
+    const base = rowsTask([{ a: 1 }, { a: 2 }], 'a > 0');
+    const variants = [
+      { sink: { op: 'hash_partition', keys: ['a'], buckets: -1 } },
+      { sink: { op: 'hash_partition', keys: ['a'], buckets: 1e9 } },
+      { sink: { op: 'range_partition', keys: [], buckets: 'x' } },
+      { sink: { op: 'explode' } },
+      { input: { kind: 'teleport' } },
+      { input: 'rows' },
+      { nbuckets: -5 },
+      { pipeline: [{ slice: { offset: -1, limit: 1 } }] },
+      { pipeline: [{ top_k: { by: [], sort: [], k: -3 } }] },
+      { pipeline: 'filter' },
+      { core: { op: 'teleport' } },
+      { input: { kind: 'file', path: 'x.csv', format: 'csv', range: [5, 1, 0] } },
+      { input: { kind: 'file', path: 'x.csv', format: 'csv', range: [0, 1, 0], columns: [-1] } },
+    ];
+    for (const v of variants) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', {
+        json: { ...base, spec: { ...base.spec, ...v } }, headers,
+      });
+      assertProblem(r, 400, 'invalid-task');
+    }
+    const join = await call(worker.base, 'POST', '/v1/tasks', {
+      json: {
+        ...base,
+        spec: { ...base.spec, input: { kind: 'slots', nslots: 2 }, pipeline: [],
+          core: { op: 'join', how: 'inner', left_on: ['a'], right_on: ['a', 'b', 'c', 'd'] } },
+        inputs: [[], []],
+      },
+      headers,
+    });
+    assert.ok(join.status >= 400 && join.status < 500, join.text);
+    assert.equal((await call(worker.base, 'GET', '/livez')).status, 200);
+  });
+});
