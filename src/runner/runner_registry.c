@@ -1,11 +1,23 @@
 /* runner_registry: the workers a coordinator knows, their health from
- * heartbeats (active, then suspect after 3 missed beats, gone after 10) and
+ * heartbeats (active, then suspect after 3 missed beats, gone after 10,
+ * forgotten after 60) and
  * the remote runner's bookkeeping of tasks in flight on each, used to pick
  * a worker by free slots and data locality. */
 #include "runner_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Bounds of an announce, and of the registry: announces come from the
+ * network, so each member and the number of workers kept are bounded. */
+#define REG_MAX_WORKERS 256
+#define REG_MAX_THREADS 4096 /* framed worker --threads allows as many */
+#define REG_MAX_CONFIG_IDS 64
+#define REG_MAX_ID_LEN 64
+#define REG_MAX_URL_LEN 512
+/* An announced worker gone this many heartbeats is forgotten (60 s at the
+ * default 1 s); it is "gone" after 10. */
+#define REG_FORGET_BEATS 60
 
 struct wentry {
     char *id;
@@ -94,23 +106,110 @@ static const char *state_of(const runner_registry *g, const struct wentry *e, in
     return "active";
 }
 
+/* 1-64 of [A-Za-z0-9_.-]: a worker ID is logged and listed as it is. */
+static bool id_ok(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n == 0 || n > REG_MAX_ID_LEN)
+        return false;
+    return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
+}
+
+/* http(s)://, printable ASCII without spaces, at most REG_MAX_URL_LEN. */
+static bool url_ok(const char *url)
+{
+    size_t n = url ? strlen(url) : 0;
+    if (n == 0 || n > REG_MAX_URL_LEN ||
+        (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (url[i] <= ' ' || url[i] > '~')
+            return false;
+    return n > (url[4] == 's' ? 8u : 7u); /* a host after the scheme */
+}
+
+static bool int_member_ok(json_t *body, const char *key, json_int_t lo, json_int_t hi)
+{
+    json_t *v = json_object_get(body, key);
+    return !v || (json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi);
+}
+
+static bool config_ids_ok(json_t *ids)
+{
+    if (!ids)
+        return true;
+    if (!json_is_array(ids) || json_array_size(ids) > REG_MAX_CONFIG_IDS)
+        return false;
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i,
+                       v) if (!json_is_string(v) || json_string_length(v) > 80) return false;
+    return true;
+}
+
+/* Every member's type and bound; a message naming the one that is wrong. */
+static int announce_check(json_t *body, struct fr_error *err)
+{
+    if (!json_is_object(body) || !id_ok(json_string_value(json_object_get(body, "id"))) ||
+        !url_ok(json_string_value(json_object_get(body, "url"))))
+        return fr_error_set(err, FR_EINVAL,
+                            "an announce needs {\"id\": 1-64 of [A-Za-z0-9_.-], \"url\": "
+                            "\"http://...\" (at most 512 bytes), \"threads\", ...}");
+    if (!int_member_ok(body, "threads", 1, REG_MAX_THREADS))
+        return fr_error_set(err, FR_EINVAL, "threads must be an integer from 1 to %d",
+                            REG_MAX_THREADS);
+    if (!int_member_ok(body, "running_tasks", 0, REG_MAX_THREADS * 16))
+        return fr_error_set(err, FR_EINVAL, "running_tasks must be an integer from 0 to %d",
+                            REG_MAX_THREADS * 16);
+    if (!config_ids_ok(json_object_get(body, "config_ids")))
+        return fr_error_set(err, FR_EINVAL,
+                            "config_ids must be an array of at most %d config ID strings",
+                            REG_MAX_CONFIG_IDS);
+    return FR_OK;
+}
+
+/* Forgets announced workers whose heartbeats stopped REG_FORGET_BEATS beats
+ * ago (static ones stay: they are configuration). Registry lock held. */
+static void prune_locked(runner_registry *g, int64_t now)
+{
+    int k = 0;
+    for (int i = 0; i < g->n; i++) {
+        struct wentry *e = &g->w[i];
+        if (!e->is_static && e->inflight == 0 &&
+            now - e->last_heartbeat_ms > REG_FORGET_BEATS * g->heartbeat_ms) {
+            FR_LOG(FR_LOG_INFO, "worker %s at %s forgotten: no heartbeat for %lld ms", e->id,
+                   e->url, (long long)(now - e->last_heartbeat_ms));
+            free(e->id);
+            free(e->url);
+            json_decref(e->config_ids);
+            continue;
+        }
+        g->w[k++] = *e;
+    }
+    g->n = k;
+}
+
 int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err)
 {
+    int rc = announce_check(body, err);
+    if (rc != FR_OK)
+        return rc;
     const char *id = json_string_value(json_object_get(body, "id"));
     const char *url = json_string_value(json_object_get(body, "url"));
     json_t *threads = json_object_get(body, "threads");
-    if (!json_is_object(body) || !id || !id[0] || !url ||
-        (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
-        return fr_error_set(err, FR_EINVAL,
-                            "an announce needs {\"id\", \"url\": \"http://...\", "
-                            "\"threads\", ...}");
-    if (threads && (!json_is_integer(threads) || json_integer_value(threads) < 1))
-        return fr_error_set(err, FR_EINVAL, "threads must be a positive integer");
     pthread_mutex_lock(&g->lock);
+    prune_locked(g, fr_now_ms());
     struct wentry *e = NULL;
     for (int i = 0; i < g->n && !e; i++)
         if (strcmp(g->w[i].id, id) == 0 || strcmp(g->w[i].url, url) == 0)
             e = &g->w[i];
+    if (!e && g->n >= REG_MAX_WORKERS) {
+        pthread_mutex_unlock(&g->lock);
+        return fr_error_set(err, FR_EINVAL,
+                            "the coordinator knows %d workers already, its limit; gone workers "
+                            "are forgotten after %d missed heartbeats",
+                            REG_MAX_WORKERS, REG_FORGET_BEATS);
+    }
     if (!e) {
         e = add_entry(g, id, url);
         FR_LOG(FR_LOG_INFO, "worker %s joined at %s", id, url);
@@ -133,6 +232,7 @@ json_t *runner_registry_list(runner_registry *g)
     json_t *list = json_array();
     int64_t now = fr_now_ms();
     pthread_mutex_lock(&g->lock);
+    prune_locked(g, now);
     for (int i = 0; i < g->n; i++) {
         const struct wentry *e = &g->w[i];
         char at[40] = "";

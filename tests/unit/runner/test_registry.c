@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -61,6 +62,70 @@ static void test_bad_announces(void **s)
     json_decref(no_url);
     json_decref(bad_url);
     json_decref(bad_threads);
+    runner_registry_free(g);
+}
+
+/* Every member is type- and bound-checked; nothing of a bad announce is kept. */
+static void test_announce_members_checked(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 1000);
+    const char *bodies[] = {
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"threads\": 3000000000}",
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"threads\": 2.5}",
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"config_ids\": [1, 2]}",
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"config_ids\": \"sha256:x\"}",
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"running_tasks\": \"3\"}",
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"running_tasks\": -1}",
+        "{\"id\": \"w 1\", \"url\": \"http://a\"}",
+        "{\"id\": 7, \"url\": \"http://a\"}",
+        "{\"id\": \"w1\", \"url\": \"http://\"}",
+        "{\"id\": \"w1\", \"url\": \"http://a b\"}",
+        "[1]",
+    };
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        json_t *b = json_loads(bodies[i], 0, NULL);
+        assert_non_null(b);
+        struct fr_error err;
+        fr_error_init(&err);
+        assert_int_equal(runner_registry_announce(g, b, &err), FR_EINVAL);
+        assert_true(err.message[0] != '\0');
+        json_decref(b);
+    }
+    json_t *list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    runner_registry_free(g);
+}
+
+/* Fake announces cannot grow the registry without bound, and workers whose
+ * heartbeats stopped are forgotten after a while. */
+static void test_registry_capped_and_pruned(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 5);
+    int accepted = 0;
+    for (int i = 0; i < 2000; i++) {
+        char id[32], url[64];
+        snprintf(id, sizeof(id), "w%d", i);
+        snprintf(url, sizeof(url), "http://10.0.%d.%d:1", i / 250, i % 250);
+        json_t *b = json_pack("{ss ss si}", "id", id, "url", url, "threads", 1);
+        struct fr_error err;
+        fr_error_init(&err);
+        if (runner_registry_announce(g, b, &err) == FR_OK)
+            accepted++;
+        json_decref(b);
+    }
+    assert_true(accepted < 2000);
+    json_t *list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), (size_t)accepted);
+    json_decref(list);
+    sleep_ms(500); /* > 60 beats of 5 ms */
+    list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    announce(g, "w-new", "http://b", 2); /* room again */
+    assert_string_equal(state(g, "http://b"), "active");
     runner_registry_free(g);
 }
 
@@ -157,6 +222,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_announces),
+        cmocka_unit_test(test_announce_members_checked),
+        cmocka_unit_test(test_registry_capped_and_pruned),
         cmocka_unit_test(test_states_age),
         cmocka_unit_test(test_pick_slots_locality_failures),
         cmocka_unit_test(test_ties_rotate),
