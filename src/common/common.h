@@ -125,6 +125,30 @@ void fr_sign_request(const char *secret, const char *method, const char *path, c
 int fr_verify_request(const char *secret, const char *method, const char *path, const void *body,
                       size_t len, const char *sender, const char *timestamp, const char *signature,
                       int64_t now, struct fr_error *err);
+/* As fr_sign_request, with a Framed-Nonce (NULL = none) in the signed text. */
+void fr_sign_request_nonce(const char *secret, const char *method, const char *path,
+                           const void *body, size_t len, const char *sender, int64_t timestamp,
+                           const char *nonce, char *out, size_t outsz);
+/* A fresh random nonce (2 * FR_SIGN_NONCE_BYTES hex) into out. */
+#define FR_SIGN_NONCE_BYTES 16
+void fr_sign_nonce(char *out, size_t outsz);
+/* The receiver's memory of valid signatures, so a signed request cannot be
+ * replayed within its allowed age: bounded (capacity entries), thread-safe.
+ * new / accepts NULL. */
+typedef struct fr_replay fr_replay;
+#define FR_REPLAY_CAPACITY 16384
+fr_replay *fr_replay_new(size_t capacity);
+void fr_replay_free(fr_replay *r);
+/* FR_OK and remembers it, or FR_EINVAL when the signature was seen (a
+ * replay) or ts is older than what the full cache still remembers. */
+int fr_replay_check(fr_replay *r, const char *signature, int64_t ts, int64_t now,
+                    struct fr_error *err);
+/* As fr_verify_request with the Framed-Nonce value (NULL = none) and, when
+ * seen is not NULL, the replay check of a valid signature. */
+int fr_verify_request_nonce(const char *secret, const char *method, const char *path,
+                            const void *body, size_t len, const char *sender, const char *timestamp,
+                            const char *nonce, const char *signature, int64_t now, fr_replay *seen,
+                            struct fr_error *err);
 /* Reads a secret file (surrounding whitespace trimmed; empty is an error).
  * *out is new. Errors name the file. */
 int fr_secret_load(const char *path, char **out, struct fr_error *err);

@@ -150,9 +150,13 @@ static int build_headers(const struct fr_client_req *req, struct curl_slist **li
         if (result != FR_OK)
             goto out;
         int64_t now = fr_now_ms() / 1000;
-        char sig[80];
-        fr_sign_request(req->secret, req->method, path, req->body, req->body_len, req->sender, now,
-                        sig, sizeof(sig));
+        char sig[80], nonce[2 * FR_SIGN_NONCE_BYTES + 1];
+        fr_sign_nonce(nonce, sizeof(nonce));
+        fr_sign_request_nonce(req->secret, req->method, path, req->body, req->body_len, req->sender,
+                              now, nonce, sig, sizeof(sig));
+        line = fr_xasprintf("Framed-Nonce: %s", nonce);
+        *list = curl_slist_append(*list, line);
+        free(line);
         line = fr_xasprintf("Framed-Sender: %s", req->sender);
         *list = curl_slist_append(*list, line);
         free(line);

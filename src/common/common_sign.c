@@ -1,7 +1,8 @@
 /* common_sign: HMAC-SHA256 signatures of internal requests (the cluster
  * secret scheme of api/internal-protocol.md): signing on the caller's side,
- * verification in constant time with a clock-skew limit on the receiver's,
- * and loading the secret from a file. */
+ * verification in constant time with a clock-skew limit and a bounded cache
+ * of seen signatures (no replays) on the receiver's, and loading the secret
+ * from a file. */
 #include "common.h"
 
 #include <errno.h>
@@ -9,6 +10,9 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +33,7 @@ static void hex_encode(const unsigned char *in, size_t n, char *out)
 /* Writes "v1=<hex>" (SIGN_LEN + 1 bytes) into sig. */
 static void compute_signature(const char *secret, const char *method, const char *path,
                               const void *body, size_t len, const char *sender, int64_t timestamp,
-                              char sig[SIGN_LEN + 1])
+                              const char *nonce, char sig[SIGN_LEN + 1])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
@@ -41,6 +45,8 @@ static void compute_signature(const char *secret, const char *method, const char
     struct fr_buf msg;
     fr_buf_init(&msg);
     fr_buf_printf(&msg, "%s\n%s\n%s\n%" PRId64 "\n%s", method, path, body_hex, timestamp, sender);
+    if (nonce) /* Framed-Nonce: two equal requests in one second sign differently */
+        fr_buf_printf(&msg, "\n%s", nonce);
     HMAC(EVP_sha256(), secret, (int)strlen(secret), (const unsigned char *)msg.data, msg.len, md,
          &mdlen);
     fr_buf_cleanup(&msg);
@@ -52,9 +58,38 @@ static void compute_signature(const char *secret, const char *method, const char
 void fr_sign_request(const char *secret, const char *method, const char *path, const void *body,
                      size_t len, const char *sender, int64_t timestamp, char *out, size_t outsz)
 {
+    fr_sign_request_nonce(secret, method, path, body, len, sender, timestamp, NULL, out, outsz);
+}
+
+void fr_sign_request_nonce(const char *secret, const char *method, const char *path,
+                           const void *body, size_t len, const char *sender, int64_t timestamp,
+                           const char *nonce, char *out, size_t outsz)
+{
     char sig[SIGN_LEN + 1];
-    compute_signature(secret, method, path, body, len, sender, timestamp, sig);
+    compute_signature(secret, method, path, body, len, sender, timestamp, nonce, sig);
     snprintf(out, outsz, "%s", sig);
+}
+
+void fr_sign_nonce(char *out, size_t outsz)
+{
+    unsigned char raw[FR_SIGN_NONCE_BYTES];
+    if (RAND_bytes(raw, (int)sizeof(raw)) != 1) { /* never seen; still unique enough per process */
+        static atomic_ullong counter;
+        unsigned long long c = atomic_fetch_add(&counter, 1) ^ (unsigned long long)fr_mono_us();
+        memset(raw, 0, sizeof(raw));
+        memcpy(raw, &c, sizeof(c));
+    }
+    char hex[2 * FR_SIGN_NONCE_BYTES + 1];
+    hex_encode(raw, sizeof(raw), hex);
+    snprintf(out, outsz, "%s", hex);
+}
+
+/* 16 to 64 of [0-9A-Za-z_-]. */
+static bool nonce_ok(const char *nonce)
+{
+    size_t n = strlen(nonce);
+    return n >= 16 && n <= 64 &&
+           strspn(nonce, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-") == n;
 }
 
 /* Unix seconds: an optional '-' then 1 to 18 digits, nothing else. */
@@ -75,6 +110,15 @@ static bool parse_timestamp(const char *text, int64_t *out)
 int fr_verify_request(const char *secret, const char *method, const char *path, const void *body,
                       size_t len, const char *sender, const char *timestamp, const char *signature,
                       int64_t now, struct fr_error *err)
+{
+    return fr_verify_request_nonce(secret, method, path, body, len, sender, timestamp, NULL,
+                                   signature, now, NULL, err);
+}
+
+int fr_verify_request_nonce(const char *secret, const char *method, const char *path,
+                            const void *body, size_t len, const char *sender, const char *timestamp,
+                            const char *nonce, const char *signature, int64_t now, fr_replay *seen,
+                            struct fr_error *err)
 {
     int64_t ts = 0;
     if (!secret || !secret[0])
@@ -101,13 +145,19 @@ int fr_verify_request(const char *secret, const char *method, const char *path, 
     if (strncmp(signature, SIGN_PREFIX, 3) != 0)
         return fr_error_set(err, FR_EINVAL,
                             "the Framed-Signature header is not of the form v1=<hex>");
+    if (nonce && !nonce_ok(nonce))
+        return fr_error_set(err, FR_EINVAL,
+                            "the Framed-Nonce header is not 16-64 of [0-9A-Za-z_-]");
     char want[SIGN_LEN + 1];
-    compute_signature(secret, method, path, body, len, sender, ts, want);
+    compute_signature(secret, method, path, body, len, sender, ts, nonce, want);
     /* The length is public (always SIGN_LEN); only the bytes need constant time. */
     if (strlen(signature) != SIGN_LEN || CRYPTO_memcmp(signature, want, SIGN_LEN) != 0)
         return fr_error_set(err, FR_EINVAL,
                             "the Framed-Signature is wrong: the secrets differ, or the method, "
-                            "path, body, timestamp or sender changed on the way");
+                            "path, body, timestamp, sender or nonce changed on the way");
+    /* Only a valid signature is remembered: forged ones cannot fill the cache. */
+    if (seen)
+        return fr_replay_check(seen, want, ts, now, err);
     return FR_OK;
 }
 
@@ -150,5 +200,93 @@ out:
         OPENSSL_cleanse(text, len);
         free(text);
     }
+    return result;
+}
+
+/* ---- the replay cache ----
+ * A ring of the last `cap` valid signatures with their timestamps. A
+ * signature still in the ring is a replay. When the ring overwrites an entry
+ * that is still within the allowed age, its timestamp becomes the floor:
+ * requests stamped at or before it are refused, as the ring no longer
+ * remembers them all. So the cache stays small and never lets a replay by. */
+struct fr_replay_entry {
+    unsigned char sig[32];
+    int64_t ts;
+    bool used;
+};
+
+struct fr_replay {
+    pthread_mutex_t lock; /* everything below */
+    struct fr_replay_entry *ring;
+    size_t cap, next;
+    int64_t floor_ts; /* refuse ts <= this; INT64_MIN = none */
+};
+
+fr_replay *fr_replay_new(size_t capacity)
+{
+    fr_replay *r = fr_xcalloc(1, sizeof(*r));
+    r->cap = capacity ? capacity : 1;
+    r->ring = fr_xcalloc(r->cap, sizeof(*r->ring));
+    r->floor_ts = INT64_MIN;
+    pthread_mutex_init(&r->lock, NULL);
+    return r;
+}
+
+void fr_replay_free(fr_replay *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_destroy(&r->lock);
+    free(r->ring);
+    free(r);
+}
+
+static void hex_decode32(const char *hex, unsigned char out[32])
+{
+    for (int i = 0; i < 32; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = hex[2 * i + k];
+            v = v * 16 + (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
+        }
+        out[i] = (unsigned char)v;
+    }
+}
+
+int fr_replay_check(fr_replay *r, const char *signature, int64_t ts, int64_t now,
+                    struct fr_error *err)
+{
+    unsigned char sig[32];
+    int result = FR_EINVAL;
+    if (strlen(signature) != SIGN_LEN)
+        return fr_error_set(err, FR_EINVAL, "the Framed-Signature is not of the form v1=<hex>");
+    hex_decode32(signature + 3, sig);
+    pthread_mutex_lock(&r->lock);
+    if (ts <= r->floor_ts) {
+        fr_error_set(err, FR_EINVAL,
+                     "the Framed-Timestamp %" PRId64 " is older than the replay cache remembers; "
+                     "resend the request with a fresh timestamp",
+                     ts);
+        goto out;
+    }
+    for (size_t i = 0; i < r->cap; i++) {
+        const struct fr_replay_entry *e = &r->ring[i];
+        if (e->used && e->ts == ts && memcmp(e->sig, sig, sizeof(sig)) == 0) {
+            fr_error_set(err, FR_EINVAL,
+                         "this signed request was seen before: a replay is refused (send a new "
+                         "Framed-Nonce with every request)");
+            goto out;
+        }
+    }
+    struct fr_replay_entry *slot = &r->ring[r->next];
+    if (slot->used && slot->ts >= now - FR_SIGN_MAX_SKEW_S && slot->ts > r->floor_ts)
+        r->floor_ts = slot->ts;
+    memcpy(slot->sig, sig, sizeof(sig));
+    slot->ts = ts;
+    slot->used = true;
+    r->next = (r->next + 1) % r->cap;
+    result = FR_OK;
+out:
+    pthread_mutex_unlock(&r->lock);
     return result;
 }

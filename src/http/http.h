@@ -151,10 +151,11 @@ void http__reply_empty(struct http_request *req, unsigned status);
 void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,
                           int64_t bytes);
 void http__add_header(struct http_request *req, const char *name, const char *value);
-/* Checks the request's cluster signature (Framed-Sender, -Timestamp and
- * -Signature over method, target, body; api/internal-protocol.md) against
- * secret; on failure sets a 401 unauthorized reply. */
-void http__check_signature(struct http_request *req, const char *secret);
+/* Checks the request's cluster signature (Framed-Sender, -Timestamp, -Nonce
+ * and -Signature over method, target, body; api/internal-protocol.md) against
+ * secret, and that seen (may be NULL) has not seen it; on failure sets a 401
+ * unauthorized reply. */
+void http__check_signature(struct http_request *req, const char *secret, fr_replay *seen);
 /* Writes the access-log line of a finished request. */
 void http__log_request(struct http_request *req);
 /* Parses a non-negative integer query parameter: def when absent, -1 when bad. */

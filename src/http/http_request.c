@@ -156,14 +156,15 @@ void http__add_header(struct http_request *req, const char *name, const char *va
         MHD_add_response_header(req->response, name, value);
 }
 
-void http__check_signature(struct http_request *req, const char *secret)
+void http__check_signature(struct http_request *req, const char *secret, fr_replay *seen)
 {
     struct fr_error err;
     fr_error_init(&err);
-    int rc = fr_verify_request(secret, req->method, req->raw_uri ? req->raw_uri : req->path,
-                               req->body.data, req->body.len, http__header(req, "Framed-Sender"),
-                               http__header(req, "Framed-Timestamp"),
-                               http__header(req, "Framed-Signature"), fr_now_ms() / 1000, &err);
+    int rc = fr_verify_request_nonce(
+        secret, req->method, req->raw_uri ? req->raw_uri : req->path, req->body.data, req->body.len,
+        http__header(req, "Framed-Sender"), http__header(req, "Framed-Timestamp"),
+        http__header(req, "Framed-Nonce"), http__header(req, "Framed-Signature"),
+        fr_now_ms() / 1000, seen, &err);
     if (rc != FR_OK)
         http__reply_problem(req, FR_EINVAL, "unauthorized",
                             "this cluster call needs a valid signature: %s", err.message);

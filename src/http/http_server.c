@@ -28,6 +28,7 @@ struct http_server {
     int64_t max_upload;
     char *admin_token;    /* NULL when auth is off */
     char *cluster_secret; /* NULL when cluster calls are not signed */
+    fr_replay *replay;    /* signatures seen (thread-safe); with cluster_secret */
     char *static_dir;
     int port;
     struct sockaddr_storage addr;
@@ -291,7 +292,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return MHD_YES;
     }
     if (!req->response && req->route_signed && s->cluster_secret)
-        http__check_signature(req, s->cluster_secret);
+        http__check_signature(req, s->cluster_secret, s->replay);
     if (!req->response)
         req->route->handler(req);
     if (atomic_load(&req->deferred))
@@ -403,6 +404,7 @@ static void server_free(struct http_server *s)
     http__router_free(s->router);
     free(s->admin_token);
     free(s->cluster_secret);
+    fr_replay_free(s->replay);
     free(s->static_dir);
     free(s);
 }
@@ -418,6 +420,8 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
         s->admin_token = fr_xstrdup(opts->admin_token);
     if (opts->cluster_secret && *opts->cluster_secret)
         s->cluster_secret = fr_xstrdup(opts->cluster_secret);
+    if (s->cluster_secret)
+        s->replay = fr_replay_new(FR_REPLAY_CAPACITY);
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
     s->metrics = http__metrics_new(s->router);
     result =

@@ -105,8 +105,12 @@ static struct curl_slist *signed_headers(struct remote_runner *rr, const char *m
         h = curl_slist_append(h, "Content-Type: application/json");
     if (rr->secret) {
         int64_t now = fr_now_ms() / 1000;
-        char sig[80];
-        fr_sign_request(rr->secret, method, path, body, len, rr->sender, now, sig, sizeof(sig));
+        char sig[80], nonce[2 * FR_SIGN_NONCE_BYTES + 1];
+        fr_sign_nonce(nonce, sizeof(nonce));
+        fr_sign_request_nonce(rr->secret, method, path, body, len, rr->sender, now, nonce, sig,
+                              sizeof(sig));
+        snprintf(line, sizeof(line), "Framed-Nonce: %s", nonce);
+        h = curl_slist_append(h, line);
         snprintf(line, sizeof(line), "Framed-Sender: %s", rr->sender);
         h = curl_slist_append(h, line);
         snprintf(line, sizeof(line), "Framed-Timestamp: %lld", (long long)now);

@@ -48,15 +48,18 @@ async function waitFor(fn, timeoutMs = 10000) {
   }
 }
 
-// The signature headers of api/internal-protocol.md.
-function signed(secret, method, target, body, { sender = 'test-sender', ts } = {}) {
+// The signature headers of api/internal-protocol.md, with a fresh
+// Framed-Nonce unless nonce is null (then the v1 text without one).
+function signed(secret, method, target, body, { sender = 'test-sender', ts, nonce } = {}) {
   const stamp = ts ?? Math.floor(Date.now() / 1000);
+  const n = nonce === undefined ? randomBytes(16).toString('hex') : nonce;
   const bodyHash = createHash('sha256').update(body ?? '').digest('hex');
-  const mac = createHmac('sha256', secret)
-    .update(`${method}\n${target}\n${bodyHash}\n${stamp}\n${sender}`).digest('hex');
+  const text = `${method}\n${target}\n${bodyHash}\n${stamp}\n${sender}${n === null ? '' : `\n${n}`}`;
+  const mac = createHmac('sha256', secret).update(text).digest('hex');
   return {
     'framed-sender': sender,
     'framed-timestamp': String(stamp),
+    ...(n === null ? {} : { 'framed-nonce': n }),
     'framed-signature': `v1=${mac}`,
   };
 }
@@ -287,6 +290,28 @@ describe('a worker with a cluster secret', () => {
     assert.equal(listed.url, worker.base);
     const r = await call(coordinator.base, 'GET', '/v1/workers');
     assert.ok(!r.body.workers.some((w) => w.id === 'w-intruder'));
+  });
+
+  test('refuses a replayed signed request, also without a nonce', async () => {
+    for (const nonce of [null, undefined]) {
+      const headers = signed(secret, 'GET', '/v1/info', '', { nonce });
+      const first = await call(worker.base, 'GET', '/v1/info', { headers });
+      assert.equal(first.status, 200, first.text);
+      const again = await call(worker.base, 'GET', '/v1/info', { headers });
+      assertProblem(again, 401, 'unauthorized');
+      assert.match(again.body.detail, /replay/);
+    }
+    const configId = await freeze(coordinator);
+    const body = JSON.stringify(rowsTask([{ a: 1 }, { a: 2 }], 'a > 1'));
+    const headers = {
+      'content-type': 'application/json', 'framed-config-id': configId,
+      ...signed(secret, 'POST', '/v1/tasks', body),
+    };
+    const before = (await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '') })).body;
+    assert.equal((await call(worker.base, 'POST', '/v1/tasks', { body, headers })).status, 200);
+    assertProblem(await call(worker.base, 'POST', '/v1/tasks', { body, headers }), 401, 'unauthorized');
+    const after = (await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '') })).body;
+    assert.equal(after.partitions, before.partitions + 1);
   });
 
   test('refuses a signature older than 300 s', async () => {

@@ -46,10 +46,11 @@ static enum MHD_Result handle(void *cls, struct mhd_request *rq)
     fr_error_init(&err);
     int rc = FR_OK;
     if (seen->secret)
-        rc = fr_verify_request(
+        rc = fr_verify_request_nonce(
             seen->secret, rq->method, rq->uri, rq->body.data, rq->body.len,
             mhd_fixture_header(rq, "Framed-Sender"), mhd_fixture_header(rq, "Framed-Timestamp"),
-            mhd_fixture_header(rq, "Framed-Signature"), fr_now_ms() / 1000, &err);
+            mhd_fixture_header(rq, "Framed-Nonce"), mhd_fixture_header(rq, "Framed-Signature"),
+            fr_now_ms() / 1000, NULL, &err);
     pthread_mutex_lock(&seen->lock);
     copy_header(seen->method, sizeof(seen->method), rq->method);
     copy_header(seen->uri, sizeof(seen->uri), rq->uri);

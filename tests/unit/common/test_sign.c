@@ -189,6 +189,76 @@ static void test_secret_load(void **state)
     free(path);
 }
 
+/* A valid signed request is accepted once; the same bytes again are a
+ * replay. A new nonce makes an equal request sign differently. */
+static void test_replay_refused(void **state)
+{
+    (void)state;
+    fr_replay *seen = fr_replay_new(8);
+    struct fr_error err;
+    char n1[64], n2[64], s1[80], s2[80];
+    fr_sign_nonce(n1, sizeof(n1));
+    fr_sign_nonce(n2, sizeof(n2));
+    assert_int_equal(strlen(n1), 2 * FR_SIGN_NONCE_BYTES);
+    assert_string_not_equal(n1, n2);
+    fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", NOW, n1, s1, sizeof(s1));
+    fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", NOW, n2, s2, sizeof(s2));
+    assert_string_not_equal(s1, s2);
+    fr_error_init(&err);
+    assert_int_equal(fr_verify_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1",
+                                             "1700000000", n1, s1, NOW, seen, &err),
+                     FR_OK);
+    fr_error_init(&err);
+    assert_int_equal(fr_verify_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1",
+                                             "1700000000", n1, s1, NOW + 1, seen, &err),
+                     FR_EINVAL);
+    assert_non_null(strstr(err.message, "replay"));
+    fr_error_init(&err);
+    assert_int_equal(fr_verify_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1",
+                                             "1700000000", n2, s2, NOW, seen, &err),
+                     FR_OK);
+    /* the nonce is signed: another one under the same signature is wrong */
+    fr_error_init(&err);
+    assert_int_equal(fr_verify_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1",
+                                             "1700000000", n2, s1, NOW, seen, &err),
+                     FR_EINVAL);
+    fr_error_init(&err);
+    assert_int_equal(fr_verify_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1",
+                                             "1700000000", "short", s1, NOW, seen, &err),
+                     FR_EINVAL);
+    fr_replay_free(seen);
+}
+
+/* A full cache forgets its oldest entry but then refuses anything stamped
+ * at or before it, so a forgotten signature cannot be replayed either. */
+static void test_replay_cache_bounded(void **state)
+{
+    (void)state;
+    fr_replay *seen = fr_replay_new(4);
+    struct fr_error err;
+    char sig[80], first[80], nonce[64];
+    for (int i = 0; i < 6; i++) {
+        fr_sign_nonce(nonce, sizeof(nonce));
+        fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", NOW + i, nonce, sig,
+                              sizeof(sig));
+        if (i == 0)
+            memcpy(first, sig, sizeof(sig));
+        fr_error_init(&err);
+        assert_int_equal(fr_replay_check(seen, sig, NOW + i, NOW + i, &err), FR_OK);
+    }
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, first, NOW, NOW + 6, &err), FR_EINVAL);
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, sig, NOW + 5, NOW + 6, &err), FR_EINVAL);
+    fr_sign_nonce(nonce, sizeof(nonce));
+    fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", NOW + 6, nonce, sig,
+                          sizeof(sig));
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, sig, NOW + 6, NOW + 6, &err), FR_OK);
+    fr_replay_free(seen);
+    fr_replay_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +268,8 @@ int main(void)
         cmocka_unit_test(test_verify_refuses_stale_and_future),
         cmocka_unit_test(test_verify_refuses_missing_parts),
         cmocka_unit_test(test_secret_load),
+        cmocka_unit_test(test_replay_refused),
+        cmocka_unit_test(test_replay_cache_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

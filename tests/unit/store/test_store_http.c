@@ -25,10 +25,11 @@ static enum MHD_Result handle(void *cls, struct mhd_request *rq)
     static const char prefix[] = "/v1/configs/";
     struct fr_error err;
     fr_error_init(&err);
-    if (fr_verify_request(
+    if (fr_verify_request_nonce(
             SECRET, rq->method, rq->uri, rq->body.data, rq->body.len,
             mhd_fixture_header(rq, "Framed-Sender"), mhd_fixture_header(rq, "Framed-Timestamp"),
-            mhd_fixture_header(rq, "Framed-Signature"), fr_now_ms() / 1000, &err) != FR_OK)
+            mhd_fixture_header(rq, "Framed-Nonce"), mhd_fixture_header(rq, "Framed-Signature"),
+            fr_now_ms() / 1000, NULL, &err) != FR_OK)
         return mhd_fixture_reply(rq->conn, 401, "text/plain", err.message, strlen(err.message),
                                  NULL);
     const char *id = strncmp(rq->uri, prefix, strlen(prefix)) == 0 ? rq->uri + strlen(prefix) : "";
