@@ -24,7 +24,12 @@
 #define EXIT_USAGE 2
 #define DRAIN_MS 30000
 
-enum flag_type { FLAG_STR, FLAG_INT, FLAG_BYTES };
+enum flag_type {
+    FLAG_STR,
+    FLAG_INT,
+    FLAG_BYTES,
+    FLAG_BOOL
+}; /* FLAG_BOOL: no value, an int64_t 0/1 */
 
 /* One flag: --name VALUE, or FRAMED_NAME in the environment (the flag wins). */
 struct flag {
@@ -132,13 +137,19 @@ static int flag_set(const struct flag *f, void *opts, const char *value, const c
     int rc = 0;
     if (f->type == FLAG_STR)
         *(const char **)slot = value;
-    else if (f->type == FLAG_INT)
+    else if (f->type == FLAG_BOOL) { /* the flag itself (value NULL), or FRAMED_X=1/0 */
+        bool on = !value || strcmp(value, "1") == 0 || strcasecmp(value, "true") == 0;
+        rc = on || strcmp(value, "0") == 0 || strcasecmp(value, "false") == 0 ? 0 : FR_EINVAL;
+        *(int64_t *)slot = on;
+    } else if (f->type == FLAG_INT)
         rc = parse_int(value, (int64_t *)slot);
     else
         rc = parse_bytes(value, (int64_t *)slot);
     if (rc != 0)
         fprintf(stderr, "framed: invalid value '%s' for %s (expected %s)\n", value, source,
-                f->type == FLAG_INT ? "a non-negative integer" : "bytes, e.g. 512M");
+                f->type == FLAG_INT    ? "a non-negative integer"
+                : f->type == FLAG_BOOL ? "1, 0, true or false"
+                                       : "bytes, e.g. 512M");
     return rc;
 }
 
@@ -148,7 +159,8 @@ static void print_flags(FILE *out, const struct flag *flags, int n)
 {
     for (int i = 0; i < n; i++) {
         char left[64], env[64];
-        snprintf(left, sizeof(left), "--%s %s", flags[i].name, flags[i].metavar);
+        snprintf(left, sizeof(left), "--%s%s%s", flags[i].name, flags[i].metavar[0] ? " " : "",
+                 flags[i].metavar);
         env_name(flags[i].name, env, sizeof(env));
         fprintf(out, "  %-28s %s [%s]\n", left, flags[i].help, env);
     }
@@ -168,7 +180,9 @@ static int parse_flags(int argc, char **argv, const struct flag *flags, int n, v
     }
     struct option *longopts = fr_xcalloc((size_t)n + 2, sizeof(*longopts));
     for (int i = 0; i < n; i++)
-        longopts[i] = (struct option){flags[i].name, required_argument, NULL, 1000 + i};
+        longopts[i] = (struct option){flags[i].name,
+                                      flags[i].type == FLAG_BOOL ? no_argument : required_argument,
+                                      NULL, 1000 + i};
     longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
     int rc = 0, c;
     optind = 1;
@@ -379,6 +393,8 @@ struct worker_cli {
     const char *advertise_url;
     const char *cluster_secret_file;
     const char *log_level;
+    const char *data_dir;
+    int64_t insecure;
 };
 
 /* clang-format off */
@@ -401,6 +417,10 @@ static const struct flag worker_flags[] = {
                 "file holding the cluster secret (else FRAMED_CLUSTER_SECRET)"),
     WORKER_FLAG("log-level", FLAG_STR, log_level, "LEVEL",
                 "debug, info, warn or error (default info)"),
+    WORKER_FLAG("data-dir", FLAG_STR, data_dir, "DIR",
+                "task file inputs are read only inside it (default ./data)"),
+    WORKER_FLAG("insecure", FLAG_BOOL, insecure, "",
+                "allow listening beyond loopback without a cluster secret"),
 };
 #define NWORKER_FLAGS ((int)(sizeof(worker_flags) / sizeof(worker_flags[0])))
 
@@ -427,7 +447,15 @@ static bool is_any_address(const char *addr)
     return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0 || strcmp(addr, "[::]") == 0;
 }
 
-/* Where to listen, with what the operator should know about it. */
+static bool is_loopback_address(const char *addr)
+{
+    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
+           strcmp(addr, "[::1]") == 0 || strcasecmp(addr, "localhost") == 0;
+}
+
+/* Where to listen, with what the operator should know about it; NULL when
+ * the worker must not start: beyond loopback without a cluster secret anyone
+ * who reaches the port could run tasks, so that needs --insecure. */
 static const char *worker_listen(const struct worker_cli *o, const char *secret)
 {
     if (!o->listen) {
@@ -436,11 +464,20 @@ static const char *worker_listen(const struct worker_cli *o, const char *secret)
                                 "set one to listen elsewhere");
         return "127.0.0.1";
     }
-    if (!secret && is_any_address(o->listen))
+    if (!secret && !is_loopback_address(o->listen)) {
+        if (!o->insecure) {
+            fprintf(stderr,
+                    "framed: refusing to listen on %s without a cluster secret: anyone who "
+                    "reaches this port could run tasks; set FRAMED_CLUSTER_SECRET (or "
+                    "--cluster-secret-file), or pass --insecure\n",
+                    o->listen);
+            return NULL;
+        }
         FR_LOG(FR_LOG_WARN,
-               "listening on %s without a cluster secret: anyone who reaches this "
-               "port can run tasks; set FRAMED_CLUSTER_SECRET",
+               "--insecure: listening on %s without a cluster secret: anyone who reaches this "
+               "port can run tasks",
                o->listen);
+    }
     return o->listen;
 }
 
@@ -473,15 +510,20 @@ static int worker_run(struct worker_cli *o)
     if (load_secret("cluster secret", o->cluster_secret_file, "FRAMED_CLUSTER_SECRET", &secret) !=
         0)
         goto out;
+    const char *listen = worker_listen(o, secret);
+    if (!listen) {
+        result = EXIT_USAGE;
+        goto out;
+    }
     struct worker_options wopts = {.coordinator = o->coordinator,
                                    .store_url = o->store,
                                    .threads = (int)o->threads,
-                                   .secret = secret};
+                                   .secret = secret,
+                                   .data_dir = o->data_dir};
     if (worker_new(&wopts, &w, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
         goto out;
     }
-    const char *listen = worker_listen(o, secret);
     struct http_options hopts = {
         .listen_addr = listen, .port = (int)o->port, .cluster_secret = secret};
     if (http_server_start_worker(w, &hopts, &srv, &err) != 0) {
@@ -494,7 +536,8 @@ static int worker_run(struct worker_cli *o)
         goto out;
     }
     log_listening(listen, http_server_port(srv));
-    FR_LOG(FR_LOG_INFO, "worker %s at %s, coordinator %s", worker_id(w), url, o->coordinator);
+    FR_LOG(FR_LOG_INFO, "worker %s at %s, coordinator %s, data dir %s", worker_id(w), url,
+           o->coordinator, o->data_dir);
     int sig = 0;
     sigwait(&stop, &sig);
     FR_LOG(FR_LOG_INFO, "received %s: finishing running tasks",
@@ -515,7 +558,7 @@ out:
 static int cmd_worker(int argc, char **argv, char **envp)
 {
     (void)envp;
-    struct worker_cli o = {.port = 8081, .log_level = "info"};
+    struct worker_cli o = {.port = 8081, .log_level = "info", .data_dir = "./data"};
     int rc = parse_flags(argc, argv, worker_flags, NWORKER_FLAGS, &o, worker_usage);
     if (rc != 0)
         return rc == 1 ? 0 : rc;

@@ -66,10 +66,11 @@ export async function startCoordinator({ runner = 'remote', dataDir, threads = 2
   return p;
 }
 
-export async function startWorker(coordBase, { threads = 2, dir } = {}) {
+// dataDir: the coordinator's, so task file inputs (relative to it) resolve.
+export async function startWorker(coordBase, { threads = 2, dir, dataDir } = {}) {
   const root = dir || mkdtempSync(join(tmpdir(), 'framed-cbench-'));
   const p = await startProc(['worker', '--coordinator', coordBase, '--port', '0', '--threads', String(threads),
-    '--log-level', 'warn'], join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`));
+    ...(dataDir ? ['--data-dir', dataDir] : []), '--log-level', 'warn'], join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`));
   const stop = p.stop;
   p.stop = async () => {
     const r = await stop();

@@ -9,7 +9,7 @@
 // exports them, else read out of framed.mjs's GB and JQ tables, so both benchmarks ask the same).
 //
 // Each setup: `framed serve --runner local|remote --threads 2 --data-dir DATADIR` and k x
-// `framed worker --threads 2` (the data dir is shared by path), config {"maintain_order": false};
+// `framed worker --threads 2` (given the coordinator's data dir with --data-dir), config {"maintain_order": false};
 // the groupby table is loaded as a materialized dataframe (POST /v1/dataframes, then a query of
 // it) and q1..q10 run on it; then, on a fresh cluster per join question (so results are freed),
 // the four join tables are loaded and the question run. Time = the query's elapsed_ms (runner
@@ -69,7 +69,7 @@ function cpuSeconds(pid) {
 async function startCluster(k) {
   const coord = await startCoordinator({ runner: k === 0 ? 'local' : 'remote', dataDir: DATA, threads: THREADS });
   const workers = [];
-  for (let i = 0; i < k; i++) workers.push(await startWorker(coord.base, { threads: THREADS, dir: coord.root }));
+  for (let i = 0; i < k; i++) workers.push(await startWorker(coord.base, { threads: THREADS, dir: coord.root, dataDir: coord.dataDir }));
   if (k) await waitWorkers(coord.base, k);
   await ok(coord.base, 'POST', '/v1/config', { json: CONFIG });
   return {

@@ -51,6 +51,8 @@ typedef struct plan_physical plan_physical;
 int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, int64_t limit_rows,
                plan_physical **out, struct fr_error *err);
 void plan_physical_free(plan_physical *p);
+/* Borrowed: the data dir the plan's file inputs are relative to ("." if none). */
+const char *plan_physical_data_dir(const plan_physical *p);
 /* Borrowed: the output schema. */
 const struct df_schema *plan_physical_schema(const plan_physical *p);
 /* new: {"logical", "optimized", "physical": {"stages": [...]}, "decisions": [...]} */
@@ -105,11 +107,14 @@ int plan_sort_boundaries(const plan_physical *p, int stage, struct df_table *con
 int plan_task_check(json_t *spec, struct fr_error *err);
 
 /* Runs one task: spec from plan_task_spec (possibly shipped over the
- * network), inputs[slot] is an array of ninputs[slot] borrowed tables.
+ * network), inputs[slot] is an array of ninputs[slot] borrowed tables. A
+ * file input's path is relative to data_dir and must resolve (symlinks
+ * followed) to a regular file inside it: else FR_EINVAL invalid-task or
+ * FR_ENOTFOUND dataset-not-found.
  * *outputs is new[*noutputs] of new tables. */
-int plan_task_execute(json_t *spec, struct df_table **const *inputs, const int *ninputs,
-                      struct df_exec *ex, struct df_table ***outputs, int *noutputs,
-                      struct fr_error *err);
+int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **const *inputs,
+                      const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
+                      int *noutputs, struct fr_error *err);
 
 /* The engine's options from a config (borrows c's strings). */
 void plan_options_from_cfg(const struct cfg *c, struct df_options *out);

@@ -112,6 +112,8 @@ struct plan_physical {
     int ndecisions;
     struct df_schema schema;
     struct cfg cfg;
+    char *data_dir;      /* env's, copied: file inputs are named relative to it */
+    char *data_dir_real; /* its realpath, NULL if it has none */
 };
 
 /* plan_logical.c */
@@ -139,6 +141,8 @@ int plan__join_schema(const struct df_schema *l, const struct df_schema *r, char
 char *plan__quote_ident(const char *name); /* new: "name" with "" escapes */
 /* plan_spec.c */
 json_t *plan__table_json(const struct df_table *t);
+/* Copies data_dir (may be NULL) and its realpath into p (plan_spec.c). */
+void plan__data_dir_set(struct plan_physical *p, const char *data_dir);
 int plan__table_from_json(json_t *j, struct df_table **out, struct fr_error *err);
 int plan__schema_from_json(json_t *pairs, struct df_schema *out, struct fr_error *err);
 /* plan_task.c helpers */

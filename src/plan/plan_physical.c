@@ -445,6 +445,7 @@ int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, 
     *out = NULL;
     struct plan_physical *p = fr_xcalloc(1, sizeof(*p));
     cfg_copy(&p->cfg, cfg);
+    plan__data_dir_set(p, env->data_dir);
     df_schema_init(&p->schema);
     struct df_options opts;
     plan_options_from_cfg(&p->cfg, &opts);
@@ -497,6 +498,8 @@ void plan_physical_free(plan_physical *p)
     free(p->decisions);
     plan__lplan_free(p->logical);
     json_decref(p->logical_json);
+    free(p->data_dir);
+    free(p->data_dir_real);
     df_schema_cleanup(&p->schema);
     cfg_cleanup(&p->cfg);
     free(p);

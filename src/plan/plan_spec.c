@@ -4,6 +4,7 @@
 #include "plan_int.h"
 
 #include <stdlib.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +19,41 @@ static json_t *schema_pairs(const struct df_schema *s, const int *cols, int ncol
     return a;
 }
 
-static json_t *file_input(const struct pstage *s, int task)
+void plan__data_dir_set(struct plan_physical *p, const char *data_dir)
+{
+    char real[PATH_MAX];
+    p->data_dir = fr_xstrdup(data_dir ? data_dir : ".");
+    p->data_dir_real = realpath(p->data_dir, real) ? fr_xstrdup(real) : NULL;
+}
+
+const char *plan_physical_data_dir(const plan_physical *p)
+{
+    return p->data_dir ? p->data_dir : ".";
+}
+
+/* The part of path after dir and '/', or NULL when path is not under dir. */
+static const char *under(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp(path, dir, n) != 0 || path[n] != '/')
+        return NULL;
+    return path + n + 1;
+}
+
+/* A file input names its file relative to the data dir: a worker resolves
+ * it inside its own data dir, never as a path of the coordinator's machine.
+ * Sources resolve to data_dir/name.ext (datasets) or to a realpath (paths). */
+static const char *relative_path(const struct plan_physical *p, const char *path)
+{
+    const char *rel = under(path, p->data_dir);
+    if (!rel)
+        rel = under(path, p->data_dir_real);
+    return rel ? rel : path; /* cannot happen: sources are checked to be inside */
+}
+
+static json_t *file_input(const struct plan_physical *p, const struct pstage *s, int task)
 {
     const struct lsource *src = s->src;
     json_t *cols = json_null();
@@ -29,13 +64,13 @@ static json_t *file_input(const struct pstage *s, int task)
     }
     char delim[2] = {src->delimiter, '\0'}, quote[2] = {src->quote, '\0'};
     const struct df_byte_range *r = &s->ranges[task];
-    return json_pack("{ss ss ss ss s{ss ss sb sb so} so so s[III] sI}", "kind", "file", "path",
-                     src->path, "format", src->format, "display", src->display, "options",
-                     "delimiter", delim, "quote", quote, "header", src->header, "on_error_null",
-                     src->on_error_null, "hints", schema_pairs(&src->hints, NULL, -1), "schema",
-                     schema_pairs(&src->schema, NULL, -1), "columns", cols, "range",
-                     (json_int_t)r->start, (json_int_t)r->end, (json_int_t)r->line, "max_rows",
-                     (json_int_t)s->max_rows);
+    return json_pack(
+        "{ss ss ss ss s{ss ss sb sb so} so so s[III] sI}", "kind", "file", "path",
+        relative_path(p, src->path), "format", src->format, "display", src->display, "options",
+        "delimiter", delim, "quote", quote, "header", src->header, "on_error_null",
+        src->on_error_null, "hints", schema_pairs(&src->hints, NULL, -1), "schema",
+        schema_pairs(&src->schema, NULL, -1), "columns", cols, "range", (json_int_t)r->start,
+        (json_int_t)r->end, (json_int_t)r->line, "max_rows", (json_int_t)s->max_rows);
 }
 
 json_t *plan_task_spec(const plan_physical *p, int stage, int task,
@@ -45,7 +80,7 @@ json_t *plan_task_spec(const plan_physical *p, int stage, int task,
     json_t *input;
     switch (s->input) {
     case PIN_FILE:
-        input = file_input(s, task);
+        input = file_input(p, s, task);
         break;
     case PIN_ROWS:
         input = json_pack("{ss sO so}", "kind", "rows", "rows", s->src->rows, "hints",
@@ -242,8 +277,8 @@ static int check_input(json_t *in, struct fr_error *err)
     if (!json_is_object(in) || !one_of(kind, kinds))
         return bad_spec(err, "the input kind must be file, rows, stored or slots, not '%s'",
                         kind ? kind : "(none)");
-    if (!int_in(in, "max_rows", 0, INT64_MAX))
-        return bad_spec(err, "max_rows must be a non-negative integer%s", "");
+    if (!int_in(in, "max_rows", -1, INT64_MAX)) /* -1 or 0: no limit */
+        return bad_spec(err, "max_rows must be an integer of at least -1%s", "");
     if (strcmp(kind, "file") == 0)
         return check_file_input(in, err);
     if (strcmp(kind, "rows") == 0 &&

@@ -50,7 +50,8 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
         }
     }
     if (rc == FR_OK)
-        rc = plan_task_execute(job->spec, inputs, job->ninputs, ex, outs, nouts, err);
+        rc = plan_task_execute(job->spec, plan_physical_data_dir(job->q->plan), inputs,
+                               job->ninputs, ex, outs, nouts, err);
     for (int k = 0; k < 3; k++)
         free(inputs[k]);
     return rc;

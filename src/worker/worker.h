@@ -24,6 +24,7 @@ struct worker_options {
     int threads;             /* tasks run at once; 0 = one per core */
     const char *secret;      /* cluster secret, NULL = none; copied */
     int64_t heartbeat_ms;    /* 0 = 1000 */
+    const char *data_dir;    /* task file inputs are read only inside it; NULL = ./data; copied */
 };
 
 /* new: opens the store named by o->store_url (else the coordinator's). */

@@ -40,6 +40,7 @@ int worker_new_with_store(const struct worker_options *o, store *st, worker **ou
     worker__random_id("w-", 8, w->id, sizeof(w->id));
     w->coordinator = o->coordinator && *o->coordinator ? fr_xstrdup(o->coordinator) : NULL;
     w->secret = o->secret && *o->secret ? fr_xstrdup(o->secret) : NULL;
+    w->data_dir = fr_xstrdup(o->data_dir && *o->data_dir ? o->data_dir : "./data");
     w->threads = o->threads > 0 ? o->threads : default_threads();
     w->heartbeat_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 1000;
     w->started_us = fr_mono_us();
@@ -126,6 +127,7 @@ void worker_free(worker *w)
     pthread_cond_destroy(&w->hb_cond);
     free(w->coordinator);
     free(w->secret);
+    free(w->data_dir);
     free(w);
 }
 

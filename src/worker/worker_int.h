@@ -58,6 +58,7 @@ struct worker {
     char id[40];
     char *coordinator; /* NULL = no heartbeats */
     char *secret;      /* NULL = none */
+    char *data_dir;    /* task file inputs resolve inside it */
     int threads;
     int64_t heartbeat_ms;
     int64_t started_us;

@@ -157,7 +157,7 @@ static int execute(worker *w, const struct cfg_frozen *frozen, json_t *spec, str
     ex->deadline_us = fr_mono_us() + frozen->values.task_timeout_ms * 1000;
     struct df_table **const *tables = (struct df_table * *const *)in->tables;
     int64_t t0 = now_ns();
-    int rc = plan_task_execute(spec, tables, in->counts, ex, outs, nouts, err);
+    int rc = plan_task_execute(spec, w->data_dir, tables, in->counts, ex, outs, nouts, err);
     atomic_fetch_add(&w->exec_n, 1);
     atomic_fetch_add(&w->exec_ns, now_ns() - t0);
     worker__config_count_task(w, frozen->id);

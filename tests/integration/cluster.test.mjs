@@ -56,7 +56,7 @@ async function startCluster({ nworkers = 3, store, env = {} } = {}) {
   const coord = await startServer({ args: ['--runner', 'remote', ...extra], env });
   const workers = [];
   for (let i = 0; i < nworkers; i++) {
-    workers.push(await startWorker(coord.base, { args: ['--threads', '2', ...extra], env }));
+    workers.push(await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir, ...extra], env }));
   }
   for (let i = 0; i < 100; i++) {
     const r = await call(coord.base, 'GET', '/v1/workers');

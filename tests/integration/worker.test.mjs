@@ -8,7 +8,8 @@
 // every cluster call must be signed, and not too long ago.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -70,7 +71,7 @@ describe('a worker beside its coordinator', () => {
   let configId;
   before(async () => {
     coordinator = await startServer();
-    worker = await startWorker(coordinator.base);
+    worker = await startWorker(coordinator.base, { args: ['--data-dir', coordinator.dataDir] });
   });
   after(async () => {
     await worker?.stop();
@@ -175,12 +176,11 @@ describe('a worker beside its coordinator', () => {
   });
 
   test('malformed data fails the task with its kind and where it is', async () => {
-    const file = path.join(coordinator.root, 'bad.csv');
-    writeFileSync(file, 'a\n1\nx\n');
+    writeFileSync(path.join(coordinator.dataDir, 'bad.csv'), 'a\n1\nx\n');
     const spec = {
       stage: 0, task: 0, core: null, pipeline: [], sink: null, nbuckets: 1,
       input: {
-        kind: 'file', path: file, format: 'csv', display: 'bad.csv',
+        kind: 'file', path: 'bad.csv', format: 'csv', display: 'bad.csv',
         options: { delimiter: ',', header: true, on_error_null: false, hints: [] },
         schema: [['a', 'int64']], columns: null, range: [2, 6, 2], max_rows: 0,
       },
@@ -396,6 +396,85 @@ describe('a worker resolving configs from a store', () => {
     assert.deepEqual(info.body.configs[badId], { fetches: 2, cache_hits: 0, tasks: 0 });
     assert.equal(info.body.partitions, 6);
   });
+});
+
+// A task reading file `file` (relative to the worker's data dir, or not).
+function fileTask(file) {
+  return {
+    query_id: 'q-file', stage: 0, task: 0, attempt: 0, inputs: [],
+    spec: {
+      stage: 0, task: 0, core: null, pipeline: [], sink: null, nbuckets: 1,
+      input: {
+        kind: 'file', path: file, format: 'csv', display: 'x',
+        options: { delimiter: ',', header: false, on_error_null: false, hints: [] },
+        schema: [['a', 'string']], columns: null, range: [0, 1 << 20, 1], max_rows: 0,
+      },
+    },
+  };
+}
+
+describe('a worker reads files only inside its data dir', () => {
+  let coordinator;
+  let worker;
+  let headers;
+  let outside;
+  before(async () => {
+    coordinator = await startServer();
+    worker = await startWorker(coordinator.base, { args: ['--data-dir', coordinator.dataDir] });
+    headers = { 'framed-config-id': await freeze(coordinator) };
+    outside = path.join(coordinator.root, 'secret.csv');
+    writeFileSync(outside, 'top-secret\n');
+    writeFileSync(path.join(coordinator.dataDir, 'inside.csv'), 'hello\n');
+    symlinkSync(outside, path.join(coordinator.dataDir, 'leak.csv'));
+    symlinkSync('inside.csv', path.join(coordinator.dataDir, 'alias.csv'));
+    mkdirSync(path.join(coordinator.dataDir, 'sub'));
+    execFileSync('mkfifo', [path.join(coordinator.dataDir, 'pipe.csv')]);
+  });
+  after(async () => {
+    await worker?.stop();
+    await coordinator?.stop();
+  });
+
+  test('a file inside, or a symlink that stays inside, is read', async () => {
+    for (const f of ['inside.csv', 'alias.csv', './sub/../inside.csv']) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', { json: fileTask(f), headers });
+      assert.equal(r.status, 200, `${f}: ${r.text}`);
+      assert.equal(r.body.outputs[0].rows, 1);
+    }
+  });
+
+  test('absolute paths, traversal and symlinks out are 400 invalid-task; nothing is served', async () => {
+    const before = (await call(worker.base, 'GET', '/v1/info')).body.partitions;
+    for (const f of ['/etc/passwd', outside, '../secret.csv', 'sub/../../secret.csv', 'leak.csv', '']) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', { json: fileTask(f), headers });
+      assertProblem(r, 400, 'invalid-task');
+      assert.ok(!r.text.includes('top-secret') && !r.text.includes('root:'), r.text);
+    }
+    const nul = await call(worker.base, 'POST', '/v1/tasks', { json: fileTask('inside.csv\u0000x'), headers });
+    assert.equal(nul.status, 400, nul.text);
+    assert.equal((await call(worker.base, 'GET', '/v1/info')).body.partitions, before);
+    assert.ok(worker.logLines().some((l) => l.level === 'warn' && /outside the data dir/.test(l.msg)));
+  });
+
+  test('a FIFO or a directory is not opened: 404 dataset-not-found, no hang', async () => {
+    for (const f of ['pipe.csv', 'sub', 'missing.csv']) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', { json: fileTask(f), headers });
+      assertProblem(r, 404, 'dataset-not-found');
+    }
+  });
+});
+
+test('a worker beyond loopback without a cluster secret refuses to start unless --insecure', async () => {
+  const { runToExit } = await import('./lib.mjs');
+  const r = await runToExit(['worker', '--port', '0', '--listen', '0.0.0.0', '--coordinator',
+    'http://127.0.0.1:9']);
+  assert.equal(r.code, 2);
+  assert.equal(r.listened, false);
+  assert.match(r.stderr, /cluster secret/);
+  assert.match(r.stderr, /--insecure/);
+  const w = await startWorker('http://127.0.0.1:9', { args: ['--listen', '0.0.0.0', '--insecure'] });
+  assert.ok(w.logLines().some((l) => l.level === 'warn' && /--insecure/.test(l.msg)));
+  await w.stop();
 });
 
 test('a worker without --coordinator or with an unreadable secret file does not start', async () => {
