@@ -55,6 +55,7 @@ struct serve_options {
     const char *static_dir;
     int64_t max_body_bytes;
     int64_t max_upload_bytes;
+    int64_t insecure;
 };
 
 /* clang-format off */
@@ -83,6 +84,8 @@ static const struct flag serve_flags[] = {
                "limit of JSON request bodies (default 64M)"),
     SERVE_FLAG("max-upload-bytes", FLAG_BYTES, max_upload_bytes, "BYTES",
                "limit of a dataset upload (default 16G)"),
+    SERVE_FLAG("insecure", FLAG_BOOL, insecure, "",
+               "without a cluster secret, take worker announces from any peer"),
 };
 #define NSERVE_FLAGS ((int)(sizeof(serve_flags) / sizeof(serve_flags[0])))
 
@@ -339,7 +342,8 @@ static int serve_run(struct serve_options *o, char *const *envp)
                                  .max_body_bytes = o->max_body_bytes,
                                  .max_upload_bytes = o->max_upload_bytes,
                                  .admin_token = token,
-                                 .static_dir = o->static_dir};
+                                 .static_dir = o->static_dir,
+                                 .insecure = o->insecure != 0};
     if (http_server_start(c, &hopts, &srv, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
         goto out;

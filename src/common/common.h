@@ -161,9 +161,10 @@ struct fr_client_req {
     const char *content_type; /* of the body, when there is one */
     const void *body;
     size_t body_len;
-    int64_t timeout_ms; /* whole call; 0 = 30 s */
-    const char *secret; /* sign with it when non-NULL */
-    const char *sender; /* Framed-Sender when signing */
+    int64_t timeout_ms;     /* whole call; 0 = 30 s */
+    const char *secret;     /* sign with it when non-NULL */
+    const char *sender;     /* Framed-Sender when signing */
+    int64_t max_body_bytes; /* a longer response body fails the call (FR_ENOSPACE); 0 = none */
 };
 struct fr_client_resp {
     long status; /* HTTP status; 0 if no answer */

@@ -28,6 +28,8 @@ static void curl_init_once(void)
 struct call_state {
     struct fr_client_resp *resp;
     bool out_of_memory;
+    int64_t max_body; /* 0 = unbounded */
+    bool too_large;
 };
 
 /* The body is sized by the peer, so it grows with a checked allocation. */
@@ -39,6 +41,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     size_t need = b->len + n + 1;
     if (need < b->len) {
         st->out_of_memory = true;
+        return 0;
+    }
+    if (st->max_body > 0 && b->len + n > (uint64_t)st->max_body) { /* before allocating */
+        st->too_large = true;
         return 0;
     }
     if (need > b->cap) {
@@ -226,6 +232,10 @@ static int transfer_error(const struct fr_client_req *req, CURLcode rc, const ch
     if (st->out_of_memory)
         return fr_error_set(err, FR_ENOSPACE, "%s %.200s: no memory for the response body",
                             req->method, req->url);
+    if (st->too_large)
+        return fr_error_set(err, FR_ENOSPACE,
+                            "%s %.200s: the response body is larger than the %lld bytes allowed",
+                            req->method, req->url, (long long)req->max_body_bytes);
     if (rc == CURLE_OPERATION_TIMEDOUT)
         return fr_error_set(err, FR_ETIMEOUT, "%s %.200s timed out: %s", req->method, req->url,
                             why);
@@ -238,7 +248,7 @@ int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
     int result = FR_EINVAL;
     struct curl_slist *headers = NULL;
     char errbuf[CURL_ERROR_SIZE] = "";
-    struct call_state st = {.resp = resp, .out_of_memory = false};
+    struct call_state st = {.resp = resp, .max_body = req->max_body_bytes};
     CURL *h = NULL;
     resp_init(resp);
     if (!req->method || !req->url) {

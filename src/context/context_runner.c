@@ -117,6 +117,7 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
         c->runner = runner_remote_new(frozen, c->registry, c->opts.cluster_secret, c->sender);
     else
         c->runner = runner_local_new(frozen, c->opts.threads);
+    runner_set_memory_budget(c->runner, c->opts.memory_limit); /* fetched results: bounded */
     c->runner_state = CTX_RUNNER_ACTIVE;
     c->frozen_at_ms = fr_now_ms();
     snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");

@@ -28,6 +28,8 @@ struct http_options {
     unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 120 */
     const char *cluster_secret;    /* NULL or "" = none; else cluster routes need a valid
                                       signature (api/internal-protocol.md); copied */
+    bool insecure; /* without a cluster secret, take worker announces from any peer, not only
+                      loopback (serve --insecure) */
 };
 
 typedef struct http_server http_server;
@@ -123,6 +125,8 @@ struct http_request {
 };
 
 /* ---- server (http_server.c) ---- */
+/* serve --insecure: announces without a cluster secret from any peer. */
+bool http__server_insecure(const struct http_server *s);
 const char *http__static_dir(const struct http_server *s);
 struct http__metrics *http__server_metrics(struct http_server *s);
 bool http__shutting_down(const struct http_server *s);

@@ -50,6 +50,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
+    {FR_OK, "invalid-worker-answer", 502, "Invalid worker answer", 0},
     {FR_EIO, "internal", 500, "Internal error", 0},
     {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},
     {FR_OK, "runner-draining", 503, "Runner is draining", 5},

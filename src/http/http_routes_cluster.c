@@ -3,10 +3,41 @@
  * secret is set) and operators list them (GET /v1/workers). */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+
+/* Whether the peer of conn is on this machine (127.0.0.0/8, ::1, or
+ * 127.x mapped into IPv6). */
+static bool peer_is_loopback(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa && sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return false;
+}
 
 static void workers_post(struct http_request *req)
 {
+    /* Without a cluster secret an announce cannot be authenticated: only a
+     * process on this machine may join, unless serve --insecure. */
+    const char *secret = ctx_cluster_secret(req->ctx);
+    if ((!secret || !secret[0]) && !http__server_insecure(req->srv) &&
+        !peer_is_loopback(req->conn)) {
+        http__reply_problem(req, FR_EINVAL, "unauthorized",
+                            "without a cluster secret only workers on this machine may announce "
+                            "themselves; set FRAMED_CLUSTER_SECRET on every process (or start "
+                            "the coordinator with --insecure)");
+        return;
+    }
     json_t *body = http__body_json(req);
     if (!body)
         return;

@@ -35,7 +35,13 @@ struct http_server {
     atomic_int in_flight; /* requests between their first callback and completion */
     atomic_int deferred;  /* handlers running on their own thread (suspended connections) */
     atomic_bool shutting_down;
+    bool insecure; /* serve --insecure */
 };
+
+bool http__server_insecure(const struct http_server *s)
+{
+    return s->insecure;
+}
 
 const char *http__static_dir(const struct http_server *s)
 {
@@ -422,6 +428,7 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
         s->cluster_secret = fr_xstrdup(opts->cluster_secret);
     if (s->cluster_secret)
         s->replay = fr_replay_new(FR_REPLAY_CAPACITY);
+    s->insecure = opts->insecure;
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
     s->metrics = http__metrics_new(s->router);
     result =

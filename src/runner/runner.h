@@ -45,6 +45,10 @@ runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const c
 
 /* new: a local runner with `threads` worker threads (0 = one per core). */
 runner *runner_local_new(struct cfg_frozen *frozen, int threads);
+/* The memory budget (--memory-limit, bytes; 0 = none) that a query's fetched
+ * result may take at most: a bigger one fails the query (FR_ENOSPACE
+ * memory-budget-exceeded) before it is kept. Set it before submitting. */
+void runner_set_memory_budget(runner *r, int64_t bytes);
 /* Cancels what still runs, waits for the threads, drops every partition. */
 void runner_free(runner *r);
 /* Borrowed: the runner's frozen config, valid for the runner's life. */

@@ -99,13 +99,26 @@ void runner__part_free(runner *r, struct runner_part *p)
     free(p);
 }
 
-int runner__part_table(runner *r, struct runner_part *p, struct fr_error *err)
+void runner_set_memory_budget(runner *r, int64_t bytes)
+{
+    r->memory_budget = bytes > 0 ? bytes : 0;
+}
+
+int64_t runner__fetch_cap(const runner *r)
+{
+    if (r->memory_budget > 0)
+        return r->memory_budget;
+    int64_t task = r->frozen->values.task_memory_limit_bytes;
+    return task > 0 && task < INT64_MAX / 2 ? 2 * task : 0;
+}
+
+int runner__part_table(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err)
 {
     if (p->table)
         return FR_OK;
     if (!p->url || !r->be->fetch)
         return fr_error_set(err, FR_EINTERNAL, "a partition has neither data nor an owner");
-    return r->be->fetch(r, p, err);
+    return r->be->fetch(r, p, max_bytes > 0 ? max_bytes : runner__fetch_cap(r), err);
 }
 
 /* A view of p that its user may free without touching the original. */

@@ -66,7 +66,7 @@ static int prepare_boundaries(runner_query *q, const struct plan_stage_view *v,
     int n = 0, rc = FR_OK;
     for (int t = 0; t < pv.ntasks && rc == FR_OK; t++) {
         struct runner_part *p = q->out[from][t] ? q->out[from][t][1] : NULL;
-        if (p && (rc = runner__part_table(q->r, p, err)) == FR_OK)
+        if (p && (rc = runner__part_table(q->r, p, 0, err)) == FR_OK)
             samples[n++] = p->table;
     }
     df_table_free(q->boundaries);

@@ -59,8 +59,12 @@ struct runner_part *runner__part_remote(const char *url, const char *id, int64_t
                                         int64_t bytes);
 /* Frees p; a remote partition that is not borrowed is dropped on its worker. */
 void runner__part_free(runner *r, struct runner_part *p);
-/* Makes sure p->table is there (fetching it from its worker). */
-int runner__part_table(runner *r, struct runner_part *p, struct fr_error *err);
+/* Makes sure p->table is there (fetching it from its worker, at most
+ * max_bytes of it; 0 = the runner's default cap, runner__fetch_cap). */
+int runner__part_table(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err);
+/* What one fetched partition may weigh: the memory budget if set, else
+ * twice task_memory_limit_bytes (a worker's task could not make more), else 0. */
+int64_t runner__fetch_cap(const runner *r);
 
 struct rjob {
     runner_query *q; /* a reference */
@@ -78,7 +82,8 @@ struct rjob {
 struct runner_backend {
     const char *kind;
     void (*enqueue)(runner *r, struct rjob *job);
-    int (*fetch)(runner *r, struct runner_part *p, struct fr_error *err); /* fills p->table */
+    /* fills p->table; a partition over max_bytes (0 = no limit) fails it, before it is kept */
+    int (*fetch)(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err);
     void (*drop)(runner *r, struct runner_part *p); /* forgets a remote partition */
     void (*stop)(runner *r);                        /* joins threads; queued jobs drained */
     void (*destroy)(runner *r);                     /* frees the backend's state */
@@ -95,6 +100,7 @@ struct runner {
     int nkept;
     int running;
     int64_t kept_seq;
+    int64_t memory_budget; /* --memory-limit: results fetched are charged to it; 0 = none */
 };
 
 struct kept_part {

@@ -45,7 +45,7 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
     for (int k = 0; k < job->nslots; k++) {
         inputs[k] = fr_xcalloc((size_t)job->ninputs[k] + 1, sizeof(struct df_table *));
         for (int i = 0; i < job->ninputs[k] && rc == FR_OK; i++) {
-            rc = runner__part_table(r, job->inputs[k][i], err);
+            rc = runner__part_table(r, job->inputs[k][i], 0, err);
             inputs[k][i] = job->inputs[k][i]->table;
         }
     }

@@ -3,6 +3,7 @@
 #include "runner_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -195,16 +196,62 @@ void runner_query_fail(runner_query *q, const struct fr_error *err)
     pthread_mutex_unlock(&q->lock);
 }
 
+/* A result fetched from a worker must have the plan's columns and types: a
+ * worker cannot make the query answer with a table of its own choosing. */
+static int check_remote_result(const runner_query *q, const struct runner_part *p,
+                               struct fr_error *err)
+{
+    const struct df_schema *s = plan_physical_schema(q->plan);
+    const struct df_table *t = p->table;
+    bool ok = t->ncols == s->nfields;
+    for (int i = 0; ok && i < t->ncols; i++)
+        ok = strcmp(t->names[i], s->fields[i].name) == 0 && t->cols[i]->type == s->fields[i].type;
+    if (ok)
+        return FR_OK;
+    fr_error_set(err, FR_EDATA,
+                 "worker %.200s sent result partition %.64s with columns that are not the "
+                 "plan's (%d columns, the plan has %d); the result is refused",
+                 p->url, p->id ? p->id : "?", t->ncols, s->nfields);
+    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+    return FR_EDATA;
+}
+
+/* Fetches remote result partition i, charging it to what is left of the
+ * memory budget (*left, -1 = no budget) before it is kept. */
+static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *err)
+{
+    struct runner_part *p = q->result_parts[i];
+    if (p->table) /* local: the context charges it when the query settles */
+        return FR_OK;
+    int64_t cap = *left >= 0 ? (*left > 0 ? *left : 1) : 0;
+    int rc = runner__part_table(q->r, p, cap, err);
+    if (rc == FR_ENOSPACE || (rc == FR_OK && *left >= 0 && df_table_bytes(p->table) > *left)) {
+        fr_error_set(err, FR_ENOSPACE,
+                     "result partition %.64s from worker %.200s does not fit the memory budget "
+                     "(--memory-limit %lld bytes); add a limit or a filter",
+                     p->id ? p->id : "?", p->url, (long long)q->r->memory_budget);
+        snprintf(err->kind, sizeof(err->kind), "memory-budget-exceeded");
+        return FR_ENOSPACE;
+    }
+    if (rc == FR_OK)
+        rc = check_remote_result(q, p, err);
+    if (rc == FR_OK && *left >= 0)
+        *left -= df_table_bytes(p->table);
+    return rc;
+}
+
 /* Brings a succeeded query's result partitions here as tables (fetching
- * remote ones); a result that cannot be fetched fails the query. */
+ * remote ones); a result that cannot be fetched, is not the plan's or does
+ * not fit the memory budget fails the query. */
 static void collect_result(runner_query *q)
 {
     struct fr_error err;
     fr_error_init(&err);
     int rc = FR_OK;
+    int64_t left = q->r->memory_budget > 0 ? q->r->memory_budget : -1;
     q->result = fr_xcalloc((size_t)q->nresult_parts + 1, sizeof(struct df_table *));
     for (int i = 0; i < q->nresult_parts && rc == FR_OK; i++) {
-        rc = runner__part_table(q->r, q->result_parts[i], &err);
+        rc = collect_one(q, i, &left, &err);
         if (rc == FR_OK)
             q->result[q->nresult++] = df_table_share(q->result_parts[i]->table);
     }

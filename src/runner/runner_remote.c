@@ -8,8 +8,13 @@
 #include "runner_int.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The body of a worker's answer to POST /v1/tasks (PLAN_MAX_BUCKETS outputs
+ * take well under 1 MiB). */
+#define REMOTE_MAX_ANSWER_BYTES (4 * 1024 * 1024)
 
 struct transfer {
     struct rjob *job; /* NULL for a fire-and-forget DELETE */
@@ -70,9 +75,14 @@ static void remote_enqueue(runner *r, struct rjob *job)
     curl_multi_wakeup(rr->multi);
 }
 
+/* A task answer is a small JSON object: a longer one is cut off (the call
+ * fails and the task is retried elsewhere) before it can grow the buffer. */
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
-    fr_buf_append(arg, data, size * n);
+    struct fr_buf *b = arg;
+    if (b->len + size * n > REMOTE_MAX_ANSWER_BYTES)
+        return 0;
+    fr_buf_append(b, data, size * n);
     return size * n;
 }
 
@@ -310,6 +320,36 @@ static void task_problem(struct transfer *t, long status)
     runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
 }
 
+/* "p-" and 1-64 lower-case hex digits: the IDs workers make. */
+static bool partition_id_ok(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
+           strspn(id + 2, "0123456789abcdef") == n - 2;
+}
+
+/* NULL when a worker's outputs list is well formed: at most PLAN_MAX_BUCKETS
+ * of null or {"id", "rows" >= 0, "bytes" >= 0}; else what is wrong. */
+static const char *outputs_problem(json_t *outs)
+{
+    if (json_array_size(outs) > PLAN_MAX_BUCKETS)
+        return "it answered with more outputs than a task can have";
+    size_t i;
+    json_t *o;
+    json_array_foreach(outs, i, o)
+    {
+        if (json_is_null(o))
+            continue;
+        json_t *rows = json_object_get(o, "rows"), *bytes = json_object_get(o, "bytes");
+        if (!partition_id_ok(json_string_value(json_object_get(o, "id"))))
+            return "it answered with an output whose id is not a partition ID";
+        if (!json_is_integer(rows) || json_integer_value(rows) < 0 || !json_is_integer(bytes) ||
+            json_integer_value(bytes) < 0)
+            return "it answered with an output without non-negative rows and bytes";
+    }
+    return NULL;
+}
+
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
@@ -323,6 +363,12 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         fail_job(t->job, FR_EINTERNAL, "config-mismatch",
                  "worker %s answered for config '%s', not the runner's; the result is rejected",
                  t->url, t->echo[0] ? t->echo : (cid ? cid : "(none)"));
+        return;
+    }
+    const char *bad = outputs_problem(outs);
+    if (bad) {
+        json_decref(body);
+        retry_or_fail(rr, t->job, t->url, bad);
         return;
     }
     size_t n = json_array_size(outs);
@@ -436,7 +482,20 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-static int remote_fetch(runner *r, struct runner_part *p, struct fr_error *err)
+/* The partition a worker sent must be what it reported: as many rows. */
+static int check_fetched(const struct runner_part *p, struct fr_error *err)
+{
+    if (p->table->nrows == p->rows)
+        return FR_OK;
+    fr_error_set(err, FR_EDATA,
+                 "worker %.200s sent partition %.64s with %lld rows after reporting %lld; it "
+                 "is refused",
+                 p->url, p->id, (long long)p->table->nrows, (long long)p->rows);
+    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+    return FR_EDATA;
+}
+
+static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
     char *url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
@@ -445,7 +504,8 @@ static int remote_fetch(runner *r, struct runner_part *p, struct fr_error *err)
                                 .config_id = r->frozen->id,
                                 .timeout_ms = 60000,
                                 .secret = rr->secret,
-                                .sender = rr->sender};
+                                .sender = rr->sender,
+                                .max_body_bytes = max_bytes};
     struct fr_client_resp resp;
     int rc = fr_client_call(&req, &resp, err);
     if (rc == FR_OK && resp.status != 200)
@@ -453,8 +513,18 @@ static int remote_fetch(runner *r, struct runner_part *p, struct fr_error *err)
                           resp.status);
     if (rc == FR_OK)
         rc = df_table_deserialize(resp.body.data, resp.body.len, &p->table, err);
-    if (rc != FR_OK)
+    if (rc == FR_EDATA) { /* name the worker that sent it */
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_set(err, FR_EDATA, "worker %.200s sent partition %.64s that is refused: %.400s",
+                     p->url, p->id, why);
+        snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+    } else if (rc == FR_OK && (rc = check_fetched(p, err)) != FR_OK) {
+        df_table_free(p->table);
+        p->table = NULL;
+    } else if (rc != FR_OK && rc != FR_ENOSPACE) {
         snprintf(err->kind, sizeof(err->kind), "input-lost");
+    }
     fr_client_resp_cleanup(&resp);
     free(url);
     return rc;
