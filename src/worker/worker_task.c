@@ -48,7 +48,7 @@ static int64_t now_ns(void)
 /* GET {url}/v1/partitions/{id} under the same config, signed like every
  * internal call. *out new. */
 static int fetch_remote(worker *w, const char *url, const char *id, const char *config_id,
-                        struct df_table **out, struct fr_error *err)
+                        int64_t max_bytes, struct df_table **out, struct fr_error *err)
 {
     char *full = fr_xasprintf("%s/v1/partitions/%s", url, id);
     struct fr_client_req req = {.method = "GET",
@@ -56,7 +56,8 @@ static int fetch_remote(worker *w, const char *url, const char *id, const char *
                                 .config_id = config_id,
                                 .timeout_ms = FETCH_TIMEOUT_MS,
                                 .secret = w->secret,
-                                .sender = w->id};
+                                .sender = w->id,
+                                .max_body_bytes = max_bytes};
     struct fr_client_resp resp;
     int rc = fr_client_call(&req, &resp, err);
     if (rc == FR_OK && resp.status != 200)
@@ -70,20 +71,44 @@ static int fetch_remote(worker *w, const char *url, const char *id, const char *
 
 /* One input partition: from memory when this worker owns it, else over
  * HTTP. Any failure is input-lost with ext {"lost": {url, id}}. */
-static int fetch_input(worker *w, json_t *ref, const char *config_id, const char *own_url,
-                       struct df_table **out, json_t **ext, struct fr_error *err)
+/* "p-" and 1-64 lower-case hex digits: it goes into a URL path. */
+static bool partition_id_ok(const char *id)
+{
+    size_t n = strlen(id);
+    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
+           strspn(id + 2, "0123456789abcdef") == n - 2;
+}
+
+/* http(s)://, printable ASCII without spaces, at most 512 bytes. */
+static bool peer_url_ok(const char *url)
+{
+    size_t n = strlen(url);
+    if (n > 512 || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (url[i] <= ' ' || url[i] > '~')
+            return false;
+    return true;
+}
+
+static int fetch_input(worker *w, json_t *ref, const char *config_id, int64_t max_bytes,
+                       const char *own_url, struct df_table **out, json_t **ext,
+                       struct fr_error *err)
 {
     const char *url = json_string_value(json_object_get(ref, "url"));
     const char *id = json_string_value(json_object_get(ref, "id"));
     if (!url || !id)
         return task_error(err, FR_EINVAL, "invalid-task", "every input needs a string url and id");
+    if (!peer_url_ok(url) || !partition_id_ok(id))
+        return task_error(err, FR_EINVAL, "invalid-task",
+                          "an input needs an http(s) url and a partition id p-<hex>");
     size_t n = strlen(url);
     while (n > 0 && url[n - 1] == '/')
         n--;
     bool own = strlen(own_url) == n && strncmp(url, own_url, n) == 0;
     int64_t t0 = now_ns();
     int rc = own ? worker_partition_table(w, id, config_id, out, err)
-                 : fetch_remote(w, url, id, config_id, out, err);
+                 : fetch_remote(w, url, id, config_id, max_bytes, out, err);
     if (rc == FR_OK) {
         int64_t ns = now_ns() - t0;
         if (own) {
@@ -104,9 +129,14 @@ static int fetch_input(worker *w, json_t *ref, const char *config_id, const char
     return FR_EIO;
 }
 
-static int fetch_inputs(worker *w, json_t *inputs, const char *config_id, struct task_inputs *in,
-                        json_t **ext, struct fr_error *err)
+/* Inputs come from peers: each is bounded by the task's memory limit
+ * (twice it, as the encoding is not the in-memory size), before allocation. */
+static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *frozen,
+                        struct task_inputs *in, json_t **ext, struct fr_error *err)
 {
+    const char *config_id = frozen->id;
+    int64_t limit = frozen->values.task_memory_limit_bytes;
+    int64_t max_bytes = limit > 0 && limit < INT64_MAX / 2 ? 2 * limit : 0;
     if (inputs && !json_is_array(inputs))
         return task_error(err, FR_EINVAL, "invalid-task", "inputs must be an array of arrays");
     if (json_array_size(inputs) > MAX_SLOTS)
@@ -119,8 +149,8 @@ static int fetch_inputs(worker *w, json_t *inputs, const char *config_id, struct
             return task_error(err, FR_EINVAL, "invalid-task", "inputs must be an array of arrays");
         in->tables[k] = fr_xcalloc(json_array_size(slot) + 1, sizeof(struct df_table *));
         for (size_t i = 0; i < json_array_size(slot); i++) {
-            int rc = fetch_input(w, json_array_get(slot, i), config_id, own_url, &in->tables[k][i],
-                                 ext, err);
+            int rc = fetch_input(w, json_array_get(slot, i), config_id, max_bytes, own_url,
+                                 &in->tables[k][i], ext, err);
             if (rc != FR_OK)
                 return rc;
             in->counts[k]++;
@@ -220,7 +250,7 @@ int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out
         goto out;
     }
     slot_acquire(w);
-    result = fetch_inputs(w, json_object_get(body, "inputs"), frozen->id, &in, ext, err);
+    result = fetch_inputs(w, json_object_get(body, "inputs"), frozen, &in, ext, err);
     if (result == FR_OK)
         result = execute(w, frozen, spec, &in, &ex, &outs, &nouts, err);
     slot_release(w);

@@ -536,6 +536,13 @@ describe('a worker given hostile task specs', () => {
       headers,
     });
     assert.ok(join.status >= 400 && join.status < 500, join.text);
+    for (const ref of [{ url: 'file:///etc/passwd', id: 'p-00' }, { url: 'gopher://x', id: 'p-00' },
+      { url: worker.base, id: '../../v1/info' }, { url: worker.base, id: 'p-zz?x=1' }]) {
+      const r = await call(worker.base, 'POST', '/v1/tasks', {
+        json: { ...base, spec: { ...base.spec, input: { kind: 'stored' } }, inputs: [[ref]] }, headers,
+      });
+      assertProblem(r, 400, 'invalid-task');
+    }
     assert.equal((await call(worker.base, 'GET', '/livez')).status, 200);
   });
 });
