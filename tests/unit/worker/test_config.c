@@ -266,7 +266,7 @@ static void test_task_input_lost(void **state)
     assert_int_equal(worker_start(fx->w, "http://127.0.0.1:1/", NULL), FR_OK);
     json_t *body = json_pack("{s{si s{ss} sn s[] sn si} s[[{ss ss}]]}", "spec", "stage", 0, "input",
                              "kind", "stored", "core", "pipeline", "sink", "nbuckets", 1, "inputs",
-                             "url", "http://127.0.0.1:1", "id", "p-gone");
+                             "url", "http://127.0.0.1:1", "id", "p-0dd");
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
     fr_error_init(&err);
@@ -274,7 +274,7 @@ static void test_task_input_lost(void **state)
     assert_null(out);
     assert_string_equal(err.kind, "input-lost");
     json_t *lost = json_object_get(ext, "lost");
-    assert_string_equal(json_string_value(json_object_get(lost, "id")), "p-gone");
+    assert_string_equal(json_string_value(json_object_get(lost, "id")), "p-0dd");
     assert_string_equal(json_string_value(json_object_get(lost, "url")), "http://127.0.0.1:1");
     json_decref(ext);
     json_decref(body);
