@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Partitions of one split: far above shuffle_partitions' maximum (4096), far
+ * below what would make the per-partition arrays a memory hazard. */
+#define DF_MAX_PARTITIONS 65536
+
 /* Fills parts[0..nparts) (each new) with the rows of `in` whose part[] is
  * that index, keeping input order. */
 static int split_by_part(const struct df_table *in, const int32_t *part, int nparts,
@@ -61,10 +65,12 @@ void df_hash_rows(const struct df_table *in, const int *keys, int nkeys, uint64_
 int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int nparts,
                       struct df_table **parts, struct fr_error *err)
 {
+    /* checked before parts is touched: its size is nparts only when nparts is sane */
+    if (nparts < 1 || nparts > DF_MAX_PARTITIONS)
+        return fr_error_set(err, FR_EINVAL, "cannot split into %d partitions (1 to %d)", nparts,
+                            DF_MAX_PARTITIONS);
     for (int p = 0; p < nparts; p++)
         parts[p] = NULL;
-    if (nparts < 1)
-        return fr_error_set(err, FR_EINVAL, "cannot split into %d partitions", nparts);
     for (int k = 0; k < nkeys; k++)
         if (keys[k] < 0 || keys[k] >= in->ncols)
             return fr_error_set(err, FR_EINVAL, "partition key %d is not a column", k + 1);
@@ -123,7 +129,7 @@ int df_sort_boundaries(const struct df_table *samples, const struct df_sort_key 
     int64_t *sel = NULL;
     *out = NULL;
     int rc = FR_EINVAL;
-    if (nparts < 1 || samples->ncols < nkeys) {
+    if (nparts < 1 || nparts > DF_MAX_PARTITIONS || samples->ncols < nkeys) {
         fr_error_set(err, rc, "boundaries for %d partitions need %d key columns", nparts, nkeys);
         goto out;
     }
@@ -163,9 +169,12 @@ int df_range_partition(const struct df_table *in, const struct df_sort_key *keys
                        const struct df_table *boundaries, int nparts, struct df_table **parts,
                        struct fr_error *err)
 {
+    if (nparts < 1 || nparts > DF_MAX_PARTITIONS)
+        return fr_error_set(err, FR_EINVAL, "cannot split into %d partitions (1 to %d)", nparts,
+                            DF_MAX_PARTITIONS);
     for (int p = 0; p < nparts; p++)
         parts[p] = NULL;
-    if (nparts < 1 || boundaries->ncols < nkeys || boundaries->nrows > nparts - 1)
+    if (boundaries->ncols < nkeys || boundaries->nrows > nparts - 1)
         return fr_error_set(err, FR_EINVAL, "%lld boundaries do not fit %d partitions",
                             (long long)boundaries->nrows, nparts);
     const struct df_column **acols = fr_xcalloc((size_t)nkeys + 1, sizeof(*acols));

@@ -223,6 +223,29 @@ static void test_hash_partition_multi_key(void **state)
     df_table_free(in);
 }
 
+/* A hostile partition count is refused before the caller's array is
+ * touched (a worker used to allocate for buckets: -1). */
+static void test_partition_counts_bounded(void **state)
+{
+    (void)state;
+    struct df_table *t = random_table(10, 7);
+    struct df_table *parts[2] = {(struct df_table *)1, (struct df_table *)1};
+    int key = 0;
+    struct fr_error err;
+    const int bad[] = {0, -1, 65537, 1 << 30};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        fr_error_init(&err);
+        assert_int_equal(df_hash_partition(t, &key, 1, bad[i], parts, &err), FR_EINVAL);
+        assert_non_null(strstr(err.message, "partitions"));
+        struct df_table *bounds = df_table_new();
+        struct df_sort_key k = {.col = 0};
+        fr_error_init(&err);
+        assert_int_equal(df_range_partition(t, &k, 1, bounds, bad[i], parts, &err), FR_EINVAL);
+        df_table_free(bounds);
+    }
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_range_partition_empty_samples),
         cmocka_unit_test(test_hash_partition_consistency),
         cmocka_unit_test(test_hash_partition_multi_key),
+        cmocka_unit_test(test_partition_counts_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
