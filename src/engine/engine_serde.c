@@ -16,6 +16,7 @@
  * FR_EDATA for anything truncated or inconsistent. */
 #include "engine_io_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,8 +246,12 @@ int df_table_deserialize(const char *data, size_t len, struct df_table **out, st
     /* each column takes at least 14 bytes, and each row one byte in it */
     if (ncols > cur.left / 14 || nrows > (uint64_t)INT64_MAX / 8 || (ncols > 0 && nrows > cur.left))
         return corrupt(err, -1, "column or row counts larger than the data");
-    if (ncols > FR_MAX_COLUMNS)
-        return corrupt(err, -1, "more than 10000 columns");
+    if (ncols > FR_MAX_COLUMNS) {
+        corrupt(err, -1, "more than 10000 columns");
+        if (err)
+            snprintf(err->kind, sizeof(err->kind), "too-many-columns");
+        return FR_EDATA;
+    }
     /* A table without columns has no bytes to check its row count against,
      * and later operators allocate per row: bound it. */
     if (ncols == 0 && nrows > DF_SERDE_MAX_BARE_ROWS)

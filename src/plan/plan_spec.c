@@ -230,11 +230,22 @@ static bool int_in(json_t *obj, const char *key, json_int_t lo, json_int_t hi)
     return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
 }
 
-static bool schema_ok(json_t *pairs)
+/* FR_MAX_COLUMNS is one limit for every reader, plan and partition. */
+static int too_many_columns(struct fr_error *err, const char *what)
+{
+    fr_error_set(err, FR_EINVAL, "%s has more than %d columns", what, FR_MAX_COLUMNS);
+    snprintf(err->kind, sizeof(err->kind), "too-many-columns");
+    return FR_EINVAL;
+}
+
+/* An optional array of [name, type] pairs, at most FR_MAX_COLUMNS. */
+static int check_schema(json_t *pairs, const char *what, struct fr_error *err)
 {
     if (!pairs || json_is_null(pairs))
-        return true;
-    return json_is_array(pairs) && json_array_size(pairs) <= FR_MAX_COLUMNS;
+        return FR_OK;
+    if (!json_is_array(pairs))
+        return bad_spec(err, "%s must be an array of [name, type] pairs", what);
+    return json_array_size(pairs) > FR_MAX_COLUMNS ? too_many_columns(err, what) : FR_OK;
 }
 
 static int check_file_input(json_t *in, struct fr_error *err)
@@ -254,8 +265,10 @@ static int check_file_input(json_t *in, struct fr_error *err)
     if (json_integer_value(json_array_get(range, 0)) > json_integer_value(json_array_get(range, 1)))
         return bad_spec(err, "the range of a file input ends before it starts%s", "");
     if (cols && !json_is_null(cols)) {
-        if (!json_is_array(cols) || json_array_size(cols) > FR_MAX_COLUMNS)
+        if (!json_is_array(cols))
             return bad_spec(err, "columns of a file input must be an array of indexes%s", "");
+        if (json_array_size(cols) > FR_MAX_COLUMNS)
+            return too_many_columns(err, "a file input");
         for (size_t i = 0; i < json_array_size(cols); i++) {
             json_t *v = json_array_get(cols, i);
             if (!json_is_integer(v) || json_integer_value(v) < 0 ||
@@ -263,11 +276,11 @@ static int check_file_input(json_t *in, struct fr_error *err)
                 return bad_spec(err, "a column index of a file input is out of range%s", "");
         }
     }
-    if (!schema_ok(json_object_get(in, "schema")) ||
-        !schema_ok(json_object_get(json_object_get(in, "options"), "hints")))
-        return bad_spec(err, "the schema of a file input must be an array of at most %s pairs",
-                        "10000");
-    return FR_OK;
+    int rc = check_schema(json_object_get(in, "schema"), "the schema of a file input", err);
+    if (rc == FR_OK)
+        rc = check_schema(json_object_get(json_object_get(in, "options"), "hints"),
+                          "the hints of a file input", err);
+    return rc;
 }
 
 static int check_input(json_t *in, struct fr_error *err)
@@ -281,9 +294,10 @@ static int check_input(json_t *in, struct fr_error *err)
         return bad_spec(err, "max_rows must be an integer of at least -1%s", "");
     if (strcmp(kind, "file") == 0)
         return check_file_input(in, err);
-    if (strcmp(kind, "rows") == 0 &&
-        (!json_is_array(json_object_get(in, "rows")) || !schema_ok(json_object_get(in, "hints"))))
+    if (strcmp(kind, "rows") == 0 && !json_is_array(json_object_get(in, "rows")))
         return bad_spec(err, "a rows input needs an array of rows%s", "");
+    if (strcmp(kind, "rows") == 0)
+        return check_schema(json_object_get(in, "hints"), "the hints of a rows input", err);
     if (strcmp(kind, "slots") == 0 && !int_in(in, "nslots", 0, PLAN_MAX_SLOTS))
         return bad_spec(err, "nslots is out of range%s", "");
     return FR_OK;
@@ -327,9 +341,10 @@ static int check_pipeline(json_t *pipeline, struct fr_error *err)
             return bad_spec(err, "a pipeline op must be an object%s", "");
         if ((v = json_object_get(op, "filter")) && !json_is_string(v))
             return bad_spec(err, "a filter must be a string%s", "");
-        if ((v = json_object_get(op, "project")) &&
-            (!json_is_array(v) || json_array_size(v) > FR_MAX_COLUMNS))
-            return bad_spec(err, "a project must be an array of at most %s items", "10000");
+        if ((v = json_object_get(op, "project")) && !json_is_array(v))
+            return bad_spec(err, "a project must be an array of items%s", "");
+        if (v && json_is_array(v) && json_array_size(v) > FR_MAX_COLUMNS)
+            return too_many_columns(err, "a project");
         if ((v = json_object_get(op, "sort")) && !json_is_array(v))
             return bad_spec(err, "sort keys must be an array%s", "");
         if ((v = json_object_get(op, "slice")) &&

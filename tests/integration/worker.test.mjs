@@ -536,6 +536,11 @@ describe('a worker given hostile task specs', () => {
       headers,
     });
     assert.ok(join.status >= 400 && join.status < 500, join.text);
+    const wide = Array.from({ length: 10001 }, (_, i) => ({ name: `c${i}`, col: 'a' }));
+    const tooWide = await call(worker.base, 'POST', '/v1/tasks', {
+      json: { ...base, spec: { ...base.spec, pipeline: [{ project: wide }] } }, headers,
+    });
+    assertProblem(tooWide, 422, 'too-many-columns');
     for (const ref of [{ url: 'file:///etc/passwd', id: 'p-00' }, { url: 'gopher://x', id: 'p-00' },
       { url: worker.base, id: '../../v1/info' }, { url: worker.base, id: 'p-zz?x=1' }]) {
       const r = await call(worker.base, 'POST', '/v1/tasks', {

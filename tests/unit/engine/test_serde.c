@@ -235,6 +235,7 @@ static void test_too_many_columns(void **state)
     assert_int_equal(df_table_deserialize(buf, len, &back, &err), FR_EDATA);
     assert_null(back);
     assert_non_null(strstr(err.message, "10000 columns"));
+    assert_string_equal(err.kind, "too-many-columns");
     free(buf);
 }
 
