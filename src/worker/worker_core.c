@@ -165,8 +165,11 @@ json_t *worker__announce_body(worker *w)
 {
     char url[512];
     worker_url_copy(w, url, sizeof(url));
+    json_t *ids = worker_config_ids(w);
+    while (json_array_size(ids) > WORKER_ANNOUNCE_MAX_CONFIG_IDS) /* the coordinator's bound */
+        json_array_remove(ids, json_array_size(ids) - 1);
     return json_pack("{ss ss si si so}", "id", w->id, "url", url, "threads", w->threads,
-                     "running_tasks", worker_running_tasks(w), "config_ids", worker_config_ids(w));
+                     "running_tasks", worker_running_tasks(w), "config_ids", ids);
 }
 
 json_t *worker_info(worker *w)

@@ -116,7 +116,9 @@ int64_t worker__partitions_drop_config(worker *w, const char *config_id);
 /* Starts/stops the heartbeat thread (worker_heartbeat.c). */
 int worker__heartbeat_start(worker *w, struct fr_error *err);
 void worker__heartbeat_stop(worker *w);
-/* The heartbeat body {id, url, threads, running_tasks, config_ids}. New. */
+/* The heartbeat body {id, url, threads, running_tasks, config_ids (at most
+ * WORKER_ANNOUNCE_MAX_CONFIG_IDS, what the coordinator takes)}. New. */
+#define WORKER_ANNOUNCE_MAX_CONFIG_IDS 64
 json_t *worker__announce_body(worker *w);
 
 #endif
