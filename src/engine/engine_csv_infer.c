@@ -123,7 +123,7 @@ int df_csv_infer_schema(const char *path, const struct df_csv_options *o,
     df__csv_tok_init(&tok, o->delimiter, o->quote);
     fr_buf_init(&scratch);
     rs.buf = fr_xmalloc(rs.cap + 1);
-    rs.fd = open(path, O_RDONLY | O_CLOEXEC);
+    rs.fd = fr_file_open_regular(path);
     if (rs.fd < 0) {
         result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                               rs.name, strerror(errno));

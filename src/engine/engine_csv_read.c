@@ -350,7 +350,7 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
     for (int j = 0; j < ncolumns; j++)
         /* capacity 1: concat copies values with memcpy, which must not see NULL */
         r.cols[j] = df_column_new(schema->fields[columns[j]].type, 1);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = fr_file_open_regular(path);
     if (fd < 0) {
         result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                               r.name, strerror(errno));

@@ -195,7 +195,7 @@ static int line_open(struct line_reader *lr, const char *path, int64_t start, in
     lr->buf = fr_xmalloc(lr->cap);
     lr->base = start;
     lr->end = end;
-    lr->fd = open(path, O_RDONLY | O_CLOEXEC);
+    lr->fd = fr_file_open_regular(path);
     if (lr->fd < 0)
         return fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                             lr->name, strerror(errno));
