@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { assertProblem, call, startServer, tempRoot } from './lib.mjs';
@@ -189,6 +190,34 @@ test('upload media types are parsed; blank NDJSON is refused; a format replaces 
     assert.deepEqual(readdirSync(srv.dataDir).filter((f) => !f.startsWith('.')), ['m.ndjson']);
     r = await call(srv.base, 'GET', '/v1/datasets/m');
     assert.deepEqual(r.body.schema.map((c) => c.name), ['x']);
+  } finally {
+    await srv.stop();
+  }
+});
+
+// Listings read files: they run off the pool threads, so health checks answer
+// while several listings of a large data dir are in flight (before, they held
+// every pool thread until done). The listing is bounded and says so.
+test('listings are bounded and do not hold the pool threads', async () => {
+  const srv = await startServer();
+  try {
+    for (let i = 0; i <= 10000; i++) writeFileSync(path.join(srv.dataDir, `d${i}.csv`), 'a,b\n1,2\n');
+    const order = [];
+    const listings = [];
+    for (let i = 0; i < 2 * os.cpus().length; i++) {
+      listings.push(call(srv.base, 'GET', '/v1/datasets').then((r) => { order.push('list'); return r; }));
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    const live = await call(srv.base, 'GET', '/livez');
+    order.push('livez');
+    assert.equal(live.status, 200);
+    const done = await Promise.all(listings);
+    assert.equal(order[0], 'livez', `answered in the order ${order}`);
+    for (const r of done) {
+      assert.equal(r.status, 200);
+      assert.equal(r.body.datasets.length, 10000);
+      assert.equal(r.body.truncated, true);
+    }
   } finally {
     await srv.stop();
   }
