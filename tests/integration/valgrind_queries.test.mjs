@@ -102,6 +102,9 @@ function valgrindReport(xml) {
   for (const m of xml.matchAll(/<error>([\s\S]*?)<\/error>/g)) {
     const kind = /<kind>([^<]+)<\/kind>/.exec(m[1])?.[1] ?? '?';
     const bytes = Number(/<leakedbytes>(\d+)<\/leakedbytes>/.exec(m[1])?.[1] ?? 0);
+    if (kind.startsWith('Leak_') && !report.firstLeak) {
+      report.firstLeak = [...m[1].matchAll(/<fn>([^<]+)<\/fn>/g)].slice(0, 8).map((f) => f[1]).join(' < ');
+    }
     if (kind === 'Leak_DefinitelyLost') report.definite += bytes;
     else if (kind === 'Leak_IndirectlyLost') report.indirect += bytes;
     else if (!kind.startsWith('Leak_')) report.errors.push(kind);
@@ -113,6 +116,7 @@ test('1,000 queries in a row, a runner reset halfway, and nothing leaks', { time
   const root = tempRoot();
   const env = UNDER_VALGRIND ? { VALGRIND_OPTS: `--xml=yes --xml-file=${path.join(root, 'valgrind-%p.xml')}` } : {};
   const srv = await startServer({ root, args: ['--threads', '2'], env });
+  let stopped = null;
   try {
     let r = await call(srv.base, 'PUT', '/v1/datasets/trips', { body: TRIPS_CSV, headers: { 'content-type': 'text/csv' } });
     assert.ok(r.status === 200 || r.status === 201, r.text);
@@ -151,7 +155,9 @@ test('1,000 queries in a row, a runner reset halfway, and nothing leaks', { time
     r = await call(srv.base, 'GET', '/v1/runner');
     assert.equal(r.status, 200, r.text);
   } finally {
-    await srv.stop();
+    // valgrind's verdict first: its report says what leaked, the exit code only that something did.
+    stopped = srv.stop().then(() => null, (e) => e);
+    await stopped;
   }
   if (UNDER_VALGRIND) {
     const files = readdirSync(root).filter((f) => /^valgrind-\d+\.xml$/.test(f));
@@ -159,9 +165,11 @@ test('1,000 queries in a row, a runner reset halfway, and nothing leaks', { time
     const report = valgrindReport(readFileSync(path.join(root, files[0]), 'utf8'));
     t.diagnostic(`valgrind: ${report.definite} bytes definitely lost, ${report.indirect} indirectly, ${report.errors.length} errors`);
     assert.ok(report.finished, 'valgrind finished its report');
-    assert.equal(report.definite, 0, 'bytes definitely lost');
-    assert.equal(report.indirect, 0, 'bytes indirectly lost');
+    assert.equal(report.definite, 0, `bytes definitely lost, first at ${report.firstLeak}`);
+    assert.equal(report.indirect, 0, `bytes indirectly lost, first at ${report.firstLeak}`);
     assert.deepEqual(report.errors, [], 'memory errors');
   }
+  const stopError = await stopped;
+  if (stopError) throw stopError;
   rmSync(root, { recursive: true, force: true });
 });
