@@ -180,13 +180,23 @@ async function main() {
     }
     out.server_exit = await stopServer(srv);
     const log = readFileSync(srv.logFile, 'utf8');
-    out.server_log = { warn: (log.match(/"level":"warn"/g) ?? []).length, error: (log.match(/"level":"error"/g) ?? []).length };
+    const noisy = log.split('\n').filter((l) => /"level":"(warn|error)"/.test(l));
+    out.server_log = {
+      warn: noisy.filter((l) => l.includes('"level":"warn"')).length,
+      error: noisy.filter((l) => l.includes('"level":"error"')).length,
+      first: noisy.slice(0, 5),
+    };
     srv = null;
   } finally {
     if (srv) await stopServer(srv);
     rmSync(root, { recursive: true, force: true });
   }
   out.uptime_after = uptime();
+  // Flat: the rounds after the first grow RSS by at most 4 MiB or 10% (allocator noise);
+  // the first round fills the bounded caches (512 query records, dataset schemas).
+  const r1 = out.rounds[0].server_after.rss_kib;
+  out.rss_growth_kib = out.rounds[out.rounds.length - 1].server_after.rss_kib - r1;
+  out.rss_flat = out.rss_growth_kib <= Math.max(4096, r1 / 10);
   // Hand-written notes (the valgrind figures, what the table says) follow the table.
   const notesFile = path.join(HERE, 'notes.md');
   const notes = existsSync(notesFile) ? readFileSync(notesFile, 'utf8').trim() : '';
@@ -197,7 +207,7 @@ async function main() {
     writeFileSync(path.join(RESULTS, 'load.md'), md + '\n');
     writeResultsSection(md);
   }
-  const failed = out.rounds.some((r) => r.errors > 0) || out.server_exit.code !== 0;
+  const failed = out.rounds.some((r) => r.errors > 0) || out.server_exit.code !== 0 || !out.rss_flat;
   process.exitCode = failed ? 1 : 0;
 }
 
@@ -238,7 +248,10 @@ function markdown(o) {
   lines.push('', `RSS: ${mib(b.rss_kib)} MiB before, ${mib(first.server_after.rss_kib)} after round 1, ` +
     `${mib(last.server_after.rss_kib)} after round ${last.round} ` +
     `(${(last.server_after.rss_kib - first.server_after.rss_kib) >= 0 ? '+' : ''}${mib(last.server_after.rss_kib - first.server_after.rss_kib)} MiB ` +
-    `between the first and the last round); peak (VmHWM) ${mib(last.server_after.hwm_kib)} MiB.`, '');
+    `between the first and the last round: ${o.rss_flat ? 'flat' : 'GROWING'}, the bound being 4 MiB or 10%); ` +
+    `peak (VmHWM) ${mib(last.server_after.hwm_kib)} MiB.`, '');
+  for (const l of o.server_log?.first ?? []) lines.push(`- server log: \`${l.slice(0, 240)}\``);
+  if (o.server_log?.first?.length) lines.push('');
   lines.push('| round | ' + Object.keys(first.wrk.kinds).sort().join(' | ') + ' |');
   lines.push('|---|' + Object.keys(first.wrk.kinds).map(() => '---:').join('|') + '|');
   for (const r of o.rounds) {
