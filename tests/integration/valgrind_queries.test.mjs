@@ -66,7 +66,13 @@ const FORMATS = ['json', 'csv', 'ndjson'];
 async function fetchResult(base, id, format) {
   const r = await call(base, 'GET', `/v1/queries/${id}/result?format=${format}`);
   assert.equal(r.status, 200, r.text);
-  if (format === 'json') return { rows: r.body.rows.length, first: r.body.rows[0]?.[0] };
+  if (format === 'json') {
+    // A second page from offset 1 too: paging allocates its own slice.
+    const page = await call(base, 'GET', `/v1/queries/${id}/result?offset=1&limit=2`);
+    assert.equal(page.status, 200, page.text);
+    assert.deepEqual(page.body.rows, r.body.rows.slice(1, 3));
+    return { rows: r.body.rows.length, first: r.body.rows[0]?.[0] };
+  }
   const lines = r.text.split('\n').filter((l) => l.length > 0);
   if (format === 'csv') return { rows: lines.length - 1, first: Number(lines[1]?.split(',')[0]) };
   return { rows: lines.length, first: lines.length ? JSON.parse(lines[0]).trip_id : undefined };
@@ -90,6 +96,14 @@ async function dataframeRound(base) {
   r = await call(base, 'GET', `/v1/queries/${q}/result`);
   assert.equal(r.status, 200, r.text);
   assert.deepEqual(r.body.rows, [[count((t) => t.passengers === 1)]]);
+  // The reads around a dataframe and a query: each builds and frees its own JSON.
+  for (const p of [`/v1/dataframes/${df}`, `/v1/dataframes/${df}/explain`, `/v1/queries/${q}`]) {
+    r = await call(base, 'GET', p);
+    assert.equal(r.status, 200, `${p}: ${r.text}`);
+  }
+  r = await call(base, 'DELETE', `/v1/queries/${q}`);
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.state, 'succeeded', 'cancelling a finished query leaves it as it is');
   r = await call(base, 'DELETE', `/v1/dataframes/${df}`);
   assert.equal(r.status, 204, r.text);
   return 2;
