@@ -111,8 +111,8 @@ static void check_long_records(int rows, size_t len, bool newlines, int64_t targ
 static void test_field_longer_than_buffer(void **state)
 {
     (void)state;
-    check_long_records(3, 2u << 20, false, 1 << 30); /* 2 MB fields, one range */
-    check_long_records(3, 2u << 20, false, 1000);    /* ranges cut inside records */
+    check_long_records(3, 2u << 20, false, 1 << 30);  /* 2 MB fields, one range */
+    check_long_records(3, 2u << 20, false, 1000);     /* ranges cut inside records */
     check_long_records(1, 50u << 20, false, 1 << 30); /* one 50 MB field */
 }
 

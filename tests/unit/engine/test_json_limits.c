@@ -255,8 +255,8 @@ static void test_nul_in_ndjson(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ndjson_long_lines),   cmocka_unit_test(test_ndjson_column_limit),
-        cmocka_unit_test(test_rows_column_limit),   cmocka_unit_test(test_nul_in_strings),
+        cmocka_unit_test(test_ndjson_long_lines), cmocka_unit_test(test_ndjson_column_limit),
+        cmocka_unit_test(test_rows_column_limit), cmocka_unit_test(test_nul_in_strings),
         cmocka_unit_test(test_nul_in_ndjson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

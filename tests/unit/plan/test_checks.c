@@ -63,14 +63,14 @@ static void test_source_conflicts(void **state)
     (void)state;
     expect("{\"source\": {\"dataset\": \"nope\", \"rows\": [{\"a\": 1}]}}", FR_EINVAL,
            "invalid-plan", "dataset", "rows");
-    expect("{\"source\": {\"path\": \"x.csv\", \"rows\": [{\"a\": 1}]}}", FR_EINVAL,
-           "invalid-plan", "path", "rows");
+    expect("{\"source\": {\"path\": \"x.csv\", \"rows\": [{\"a\": 1}]}}", FR_EINVAL, "invalid-plan",
+           "path", "rows");
     expect("{\"source\": {\"dataset\": \"a\", \"path\": \"x.csv\"}}", FR_EINVAL, "invalid-plan",
            "dataset", "path");
     expect("{\"source\": {\"dataframe\": \"df-1\", \"rows\": []}}", FR_EINVAL, "invalid-plan",
            "dataframe", "rows");
-    expect("{\"source\": {\"rows\": [{\"a\": 1}], \"format\": \"csv\"}}", FR_EINVAL,
-           "invalid-plan", "format", NULL);
+    expect("{\"source\": {\"rows\": [{\"a\": 1}], \"format\": \"csv\"}}", FR_EINVAL, "invalid-plan",
+           "format", NULL);
     expect("{\"source\": {}}", FR_EINVAL, "invalid-plan", "dataset", "rows");
     expect_ok("{\"source\": " ROWS "}");
 }
@@ -102,8 +102,7 @@ static void test_op_members(void **state)
         {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"left_on\": [\"a\"], "
          "\"right_on\": [\"a\"]}}",
          "on", "left_on"},
-        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"left_on\": [\"a\"]}}", "right_on",
-         NULL},
+        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"left_on\": [\"a\"]}}", "right_on", NULL},
         {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"how\": 5}}", "how",
          NULL},
         {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"suffix\": 5}}",
