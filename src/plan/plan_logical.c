@@ -87,23 +87,28 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         return op_error(err, index, "select needs a non-empty list of expressions%s", "");
     size_t i;
     json_t *v;
+    int rc = FR_OK;
+    df_name_map *seen = df_name_map_new(); /* output names: duplicates in linear time */
     json_array_foreach(list, i, v)
     {
         const char *text = json_string_value(v);
-        if (!text)
-            return op_error(err, index, "select items must be strings%s", "");
-        df_expr *e = NULL;
-        int rc = plan__bind_expr(text, in, &e, err);
-        if (rc != FR_OK)
-            return rc;
-        const char *name = df_expr_name(e);
-        if (df_schema_find(&op->schema, name) >= 0) {
-            df_expr_free(e);
-            return op_error(err, index,
-                            "select produces the column '%s' twice; add an alias "
-                            "with 'as'",
-                            name);
+        if (!text) {
+            rc = op_error(err, index, "select items must be strings%s", "");
+            break;
         }
+        df_expr *e = NULL;
+        if ((rc = plan__bind_expr(text, in, &e, err)) != FR_OK)
+            break;
+        const char *name = df_expr_name(e);
+        if (df_name_map_get(seen, name) >= 0) {
+            rc = op_error(err, index,
+                          "select produces the column '%s' twice; add an alias "
+                          "with 'as'",
+                          name);
+            df_expr_free(e);
+            break;
+        }
+        df_name_map_put(seen, name, (int)i);
         int col = df_expr_column_index(e);
         if (col >= 0 && strcmp(in->fields[col].name, name) == 0)
             add_item(op, NULL, name, name);
@@ -112,12 +117,18 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         df_schema_add(&op->schema, name, df_expr_type(e));
         df_expr_free(e);
     }
-    return FR_OK;
+    df_name_map_free(seen);
+    return rc;
 }
 
 static int parse_with_column(json_t *spec, const struct df_schema *in, int index, struct lop *op,
                              struct fr_error *err)
 {
+    static const char *const members[] = {"name", "expr", NULL};
+    if (!json_is_object(spec))
+        return op_error(err, index, "with_column needs {\"name\": ..., \"expr\": ...}%s", "");
+    if (plan__check_members(spec, "with_column", members, err) != FR_OK)
+        return op_error(err, index, "%s", err->message);
     const char *name = json_string_value(json_object_get(spec, "name"));
     const char *text = json_string_value(json_object_get(spec, "expr"));
     if (!name || !text || !name[0])
@@ -315,7 +326,10 @@ static int parse_sort(json_t *list, const struct df_schema *in, int index, struc
 static int parse_topk(json_t *spec, const struct df_schema *in, int index, struct lop *op,
                       struct fr_error *err)
 {
+    static const char *const members[] = {"by", "sort", "k", NULL};
     json_t *k = json_object_get(spec, "k"), *sort = json_object_get(spec, "sort");
+    if (json_is_object(spec) && plan__check_members(spec, "top_k", members, err) != FR_OK)
+        return op_error(err, index, "%s", err->message);
     if (!json_is_object(spec) || !json_is_integer(k) || json_integer_value(k) < 0 || !sort)
         return op_error(err, index, "top_k needs {\"by\": [...], \"sort\": [...], \"k\": n}%s", "");
     int rc = parse_sort(sort, in, index, op, err);
@@ -417,20 +431,43 @@ static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int
     return FR_OK;
 }
 
+/* how and suffix: strings when given; suffix not empty (an empty one could
+ * never make a clashing name unique); on excludes left_on and right_on. */
+static int join_members(json_t *spec, int index, struct lop *op, struct fr_error *err)
+{
+    json_t *h = json_object_get(spec, "how"), *sf = json_object_get(spec, "suffix");
+    if (h && !json_is_string(h))
+        return op_error(err, index, "join how must be a string (inner, left, right, ...)%s", "");
+    const char *how = h ? json_string_value(h) : "inner";
+    if (df_join_how_parse(how, &op->how) != FR_OK)
+        return op_error(err, index, "join how '%s' is not inner, left, right, outer, semi or anti",
+                        how);
+    if (sf && (!json_is_string(sf) || json_string_length(sf) == 0 || json_string_length(sf) > 64 ||
+               strlen(json_string_value(sf)) != json_string_length(sf)))
+        return op_error(err, index, "join suffix must be a string of 1 to 64 characters%s", "");
+    if (json_object_get(spec, "on") &&
+        (json_object_get(spec, "left_on") || json_object_get(spec, "right_on")))
+        return op_error(err, index, "join takes either \"on\" or \"left_on\" and \"right_on\"%s",
+                        "");
+    op->suffix = fr_xstrdup(sf ? json_string_value(sf) : "_right");
+    return FR_OK;
+}
+
 static int parse_join(json_t *spec, const struct df_schema *in, const struct plan_env *env,
                       const struct df_options *opts, int depth, int index, struct lop *op,
                       struct fr_error *err)
 {
+    static const char *const members[] = {"right", "on",     "left_on", "right_on",
+                                          "how",   "suffix", NULL};
     op->kind = LOP_JOIN;
     df_schema_init(&op->schema);
     if (!json_is_object(spec) || !json_object_get(spec, "right"))
         return op_error(err, index, "join needs {\"right\": <plan>, \"on\": [...]}%s", "");
-    const char *how = json_string_value(json_object_get(spec, "how"));
-    if (df_join_how_parse(how ? how : "inner", &op->how) != FR_OK)
-        return op_error(err, index, "join how '%s' is not inner, left, right, outer, semi or anti",
-                        how);
-    const char *suffix = json_string_value(json_object_get(spec, "suffix"));
-    op->suffix = fr_xstrdup(suffix ? suffix : "_right");
+    if (plan__check_members(spec, "join", members, err) != FR_OK)
+        return op_error(err, index, "%s", err->message);
+    int rc = join_members(spec, index, op, err);
+    if (rc != FR_OK)
+        return rc;
     int nl = 0, nr = 0;
     json_t *on = json_object_get(spec, "on");
     if (on) {
@@ -447,7 +484,9 @@ static int parse_join(json_t *spec, const struct df_schema *in, const struct pla
                         "the same length%s",
                         "");
     op->nkeys = nl;
-    int rc = plan__parse(json_object_get(spec, "right"), env, opts, depth + 1, &op->right, err);
+    if ((rc = plan__check_columns(nl, "the join's key list", err)) != FR_OK)
+        return rc;
+    rc = plan__parse(json_object_get(spec, "right"), env, opts, depth + 1, &op->right, err);
     if (rc != FR_OK)
         return rc;
     return plan__join_schema(in, plan__lplan_schema(op->right), op->left_on, op->right_on, nl,
@@ -484,6 +523,34 @@ static int parse_union(json_t *spec, const struct df_schema *in, const struct pl
     return FR_OK;
 }
 
+/* One key per op (groupby may come with agg), naming the keys otherwise;
+ * lists longer than FR_MAX_COLUMNS are refused before any is bound. */
+static int op_shape(json_t *jop, int index, struct fr_error *err)
+{
+    size_t nkeys = json_object_size(jop);
+    bool grouped = nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg");
+    const char *key;
+    json_t *v;
+    if (nkeys != 1 && !grouped) {
+        struct fr_buf names;
+        fr_buf_init(&names);
+        json_object_foreach(jop, key, v)
+            fr_buf_printf(&names, "%s%s", names.len ? " and " : "", key);
+        op_error(err, index, "an op is an object with one key (groupby may come with agg), not %s",
+                 nkeys ? names.data : "none");
+        fr_buf_cleanup(&names);
+        return FR_EINVAL;
+    }
+    json_object_foreach(jop, key, v)
+    {
+        char what[80];
+        snprintf(what, sizeof(what), "ops[%d].%.40s", index, key);
+        if (json_is_array(v) && plan__check_columns((int64_t)json_array_size(v), what, err))
+            return err->status;
+    }
+    return FR_OK;
+}
+
 static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_env *env,
                     const struct df_options *opts, int depth, int index, struct lop *op,
                     struct fr_error *err)
@@ -492,11 +559,9 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
     op->orig = json_incref(jop);
     if (!json_is_object(jop))
         return op_error(err, index, "each op must be an object like {\"where\": \"...\"}%s", "");
-    size_t nkeys = json_object_size(jop);
-    if (nkeys != 1 &&
-        !(nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg")))
-        return op_error(err, index, "an op is an object with one key (groupby may come with agg)%s",
-                        "");
+    int rc = op_shape(jop, index, err);
+    if (rc != FR_OK)
+        return rc;
     if ((v = json_object_get(jop, "where"))) {
         if (!json_is_string(v))
             return op_error(err, index, "where needs an expression string%s", "");
@@ -508,8 +573,17 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
         return parse_with_column(v, in, index, op, err);
     if ((v = json_object_get(jop, "drop")))
         return parse_drop(v, in, index, op, err);
-    if ((v = json_object_get(jop, "groupby")))
+    if ((v = json_object_get(jop, "groupby"))) {
+        if (!json_object_get(jop, "agg"))
+            return op_error(err, index,
+                            "groupby needs agg: {\"groupby\": [...], \"agg\": [...]} (distinct "
+                            "gives the keys alone)%s",
+                            "");
+        if (json_is_array(v) && json_array_size(v) == 0)
+            return op_error(err, index, "groupby needs at least one key (agg alone gives totals)%s",
+                            "");
         return parse_agg(v, json_object_get(jop, "agg"), in, index, op, err);
+    }
     if ((v = json_object_get(jop, "agg")))
         return parse_agg(NULL, v, in, index, op, err);
     if ((v = json_object_get(jop, "distinct")))
@@ -531,6 +605,14 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
                     "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
                     "distinct, sort, top_k, limit, offset, join, union)",
                     key ? key : "");
+}
+
+/* A with_column on 10000 columns, say, makes one too many. */
+static int op_width(const struct lop *op, int index, struct fr_error *err)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "the output of ops[%d]", index);
+    return plan__check_columns(op->schema.nfields, what, err);
 }
 
 int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
@@ -572,6 +654,8 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         }
         lp->nops = (int)i + 1;
         rc = parse_op(json_array_get(ops, i), in, env, opts, depth, (int)i, &lp->ops[i], err);
+        if (rc == FR_OK)
+            rc = op_width(&lp->ops[i], (int)i, err);
     }
     json_decref(ops);
     if (rc != FR_OK) {
