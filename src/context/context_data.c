@@ -264,8 +264,9 @@ int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_err
         goto out;
     }
     if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
-        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s.%s is malformed: %s",
-                       u->name, u->format, ferr.message);
+        bool wide = strcmp(ferr.kind, "too-many-columns") == 0; /* 422 with its own kind */
+        rc = ctx__fail(err, wide ? ferr.status : FR_EDATA, wide ? ferr.kind : "malformed-data",
+                       "the uploaded %s.%s is malformed: %s", u->name, u->format, ferr.message);
         err->ext = json_pack("{ss}", "file", "");
         json_object_set_new(err->ext, "file", json_sprintf("%s.%s", u->name, u->format));
         if (ferr.line >= 0)
