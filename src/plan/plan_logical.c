@@ -346,75 +346,6 @@ static int parse_topk(json_t *spec, const struct df_schema *in, int index, struc
     return FR_OK;
 }
 
-/* The length of a sort key's expression, without " desc", " asc",
- * " nulls first" or " nulls last" at its end. */
-static size_t sort_key_expr_len(const char *key)
-{
-    static const char *const suffixes[] = {" desc", " asc", " nulls first", " nulls last"};
-    size_t len = strlen(key);
-    for (bool again = true; again;) {
-        again = false;
-        while (len && key[len - 1] == ' ')
-            len--;
-        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-            size_t sl = strlen(suffixes[i]);
-            if (len > sl && strncasecmp(key + len - sl, suffixes[i], sl) == 0) {
-                len -= sl;
-                again = true;
-            }
-        }
-    }
-    return len;
-}
-
-/* A sort on expressions ("length(name) desc") becomes with_column ops that
- * compute hidden key columns, the sort on them, and a drop. NULL when
- * every key is a plain column (or a key does not bind: the sort reports it). */
-static json_t *expand_sort(json_t *jop, const struct df_schema *in)
-{
-    json_t *keys = json_object_get(jop, "sort");
-    if (!json_is_array(keys) || json_object_size(jop) != 1)
-        return NULL;
-    json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
-    size_t i;
-    json_t *k;
-    json_array_foreach(keys, i, k)
-    {
-        const char *key = json_string_value(k);
-        if (!key)
-            break;
-        size_t len = sort_key_expr_len(key);
-        char *expr = fr_xstrndup(key, len);
-        df_expr *e = NULL;
-        struct fr_error err;
-        fr_error_init(&err);
-        bool column = df_expr_parse(expr, in, &e, &err) != FR_OK || df_expr_column_index(e) >= 0;
-        df_expr_free(e);
-        if (column) {
-            json_array_append(sort, k);
-        } else {
-            char name[32];
-            snprintf(name, sizeof(name), "__sort%zu", i);
-            json_array_append_new(
-                pre, json_pack("{s{ss ss}}", "with_column", "name", name, "expr", expr));
-            json_array_append_new(sort, json_sprintf("%s%s", name, key + len));
-            json_array_append_new(drop, json_string(name));
-        }
-        free(expr);
-    }
-    json_t *out = NULL;
-    if (json_array_size(drop)) {
-        out = pre;
-        json_array_append_new(out, json_pack("{sO}", "sort", sort));
-        json_array_append_new(out, json_pack("{sO}", "drop", drop));
-    } else {
-        json_decref(pre);
-    }
-    json_decref(sort);
-    json_decref(drop);
-    return out;
-}
-
 static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int index,
                        struct lop *op, struct fr_error *err)
 {
@@ -523,34 +454,6 @@ static int parse_union(json_t *spec, const struct df_schema *in, const struct pl
     return FR_OK;
 }
 
-/* One key per op (groupby may come with agg), naming the keys otherwise;
- * lists longer than FR_MAX_COLUMNS are refused before any is bound. */
-static int op_shape(json_t *jop, int index, struct fr_error *err)
-{
-    size_t nkeys = json_object_size(jop);
-    bool grouped = nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg");
-    const char *key;
-    json_t *v;
-    if (nkeys != 1 && !grouped) {
-        struct fr_buf names;
-        fr_buf_init(&names);
-        json_object_foreach(jop, key, v)
-            fr_buf_printf(&names, "%s%s", names.len ? " and " : "", key);
-        op_error(err, index, "an op is an object with one key (groupby may come with agg), not %s",
-                 nkeys ? names.data : "none");
-        fr_buf_cleanup(&names);
-        return FR_EINVAL;
-    }
-    json_object_foreach(jop, key, v)
-    {
-        char what[80];
-        snprintf(what, sizeof(what), "ops[%d].%.40s", index, key);
-        if (json_is_array(v) && plan__check_columns((int64_t)json_array_size(v), what, err))
-            return err->status;
-    }
-    return FR_OK;
-}
-
 static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_env *env,
                     const struct df_options *opts, int depth, int index, struct lop *op,
                     struct fr_error *err)
@@ -559,7 +462,7 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
     op->orig = json_incref(jop);
     if (!json_is_object(jop))
         return op_error(err, index, "each op must be an object like {\"where\": \"...\"}%s", "");
-    int rc = op_shape(jop, index, err);
+    int rc = plan__check_op_shape(jop, index, err);
     if (rc != FR_OK)
         return rc;
     if ((v = json_object_get(jop, "where"))) {
@@ -645,7 +548,7 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (i + 2)); /* before taking `in` */
         memset(&lp->ops[i], 0, sizeof(struct lop));
         const struct df_schema *in = i == 0 ? &lp->src.schema : &lp->ops[i - 1].schema;
-        json_t *expanded = expand_sort(json_array_get(ops, i), in);
+        json_t *expanded = plan__expand_sort(json_array_get(ops, i), in);
         if (expanded) {
             json_array_remove(ops, i);
             for (size_t k = 0; k < json_array_size(expanded); k++)

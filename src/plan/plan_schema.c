@@ -1,9 +1,12 @@
-/* plan_schema: binding expressions at planning time and the output schema of
- * a join, named exactly as the engine's df_join names its columns. */
+/* plan_schema: binding expressions at planning time (sorts on expressions
+ * rewritten into hidden columns), the output schema of a join, named exactly
+ * as the engine's df_join names its columns, and the checks of user plan
+ * JSON that several parsers share (members, column limits). */
 #include "plan_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 char *plan__quote_ident(const char *name)
 {
@@ -26,6 +29,75 @@ int plan__bind_expr(const char *text, const struct df_schema *s, df_expr **out,
     if (rc != FR_OK && !err->kind[0])
         snprintf(err->kind, sizeof(err->kind), "invalid-expression");
     return rc;
+}
+
+/* The length of a sort key's expression, without " desc", " asc",
+ * " nulls first" or " nulls last" at its end. */
+static size_t sort_key_expr_len(const char *key)
+{
+    static const char *const suffixes[] = {" desc", " asc", " nulls first", " nulls last"};
+    size_t len = strlen(key);
+    for (bool again = true; again;) {
+        again = false;
+        while (len && key[len - 1] == ' ')
+            len--;
+        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+            size_t sl = strlen(suffixes[i]);
+            if (len > sl && strncasecmp(key + len - sl, suffixes[i], sl) == 0) {
+                len -= sl;
+                again = true;
+            }
+        }
+    }
+    return len;
+}
+
+/* A sort on expressions ("length(name) desc") becomes with_column ops that
+ * compute hidden key columns, the sort on them, and a drop. NULL when
+ * every key is a plain column (or a key does not bind: the sort reports it). */
+json_t *plan__expand_sort(json_t *jop, const struct df_schema *in)
+{
+    json_t *keys = json_object_get(jop, "sort");
+    if (!json_is_array(keys) || json_object_size(jop) != 1)
+        return NULL;
+    json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        const char *key = json_string_value(k);
+        if (!key)
+            break;
+        size_t len = sort_key_expr_len(key);
+        char *expr = fr_xstrndup(key, len);
+        df_expr *e = NULL;
+        struct fr_error err;
+        fr_error_init(&err);
+        bool column = df_expr_parse(expr, in, &e, &err) != FR_OK || df_expr_column_index(e) >= 0;
+        df_expr_free(e);
+        if (column) {
+            json_array_append(sort, k);
+        } else {
+            char name[32];
+            snprintf(name, sizeof(name), "__sort%zu", i);
+            json_array_append_new(
+                pre, json_pack("{s{ss ss}}", "with_column", "name", name, "expr", expr));
+            json_array_append_new(sort, json_sprintf("%s%s", name, key + len));
+            json_array_append_new(drop, json_string(name));
+        }
+        free(expr);
+    }
+    json_t *out = NULL;
+    if (json_array_size(drop)) {
+        out = pre;
+        json_array_append_new(out, json_pack("{sO}", "sort", sort));
+        json_array_append_new(out, json_pack("{sO}", "drop", drop));
+    } else {
+        json_decref(pre);
+    }
+    json_decref(sort);
+    json_decref(drop);
+    return out;
 }
 
 static int key_error(struct fr_error *err, const char *side, const char *name)
@@ -182,6 +254,36 @@ int plan__check_members(json_t *obj, const char *what, const char *const *allowe
         snprintf(err->kind, sizeof(err->kind), "invalid-plan");
         snprintf(err->field, sizeof(err->field), "%s", key);
         return FR_EINVAL;
+    }
+    return FR_OK;
+}
+
+/* One key per op (groupby may come with agg), naming the keys otherwise;
+ * lists longer than FR_MAX_COLUMNS are refused before any is bound. */
+int plan__check_op_shape(json_t *jop, int index, struct fr_error *err)
+{
+    size_t nkeys = json_object_size(jop);
+    bool grouped = nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg");
+    const char *key;
+    json_t *v;
+    if (nkeys != 1 && !grouped) {
+        struct fr_buf names;
+        fr_buf_init(&names);
+        json_object_foreach(jop, key, v)
+            fr_buf_printf(&names, "%s%s", names.len ? " and " : "", key);
+        fr_error_set(err, FR_EINVAL,
+                     "ops[%d]: an op is an object with one key (groupby may come with agg), not %s",
+                     index, nkeys ? names.data : "none");
+        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+        fr_buf_cleanup(&names);
+        return FR_EINVAL;
+    }
+    json_object_foreach(jop, key, v)
+    {
+        char what[80];
+        snprintf(what, sizeof(what), "ops[%d].%.40s", index, key);
+        if (json_is_array(v) && plan__check_columns((int64_t)json_array_size(v), what, err))
+            return err->status;
     }
     return FR_OK;
 }
