@@ -224,6 +224,31 @@ static void test_column_limit(void **state)
     free(one_more);
 }
 
+/* A data line of 50000 delimiters: an error that says "more than 10000",
+ * after storing no more than FR_MAX_COLUMNS + 1 fields. */
+static void test_wide_data_record(void **state)
+{
+    (void)state;
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "a,b\n1,2\n");
+    for (int i = 0; i < 50000; i++)
+        fr_buf_putc(&b, ',');
+    fr_buf_puts(&b, "\n");
+    char *path = temp_file(b.data, b.len);
+    struct df_schema s;
+    df_schema_init(&s);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_null(read_all(path, 1 << 30, &s, &err));
+    assert_int_equal(err.status, FR_EDATA);
+    assert_non_null(strstr(err.message, "line 3: expected 2 fields, found more than 10000"));
+    df_schema_cleanup(&s);
+    unlink(path);
+    free(path);
+    fr_buf_cleanup(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_header_names),
         cmocka_unit_test(test_duplicate_names_skip_taken),
         cmocka_unit_test(test_column_limit),
+        cmocka_unit_test(test_wide_data_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
