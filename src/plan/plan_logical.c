@@ -48,6 +48,15 @@ static void free_strings(char **v, int n)
     free(v);
 }
 
+/* new: names[0..n) mapped to their positions, for lookups in linear time. */
+static df_name_map *name_set(char *const *names, int n)
+{
+    df_name_map *m = df_name_map_new();
+    for (int k = 0; k < n; k++)
+        df_name_map_put(m, names[k], k);
+    return m;
+}
+
 static void add_item(struct lop *op, const char *expr, const char *col, const char *name)
 {
     op->items = fr_xrealloc(op->items, sizeof(*op->items) * (size_t)(op->nitems + 1));
@@ -168,8 +177,9 @@ static int parse_drop(json_t *list, const struct df_schema *in, int index, struc
     if (!names)
         return op_error(err, index, "drop needs a list of column names%s", "");
     int rc = FR_OK;
+    df_name_map *cols = df_schema_index(in), *gone = name_set(names, n);
     for (int k = 0; k < n && rc == FR_OK; k++) {
-        if (df_schema_find(in, names[k]) < 0) {
+        if (df_name_map_get(cols, names[k]) < 0) {
             char *q = plan__quote_ident(names[k]);
             df_expr *e = NULL;
             rc = plan__bind_expr(q, in, &e, err); /* fails with a suggestion */
@@ -182,14 +192,13 @@ static int parse_drop(json_t *list, const struct df_schema *in, int index, struc
     op->kind = LOP_PROJECT;
     df_schema_init(&op->schema);
     for (int i = 0; i < in->nfields && rc == FR_OK; i++) {
-        bool dropped = false;
-        for (int k = 0; k < n; k++)
-            dropped |= strcmp(names[k], in->fields[i].name) == 0;
-        if (!dropped) {
+        if (df_name_map_get(gone, in->fields[i].name) < 0) {
             add_item(op, NULL, in->fields[i].name, in->fields[i].name);
             df_schema_add(&op->schema, in->fields[i].name, in->fields[i].type);
         }
     }
+    df_name_map_free(cols);
+    df_name_map_free(gone);
     free_strings(names, n);
     return rc;
 }
@@ -244,10 +253,9 @@ static int parse_distinct(json_t *list, const struct df_schema *in, int index, s
     if (!cols)
         return op_error(err, index, "distinct needs a list of column names (or [] for all)%s", "");
     json_t *keys = json_array(), *aggs = json_array();
+    df_name_map *wanted = name_set(cols, n), *have = df_schema_index(in);
     for (int i = 0; i < in->nfields; i++) {
-        bool key = n == 0;
-        for (int k = 0; k < n; k++)
-            key |= strcmp(cols[k], in->fields[i].name) == 0;
+        bool key = n == 0 || df_name_map_get(wanted, in->fields[i].name) >= 0;
         char *q = plan__quote_ident(in->fields[i].name);
         if (key)
             json_array_append_new(keys, json_string(q));
@@ -257,8 +265,10 @@ static int parse_distinct(json_t *list, const struct df_schema *in, int index, s
     }
     int rc = FR_OK;
     for (int k = 0; k < n && rc == FR_OK; k++)
-        if (df_schema_find(in, cols[k]) < 0)
+        if (df_name_map_get(have, cols[k]) < 0)
             rc = op_error(err, index, "distinct: no column '%s'", cols[k]);
+    df_name_map_free(wanted);
+    df_name_map_free(have);
     if (rc == FR_OK)
         rc = parse_agg(keys, json_array_size(aggs) ? aggs : NULL, in, index, op, err);
     if (rc == FR_OK) { /* the aggregation puts keys first: restore the input's order */
