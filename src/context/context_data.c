@@ -363,8 +363,9 @@ static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
     if (u->bytes == 0)
         return ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
     if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
-        int rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s.%s is malformed: %s",
-                           u->name, u->format, ferr.message);
+        bool wide = strcmp(ferr.kind, "too-many-columns") == 0; /* 422 with its own kind */
+        int rc = ctx__fail(err, wide ? ferr.status : FR_EDATA, wide ? ferr.kind : "malformed-data",
+                           "the uploaded %s.%s is malformed: %s", u->name, u->format, ferr.message);
         err->ext = json_pack("{ss}", "file", "");
         json_object_set_new(err->ext, "file", json_sprintf("%s.%s", u->name, u->format));
         if (ferr.line >= 0)

@@ -198,6 +198,9 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
         } else if (strcmp(key, "schema") == 0) {
             if (!json_is_object(v))
                 return plan_error(err, "options.schema must map column names to types%s", "");
+            int rc = plan__check_columns((int64_t)json_object_size(v), "the schema hints", err);
+            if (rc != FR_OK)
+                return rc;
             const char *col;
             json_t *t;
             json_object_foreach(v, col, t)
@@ -283,6 +286,34 @@ static int stored_source(const char *id, const struct plan_env *env, struct lsou
     return FR_OK;
 }
 
+/* Exactly one of dataset, path, rows and dataframe; format only with path;
+ * at most FR_MAX_COLUMNS schema hints. */
+static int source_kind(json_t *src, const struct lsource *s, struct fr_error *err)
+{
+    static const char *const kinds[] = {"dataset", "path", "rows", "dataframe"};
+    const char *first = NULL;
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        if (!json_object_get(src, kinds[k]))
+            continue;
+        if (first) {
+            fr_error_set(err, FR_EINVAL,
+                         "the source has both %s and %s: give one of dataset, path, rows or "
+                         "dataframe",
+                         first, kinds[k]);
+            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            snprintf(err->field, sizeof(err->field), "%s", kinds[k]);
+            return FR_EINVAL;
+        }
+        first = kinds[k];
+    }
+    if (json_object_get(src, "format") && !json_object_get(src, "path"))
+        return plan__check_error(err, "format",
+                                 "source.format goes only with source.path (a dataset has "
+                                 "its format%s)",
+                                 "");
+    return plan__check_columns(s->hints.nfields, "the source's schema hints", err);
+}
+
 int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_options *opts,
                        struct lsource *s, struct fr_error *err)
 {
@@ -325,6 +356,8 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
         if (rc != FR_OK)
             return rc;
     }
+    if ((rc = source_kind(src, s, err)) != FR_OK)
+        return rc;
     json_t *v;
     if ((v = json_object_get(src, "rows")))
         return rows_source(v, s, err);
