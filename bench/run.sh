@@ -3,8 +3,8 @@
 # framed (engine time and end to end over HTTP), DuckDB, Polars and pandas, on the same CSV files
 # and 2 threads (pandas: 1). Default N = 1e7. See bench/README.md.
 #   1. installs what is missing: the peers from bench/package-lock.json (npm ci), pandas
-#      (apt-get install python3-pandas), perf (apt-get install linux-perf, optional), and
-#      builds framed Release into build-rel/;
+#      (apt-get install python3-pandas), wrk (apt-get install wrk, for bench/load/run.sh), perf
+#      (apt-get install linux-perf, optional), and builds framed Release into build-rel/;
 #   2. generates the tables into bench/data/ (bench/datagen.c, seeded; skipped when present);
 #   3. runs bench/bench.mjs: every engine, checks, bench/results/<N>.{json,md}, bench/RESULTS.md.
 set -e
@@ -28,6 +28,7 @@ if [ ! -d "$BENCH/node_modules/@duckdb/node-api" ] || [ ! -d "$BENCH/node_module
     npm ci --prefix "$BENCH" --no-audit --no-fund --loglevel=error
 fi
 /usr/bin/python3 -c 'import pandas' 2>/dev/null || { echo "== apt-get install python3-pandas" >&2; apt_install python3-pandas; }
+command -v wrk >/dev/null || apt_install wrk   # bench/load/run.sh drives it
 command -v perf >/dev/null || apt_install linux-perf || echo "(no perf: profiles skipped)" >&2
 
 echo "== build framed (Release)" >&2

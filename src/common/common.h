@@ -184,5 +184,16 @@ int fr_file_write_atomic(const char *path, const void *data, size_t len, struct 
 /* Reads a whole (small) file; *out is new. FR_ENOTFOUND if it does not exist. */
 int fr_file_read_all(const char *path, char **out, size_t *len, struct fr_error *err);
 int fr_mkdir_p(const char *path, struct fr_error *err);
+/* Opens path read-only for a reader, only if it is a regular file, and never
+ * blocks doing so: a FIFO or a device would hang open() or the reads, so the
+ * open is O_NONBLOCK, the type is checked with fstat, and only then is
+ * O_NONBLOCK cleared. Returns the fd, or -1 with errno set (EINVAL when the
+ * path is not a regular file). */
+int fr_file_open_regular(const char *path);
+/* Resolves path (symlinks, "..") and checks that it lies inside dir (itself
+ * resolved). *out is new, the canonical path. FR_ENOTFOUND when path does not
+ * resolve (missing, dangling link), FR_EINVAL when it resolves outside dir,
+ * FR_EIO when dir cannot be resolved; the message says which. */
+int fr_path_resolve_inside(const char *dir, const char *path, char **out, struct fr_error *err);
 
 #endif

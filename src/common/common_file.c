@@ -1,5 +1,6 @@
-/* common_file: atomic small-file writes (temp, fsync, rename, dir fsync) and
- * whole-file reads for state files. */
+/* common_file: atomic small-file writes (temp, fsync, rename, dir fsync),
+ * whole-file reads for state files, and the checks every reader of a data
+ * file makes: regular files only, opened without blocking, inside a root. */
 #include "common.h"
 
 #include <errno.h>
@@ -112,5 +113,59 @@ int fr_mkdir_p(const char *path, struct fr_error *err)
         }
     }
     free(copy);
+    return result;
+}
+
+int fr_file_open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int saved = 0;
+    int flags = -1;
+    if (fstat(fd, &st) != 0)
+        saved = errno;
+    else if (!S_ISREG(st.st_mode))
+        saved = EINVAL;
+    else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+        saved = errno;
+    if (saved != 0) {
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int fr_path_resolve_inside(const char *dir, const char *path, char **out, struct fr_error *err)
+{
+    int result = FR_EIO;
+    char *root = realpath(dir, NULL);
+    char *full = NULL;
+    if (!root) {
+        fr_error_set(err, FR_EIO, "the data dir cannot be resolved: %s", strerror(errno));
+        goto out;
+    }
+    full = realpath(path, NULL);
+    if (!full) {
+        result = fr_error_set(err, FR_ENOTFOUND, "%s does not resolve to a file: %s",
+                              strrchr(path, '/') ? strrchr(path, '/') + 1 : path, strerror(errno));
+        goto out;
+    }
+    size_t rl = strlen(root);
+    /* the root itself or a sibling sharing its prefix ("data2") is outside */
+    if (strncmp(full, root, rl) != 0 || (full[rl] != '/' && root[rl - 1] != '/') ||
+        full[rl] == '\0') {
+        result = fr_error_set(err, FR_EINVAL, "%s resolves outside the data dir",
+                              strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+        goto out;
+    }
+    *out = full;
+    full = NULL;
+    result = FR_OK;
+out:
+    free(root);
+    free(full);
     return result;
 }

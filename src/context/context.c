@@ -110,6 +110,7 @@ int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct
     int rc = fr_mkdir_p(c->opts.data_dir, err);
     if (rc == FR_OK)
         rc = fr_mkdir_p(c->opts.state_dir, err);
+    c->datasets = ctx__datasets_new(rc == FR_OK ? c->opts.data_dir : NULL);
     if (rc == FR_OK && opts->runner_kind && strcmp(opts->runner_kind, "local") != 0 &&
         strcmp(opts->runner_kind, "remote") != 0)
         rc = fr_error_set(err, FR_EINVAL, "--runner %s: use local or remote", opts->runner_kind);
@@ -146,6 +147,7 @@ void ctx_free(ctx *c)
     free(c->queries);
     store_free(c->store);
     runner_registry_free(c->registry);
+    ctx__datasets_free(c->datasets);
     cfg_cleanup(&c->pending);
     free(c->state_path);
     free((char *)c->opts.data_dir);

@@ -9,8 +9,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* A listing shows at most this many datasets (and says it was truncated). */
+#define CTX_MAX_LISTED_DATASETS 10000
 
 struct ctx_upload {
     ctx *c;
@@ -22,13 +26,36 @@ struct ctx_upload {
     int64_t bytes;
 };
 
-static json_t *describe(ctx *c, const char *name, const char *path, const char *format,
-                        int64_t bytes)
+/* The inference depends on the file and on the config's CSV null values: the
+ * cache key holds both. new. */
+static char *schema_key(const char *path, const struct df_options *opts)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_puts(&b, path);
+    for (int i = 0; i < opts->n_csv_null_values; i++) {
+        fr_buf_putc(&b, '\x1f');
+        fr_buf_puts(&b, opts->csv_null_values[i]);
+    }
+    return fr_buf_steal(&b, NULL);
+}
+
+/* Infers the schema of the file at path (from the cache when the file's size,
+ * mtime and inode did not change): *schema new, or *error new. */
+static void infer(ctx *c, const char *path, const char *format, bool use_cache, json_t **schema,
+                  char **error)
 {
     struct cfg cfg;
     ctx__effective_config(c, &cfg);
     struct df_options opts;
     plan_options_from_cfg(&cfg, &opts);
+    char *key = schema_key(path, &opts);
+    struct stat before, after;
+    bool cacheable = use_cache && stat(path, &before) == 0;
+    *schema = NULL;
+    *error = NULL;
+    if (cacheable && ctx__schema_cache_get(c, key, &before, schema, error))
+        goto out;
     struct df_csv_options o;
     df_csv_options_init(&o);
     struct df_schema s;
@@ -37,16 +64,59 @@ static json_t *describe(ctx *c, const char *name, const char *path, const char *
     fr_error_init(&err);
     int rc = strcmp(format, "csv") == 0 ? df_csv_infer_schema(path, &o, &opts, &s, &err)
                                         : df_ndjson_infer_schema(path, &o, &s, &err);
-    json_t *schema = json_array();
-    for (int i = 0; rc == FR_OK && i < s.nfields; i++)
-        json_array_append_new(schema, json_pack("{ss ss}", "name", s.fields[i].name, "type",
-                                                df_type_name(s.fields[i].type)));
-    json_t *j = json_pack("{ss ss sI so}", "name", name, "format", format, "bytes",
-                          (json_int_t)bytes, "schema", schema);
-    if (rc != FR_OK)
-        json_object_set_new(j, "schema_error", json_string(err.message));
+    if (rc == FR_OK) {
+        *schema = json_array();
+        for (int i = 0; i < s.nfields; i++)
+            json_array_append_new(*schema, json_pack("{ss ss}", "name", s.fields[i].name, "type",
+                                                     df_type_name(s.fields[i].type)));
+    } else {
+        *error = fr_xstrdup(err.message);
+    }
     df_schema_cleanup(&s);
+    /* a file that changed while it was read is not remembered */
+    if (cacheable && stat(path, &after) == 0 && after.st_size == before.st_size &&
+        after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+        after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_ino == before.st_ino)
+        ctx__schema_cache_put(c, key, &before, *schema, *error);
+out:
+    free(key);
     cfg_cleanup(&cfg);
+}
+
+static json_t *describe(ctx *c, const char *name, const char *path, const char *format,
+                        int64_t bytes, bool use_cache)
+{
+    json_t *schema = NULL;
+    char *error = NULL;
+    infer(c, path, format, use_cache, &schema, &error);
+    json_t *j = json_pack("{ss ss sI so}", "name", name, "format", format, "bytes",
+                          (json_int_t)bytes, "schema", schema ? schema : json_array());
+    if (error)
+        json_object_set_new(j, "schema_error", json_string(error));
+    free(error);
+    return j;
+}
+
+/* The dataset an entry of the data dir stands for, or NULL when it is none (a
+ * hidden file, another suffix, a bad name, a file that is refused, or the
+ * older of a csv/ndjson pair). new. */
+static json_t *list_entry(ctx *c, const char *entry)
+{
+    const char *dot = strrchr(entry, '.');
+    if (entry[0] == '.' || !dot || (strcmp(dot, ".csv") != 0 && strcmp(dot, ".ndjson") != 0))
+        return NULL;
+    char *name = fr_xstrndup(entry, (size_t)(dot - entry));
+    char *path = NULL;
+    const char *format = NULL;
+    json_t *j = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    struct stat st;
+    if (plan_dataset_resolve(c->opts.data_dir, name, &path, &format, &err) == FR_OK &&
+        strcmp(format, dot + 1) == 0 && stat(path, &st) == 0)
+        j = describe(c, name, path, format, st.st_size, true);
+    free(path);
+    free(name);
     return j;
 }
 
@@ -56,24 +126,22 @@ int ctx_dataset_list(ctx *c, json_t **out, struct ctx_error *err)
     if (!d)
         return ctx__fail(err, FR_EIO, "internal", "cannot read the data dir: %s", strerror(errno));
     json_t *list = json_array();
+    bool truncated = false;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *dot = strrchr(e->d_name, '.');
-        if (!dot || (strcmp(dot, ".csv") != 0 && strcmp(dot, ".ndjson") != 0))
-            continue;
-        char *path = fr_xasprintf("%s/%s", c->opts.data_dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            char *name = fr_xstrndup(e->d_name, (size_t)(dot - e->d_name));
-            json_array_append_new(list, describe(c, name, path, dot + 1, st.st_size));
-            free(name);
+        json_t *j = list_entry(c, e->d_name);
+        if (j && json_array_size(list) >= CTX_MAX_LISTED_DATASETS) {
+            truncated = true; /* a bounded reply: the rest are still there, by name */
+            json_decref(j);
+            break;
         }
-        free(path);
+        if (j)
+            json_array_append_new(list, j);
     }
     closedir(d);
     *out = json_pack("{so}", "datasets", list);
+    if (truncated)
+        json_object_set_new(*out, "truncated", json_true());
     return FR_OK;
 }
 
@@ -110,20 +178,43 @@ int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *er
         return rc;
     struct stat st;
     int64_t bytes = stat(path, &st) == 0 ? st.st_size : 0;
-    *out = describe(c, name, path, format, bytes);
+    *out = describe(c, name, path, format, bytes, true);
     free(path);
     return FR_OK;
 }
 
+static void fsync_data_dir(ctx *c)
+{
+    int fd = open(c->opts.data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* Removes the directory entries of the dataset (both formats, in case a crash
+ * left both), not what a link among them points to. Under the name's lock, so
+ * it cannot interleave with an upload's commit. */
 int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err)
 {
+    pthread_mutex_t *lock = ctx__dataset_lock(c, name);
+    pthread_mutex_lock(lock);
     char *path = NULL;
     const char *format = NULL;
     int rc = resolve(c, name, &path, &format, err);
-    if (rc != FR_OK)
-        return rc;
-    if (unlink(path) != 0)
-        rc = ctx__fail(err, FR_EIO, "internal", "cannot delete %s: %s", name, strerror(errno));
+    if (rc == FR_OK) {
+        char *entry = fr_xasprintf("%s/%s.%s", c->opts.data_dir, name, format);
+        char *other = fr_xasprintf("%s/%s.%s", c->opts.data_dir, name,
+                                   strcmp(format, "csv") == 0 ? "ndjson" : "csv");
+        if (unlink(entry) != 0)
+            rc = ctx__fail(err, FR_EIO, "internal", "cannot delete %s: %s", name, strerror(errno));
+        else
+            unlink(other);
+        fsync_data_dir(c);
+        free(entry);
+        free(other);
+    }
+    pthread_mutex_unlock(lock);
     free(path);
     return rc;
 }
@@ -142,6 +233,22 @@ static bool name_ok(const char *name)
     return true;
 }
 
+/* Whether a Content-Type names the media type want (RFC 9110 8.3.1): the
+ * type/subtype compared exactly but case-insensitively, optional whitespace
+ * around it, and any parameters (charset=utf-8) after a ';'. */
+static bool media_type_is(const char *ct, const char *want)
+{
+    if (!ct)
+        return false;
+    ct += strspn(ct, " \t");
+    size_t n = strcspn(ct, "; \t");
+    if (n != strlen(want) || strncasecmp(ct, want, n) != 0)
+        return false;
+    ct += n;
+    ct += strspn(ct, " \t");
+    return *ct == '\0' || *ct == ';';
+}
+
 int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upload **out,
                      struct ctx_error *err)
 {
@@ -149,10 +256,10 @@ int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upl
     if (!name_ok(name))
         return bad_name(err, name);
     const char *format = NULL;
-    if (content_type && strncmp(content_type, "text/csv", 8) == 0)
+    if (media_type_is(content_type, "text/csv"))
         format = "csv";
-    else if (content_type && (strncmp(content_type, "application/x-ndjson", 20) == 0 ||
-                              strncmp(content_type, "application/ndjson", 18) == 0))
+    else if (media_type_is(content_type, "application/x-ndjson") ||
+             media_type_is(content_type, "application/ndjson"))
         format = "ndjson";
     else
         return ctx__fail(err, FR_EINVAL, "unsupported-media-type",
@@ -246,55 +353,84 @@ static int validate_structure(const char *path, const char *format, struct fr_er
     return rc;
 }
 
-int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_error *err)
+/* Checks the whole upload; FR_OK with its description (new) in *out. */
+static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
 {
-    ctx *c = u->c;
-    int rc = FR_EIO;
-    char *final_path = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name, u->format);
-    char *other = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name,
-                               strcmp(u->format, "csv") == 0 ? "ndjson" : "csv");
-    if (fsync(u->fd) != 0) {
-        ctx__fail(err, FR_EIO, "internal", "cannot fsync the upload: %s", strerror(errno));
-        goto out;
-    }
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (u->bytes == 0) {
-        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
-        goto out;
-    }
+    if (fsync(u->fd) != 0)
+        return ctx__fail(err, FR_EIO, "internal", "cannot fsync the upload: %s", strerror(errno));
+    if (u->bytes == 0)
+        return ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
     if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
-        rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s.%s is malformed: %s",
-                       u->name, u->format, ferr.message);
+        bool wide = strcmp(ferr.kind, "too-many-columns") == 0; /* 422 with its own kind */
+        int rc = ctx__fail(err, wide ? ferr.status : FR_EDATA, wide ? ferr.kind : "malformed-data",
+                           "the uploaded %s.%s is malformed: %s", u->name, u->format, ferr.message);
         err->ext = json_pack("{ss}", "file", "");
         json_object_set_new(err->ext, "file", json_sprintf("%s.%s", u->name, u->format));
         if (ferr.line >= 0)
             json_object_set_new(err->ext, "line", json_integer(ferr.line));
         if (ferr.column >= 0)
             json_object_set_new(err->ext, "field_index", json_integer(ferr.column));
-        goto out;
+        return rc;
     }
-    json_t *d = describe(c, u->name, u->tmp_path, u->format, u->bytes);
-    if (json_object_get(d, "schema_error")) {
+    json_t *d = describe(u->c, u->name, u->tmp_path, u->format, u->bytes, false);
+    json_t *schema_error = json_object_get(d, "schema_error");
+    int rc = FR_OK;
+    if (schema_error)
         rc = ctx__fail(err, FR_EDATA, "malformed-data", "the uploaded %s cannot be read: %s",
-                       u->format, json_string_value(json_object_get(d, "schema_error")));
+                       u->format, json_string_value(schema_error));
+    else if (json_array_size(json_object_get(d, "schema")) == 0)
+        rc = ctx__fail(err, FR_EDATA, "malformed-data",
+                       "the uploaded %s.%s has no records: a dataset needs at least one column",
+                       u->name, u->format);
+    if (rc != FR_OK)
         json_decref(d);
-        goto out;
-    }
+    else
+        *out = d;
+    return rc;
+}
+
+/* Moves the checked upload into place and removes the other format, under the
+ * name's lock: two racing uploads of one name commit one after the other, so
+ * the last one's file remains, never both and never neither. */
+static int commit_move(ctx_upload *u, bool *created, struct ctx_error *err)
+{
+    ctx *c = u->c;
+    int rc = FR_OK;
+    char *final_path = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name, u->format);
+    char *other = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name,
+                               strcmp(u->format, "csv") == 0 ? "ndjson" : "csv");
+    pthread_mutex_t *lock = ctx__dataset_lock(c, u->name);
+    pthread_mutex_lock(lock);
     struct stat st;
-    *created = stat(final_path, &st) != 0 && stat(other, &st) != 0;
+    *created = lstat(final_path, &st) != 0 && lstat(other, &st) != 0;
     if (rename(u->tmp_path, final_path) != 0) {
-        json_decref(d);
-        ctx__fail(err, FR_EIO, "internal", "cannot move the upload into place: %s",
-                  strerror(errno));
-        goto out;
+        rc = ctx__fail(err, FR_EIO, "internal", "cannot move the upload into place: %s",
+                       strerror(errno));
+    } else {
+        /* a dataset has one format: the new one replaces the old; readers that
+         * see both for a moment take the newer */
+        unlink(other);
+        fsync_data_dir(c);
     }
-    unlink(other); /* a dataset has one format: the new one replaces the old */
-    *out = d;
-    rc = FR_OK;
-out:
+    pthread_mutex_unlock(lock);
     free(final_path);
     free(other);
+    return rc;
+}
+
+int ctx_upload_commit(ctx_upload *u, json_t **out, bool *created, struct ctx_error *err)
+{
+    json_t *d = NULL;
+    int rc = commit_check(u, &d, err);
+    if (rc == FR_OK)
+        rc = commit_move(u, created, err);
+    if (rc == FR_OK) {
+        *out = d;
+        d = NULL;
+    }
+    json_decref(d);
     ctx_upload_abort(u); /* closes; the temp file is gone if renamed */
     return rc;
 }

@@ -94,7 +94,9 @@ json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n)
     fr_buf_putc(&b, '[');
     df_write_json_rows(t, start, n, &b);
     fr_buf_putc(&b, ']');
-    json_t *rows = json_loadb(b.data, b.len, 0, NULL);
+    /* JSON_ALLOW_NUL: a string value with a NUL byte (written as \u0000) must
+     * not make the whole document unreadable */
+    json_t *rows = json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL);
     fr_buf_cleanup(&b);
     return rows ? rows : json_array();
 }

@@ -11,6 +11,7 @@
 #include "../store/store.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 enum ctx_runner_state { CTX_RUNNER_NONE, CTX_RUNNER_ACTIVE, CTX_RUNNER_DRAINING };
 
@@ -60,6 +61,7 @@ struct ctx {
     int64_t mem_used;
     bool shutting_down;
     int64_t queries_by_state[5];
+    struct ctx__datasets *datasets; /* schema cache and name locks (own locks) */
 };
 
 /* Error helpers: set status, kind and message on a ctx_error. */
@@ -86,5 +88,21 @@ int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **ou
 const char *ctx__runner_kind(const ctx *c);
 /* Copies an fr_error into a ctx_error. */
 int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
+
+/* Dataset files (context_datasets.c). _new sweeps data_dir of what a killed
+ * server left (interrupted uploads, a replaced format) and logs it. */
+struct ctx__datasets *ctx__datasets_new(const char *data_dir);
+void ctx__datasets_free(struct ctx__datasets *d);
+/* The lock that serializes commits and deletes of one dataset name. */
+pthread_mutex_t *ctx__dataset_lock(ctx *c, const char *name);
+/* The cached schema of the file at key whose stat is st: true on a hit, with
+ * *schema (new, or NULL) and *error (new, or NULL) copied out. */
+bool ctx__schema_cache_get(ctx *c, const char *key, const struct stat *st, json_t **schema,
+                           char **error);
+/* Remembers a schema (copied) or an error for (key, st); evicts the least
+ * recently used entry when full. */
+void ctx__schema_cache_put(ctx *c, const char *key, const struct stat *st, const json_t *schema,
+                           const char *error);
+int ctx__schema_cache_count(ctx *c);
 
 #endif

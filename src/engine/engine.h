@@ -158,6 +158,19 @@ int df_schema_find(const struct df_schema *s, const char *name);
 /* A table with no rows and this schema. */
 struct df_table *df_table_from_schema(const struct df_schema *s);
 
+/* A hash map from column names to ints, so that duplicate checks and name
+ * lookups stay linear in the number of columns. Keys are copied. */
+typedef struct df_name_map df_name_map;
+df_name_map *df_name_map_new(void);    /* new: df_name_map_free */
+void df_name_map_free(df_name_map *m); /* accepts NULL */
+/* The value stored for name, or -1 when it is absent. */
+int df_name_map_get(const df_name_map *m, const char *name);
+/* Stores value (>= 0) for name, replacing an older one. */
+void df_name_map_put(df_name_map *m, const char *name, int value);
+/* new: a map of s's names to their indices (the first of a repeated name);
+ * NULL when s is NULL. */
+df_name_map *df_schema_index(const struct df_schema *s);
+
 /* What one task may use, handed down by the runner from the frozen config. */
 struct df_options {
     int64_t morsel_size_rows;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -252,6 +253,16 @@ df_type df__infer_result(const struct df__infer *st)
     if (st->can_ts)
         return DF_TYPE_TIMESTAMP;
     return DF_TYPE_STRING;
+}
+
+int df__too_many_columns(struct fr_error *err, const char *what, int64_t n, bool at_least)
+{
+    fr_error_set(err, FR_EVALIDATION, "%s has %s%lld columns; at most %d are allowed", what,
+                 at_least ? "more than " : "", (long long)(at_least ? FR_MAX_COLUMNS : n),
+                 FR_MAX_COLUMNS);
+    if (err)
+        snprintf(err->kind, sizeof(err->kind), "too-many-columns");
+    return FR_EVALIDATION;
 }
 
 const char *df__basename(const char *path)

@@ -30,9 +30,14 @@ static int fill(struct rec_stream *rs, struct fr_error *err)
         rs->len -= rs->pos;
         rs->pos = 0;
     }
-    if (rs->len == rs->cap) {
+    if (rs->len == rs->cap) { /* one record longer than the buffer */
+        char *bigger = rs->cap <= SIZE_MAX / 4 ? fr_try_realloc(rs->buf, rs->cap * 2 + 1) : NULL;
+        if (!bigger)
+            return fr_error_set(err, FR_ETOOLARGE,
+                                "%s: a record of more than %zu bytes does not fit in memory",
+                                rs->name, rs->cap);
+        rs->buf = bigger;
         rs->cap *= 2;
-        rs->buf = fr_xrealloc(rs->buf, rs->cap + 1);
     }
     ssize_t r;
     do {
@@ -73,11 +78,35 @@ static int next_record(struct rec_stream *rs, struct df__csv_tok *t, struct fr_e
     }
 }
 
-static void add_names(const struct df__csv_tok *t, bool from_header, char quote,
-                      struct df_schema *out)
+/* The next free name base_2, base_3, ... (new). next remembers where the
+ * search for each base stopped, so n copies of one name cost O(n) lookups
+ * (every candidate of a base is tried at most once). */
+static char *free_name(df_name_map *used, df_name_map *next, const char *base)
 {
+    int k = df_name_map_get(next, base);
+    for (k = k < 2 ? 2 : k;; k++) {
+        char *alt = fr_xasprintf("%s_%d", base, k);
+        if (df_name_map_get(used, alt) < 0) {
+            df_name_map_put(next, base, k + 1);
+            return alt;
+        }
+        free(alt);
+    }
+}
+
+/* Column names from the header (or column0, column1, ...), duplicates
+ * renamed; FR_EVALIDATION past FR_MAX_COLUMNS. */
+static int add_names(const struct df__csv_tok *t, bool from_header, const char *file, char quote,
+                     struct df_schema *out, struct fr_error *err)
+{
+    if (t->nfields > FR_MAX_COLUMNS) {
+        char what[300];
+        snprintf(what, sizeof(what), "the %s of %s", from_header ? "header" : "first record", file);
+        return df__too_many_columns(err, what, t->nfields, t->nfields == DF__MAX_FIELDS);
+    }
     struct fr_buf scratch;
     fr_buf_init(&scratch);
+    df_name_map *used = df_name_map_new(), *next = df_name_map_new();
     for (int i = 0; i < t->nfields; i++) {
         char *name;
         size_t n;
@@ -86,15 +115,19 @@ static void add_names(const struct df__csv_tok *t, bool from_header, char quote,
             name = fr_xstrndup(s, n);
         else
             name = fr_xasprintf("column%d", i); /* DuckDB's names: column0, column1, ... */
-        for (int k = 2; df_schema_find(out, name) >= 0; k++) {
-            char *alt = fr_xasprintf("%.*s_%d", (int)n, s, k);
+        if (df_name_map_get(used, name) >= 0) {
+            char *alt = free_name(used, next, name);
             free(name);
             name = alt;
         }
+        df_name_map_put(used, name, i);
         df_schema_add(out, name, DF_TYPE_STRING);
         free(name);
     }
+    df_name_map_free(used);
+    df_name_map_free(next);
     fr_buf_cleanup(&scratch);
+    return FR_OK;
 }
 
 static void sample_record(const struct df__csv_tok *t, const struct df_options *eo, char quote,
@@ -118,12 +151,13 @@ int df_csv_infer_schema(const char *path, const struct df_csv_options *o,
     int result = FR_EIO;
     struct df__csv_tok tok;
     struct df__infer *st = NULL;
+    df_name_map *hints = NULL;
     struct fr_buf scratch;
     struct rec_stream rs = {.cap = INFER_BUF, .name = df__basename(path)};
     df__csv_tok_init(&tok, o->delimiter, o->quote);
     fr_buf_init(&scratch);
     rs.buf = fr_xmalloc(rs.cap + 1);
-    rs.fd = open(path, O_RDONLY | O_CLOEXEC);
+    rs.fd = fr_file_open_regular(path);
     if (rs.fd < 0) {
         result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                               rs.name, strerror(errno));
@@ -140,7 +174,8 @@ int df_csv_infer_schema(const char *path, const struct df_csv_options *o,
         result = FR_OK;
         goto out;
     }
-    add_names(&tok, o->header, o->quote, out);
+    if ((result = add_names(&tok, o->header, rs.name, o->quote, out, err)) != FR_OK)
+        goto out;
     int nf = out->nfields;
     st = fr_xcalloc((size_t)nf, sizeof(*st));
     for (int i = 0; i < nf; i++)
@@ -159,8 +194,9 @@ int df_csv_infer_schema(const char *path, const struct df_csv_options *o,
         }
         sample_record(&tok, eo, o->quote, st, nf, &scratch);
     }
+    hints = df_schema_index(o->hints);
     for (int i = 0; i < nf; i++) {
-        int h = o->hints ? df_schema_find(o->hints, out->fields[i].name) : -1;
+        int h = hints ? df_name_map_get(hints, out->fields[i].name) : -1;
         out->fields[i].type = h >= 0 ? o->hints->fields[h].type : df__infer_result(&st[i]);
     }
     result = FR_OK;
@@ -169,6 +205,7 @@ out:
         close(rs.fd);
     free(rs.buf);
     free(st);
+    df_name_map_free(hints);
     fr_buf_cleanup(&scratch);
     df__csv_tok_cleanup(&tok);
     return result;

@@ -12,7 +12,10 @@
 #include <unistd.h>
 
 #define READ_BUF (1 << 20)
-#define PAST_END_READ (64 << 10) /* reads beyond the range only finish its last record */
+/* Reads beyond the range only finish its last record: they start small and
+ * double with the pending record, so a long record is not rescanned once per
+ * small read. */
+#define PAST_END_READ (64 << 10)
 
 struct csv_read {
     const char *name; /* the file's base name, for messages */
@@ -142,9 +145,11 @@ static int field_count_error(struct csv_read *r)
         r->ex->null_errors++;
         return FR_OK;
     }
-    int rc = fr_error_set(r->err, FR_EDATA, "%s line %lld: expected %d fields, found %d%s", r->name,
-                          (long long)r->line, r->nf, found,
-                          found > r->nf ? " (an unquoted delimiter in a value?)" : "");
+    int rc =
+        fr_error_set(r->err, FR_EDATA, "%s line %lld: expected %d fields, found %s%d%s", r->name,
+                     (long long)r->line, r->nf, found == DF__MAX_FIELDS ? "more than " : "",
+                     found == DF__MAX_FIELDS ? FR_MAX_COLUMNS : found,
+                     found > r->nf ? " (an unquoted delimiter in a value?)" : "");
     r->err->line = r->line;
     r->err->column = (found > r->nf ? r->nf : found) + 1;
     return rc;
@@ -234,8 +239,9 @@ static int fill(struct csv_read *r, int fd, char *buf, size_t *len, size_t cap, 
 {
     int64_t pos = base + (int64_t)*len;
     size_t want = cap - *len;
-    if (pos >= range_end && want > PAST_END_READ)
-        want = PAST_END_READ;
+    size_t past = *len > PAST_END_READ ? *len : PAST_END_READ;
+    if (pos >= range_end && want > past)
+        want = past;
     else if (pos < range_end && (int64_t)want > range_end - pos)
         want = (size_t)(range_end - pos);
     ssize_t got;
@@ -247,6 +253,19 @@ static int fill(struct csv_read *r, int fd, char *buf, size_t *len, size_t cap, 
     *eof = got == 0;
     *len += (size_t)got;
     buf[*len] = '\n';
+    return FR_OK;
+}
+
+/* One record longer than the buffer: twice the room, or FR_ETOOLARGE. */
+static int grow_buffer(struct csv_read *r, char **buf, size_t *cap)
+{
+    char *bigger = *cap <= SIZE_MAX / 4 ? fr_try_realloc(*buf, *cap * 2 + 1) : NULL;
+    if (!bigger)
+        return fr_error_set(r->err, FR_ETOOLARGE,
+                            "%s line %lld: a record of more than %zu bytes does not fit in memory",
+                            r->name, (long long)r->line, *cap);
+    *buf = bigger;
+    *cap *= 2;
     return FR_OK;
 }
 
@@ -289,14 +308,14 @@ static int read_range(struct csv_read *r, int fd, const struct df_byte_range *ra
         }
         if (base + (p - buf) >= range->end || (eof && p == e))
             break;
+        /* keep the unfinished record; p points into buf, so move it
+         * before buf may move */
         size_t used = (size_t)(p - buf);
-        if (used == 0 && len == cap) { /* one record longer than the buffer */
-            cap *= 2;
-            buf = fr_xrealloc(buf, cap + 1);
-        }
         memmove(buf, p, len - used);
         len -= used;
         base += (int64_t)used;
+        if (len == cap && (result = grow_buffer(r, &buf, &cap)) != FR_OK)
+            goto out;
     }
     result = FR_OK;
 out:
@@ -350,7 +369,7 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
     for (int j = 0; j < ncolumns; j++)
         /* capacity 1: concat copies values with memcpy, which must not see NULL */
         r.cols[j] = df_column_new(schema->fields[columns[j]].type, 1);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = fr_file_open_regular(path);
     if (fd < 0) {
         result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                               r.name, strerror(errno));

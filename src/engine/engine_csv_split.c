@@ -129,7 +129,7 @@ int df__split_file(const char *path, char delim, char quote, bool header, int64_
     *ranges = NULL;
     *nranges = 0;
     char *buf = fr_xmalloc(SPLIT_BUF);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fr_file_open_regular(path);
     if (fd < 0) {
         result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                               df__basename(path), strerror(errno));

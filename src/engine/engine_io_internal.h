@@ -24,14 +24,18 @@ enum {
 
 struct df__csv_field {
     const char *p; /* borrowed: points into the caller's buffer */
-    uint32_t len;
+    size_t len;    /* an upload may hold one field of gigabytes */
     uint32_t flags;
 };
 
+/* The fields a record keeps: past FR_MAX_COLUMNS a record is refused anyway,
+ * so a line of a billion delimiters must not allocate a billion fields. */
+#define DF__MAX_FIELDS (FR_MAX_COLUMNS + 1)
+
 struct df__csv_tok {
     char delim;
-    char quote; /* '\0' disables quoting */
-    int nfields;
+    char quote;  /* '\0' disables quoting */
+    int nfields; /* at most DF__MAX_FIELDS: more means "too many" */
     int cap;
     struct df__csv_field *f; /* owned; grows to the widest record seen */
     int64_t nlines;          /* line feeds consumed by the last record or blank line */
@@ -73,7 +77,7 @@ static inline const char *df__scan_quoted(struct df__csv_tok *t, const char *q, 
             if (!eof)
                 return NULL;
             f->flags |= DF__F_UNTERMINATED;
-            f->len = (uint32_t)(end - f->p);
+            f->len = (size_t)(end - f->p);
             t->nlines += df__count_lf(f->p, end);
             return end;
         }
@@ -84,14 +88,20 @@ static inline const char *df__scan_quoted(struct df__csv_tok *t, const char *q, 
             r = z + 2;
             continue;
         }
-        f->len = (uint32_t)(z - f->p);
+        f->len = (size_t)(z - f->p);
         t->nlines += df__count_lf(f->p, z);
         return z + 1;
     }
 }
 
+/* Past DF__MAX_FIELDS the last slot takes each further field, so the count
+ * stays capped and the last field's flags stay right. */
 static inline void df__push_field(struct df__csv_tok *t, const struct df__csv_field *f)
 {
+    if (t->nfields == DF__MAX_FIELDS) {
+        t->f[t->nfields - 1] = *f;
+        return;
+    }
     if (t->nfields == t->cap) {
         t->cap *= 2;
         t->f = fr_xrealloc(t->f, sizeof(*t->f) * (size_t)t->cap);
@@ -143,7 +153,7 @@ static inline int df__csv_tokenize(struct df__csv_tok *t, const char *p, const c
                 q++;
             if (q == end && !eof)
                 return DF__TOK_MORE;
-            f.len = (uint32_t)(q - f.p);
+            f.len = (size_t)(q - f.p);
             if (f.len && q[-1] == '\r' && *q == '\n')
                 f.len--;
         }
@@ -198,6 +208,9 @@ int df__json_append(struct df_column *c, const void *json);
 int df__split_file(const char *path, char delim, char quote, bool header, int64_t target_bytes,
                    struct df_byte_range **ranges, int *nranges, struct fr_error *err);
 const char *df__basename(const char *path); /* borrowed: points into path */
+/* FR_EVALIDATION, kind too-many-columns: what (a file's header, a record, inline
+ * rows) has more than FR_MAX_COLUMNS columns; at_least says n is a lower bound. */
+int df__too_many_columns(struct fr_error *err, const char *what, int64_t n, bool at_least);
 /* A buffer for large column arrays: malloc plus MADV_HUGEPAGE on its
  * interior so first touches fault 2 MiB at a time. new (free()); NULL on OOM. */
 void *df__alloc_large(size_t n);

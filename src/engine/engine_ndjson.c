@@ -144,9 +144,14 @@ static int line_fill(struct line_reader *lr, struct fr_error *err)
     lr->base += (int64_t)lr->pos;
     lr->len -= lr->pos;
     lr->pos = 0;
-    if (lr->len == lr->cap) {
+    if (lr->len == lr->cap) { /* one line longer than the buffer */
+        char *bigger = lr->cap <= SIZE_MAX / 4 ? fr_try_realloc(lr->buf, lr->cap * 2) : NULL;
+        if (!bigger)
+            return fr_error_set(err, FR_ETOOLARGE,
+                                "%s: a line of more than %zu bytes does not fit in memory",
+                                lr->name, lr->cap);
+        lr->buf = bigger;
         lr->cap *= 2;
-        lr->buf = fr_xrealloc(lr->buf, lr->cap);
     }
     int64_t at = lr->base + (int64_t)lr->len;
     size_t want = lr->cap - lr->len;
@@ -195,7 +200,7 @@ static int line_open(struct line_reader *lr, const char *path, int64_t start, in
     lr->buf = fr_xmalloc(lr->cap);
     lr->base = start;
     lr->end = end;
-    lr->fd = open(path, O_RDONLY | O_CLOEXEC);
+    lr->fd = fr_file_open_regular(path);
     if (lr->fd < 0)
         return fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
                             lr->name, strerror(errno));
@@ -226,7 +231,8 @@ static int parse_line(const char *name, int64_t line, const char *s, size_t n, j
         s += 3;
         n -= 3;
     }
-    json_t *v = json_loadb(s, n, 0, &jerr);
+    /* \u0000 is kept: strings are lengths plus bytes everywhere */
+    json_t *v = json_loadb(s, n, JSON_ALLOW_NUL, &jerr);
     if (v && json_is_object(v)) {
         *out = v;
         return FR_OK;
@@ -247,6 +253,7 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, str
     int result = FR_EIO;
     struct line_reader lr;
     struct df__json_infer *st = NULL;
+    df_name_map *names = df_name_map_new(), *hints = NULL;
     int cap = 0;
     const char *s;
     size_t n;
@@ -263,8 +270,17 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, str
             goto out;
         json_object_foreach(obj, key, v)
         {
-            int k = df_schema_find(out, key);
+            int k = df_name_map_get(names, key);
+            if (k < 0 && out->nfields == FR_MAX_COLUMNS) {
+                json_decref(obj);
+                char what[300];
+                snprintf(what, sizeof(what), "the records of %s up to line %lld", lr.name,
+                         (long long)line);
+                result = df__too_many_columns(err, what, out->nfields, true);
+                goto out;
+            }
             if (k < 0) {
+                df_name_map_put(names, key, out->nfields);
                 df_schema_add(out, key, DF_TYPE_STRING);
                 k = out->nfields - 1;
                 if (k >= cap) {
@@ -280,8 +296,9 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, str
     }
     if (result < 0)
         goto out;
+    hints = df_schema_index(o->hints);
     for (int i = 0; i < out->nfields; i++) {
-        int h = o->hints ? df_schema_find(o->hints, out->fields[i].name) : -1;
+        int h = hints ? df_name_map_get(hints, out->fields[i].name) : -1;
         out->fields[i].type =
             h >= 0 ? o->hints->fields[h].type : df__json_infer_result(&st[i], true);
     }
@@ -289,6 +306,8 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, str
 out:
     line_close(&lr);
     free(st);
+    df_name_map_free(names);
+    df_name_map_free(hints);
     return result;
 }
 

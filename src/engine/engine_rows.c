@@ -8,27 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Columns in order of first appearance, found through a name map so that
+ * the work is linear in the keys; FR_EVALIDATION past FR_MAX_COLUMNS. */
 static int infer(const json_t *rows, const struct df_schema *hints, struct df_schema *schema,
                  struct fr_error *err)
 {
+    int result = FR_EINVAL;
     struct df__json_infer *st = NULL;
+    df_name_map *names = df_name_map_new(), *hint_index = NULL;
     int cap = 0;
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
     {
         if (!json_is_object(row)) {
-            free(st);
-            return fr_error_set(err, FR_EINVAL, "rows[%zu] is not a JSON object", i);
+            result = fr_error_set(err, FR_EINVAL, "rows[%zu] is not a JSON object", i);
+            goto out;
         }
         const char *key;
         json_t *v;
         json_object_foreach(row, key, v)
         {
-            int k = df_schema_find(schema, key);
+            int k = df_name_map_get(names, key);
+            if (k < 0 && schema->nfields == FR_MAX_COLUMNS) {
+                char what[64];
+                snprintf(what, sizeof(what), "source.rows (by rows[%zu])", i);
+                result = df__too_many_columns(err, what, schema->nfields, true);
+                goto out;
+            }
             if (k < 0) {
+                k = schema->nfields;
+                df_name_map_put(names, key, k);
                 df_schema_add(schema, key, DF_TYPE_STRING);
-                k = schema->nfields - 1;
                 if (k >= cap) {
                     cap = cap ? cap * 2 : 16;
                     st = fr_xrealloc(st, sizeof(*st) * (size_t)cap);
@@ -38,13 +49,18 @@ static int infer(const json_t *rows, const struct df_schema *hints, struct df_sc
             df__json_infer_add(&st[k], v);
         }
     }
+    hint_index = df_schema_index(hints);
     for (int k = 0; k < schema->nfields; k++) {
-        int h = hints ? df_schema_find(hints, schema->fields[k].name) : -1;
+        int h = hint_index ? df_name_map_get(hint_index, schema->fields[k].name) : -1;
         schema->fields[k].type =
             h >= 0 ? hints->fields[h].type : df__json_infer_result(&st[k], false);
     }
+    result = FR_OK;
+out:
     free(st);
-    return FR_OK;
+    df_name_map_free(names);
+    df_name_map_free(hint_index);
+    return result;
 }
 
 int df_rows_read(const void *json_rows, const struct df_schema *hints, struct df_table **out,

@@ -1,8 +1,12 @@
-/* engine_table: tables of named, equally long columns, and schemas. */
+/* engine_table: tables of named, equally long columns, schemas, and the
+ * name map that keeps per-column checks linear in the column count. */
 #include "engine.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 struct df_table *df_table_new(void)
 {
@@ -233,4 +237,87 @@ struct df_table *df_table_from_schema(const struct df_schema *s)
     for (int i = 0; i < s->nfields; i++)
         df_table_add(t, s->fields[i].name, df_column_new(s->fields[i].type, 0));
     return t;
+}
+
+/* Open addressing with linear probing, at most half full. */
+struct df_name_map {
+    char **keys; /* owned; NULL = empty slot */
+    int *values;
+    size_t cap, n; /* cap is a power of two */
+};
+
+df_name_map *df_name_map_new(void)
+{
+    df_name_map *m = fr_xcalloc(1, sizeof(*m));
+    m->cap = 16;
+    m->keys = fr_xcalloc(m->cap, sizeof(char *));
+    m->values = fr_xcalloc(m->cap, sizeof(int));
+    return m;
+}
+
+void df_name_map_free(df_name_map *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->keys[i]);
+    free(m->keys);
+    free(m->values);
+    free(m);
+}
+
+/* The slot of name, or the empty slot where it would go. */
+static size_t name_slot(char *const *keys, size_t cap, const char *name)
+{
+    size_t i = (size_t)XXH3_64bits(name, strlen(name)) & (cap - 1);
+    while (keys[i] && strcmp(keys[i], name) != 0)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+int df_name_map_get(const df_name_map *m, const char *name)
+{
+    size_t i = name_slot(m->keys, m->cap, name);
+    return m->keys[i] ? m->values[i] : -1;
+}
+
+static void name_map_grow(df_name_map *m)
+{
+    size_t cap = m->cap * 2;
+    char **keys = fr_xcalloc(cap, sizeof(char *));
+    int *values = fr_xcalloc(cap, sizeof(int));
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i])
+            continue;
+        size_t j = name_slot(keys, cap, m->keys[i]);
+        keys[j] = m->keys[i];
+        values[j] = m->values[i];
+    }
+    free(m->keys);
+    free(m->values);
+    m->keys = keys;
+    m->values = values;
+    m->cap = cap;
+}
+
+void df_name_map_put(df_name_map *m, const char *name, int value)
+{
+    if (2 * (m->n + 1) > m->cap)
+        name_map_grow(m);
+    size_t i = name_slot(m->keys, m->cap, name);
+    if (!m->keys[i]) {
+        m->keys[i] = fr_xstrdup(name);
+        m->n++;
+    }
+    m->values[i] = value;
+}
+
+df_name_map *df_schema_index(const struct df_schema *s)
+{
+    if (!s)
+        return NULL;
+    df_name_map *m = df_name_map_new();
+    for (int i = s->nfields - 1; i >= 0; i--) /* backwards: the first one wins */
+        df_name_map_put(m, s->fields[i].name, i);
+    return m;
 }

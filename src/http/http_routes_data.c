@@ -1,12 +1,58 @@
 /* http_routes_data: datasets in the data dir. PUT streams the body chunk by
  * chunk into a context upload (never held in memory); a request that ends
  * early (the client went away, a limit, an error) aborts the upload so
- * nothing is left behind. */
+ * nothing is left behind. Listings and descriptions read files, so they run
+ * off the pool threads. */
 #include "http.h"
 
 #include <microhttpd.h>
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Whether the last path segment of the raw target decodes to a NUL byte. */
+static bool raw_name_has_nul(const char *raw, size_t n)
+{
+    for (size_t i = 0; i + 2 < n; i++) {
+        if (raw[i] == '%' && hex_digit(raw[i + 1]) == 0 && hex_digit(raw[i + 2]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The dataset name of the URL. MHD percent-decodes the path into a C string,
+ * so "trips%00evil" arrives as "trips": the raw target is checked for an
+ * encoded NUL and, if it has one, the raw segment (with its '%', never a
+ * valid name) is what the context sees and refuses. Borrowed from req (or
+ * *scratch, new, freed by the caller). */
+static const char *dataset_name(struct http_request *req, char **scratch)
+{
+    const char *decoded = http__param(req, "name");
+    const char *raw = req->raw_uri;
+    *scratch = NULL;
+    if (!decoded || !raw)
+        return decoded ? decoded : "";
+    size_t end = strcspn(raw, "?#");
+    size_t start = end;
+    while (start > 0 && raw[start - 1] != '/')
+        start--;
+    if (!raw_name_has_nul(raw + start, end - start))
+        return decoded;
+    *scratch = fr_xstrndup(raw + start, end - start > 200 ? 200 : end - start);
+    return *scratch;
+}
 
 static void reply_result(struct http_request *req, int rc, json_t *out, struct ctx_error *err)
 {
@@ -16,7 +62,7 @@ static void reply_result(struct http_request *req, int rc, json_t *out, struct c
         http__reply_error(req, err);
 }
 
-static void datasets_list(struct http_request *req)
+static void datasets_list_job(struct http_request *req)
 {
     json_t *out = NULL;
     struct ctx_error err;
@@ -26,25 +72,40 @@ static void datasets_list(struct http_request *req)
     ctx_error_cleanup(&err);
 }
 
-static void dataset_get(struct http_request *req)
+/* Infers schemas of files not seen yet (or changed): slow for big files. */
+static void datasets_list(struct http_request *req)
+{
+    http__defer(req, datasets_list_job);
+}
+
+static void dataset_get_job(struct http_request *req)
 {
     json_t *out = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    int rc = ctx_dataset_get(req->ctx, http__param(req, "name"), &out, &err);
+    char *scratch = NULL;
+    int rc = ctx_dataset_get(req->ctx, dataset_name(req, &scratch), &out, &err);
     reply_result(req, rc, out, &err);
     ctx_error_cleanup(&err);
+    free(scratch);
+}
+
+static void dataset_get(struct http_request *req)
+{
+    http__defer(req, dataset_get_job);
 }
 
 static void dataset_delete(struct http_request *req)
 {
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_dataset_delete(req->ctx, http__param(req, "name"), &err) == 0)
+    char *scratch = NULL;
+    if (ctx_dataset_delete(req->ctx, dataset_name(req, &scratch), &err) == 0)
         http__reply_empty(req, MHD_HTTP_NO_CONTENT);
     else
         http__reply_error(req, &err);
     ctx_error_cleanup(&err);
+    free(scratch);
 }
 
 /* ---- streamed upload ---- */
@@ -55,7 +116,9 @@ static int upload_begin(struct http_request *req)
     struct ctx_error err;
     ctx_error_init(&err);
     const char *ct = http__header(req, MHD_HTTP_HEADER_CONTENT_TYPE);
-    int rc = ctx_upload_begin(req->ctx, http__param(req, "name"), ct ? ct : "", &u, &err);
+    char *scratch = NULL;
+    int rc = ctx_upload_begin(req->ctx, dataset_name(req, &scratch), ct ? ct : "", &u, &err);
+    free(scratch);
     if (rc == 0)
         req->stream = u;
     else

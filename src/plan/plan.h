@@ -36,7 +36,10 @@ struct plan_env {
 void plan_source_info_cleanup(struct plan_source_info *info);
 
 /* Data-dir datasets: resolves a dataset name to its file and format
- * (name.csv or name.ndjson); *path new. FR_ENOTFOUND kind dataset-not-found. */
+ * (name.csv or name.ndjson; the newer if both exist); *path new, canonical.
+ * FR_ENOTFOUND kind dataset-not-found, also for an entry that resolves outside
+ * the data dir or is not a regular file (the message says why, a warning is
+ * logged). */
 int plan_dataset_resolve(const char *data_dir, const char *name, char **path, const char **format,
                          struct fr_error *err);
 /* Resolves {"path": ...} relative to data_dir; FR_EINVAL when it leaves it. */

@@ -139,6 +139,18 @@ int plan__join_schema(const struct df_schema *l, const struct df_schema *r, char
                       char **right_on, int nkeys, enum df_join_how how, bool merge_keys,
                       const char *suffix, struct df_schema *out, struct fr_error *err);
 char *plan__quote_ident(const char *name); /* new: "name" with "" escapes */
+/* new: a sort on expressions ("length(name) desc") rewritten as with_column
+ * ops, the sort on the hidden columns and a drop; NULL when no rewrite. */
+json_t *plan__expand_sort(json_t *jop, const struct df_schema *in);
+/* Checks of user plan JSON (plan_schema.c). FR_EINVAL kind invalid-plan with
+ * err->field = member; FR_EVALIDATION kind too-many-columns past
+ * FR_MAX_COLUMNS; FR_EINVAL when obj has a member not in allowed (NULL-ended). */
+int plan__check_error(struct fr_error *err, const char *member, const char *fmt, const char *a);
+int plan__check_columns(int64_t n, const char *what, struct fr_error *err);
+int plan__check_members(json_t *obj, const char *what, const char *const *allowed,
+                        struct fr_error *err);
+/* An op object: one key (groupby may come with agg), lists within FR_MAX_COLUMNS. */
+int plan__check_op_shape(json_t *jop, int index, struct fr_error *err);
 /* plan_spec.c */
 json_t *plan__table_json(const struct df_table *t);
 /* Copies data_dir (may be NULL) and its realpath into p (plan_spec.c). */

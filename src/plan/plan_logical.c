@@ -48,6 +48,15 @@ static void free_strings(char **v, int n)
     free(v);
 }
 
+/* new: names[0..n) mapped to their positions, for lookups in linear time. */
+static df_name_map *name_set(char *const *names, int n)
+{
+    df_name_map *m = df_name_map_new();
+    for (int k = 0; k < n; k++)
+        df_name_map_put(m, names[k], k);
+    return m;
+}
+
 static void add_item(struct lop *op, const char *expr, const char *col, const char *name)
 {
     op->items = fr_xrealloc(op->items, sizeof(*op->items) * (size_t)(op->nitems + 1));
@@ -87,23 +96,28 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         return op_error(err, index, "select needs a non-empty list of expressions%s", "");
     size_t i;
     json_t *v;
+    int rc = FR_OK;
+    df_name_map *seen = df_name_map_new(); /* output names: duplicates in linear time */
     json_array_foreach(list, i, v)
     {
         const char *text = json_string_value(v);
-        if (!text)
-            return op_error(err, index, "select items must be strings%s", "");
-        df_expr *e = NULL;
-        int rc = plan__bind_expr(text, in, &e, err);
-        if (rc != FR_OK)
-            return rc;
-        const char *name = df_expr_name(e);
-        if (df_schema_find(&op->schema, name) >= 0) {
-            df_expr_free(e);
-            return op_error(err, index,
-                            "select produces the column '%s' twice; add an alias "
-                            "with 'as'",
-                            name);
+        if (!text) {
+            rc = op_error(err, index, "select items must be strings%s", "");
+            break;
         }
+        df_expr *e = NULL;
+        if ((rc = plan__bind_expr(text, in, &e, err)) != FR_OK)
+            break;
+        const char *name = df_expr_name(e);
+        if (df_name_map_get(seen, name) >= 0) {
+            rc = op_error(err, index,
+                          "select produces the column '%s' twice; add an alias "
+                          "with 'as'",
+                          name);
+            df_expr_free(e);
+            break;
+        }
+        df_name_map_put(seen, name, (int)i);
         int col = df_expr_column_index(e);
         if (col >= 0 && strcmp(in->fields[col].name, name) == 0)
             add_item(op, NULL, name, name);
@@ -112,12 +126,18 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         df_schema_add(&op->schema, name, df_expr_type(e));
         df_expr_free(e);
     }
-    return FR_OK;
+    df_name_map_free(seen);
+    return rc;
 }
 
 static int parse_with_column(json_t *spec, const struct df_schema *in, int index, struct lop *op,
                              struct fr_error *err)
 {
+    static const char *const members[] = {"name", "expr", NULL};
+    if (!json_is_object(spec))
+        return op_error(err, index, "with_column needs {\"name\": ..., \"expr\": ...}%s", "");
+    if (plan__check_members(spec, "with_column", members, err) != FR_OK)
+        return op_error(err, index, "%s", err->message);
     const char *name = json_string_value(json_object_get(spec, "name"));
     const char *text = json_string_value(json_object_get(spec, "expr"));
     if (!name || !text || !name[0])
@@ -157,8 +177,9 @@ static int parse_drop(json_t *list, const struct df_schema *in, int index, struc
     if (!names)
         return op_error(err, index, "drop needs a list of column names%s", "");
     int rc = FR_OK;
+    df_name_map *cols = df_schema_index(in), *gone = name_set(names, n);
     for (int k = 0; k < n && rc == FR_OK; k++) {
-        if (df_schema_find(in, names[k]) < 0) {
+        if (df_name_map_get(cols, names[k]) < 0) {
             char *q = plan__quote_ident(names[k]);
             df_expr *e = NULL;
             rc = plan__bind_expr(q, in, &e, err); /* fails with a suggestion */
@@ -171,14 +192,13 @@ static int parse_drop(json_t *list, const struct df_schema *in, int index, struc
     op->kind = LOP_PROJECT;
     df_schema_init(&op->schema);
     for (int i = 0; i < in->nfields && rc == FR_OK; i++) {
-        bool dropped = false;
-        for (int k = 0; k < n; k++)
-            dropped |= strcmp(names[k], in->fields[i].name) == 0;
-        if (!dropped) {
+        if (df_name_map_get(gone, in->fields[i].name) < 0) {
             add_item(op, NULL, in->fields[i].name, in->fields[i].name);
             df_schema_add(&op->schema, in->fields[i].name, in->fields[i].type);
         }
     }
+    df_name_map_free(cols);
+    df_name_map_free(gone);
     free_strings(names, n);
     return rc;
 }
@@ -233,10 +253,9 @@ static int parse_distinct(json_t *list, const struct df_schema *in, int index, s
     if (!cols)
         return op_error(err, index, "distinct needs a list of column names (or [] for all)%s", "");
     json_t *keys = json_array(), *aggs = json_array();
+    df_name_map *wanted = name_set(cols, n), *have = df_schema_index(in);
     for (int i = 0; i < in->nfields; i++) {
-        bool key = n == 0;
-        for (int k = 0; k < n; k++)
-            key |= strcmp(cols[k], in->fields[i].name) == 0;
+        bool key = n == 0 || df_name_map_get(wanted, in->fields[i].name) >= 0;
         char *q = plan__quote_ident(in->fields[i].name);
         if (key)
             json_array_append_new(keys, json_string(q));
@@ -246,8 +265,10 @@ static int parse_distinct(json_t *list, const struct df_schema *in, int index, s
     }
     int rc = FR_OK;
     for (int k = 0; k < n && rc == FR_OK; k++)
-        if (df_schema_find(in, cols[k]) < 0)
+        if (df_name_map_get(have, cols[k]) < 0)
             rc = op_error(err, index, "distinct: no column '%s'", cols[k]);
+    df_name_map_free(wanted);
+    df_name_map_free(have);
     if (rc == FR_OK)
         rc = parse_agg(keys, json_array_size(aggs) ? aggs : NULL, in, index, op, err);
     if (rc == FR_OK) { /* the aggregation puts keys first: restore the input's order */
@@ -315,7 +336,10 @@ static int parse_sort(json_t *list, const struct df_schema *in, int index, struc
 static int parse_topk(json_t *spec, const struct df_schema *in, int index, struct lop *op,
                       struct fr_error *err)
 {
+    static const char *const members[] = {"by", "sort", "k", NULL};
     json_t *k = json_object_get(spec, "k"), *sort = json_object_get(spec, "sort");
+    if (json_is_object(spec) && plan__check_members(spec, "top_k", members, err) != FR_OK)
+        return op_error(err, index, "%s", err->message);
     if (!json_is_object(spec) || !json_is_integer(k) || json_integer_value(k) < 0 || !sort)
         return op_error(err, index, "top_k needs {\"by\": [...], \"sort\": [...], \"k\": n}%s", "");
     int rc = parse_sort(sort, in, index, op, err);
@@ -330,75 +354,6 @@ static int parse_topk(json_t *spec, const struct df_schema *in, int index, struc
         if (df_schema_find(in, op->by[i]) < 0)
             return op_error(err, index, "top_k.by: no column '%s'", op->by[i]);
     return FR_OK;
-}
-
-/* The length of a sort key's expression, without " desc", " asc",
- * " nulls first" or " nulls last" at its end. */
-static size_t sort_key_expr_len(const char *key)
-{
-    static const char *const suffixes[] = {" desc", " asc", " nulls first", " nulls last"};
-    size_t len = strlen(key);
-    for (bool again = true; again;) {
-        again = false;
-        while (len && key[len - 1] == ' ')
-            len--;
-        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-            size_t sl = strlen(suffixes[i]);
-            if (len > sl && strncasecmp(key + len - sl, suffixes[i], sl) == 0) {
-                len -= sl;
-                again = true;
-            }
-        }
-    }
-    return len;
-}
-
-/* A sort on expressions ("length(name) desc") becomes with_column ops that
- * compute hidden key columns, the sort on them, and a drop. NULL when
- * every key is a plain column (or a key does not bind: the sort reports it). */
-static json_t *expand_sort(json_t *jop, const struct df_schema *in)
-{
-    json_t *keys = json_object_get(jop, "sort");
-    if (!json_is_array(keys) || json_object_size(jop) != 1)
-        return NULL;
-    json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
-    size_t i;
-    json_t *k;
-    json_array_foreach(keys, i, k)
-    {
-        const char *key = json_string_value(k);
-        if (!key)
-            break;
-        size_t len = sort_key_expr_len(key);
-        char *expr = fr_xstrndup(key, len);
-        df_expr *e = NULL;
-        struct fr_error err;
-        fr_error_init(&err);
-        bool column = df_expr_parse(expr, in, &e, &err) != FR_OK || df_expr_column_index(e) >= 0;
-        df_expr_free(e);
-        if (column) {
-            json_array_append(sort, k);
-        } else {
-            char name[32];
-            snprintf(name, sizeof(name), "__sort%zu", i);
-            json_array_append_new(
-                pre, json_pack("{s{ss ss}}", "with_column", "name", name, "expr", expr));
-            json_array_append_new(sort, json_sprintf("%s%s", name, key + len));
-            json_array_append_new(drop, json_string(name));
-        }
-        free(expr);
-    }
-    json_t *out = NULL;
-    if (json_array_size(drop)) {
-        out = pre;
-        json_array_append_new(out, json_pack("{sO}", "sort", sort));
-        json_array_append_new(out, json_pack("{sO}", "drop", drop));
-    } else {
-        json_decref(pre);
-    }
-    json_decref(sort);
-    json_decref(drop);
-    return out;
 }
 
 static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int index,
@@ -417,20 +372,43 @@ static int parse_slice(json_t *v, bool is_limit, const struct df_schema *in, int
     return FR_OK;
 }
 
+/* how and suffix: strings when given; suffix not empty (an empty one could
+ * never make a clashing name unique); on excludes left_on and right_on. */
+static int join_members(json_t *spec, int index, struct lop *op, struct fr_error *err)
+{
+    json_t *h = json_object_get(spec, "how"), *sf = json_object_get(spec, "suffix");
+    if (h && !json_is_string(h))
+        return op_error(err, index, "join how must be a string (inner, left, right, ...)%s", "");
+    const char *how = h ? json_string_value(h) : "inner";
+    if (df_join_how_parse(how, &op->how) != FR_OK)
+        return op_error(err, index, "join how '%s' is not inner, left, right, outer, semi or anti",
+                        how);
+    if (sf && (!json_is_string(sf) || json_string_length(sf) == 0 || json_string_length(sf) > 64 ||
+               strlen(json_string_value(sf)) != json_string_length(sf)))
+        return op_error(err, index, "join suffix must be a string of 1 to 64 characters%s", "");
+    if (json_object_get(spec, "on") &&
+        (json_object_get(spec, "left_on") || json_object_get(spec, "right_on")))
+        return op_error(err, index, "join takes either \"on\" or \"left_on\" and \"right_on\"%s",
+                        "");
+    op->suffix = fr_xstrdup(sf ? json_string_value(sf) : "_right");
+    return FR_OK;
+}
+
 static int parse_join(json_t *spec, const struct df_schema *in, const struct plan_env *env,
                       const struct df_options *opts, int depth, int index, struct lop *op,
                       struct fr_error *err)
 {
+    static const char *const members[] = {"right", "on",     "left_on", "right_on",
+                                          "how",   "suffix", NULL};
     op->kind = LOP_JOIN;
     df_schema_init(&op->schema);
     if (!json_is_object(spec) || !json_object_get(spec, "right"))
         return op_error(err, index, "join needs {\"right\": <plan>, \"on\": [...]}%s", "");
-    const char *how = json_string_value(json_object_get(spec, "how"));
-    if (df_join_how_parse(how ? how : "inner", &op->how) != FR_OK)
-        return op_error(err, index, "join how '%s' is not inner, left, right, outer, semi or anti",
-                        how);
-    const char *suffix = json_string_value(json_object_get(spec, "suffix"));
-    op->suffix = fr_xstrdup(suffix ? suffix : "_right");
+    if (plan__check_members(spec, "join", members, err) != FR_OK)
+        return op_error(err, index, "%s", err->message);
+    int rc = join_members(spec, index, op, err);
+    if (rc != FR_OK)
+        return rc;
     int nl = 0, nr = 0;
     json_t *on = json_object_get(spec, "on");
     if (on) {
@@ -447,7 +425,9 @@ static int parse_join(json_t *spec, const struct df_schema *in, const struct pla
                         "the same length%s",
                         "");
     op->nkeys = nl;
-    int rc = plan__parse(json_object_get(spec, "right"), env, opts, depth + 1, &op->right, err);
+    if ((rc = plan__check_columns(nl, "the join's key list", err)) != FR_OK)
+        return rc;
+    rc = plan__parse(json_object_get(spec, "right"), env, opts, depth + 1, &op->right, err);
     if (rc != FR_OK)
         return rc;
     return plan__join_schema(in, plan__lplan_schema(op->right), op->left_on, op->right_on, nl,
@@ -492,11 +472,9 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
     op->orig = json_incref(jop);
     if (!json_is_object(jop))
         return op_error(err, index, "each op must be an object like {\"where\": \"...\"}%s", "");
-    size_t nkeys = json_object_size(jop);
-    if (nkeys != 1 &&
-        !(nkeys == 2 && json_object_get(jop, "groupby") && json_object_get(jop, "agg")))
-        return op_error(err, index, "an op is an object with one key (groupby may come with agg)%s",
-                        "");
+    int rc = plan__check_op_shape(jop, index, err);
+    if (rc != FR_OK)
+        return rc;
     if ((v = json_object_get(jop, "where"))) {
         if (!json_is_string(v))
             return op_error(err, index, "where needs an expression string%s", "");
@@ -508,8 +486,17 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
         return parse_with_column(v, in, index, op, err);
     if ((v = json_object_get(jop, "drop")))
         return parse_drop(v, in, index, op, err);
-    if ((v = json_object_get(jop, "groupby")))
+    if ((v = json_object_get(jop, "groupby"))) {
+        if (!json_object_get(jop, "agg"))
+            return op_error(err, index,
+                            "groupby needs agg: {\"groupby\": [...], \"agg\": [...]} (distinct "
+                            "gives the keys alone)%s",
+                            "");
+        if (json_is_array(v) && json_array_size(v) == 0)
+            return op_error(err, index, "groupby needs at least one key (agg alone gives totals)%s",
+                            "");
         return parse_agg(v, json_object_get(jop, "agg"), in, index, op, err);
+    }
     if ((v = json_object_get(jop, "agg")))
         return parse_agg(NULL, v, in, index, op, err);
     if ((v = json_object_get(jop, "distinct")))
@@ -531,6 +518,14 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
                     "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
                     "distinct, sort, top_k, limit, offset, join, union)",
                     key ? key : "");
+}
+
+/* A with_column on 10000 columns, say, makes one too many. */
+static int op_width(const struct lop *op, int index, struct fr_error *err)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "the output of ops[%d]", index);
+    return plan__check_columns(op->schema.nfields, what, err);
 }
 
 int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
@@ -563,7 +558,7 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (i + 2)); /* before taking `in` */
         memset(&lp->ops[i], 0, sizeof(struct lop));
         const struct df_schema *in = i == 0 ? &lp->src.schema : &lp->ops[i - 1].schema;
-        json_t *expanded = expand_sort(json_array_get(ops, i), in);
+        json_t *expanded = plan__expand_sort(json_array_get(ops, i), in);
         if (expanded) {
             json_array_remove(ops, i);
             for (size_t k = 0; k < json_array_size(expanded); k++)
@@ -572,6 +567,8 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         }
         lp->nops = (int)i + 1;
         rc = parse_op(json_array_get(ops, i), in, env, opts, depth, (int)i, &lp->ops[i], err);
+        if (rc == FR_OK)
+            rc = op_width(&lp->ops[i], (int)i, err);
     }
     json_decref(ops);
     if (rc != FR_OK) {

@@ -34,6 +34,47 @@ static bool name_ok(const char *name)
     return true;
 }
 
+/* One candidate file of a dataset: FR_OK with its canonical path and its
+ * ctime, FR_ENOTFOUND (no such entry), or a refusal (it resolves outside the
+ * data dir, or is not a regular file) as FR_ENOTFOUND with the reason in err
+ * and *refused set: such a file is not a dataset, and is never opened. */
+static int dataset_candidate(const char *data_dir, const char *name, const char *format,
+                             char **path, struct timespec *ctime_out, bool *refused,
+                             struct fr_error *err)
+{
+    int result = FR_ENOTFOUND;
+    char *entry = fr_xasprintf("%s/%s.%s", data_dir, name, format);
+    char *full = NULL;
+    struct stat st;
+    if (lstat(entry, &st) != 0)
+        goto out;
+    *refused = true;
+    struct fr_error rerr;
+    fr_error_init(&rerr);
+    if (fr_path_resolve_inside(data_dir, entry, &full, &rerr) != FR_OK) {
+        fr_error_set(err, FR_ENOTFOUND, "%s.%s is not a dataset: %s", name, format, rerr.message);
+    } else if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fr_error_set(err, FR_ENOTFOUND, "%s.%s is not a dataset: not a regular file", name, format);
+    } else {
+        *refused = false;
+        *path = full;
+        full = NULL;
+        *ctime_out = st.st_ctim;
+        result = FR_OK;
+    }
+    if (*refused)
+        FR_LOG(FR_LOG_WARN, "data dir: %s", err->message);
+out:
+    free(entry);
+    free(full);
+    return result;
+}
+
+static bool newer(struct timespec a, struct timespec b)
+{
+    return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
 int plan_dataset_resolve(const char *data_dir, const char *name, char **path, const char **format,
                          struct fr_error *err)
 {
@@ -44,19 +85,26 @@ int plan_dataset_resolve(const char *data_dir, const char *name, char **path, co
         snprintf(err->kind, sizeof(err->kind), "invalid-plan");
         return FR_EINVAL;
     }
-    for (int i = 0; i < 2; i++) {
-        char *p = fr_xasprintf("%s/%s.%s", data_dir, name, formats[i]);
-        struct stat st;
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-            *path = p;
-            *format = formats[i];
-            return FR_OK;
-        }
-        free(p);
+    char *found[2] = {NULL, NULL};
+    struct timespec when[2];
+    bool refused = false;
+    for (int i = 0; i < 2; i++)
+        dataset_candidate(data_dir, name, formats[i], &found[i], &when[i], &refused, err);
+    /* Both exist only for a moment while an upload replaces one format by the
+     * other (or after a crash in that moment): the newer one is the dataset. */
+    int pick = found[0] && found[1] ? (newer(when[1], when[0]) ? 1 : 0) : found[0] ? 0 : 1;
+    if (found[pick]) {
+        *path = found[pick];
+        *format = formats[pick];
+        free(found[1 - pick]);
+        err->status = FR_OK;
+        err->message[0] = '\0';
+        return FR_OK;
     }
-    fr_error_set(err, FR_ENOTFOUND,
-                 "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)", name, name,
-                 name);
+    if (!refused)
+        fr_error_set(err, FR_ENOTFOUND,
+                     "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)", name, name,
+                     name);
     snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
     return FR_ENOTFOUND;
 }
@@ -150,6 +198,9 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
         } else if (strcmp(key, "schema") == 0) {
             if (!json_is_object(v))
                 return plan_error(err, "options.schema must map column names to types%s", "");
+            int rc = plan__check_columns((int64_t)json_object_size(v), "the schema hints", err);
+            if (rc != FR_OK)
+                return rc;
             const char *col;
             json_t *t;
             json_object_foreach(v, col, t)
@@ -235,6 +286,34 @@ static int stored_source(const char *id, const struct plan_env *env, struct lsou
     return FR_OK;
 }
 
+/* Exactly one of dataset, path, rows and dataframe; format only with path;
+ * at most FR_MAX_COLUMNS schema hints. */
+static int source_kind(json_t *src, const struct lsource *s, struct fr_error *err)
+{
+    static const char *const kinds[] = {"dataset", "path", "rows", "dataframe"};
+    const char *first = NULL;
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        if (!json_object_get(src, kinds[k]))
+            continue;
+        if (first) {
+            fr_error_set(err, FR_EINVAL,
+                         "the source has both %s and %s: give one of dataset, path, rows or "
+                         "dataframe",
+                         first, kinds[k]);
+            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            snprintf(err->field, sizeof(err->field), "%s", kinds[k]);
+            return FR_EINVAL;
+        }
+        first = kinds[k];
+    }
+    if (json_object_get(src, "format") && !json_object_get(src, "path"))
+        return plan__check_error(err, "format",
+                                 "source.format goes only with source.path (a dataset has "
+                                 "its format%s)",
+                                 "");
+    return plan__check_columns(s->hints.nfields, "the source's schema hints", err);
+}
+
 int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_options *opts,
                        struct lsource *s, struct fr_error *err)
 {
@@ -277,6 +356,8 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
         if (rc != FR_OK)
             return rc;
     }
+    if ((rc = source_kind(src, s, err)) != FR_OK)
+        return rc;
     json_t *v;
     if ((v = json_object_get(src, "rows")))
         return rows_source(v, s, err);

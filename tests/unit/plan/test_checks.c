@@ -1,0 +1,206 @@
+/* Tests of the planner's checks of user plan JSON (src/plan/plan_logical.c,
+ * plan_source.c, plan_schema.c): contradicting, unknown and missing members
+ * are 400 invalid-plan naming the member; a join's empty suffix is refused
+ * (it used to loop forever); schemas past FR_MAX_COLUMNS are 422
+ * too-many-columns before any per-column work. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "plan/plan.h"
+
+/* Builds a plan from JSON text; the status, with err filled in. */
+static int build(const char *text, struct fr_error *err)
+{
+    json_error_t jerr;
+    json_t *plan = json_loads(text, 0, &jerr);
+    if (!plan)
+        fail_msg("bad test JSON: %s: %s", jerr.text, text);
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    struct plan_env env = {.data_dir = FRAMED_SOURCE_DIR "/tests/data"};
+    plan_physical *p = NULL;
+    fr_error_init(err);
+    int rc = plan_build(plan, &cfg, &env, -1, &p, err);
+    plan_physical_free(p);
+    cfg_cleanup(&cfg);
+    json_decref(plan);
+    return rc;
+}
+
+/* The plan is refused as kind with a message that holds every word. */
+static void expect(const char *text, int status, const char *kind, const char *word1,
+                   const char *word2)
+{
+    struct fr_error err;
+    int rc = build(text, &err);
+    if (rc != status || strcmp(err.kind, kind) != 0)
+        fail_msg("%s\n  expected %d %s, got %d %s: %s", text, status, kind, rc, err.kind,
+                 err.message);
+    if (word1 && !strstr(err.message, word1))
+        fail_msg("%s\n  message lacks '%s': %s", text, word1, err.message);
+    if (word2 && !strstr(err.message, word2))
+        fail_msg("%s\n  message lacks '%s': %s", text, word2, err.message);
+}
+
+static void expect_ok(const char *text)
+{
+    struct fr_error err;
+    if (build(text, &err) != FR_OK)
+        fail_msg("%s\n  refused: %s", text, err.message);
+}
+
+#define ROWS "{\"rows\": [{\"a\": 1, \"b\": \"x\"}]}"
+
+static void test_source_conflicts(void **state)
+{
+    (void)state;
+    expect("{\"source\": {\"dataset\": \"nope\", \"rows\": [{\"a\": 1}]}}", FR_EINVAL,
+           "invalid-plan", "dataset", "rows");
+    expect("{\"source\": {\"path\": \"x.csv\", \"rows\": [{\"a\": 1}]}}", FR_EINVAL, "invalid-plan",
+           "path", "rows");
+    expect("{\"source\": {\"dataset\": \"a\", \"path\": \"x.csv\"}}", FR_EINVAL, "invalid-plan",
+           "dataset", "path");
+    expect("{\"source\": {\"dataframe\": \"df-1\", \"rows\": []}}", FR_EINVAL, "invalid-plan",
+           "dataframe", "rows");
+    expect("{\"source\": {\"rows\": [{\"a\": 1}], \"format\": \"csv\"}}", FR_EINVAL, "invalid-plan",
+           "format", NULL);
+    expect("{\"source\": {}}", FR_EINVAL, "invalid-plan", "dataset", "rows");
+    expect_ok("{\"source\": " ROWS "}");
+}
+
+static void test_groupby_needs_agg(void **state)
+{
+    (void)state;
+    expect("{\"source\": " ROWS ", \"ops\": [{\"groupby\": [\"a\"]}]}", FR_EINVAL, "invalid-plan",
+           "groupby", "agg");
+    expect("{\"source\": " ROWS ", \"ops\": [{\"groupby\": [], \"agg\": [\"count(*)\"]}]}",
+           FR_EINVAL, "invalid-plan", "groupby", NULL);
+    expect_ok("{\"source\": " ROWS ", \"ops\": [{\"groupby\": [\"a\"], \"agg\": [\"count(*)\"]}]}");
+    expect_ok("{\"source\": " ROWS ", \"ops\": [{\"agg\": [\"count(*)\"]}]}");
+}
+
+static void test_op_members(void **state)
+{
+    (void)state;
+    const char *pre = "{\"source\": " ROWS ", \"ops\": [";
+    static const struct {
+        const char *op, *word1, *word2;
+    } cases[] = {
+        {"{\"with_column\": {\"name\": \"c\", \"expr\": \"a\", \"x\": 1}}", "with_column", "x"},
+        {"{\"with_column\": {\"name\": \"c\"}}", "with_column", "expr"},
+        {"{\"top_k\": {\"k\": 1, \"sort\": [\"a\"], \"bogus\": 1}}", "top_k", "bogus"},
+        {"{\"top_k\": {\"sort\": [\"a\"]}}", "top_k", "k"},
+        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"sufix\": \"_r\"}}",
+         "join", "sufix"},
+        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"left_on\": [\"a\"], "
+         "\"right_on\": [\"a\"]}}",
+         "on", "left_on"},
+        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"left_on\": [\"a\"]}}", "right_on", NULL},
+        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"how\": 5}}", "how",
+         NULL},
+        {"{\"join\": {\"right\": {\"source\": " ROWS "}, \"on\": [\"a\"], \"suffix\": 5}}",
+         "suffix", NULL},
+        {"{\"distinct\": \"a\"}", "distinct", NULL},
+        {"{\"where\": \"a > 0\", \"select\": [\"a\"]}", "where", "select"},
+        {"{\"agg\": [\"count(*)\"], \"sort\": [\"a\"]}", "agg", "sort"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *text = fr_xasprintf("%s%s]}", pre, cases[i].op);
+        expect(text, FR_EINVAL, "invalid-plan", cases[i].word1, cases[i].word2);
+        free(text);
+    }
+}
+
+/* "suffix": "" used to loop forever once a right column clashed. */
+static void test_join_empty_suffix(void **state)
+{
+    (void)state;
+    expect("{\"source\": " ROWS ", \"ops\": [{\"join\": {\"right\": {\"source\": " ROWS
+           "}, \"on\": [\"a\"], \"suffix\": \"\"}}]}",
+           FR_EINVAL, "invalid-plan", "suffix", NULL);
+    expect_ok("{\"source\": " ROWS ", \"ops\": [{\"join\": {\"right\": {\"source\": " ROWS
+              "}, \"on\": [\"a\"], \"suffix\": \"_r\"}}]}");
+}
+
+/* A left side with b, b_r, b_r_r, ... (n names) and a right side with b:
+ * the dedup ends, either with a name or with a 400, and never past limits. */
+static void test_join_suffix_chain(void **state)
+{
+    (void)state;
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "{\"source\": {\"rows\": [{\"a\": 1");
+    for (int i = 0, len = 0; i < 200; i++, len += 2) {
+        fr_buf_printf(&b, ", \"b");
+        for (int k = 0; k < i; k++)
+            fr_buf_puts(&b, "_r");
+        fr_buf_puts(&b, "\": 1");
+        (void)len;
+    }
+    fr_buf_puts(&b, "}]}, \"ops\": [{\"join\": {\"right\": {\"source\": " ROWS
+                    "}, \"on\": [\"a\"], \"suffix\": \"_r\"}}]}");
+    expect(b.data, FR_EINVAL, "invalid-plan", "suffix", NULL);
+    fr_buf_cleanup(&b);
+}
+
+static void test_plan_column_limit(void **state)
+{
+    (void)state;
+    /* one inline row with 1e5 keys: the old inference took 44 s */
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "{\"source\": {\"rows\": [{");
+    for (int i = 0; i < 100000; i++)
+        fr_buf_printf(&b, i ? ",\"k%d\":%d" : "\"k%d\":%d", i, i);
+    fr_buf_puts(&b, "}]}}");
+    expect(b.data, FR_EVALIDATION, "too-many-columns", "10000", NULL);
+    fr_buf_cleanup(&b);
+
+    /* 6000 + 6000 columns joined: over the limit only after the join */
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "{\"source\": {\"rows\": [{\"a\": 1");
+    for (int i = 0; i < 6000; i++)
+        fr_buf_printf(&b, ",\"l%d\":1", i);
+    fr_buf_puts(&b, "}]}, \"ops\": [{\"join\": {\"on\": [\"a\"], \"right\": {\"source\": "
+                    "{\"rows\": [{\"a\": 1");
+    for (int i = 0; i < 6000; i++)
+        fr_buf_printf(&b, ",\"r%d\":1", i);
+    fr_buf_puts(&b, "}]}}}}]}");
+    expect(b.data, FR_EVALIDATION, "too-many-columns", "10000", NULL);
+    fr_buf_cleanup(&b);
+
+    /* a select of 20000 expressions */
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "{\"source\": " ROWS ", \"ops\": [{\"select\": [\"a\"");
+    for (int i = 0; i < 20000; i++)
+        fr_buf_printf(&b, ",\"a + %d as c%d\"", i, i);
+    fr_buf_puts(&b, "]}]}");
+    expect(b.data, FR_EVALIDATION, "too-many-columns", "10000", NULL);
+    fr_buf_cleanup(&b);
+
+    /* schema hints count too */
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "{\"source\": {\"rows\": [{\"a\": 1}], \"schema\": {\"a\": \"int64\"");
+    for (int i = 0; i < 20000; i++)
+        fr_buf_printf(&b, ",\"h%d\":\"int64\"", i);
+    fr_buf_puts(&b, "}}}");
+    expect(b.data, FR_EVALIDATION, "too-many-columns", "10000", NULL);
+    fr_buf_cleanup(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_source_conflicts),  cmocka_unit_test(test_groupby_needs_agg),
+        cmocka_unit_test(test_op_members),        cmocka_unit_test(test_join_empty_suffix),
+        cmocka_unit_test(test_join_suffix_chain), cmocka_unit_test(test_plan_column_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
