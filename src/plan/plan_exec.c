@@ -10,11 +10,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A spec whose op needs inputs that the task was not given: the sender's
+ * mistake (400 invalid-task), not ours. */
+static int no_inputs(struct fr_error *err, const char *what)
+{
+    fr_error_set(err, FR_EINVAL, "%s", what);
+    snprintf(err->kind, sizeof(err->kind), "invalid-task");
+    return FR_EINVAL;
+}
+
 static int concat_slot(struct df_table *const *tables, int n, struct df_table **out,
                        struct fr_error *err)
 {
     if (n <= 0)
-        return fr_error_set(err, FR_EINTERNAL, "a task has no input tables");
+        return no_inputs(err, "a task has no input tables");
     return df_table_concat(tables, n, out, err);
 }
 
@@ -435,7 +444,7 @@ static int run_core(json_t *core, struct df_table **const *in, const int *n, str
         struct df_sort_key *keys = NULL;
         int nk = 0;
         if (n[0] <= 0)
-            return fr_error_set(err, FR_EINTERNAL, "a merge task has no input");
+            return no_inputs(err, "a merge task has no input");
         int rc = plan__sort_keys_json(json_object_get(core, "keys"), in[0][0],
                                       ex->opts->nulls_first, &keys, &nk, err);
         if (rc == FR_OK)

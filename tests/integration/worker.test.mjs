@@ -536,6 +536,14 @@ describe('a worker given hostile task specs', () => {
       headers,
     });
     assert.ok(join.status >= 400 && join.status < 500, join.text);
+    for (const core of [null, { op: 'union' }, { op: 'join', how: 'inner', left_on: [], right_on: [] },
+      { op: 'merge', keys: [] }]) {
+      const input = core ? { kind: 'slots', nslots: 2 } : { kind: 'stored' };
+      const r = await call(worker.base, 'POST', '/v1/tasks', {
+        json: { ...base, spec: { ...base.spec, input, core, pipeline: [] }, inputs: [] }, headers,
+      });
+      assert.ok(r.status >= 400 && r.status < 500, `${JSON.stringify(core)}: ${r.text}`);
+    }
     const wide = Array.from({ length: 10001 }, (_, i) => ({ name: `c${i}`, col: 'a' }));
     const tooWide = await call(worker.base, 'POST', '/v1/tasks', {
       json: { ...base, spec: { ...base.spec, pipeline: [{ project: wide }] } }, headers,
