@@ -121,6 +121,17 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed);
 bool runner__registry_gone(runner_registry *g, const char *url);
 char **runner__registry_urls(runner_registry *g);
 
+/* runner_check.c: what is accepted from a worker. "p-" and 1-64 lower-case
+ * hex digits. */
+bool runner__partition_id_ok(const char *id);
+/* NULL when a task answer's outputs are an array of at most PLAN_MAX_BUCKETS
+ * null or {"id": p-<hex>, "rows" >= 0, "bytes" >= 0}; else what is wrong
+ * (static text). */
+const char *runner__outputs_problem(json_t *outs);
+/* FR_OK when the fetched p->table has the rows the worker reported, else
+ * FR_EDATA invalid-worker-answer naming the worker. */
+int runner__check_fetched(const struct runner_part *p, struct fr_error *err);
+
 /* Shared by both backends: the runner's common fields. */
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);
 void runner__cleanup(runner *r);

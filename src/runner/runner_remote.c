@@ -320,36 +320,6 @@ static void task_problem(struct transfer *t, long status)
     runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
 }
 
-/* "p-" and 1-64 lower-case hex digits: the IDs workers make. */
-static bool partition_id_ok(const char *id)
-{
-    size_t n = id ? strlen(id) : 0;
-    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
-           strspn(id + 2, "0123456789abcdef") == n - 2;
-}
-
-/* NULL when a worker's outputs list is well formed: at most PLAN_MAX_BUCKETS
- * of null or {"id", "rows" >= 0, "bytes" >= 0}; else what is wrong. */
-static const char *outputs_problem(json_t *outs)
-{
-    if (json_array_size(outs) > PLAN_MAX_BUCKETS)
-        return "it answered with more outputs than a task can have";
-    size_t i;
-    json_t *o;
-    json_array_foreach(outs, i, o)
-    {
-        if (json_is_null(o))
-            continue;
-        json_t *rows = json_object_get(o, "rows"), *bytes = json_object_get(o, "bytes");
-        if (!partition_id_ok(json_string_value(json_object_get(o, "id"))))
-            return "it answered with an output whose id is not a partition ID";
-        if (!json_is_integer(rows) || json_integer_value(rows) < 0 || !json_is_integer(bytes) ||
-            json_integer_value(bytes) < 0)
-            return "it answered with an output without non-negative rows and bytes";
-    }
-    return NULL;
-}
-
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
@@ -365,7 +335,7 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
                  t->url, t->echo[0] ? t->echo : (cid ? cid : "(none)"));
         return;
     }
-    const char *bad = outputs_problem(outs);
+    const char *bad = runner__outputs_problem(outs);
     if (bad) {
         json_decref(body);
         retry_or_fail(rr, t->job, t->url, bad);
@@ -482,19 +452,6 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-/* The partition a worker sent must be what it reported: as many rows. */
-static int check_fetched(const struct runner_part *p, struct fr_error *err)
-{
-    if (p->table->nrows == p->rows)
-        return FR_OK;
-    fr_error_set(err, FR_EDATA,
-                 "worker %.200s sent partition %.64s with %lld rows after reporting %lld; it "
-                 "is refused",
-                 p->url, p->id, (long long)p->table->nrows, (long long)p->rows);
-    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
-    return FR_EDATA;
-}
-
 static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
@@ -519,7 +476,7 @@ static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, str
         fr_error_set(err, FR_EDATA, "worker %.200s sent partition %.64s that is refused: %.400s",
                      p->url, p->id, why);
         snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
-    } else if (rc == FR_OK && (rc = check_fetched(p, err)) != FR_OK) {
+    } else if (rc == FR_OK && (rc = runner__check_fetched(p, err)) != FR_OK) {
         df_table_free(p->table);
         p->table = NULL;
     } else if (rc != FR_OK && rc != FR_ENOSPACE) {

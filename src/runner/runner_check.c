@@ -1,0 +1,49 @@
+/* runner_check: what the coordinator accepts from a worker. A worker's
+ * answer is data from the network like any request: its outputs list is
+ * checked for shape and bounds before anything is built from it, and a
+ * fetched partition must be what the worker reported. */
+#include "runner_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool runner__partition_id_ok(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
+           strspn(id + 2, "0123456789abcdef") == n - 2;
+}
+
+const char *runner__outputs_problem(json_t *outs)
+{
+    if (!json_is_array(outs))
+        return "it answered without an outputs array";
+    if (json_array_size(outs) > PLAN_MAX_BUCKETS)
+        return "it answered with more outputs than a task can have";
+    size_t i;
+    json_t *o;
+    json_array_foreach(outs, i, o)
+    {
+        if (json_is_null(o))
+            continue;
+        json_t *rows = json_object_get(o, "rows"), *bytes = json_object_get(o, "bytes");
+        if (!runner__partition_id_ok(json_string_value(json_object_get(o, "id"))))
+            return "it answered with an output whose id is not a partition ID";
+        if (!json_is_integer(rows) || json_integer_value(rows) < 0 || !json_is_integer(bytes) ||
+            json_integer_value(bytes) < 0)
+            return "it answered with an output without non-negative rows and bytes";
+    }
+    return NULL;
+}
+
+int runner__check_fetched(const struct runner_part *p, struct fr_error *err)
+{
+    if (p->table->nrows == p->rows)
+        return FR_OK;
+    fr_error_set(err, FR_EDATA,
+                 "worker %.200s sent partition %.64s with %lld rows after reporting %lld; it "
+                 "is refused",
+                 p->url, p->id, (long long)p->table->nrows, (long long)p->rows);
+    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+    return FR_EDATA;
+}
