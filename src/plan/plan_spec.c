@@ -303,6 +303,49 @@ static int check_input(json_t *in, struct fr_error *err)
     return FR_OK;
 }
 
+/* v is absent or an array of at most FR_MAX_COLUMNS strings (objects when
+ * objects): the executor reads a missing list as an empty one. */
+static bool list_of(json_t *v, bool objects)
+{
+    if (!v)
+        return true;
+    if (!json_is_array(v) || json_array_size(v) > FR_MAX_COLUMNS)
+        return false;
+    size_t i;
+    json_t *it;
+    json_array_foreach(v, i,
+                       it) if (objects ? !json_is_object(it) : !json_is_string(it)) return false;
+    return true;
+}
+
+static int check_core(json_t *core, struct fr_error *err)
+{
+    static const char *const cores[] = {"concat", "agg_final", "join", "union", "merge", NULL};
+    if (!core || json_is_null(core))
+        return FR_OK;
+    const char *op = json_string_value(json_object_get(core, "op"));
+    if (!json_is_object(core) || !one_of(op, cores))
+        return bad_spec(err,
+                        "the core must be null or an object with op concat, agg_final, "
+                        "join, union or merge, not '%s'",
+                        op ? op : "(none)");
+    bool ok = true;
+    if (strcmp(op, "agg_final") == 0)
+        ok = list_of(json_object_get(core, "keys"), false) &&
+             list_of(json_object_get(core, "aggs"), false);
+    else if (strcmp(op, "join") == 0)
+        ok = list_of(json_object_get(core, "left_on"), false) &&
+             list_of(json_object_get(core, "right_on"), false) &&
+             json_is_string(json_object_get(core, "how"));
+    else if (strcmp(op, "merge") == 0)
+        ok = list_of(json_object_get(core, "keys"), true);
+    if (!ok)
+        return bad_spec(err, "the %s core has keys, aggs or how of the wrong type", op);
+    return strcmp(op, "agg_final") == 0
+               ? check_schema(json_object_get(core, "input_schema"), "the input schema", err)
+               : FR_OK;
+}
+
 static int check_sink(json_t *sink, struct fr_error *err)
 {
     static const char *const ops[] = {"partial_agg", "hash_partition", "sort_sample",
@@ -318,11 +361,11 @@ static int check_sink(json_t *sink, struct fr_error *err)
         return bad_spec(err, "sink buckets must be an integer from 1 to %s", "4096");
     if (!int_in(sink, "sample", 0, 1000000))
         return bad_spec(err, "the sort sample must be an integer from 0 to %s", "1000000");
-    json_t *keys = json_object_get(sink, "keys");
-    if (keys && !json_is_array(keys))
-        return bad_spec(err, "sink keys must be an array%s", "");
-    if (json_array_size(keys) > FR_MAX_COLUMNS)
-        return bad_spec(err, "a sink has more than %s keys", "10000");
+    /* hash keys and aggregations are names and texts; sort keys are objects */
+    bool sorted = strcmp(op, "sort_sample") == 0 || strcmp(op, "range_partition") == 0;
+    if (!list_of(json_object_get(sink, "keys"), sorted) ||
+        (strcmp(op, "partial_agg") == 0 && !list_of(json_object_get(sink, "aggs"), false)))
+        return bad_spec(err, "the keys or aggs of sink '%s' have the wrong type", op);
     return FR_OK;
 }
 
@@ -360,19 +403,13 @@ static int check_pipeline(json_t *pipeline, struct fr_error *err)
 
 int plan_task_check(json_t *spec, struct fr_error *err)
 {
-    static const char *const cores[] = {"concat", "agg_final", "join", "union", "merge", NULL};
     if (!json_is_object(spec))
         return bad_spec(err, "the task spec must be an object%s", "");
-    json_t *core = json_object_get(spec, "core");
-    if (core && !json_is_null(core) &&
-        (!json_is_object(core) || !one_of(json_string_value(json_object_get(core, "op")), cores)))
-        return bad_spec(err,
-                        "the core must be null or an object with op concat, agg_final, "
-                        "join, union or merge%s",
-                        "");
     if (!int_in(spec, "nbuckets", 1, PLAN_MAX_BUCKETS))
         return bad_spec(err, "nbuckets must be an integer from 1 to %s", "4096");
-    int rc = check_input(json_object_get(spec, "input"), err);
+    int rc = check_core(json_object_get(spec, "core"), err);
+    if (rc == FR_OK)
+        rc = check_input(json_object_get(spec, "input"), err);
     if (rc == FR_OK)
         rc = check_pipeline(json_object_get(spec, "pipeline"), err);
     if (rc == FR_OK)

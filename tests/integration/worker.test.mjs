@@ -517,6 +517,11 @@ describe('a worker given hostile task specs', () => {
       { pipeline: [{ top_k: { by: [], sort: [], k: -3 } }] },
       { pipeline: 'filter' },
       { core: { op: 'teleport' } },
+      { input: { kind: 'slots', nslots: 2 }, core: { op: 'agg_final', keys: [{ col: 'a' }], aggs: [{ expr: 'a' }], input_schema: [] } },
+      { input: { kind: 'slots', nslots: 2 }, core: { op: 'join', how: 7, left_on: ['a'], right_on: ['a'] } },
+      { input: { kind: 'slots', nslots: 2 }, core: { op: 'merge', keys: ['a'] } },
+      { sink: { op: 'partial_agg', keys: ['a'], aggs: [1] } },
+      { sink: { op: 'sort_sample', keys: ['a'], sample: 3 } },
       { input: { kind: 'file', path: 'x.csv', format: 'csv', range: [5, 1, 0] } },
       { input: { kind: 'file', path: 'x.csv', format: 'csv', range: [0, 1, 0], columns: [-1] } },
     ];
