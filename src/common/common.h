@@ -112,6 +112,12 @@ void fr_sha256_id(const void *data, size_t len, char *out, size_t outsz);
 /* Constant-time comparison of two strings (lengths compared without early exit). */
 bool fr_consttime_eq(const char *a, const char *b);
 
+/* ---- peers ------------------------------------------------------------- */
+struct sockaddr;
+/* Whether a peer address is on this machine: 127.0.0.0/8, ::1, or 127.x
+ * mapped into IPv6. NULL and other families are not. */
+bool fr_sockaddr_is_loopback(const struct sockaddr *sa);
+
 /* ---- internal request signing (HMAC-SHA256, see api/internal-protocol.md) -- */
 #define FR_SIGN_MAX_SKEW_S 300
 /* Writes "v1=<64 hex>" for the request into out (>= 72 bytes). path includes

@@ -3,26 +3,14 @@
  * secret is set) and operators list them (GET /v1/workers). */
 #include "http.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 
-/* Whether the peer of conn is on this machine (127.0.0.0/8, ::1, or
- * 127.x mapped into IPv6). */
+/* Whether the peer of conn is on this machine. */
 static bool peer_is_loopback(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *sa = info ? info->client_addr : NULL;
-    if (sa && sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
-        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    }
-    if (sa && sa->sa_family == AF_INET6) {
-        const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-    }
-    return false;
+    return fr_sockaddr_is_loopback(info ? info->client_addr : NULL);
 }
 
 static void workers_post(struct http_request *req)
