@@ -20,6 +20,7 @@ struct problem_row {
 };
 
 static const struct problem_row problem_rows[] = {
+    {FR_OK, "bad-request", 400, "Malformed HTTP request", 0},
     {FR_OK, "invalid-json", 400, "Malformed JSON body", 0},
     {FR_EINVAL, "invalid-parameter", 400, "Invalid parameter", 0},
     {FR_OK, "invalid-plan", 400, "Invalid plan", 0},
@@ -52,6 +53,7 @@ static const struct problem_row problem_rows[] = {
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
     {FR_EIO, "internal", 500, "Internal error", 0},
     {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},
+    {FR_OK, "not-implemented", 501, "Not implemented", 0},
     {FR_OK, "runner-draining", 503, "Runner is draining", 5},
     {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
     {FR_OK, "store-unavailable", 503, "Config store unavailable", 5},

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 const char *http__header(struct http_request *req, const char *name)
@@ -191,4 +192,79 @@ void http__log_request(struct http_request *req)
         fr_log_json_line(text);
     free(text);
     json_decref(line);
+}
+
+/* What the header walk of http__check_framing found. */
+struct framing_scan {
+    int hosts;
+    int lengths;
+    bool lengths_differ;
+    const char *length;
+    const char *coding; /* Transfer-Encoding (the last one) */
+    int codings;
+    const char *bad_name; /* a header name with whitespace, a control byte or NUL */
+};
+
+static bool header_name_ok(const char *key, size_t n)
+{
+    if (n == 0 || strlen(key) != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)key[i];
+        if (c <= ' ' || c == 0x7f || c == ':')
+            return false;
+    }
+    return true;
+}
+
+static enum MHD_Result framing_visit(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)value_size;
+    struct framing_scan *f = cls;
+    if (!header_name_ok(key, key_size)) {
+        if (!f->bad_name)
+            f->bad_name = key;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        f->hosts++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->lengths++ && strcmp(f->length, value ? value : "") != 0)
+            f->lengths_differ = true;
+        f->length = value ? value : "";
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->codings++;
+        f->coding = value ? value : "";
+    }
+    return MHD_YES;
+}
+
+bool http__check_framing(struct http_request *req, const char *version)
+{
+    struct framing_scan f = {0};
+    MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_visit, &f);
+    bool http11 = version && strcasecmp(version, MHD_HTTP_VERSION_1_1) == 0;
+    /* Every answer here ends the connection: where one request ends is unsure. */
+    if (f.bad_name)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "a header name holds whitespace or a control character");
+    else if (http11 && f.hosts == 0)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "an HTTP/1.1 request needs a Host header");
+    else if (f.hosts > 1)
+        http__reply_problem(req, FR_EINVAL, "bad-request", "the request has %d Host headers",
+                            f.hosts);
+    else if (f.lengths_differ)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "the request has Content-Length headers that disagree");
+    else if (f.codings > 1 || (f.codings && strcasecmp(f.coding, "chunked") != 0))
+        http__reply_problem(req, FR_EINVAL, "not-implemented",
+                            "the only transfer coding served is chunked");
+    else if (f.codings && f.lengths)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "the request has both Transfer-Encoding and Content-Length");
+    else
+        return true;
+    http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
+    return false;
 }

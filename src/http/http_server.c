@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ struct http_server {
     int64_t max_body;
     int64_t max_upload;
     char *admin_token;    /* NULL when auth is off */
+    char *data_token;     /* NULL when the data endpoints need no token of their own */
     char *cluster_secret; /* NULL when cluster calls are not signed */
     char *static_dir;
     int port;
@@ -34,6 +36,9 @@ struct http_server {
     atomic_int in_flight; /* requests between their first callback and completion */
     atomic_int deferred;  /* handlers running on their own thread (suspended connections) */
     atomic_bool shutting_down;
+    bool quiesced;         /* the listening socket is closed (stop's thread only) */
+    atomic_int open_conns; /* TCP connections open now */
+    unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
 };
 
 const char *http__static_dir(const struct http_server *s)
@@ -136,38 +141,72 @@ static bool is_json_media_type(const char *ct)
     return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
 }
 
-static bool admin_ok(struct http_request *req)
+/* The bearer token of the request, or NULL. Borrowed from MHD. */
+static const char *bearer_token(struct http_request *req)
 {
-    const char *token = req->srv->admin_token;
-    if (!token || !req->route || !req->route->needs_admin)
-        return true;
     const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return false;
+        return NULL;
     const char *given = auth + 7;
     while (*given == ' ')
         given++;
-    return fr_consttime_eq(given, token);
+    return given;
+}
+
+static bool token_is(const char *given, const char *token)
+{
+    return given && token && fr_consttime_eq(given, token);
+}
+
+/* NULL when the request may go on, else what it lacks (for the 401). */
+static const char *auth_missing(struct http_request *req)
+{
+    const struct http_server *s = req->srv;
+    const char *given = bearer_token(req);
+    bool admin = token_is(given, s->admin_token), data = token_is(given, s->data_token);
+    switch (http__route_access(req->route, req->route_signed)) {
+    case HTTP_ACCESS_ADMIN:
+        if (s->admin_token)
+            return admin ? NULL : "this request changes state and needs the admin token";
+        return (!s->data_token || data) ? NULL : "this request needs the data token";
+    case HTTP_ACCESS_DATA:
+        return (!s->data_token || admin || data) ? NULL
+                                                 : "this request needs the data or admin token";
+    case HTTP_ACCESS_READ:
+        return (!s->admin_token || !s->data_token || admin || data)
+                   ? NULL
+                   : "this request needs the data or admin token";
+    default:
+        return NULL;
+    }
 }
 
 /* Route match and the checks that need only the headers. An error becomes the
  * reply at once; the body, if any, is then drained and dropped. */
-static void request_begin(struct http_request *req)
+static void request_begin(struct http_request *req, const char *version)
 {
     char *allow = NULL;
+    const char *missing = NULL;
     int rc = http__router_match(req->srv->router, req, &allow);
-    if (rc == FR_ENOTFOUND) {
+    if (!http__check_framing(req, version)) {
+        req->answer_now = true;
+    } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns) {
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server has %u connections open, its limit; try again later",
+                            req->srv->max_conns);
+        http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
+        req->answer_now = true; /* answered at once: the connection closes */
+    } else if (rc == FR_ENOTFOUND) {
         http__reply_problem(req, FR_ENOTFOUND, "not-found", "no route for %s", req->path);
     } else if (rc != 0) {
         http__reply_problem(req, FR_EINVAL, "method-not-allowed",
                             "%s is not allowed on %s; allowed: %s", req->method, req->path, allow);
         http__add_header(req, MHD_HTTP_HEADER_ALLOW, allow);
-    } else if (!admin_ok(req)) {
-        const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-        http__reply_problem(req, FR_EINVAL, "unauthorized",
-                            auth ? "the admin token was not accepted"
-                                 : "this request changes state and needs the admin token "
-                                   "(Authorization: Bearer <token>)");
+    } else if ((missing = auth_missing(req)) != NULL) {
+        bool sent = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
+        http__reply_problem(req, FR_EINVAL, "unauthorized", "%s%s", missing,
+                            sent ? ": the token sent was not accepted"
+                                 : " (Authorization: Bearer <token>)");
     } else {
         enum http__body kind = req->route->body;
         int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
@@ -270,7 +309,6 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
 {
-    (void)version;
     struct http_server *s = cls;
     struct http_request *req = *con_cls;
     if (!req) /* no URI callback: cannot happen, but a request is still a request */
@@ -278,8 +316,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req->begun) {
         request_init(req, url, method);
         atomic_fetch_add(&s->in_flight, 1);
-        request_begin(req);
-        if (req->response && reply_before_body(req))
+        request_begin(req, version);
+        if (req->response && (req->answer_now || reply_before_body(req)))
             return send_reply(req);
         return MHD_YES;
     }
@@ -372,6 +410,46 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     FR_LOG(FR_LOG_WARN, "microhttpd: %s", msg);
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)conn;
+    (void)socket_context;
+    struct http_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        atomic_fetch_add(&s->open_conns, 1);
+    else
+        atomic_fetch_sub(&s->open_conns, 1);
+}
+
+/* Connections past max_conns still get an answer (503), up to this many
+ * more; past those, MHD closes new connections without a word. */
+static unsigned conn_reserve(unsigned max_conns)
+{
+    return max_conns / 16 > 16 ? max_conns / 16 : 16;
+}
+
+/* Each connection is a descriptor: make room for them (and for the files
+ * the server opens) or serve fewer, with a warning, rather than fail accepts. */
+static unsigned fit_fd_limit(unsigned want)
+{
+    const rlim_t spare = 128;
+    struct rlimit rl;
+    rlim_t need = (rlim_t)want + conn_reserve(want) + spare;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return want;
+    struct rlimit raised = {need < rl.rlim_max ? need : rl.rlim_max, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        rl = raised;
+    if (rl.rlim_cur >= need)
+        return want;
+    rlim_t room = rl.rlim_cur > 2 * spare ? rl.rlim_cur - spare : spare;
+    unsigned fit = (unsigned)(room - room / 17);
+    FR_LOG(FR_LOG_WARN, "open file limit %llu: serving %u connections, not %u",
+           (unsigned long long)rl.rlim_cur, fit, want);
+    return fit;
+}
+
 static int resolve_listen(struct http_server *s, const char *host, int port, struct fr_error *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
@@ -402,6 +480,7 @@ static void server_free(struct http_server *s)
     http__metrics_free(s->metrics);
     http__router_free(s->router);
     free(s->admin_token);
+    free(s->data_token);
     free(s->cluster_secret);
     free(s->static_dir);
     free(s);
@@ -416,6 +495,8 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     s->max_upload = opts->max_upload_bytes > 0 ? opts->max_upload_bytes : INT64_MAX;
     if (opts->admin_token && *opts->admin_token)
         s->admin_token = fr_xstrdup(opts->admin_token);
+    if (opts->data_token && *opts->data_token)
+        s->data_token = fr_xstrdup(opts->data_token);
     if (opts->cluster_secret && *opts->cluster_secret)
         s->cluster_secret = fr_xstrdup(opts->cluster_secret);
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
@@ -428,13 +509,21 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
                      MHD_USE_ERROR_LOG;
     if (s->addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 120;
+    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
+    s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
+    unsigned per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
+    unsigned threads = pool_size(opts->threads);
+    /* MHD splits its limit across the pool's threads: never below one each. */
+    unsigned hard = s->max_conns + conn_reserve(s->max_conns);
+    if (hard < threads * 2)
+        hard = threads * 2;
     s->daemon = MHD_start_daemon(
         flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
-        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, pool_size(opts->threads),
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr,
-        MHD_OPTION_END);
+        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&s->addr, MHD_OPTION_END);
     if (!s->daemon) {
         result = fr_error_set(err, FR_EIO, "cannot listen on %s port %d: %s",
                               opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
@@ -479,17 +568,26 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+int http_server_drain(http_server *s, int64_t drain_ms)
+{
+    atomic_store(&s->shutting_down, true);
+    if (!s->quiesced) {
+        MHD_socket listener = MHD_quiesce_daemon(s->daemon);
+        if (listener != MHD_INVALID_SOCKET)
+            close(listener);
+        s->quiesced = true;
+    }
+    int64_t deadline = fr_mono_us() + drain_ms * 1000;
+    while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
+        sleep_ms(5);
+    return atomic_load(&s->in_flight);
+}
+
 void http_server_stop(http_server *s, int64_t drain_ms)
 {
     if (!s)
         return;
-    atomic_store(&s->shutting_down, true);
-    MHD_socket listener = MHD_quiesce_daemon(s->daemon);
-    if (listener != MHD_INVALID_SOCKET)
-        close(listener);
-    int64_t deadline = fr_mono_us() + drain_ms * 1000;
-    while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
-        sleep_ms(5);
+    http_server_drain(s, drain_ms);
     /* MHD must not be stopped with a suspended connection. */
     while (atomic_load(&s->deferred) > 0)
         sleep_ms(5);
