@@ -59,6 +59,7 @@ struct ctx {
     int nqueries;
     int64_t mem_used;
     bool shutting_down;
+    bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */
     int64_t queries_by_state[5];
 };
 

@@ -191,6 +191,7 @@ void ctx_cancel_all(ctx *c)
 {
     pthread_mutex_lock(&c->lock);
     c->shutting_down = true;
+    c->cancelling = true;
     cancel_all_locked(c);
     int n = c->nqueries;
     pthread_mutex_unlock(&c->lock);
