@@ -163,6 +163,11 @@ void http__reply_empty(struct http_request *req, unsigned status);
 void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,
                           int64_t bytes);
 void http__add_header(struct http_request *req, const char *name, const char *value);
+/* Which token the matched route lacks under the configured tokens (NULL or
+ * "" = none; README: auth): NULL when the request may go on, else a static
+ * text for the 401. Compares in constant time. */
+const char *http__auth_missing(struct http_request *req, const char *admin_token,
+                               const char *data_token);
 /* Checks the request's cluster signature (Framed-Sender, -Timestamp and
  * -Signature over method, target, body; api/internal-protocol.md) against
  * secret; on failure sets a 401 unauthorized reply. */

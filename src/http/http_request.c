@@ -157,6 +157,46 @@ void http__add_header(struct http_request *req, const char *name, const char *va
         MHD_add_response_header(req->response, name, value);
 }
 
+/* The bearer token of the request, or NULL. Borrowed from MHD. */
+static const char *bearer_token(struct http_request *req)
+{
+    const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return NULL;
+    const char *given = auth + 7;
+    while (*given == ' ')
+        given++;
+    return given;
+}
+
+static bool token_is(const char *given, const char *token)
+{
+    return given && token && fr_consttime_eq(given, token);
+}
+
+const char *http__auth_missing(struct http_request *req, const char *admin_token,
+                               const char *data_token)
+{
+    admin_token = admin_token && *admin_token ? admin_token : NULL;
+    data_token = data_token && *data_token ? data_token : NULL;
+    const char *given = bearer_token(req);
+    bool admin = token_is(given, admin_token), data = token_is(given, data_token);
+    switch (http__route_access(req->route, req->route_signed)) {
+    case HTTP_ACCESS_ADMIN:
+        if (admin_token)
+            return admin ? NULL : "this request changes state and needs the admin token";
+        return (!data_token || data) ? NULL : "this request needs the data token";
+    case HTTP_ACCESS_DATA:
+        return (!data_token || admin || data) ? NULL : "this request needs the data or admin token";
+    case HTTP_ACCESS_READ:
+        return (!admin_token || !data_token || admin || data)
+                   ? NULL
+                   : "this request needs the data or admin token";
+    default:
+        return NULL;
+    }
+}
+
 void http__check_signature(struct http_request *req, const char *secret)
 {
     struct fr_error err;

@@ -141,46 +141,6 @@ static bool is_json_media_type(const char *ct)
     return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
 }
 
-/* The bearer token of the request, or NULL. Borrowed from MHD. */
-static const char *bearer_token(struct http_request *req)
-{
-    const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return NULL;
-    const char *given = auth + 7;
-    while (*given == ' ')
-        given++;
-    return given;
-}
-
-static bool token_is(const char *given, const char *token)
-{
-    return given && token && fr_consttime_eq(given, token);
-}
-
-/* NULL when the request may go on, else what it lacks (for the 401). */
-static const char *auth_missing(struct http_request *req)
-{
-    const struct http_server *s = req->srv;
-    const char *given = bearer_token(req);
-    bool admin = token_is(given, s->admin_token), data = token_is(given, s->data_token);
-    switch (http__route_access(req->route, req->route_signed)) {
-    case HTTP_ACCESS_ADMIN:
-        if (s->admin_token)
-            return admin ? NULL : "this request changes state and needs the admin token";
-        return (!s->data_token || data) ? NULL : "this request needs the data token";
-    case HTTP_ACCESS_DATA:
-        return (!s->data_token || admin || data) ? NULL
-                                                 : "this request needs the data or admin token";
-    case HTTP_ACCESS_READ:
-        return (!s->admin_token || !s->data_token || admin || data)
-                   ? NULL
-                   : "this request needs the data or admin token";
-    default:
-        return NULL;
-    }
-}
-
 /* Route match and the checks that need only the headers. An error becomes the
  * reply at once; the body, if any, is then drained and dropped. */
 static void request_begin(struct http_request *req, const char *version)
@@ -202,7 +162,8 @@ static void request_begin(struct http_request *req, const char *version)
         http__reply_problem(req, FR_EINVAL, "method-not-allowed",
                             "%s is not allowed on %s; allowed: %s", req->method, req->path, allow);
         http__add_header(req, MHD_HTTP_HEADER_ALLOW, allow);
-    } else if ((missing = auth_missing(req)) != NULL) {
+    } else if ((missing = http__auth_missing(req, req->srv->admin_token, req->srv->data_token)) !=
+               NULL) {
         bool sent = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
         http__reply_problem(req, FR_EINVAL, "unauthorized", "%s%s", missing,
                             sent ? ": the token sent was not accepted"
@@ -486,6 +447,30 @@ static void server_free(struct http_server *s)
     free(s);
 }
 
+/* The MHD daemon of s, with the limits of opts; NULL when it cannot listen. */
+static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_options *opts)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    if (s->addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
+    s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
+    unsigned per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
+    unsigned threads = pool_size(opts->threads);
+    /* MHD splits its limit across the pool's threads: never below one each. */
+    unsigned hard = s->max_conns + conn_reserve(s->max_conns);
+    if (hard < threads * 2)
+        hard = threads * 2;
+    return MHD_start_daemon(
+        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&s->addr, MHD_OPTION_END);
+}
+
 /* Starts s (its handle and router set) with opts; frees s on failure. */
 static int server_start(struct http_server *s, const struct http_options *opts, http_server **out,
                         struct fr_error *err)
@@ -505,25 +490,7 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)
         goto out;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG;
-    if (s->addr.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
-    s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
-    unsigned per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
-    unsigned threads = pool_size(opts->threads);
-    /* MHD splits its limit across the pool's threads: never below one each. */
-    unsigned hard = s->max_conns + conn_reserve(s->max_conns);
-    if (hard < threads * 2)
-        hard = threads * 2;
-    s->daemon = MHD_start_daemon(
-        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
-        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&s->addr, MHD_OPTION_END);
+    s->daemon = daemon_start(s, opts);
     if (!s->daemon) {
         result = fr_error_set(err, FR_EIO, "cannot listen on %s port %d: %s",
                               opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
