@@ -93,6 +93,12 @@ struct http__route {
 };
 
 #define HTTP__MAX_PARAMS 4
+/* Request target and header limits (414 uri-too-long, 431 headers-too-large);
+ * libmicrohttpd's connection memory (HTTP__CONNECTION_MEMORY) is larger, so
+ * these answer before its HTML replies do. */
+#define HTTP__MAX_TARGET_BYTES 8192
+#define HTTP__MAX_HEADER_BYTES 16384
+#define HTTP__CONNECTION_MEMORY (64 * 1024)
 
 /* One request, from its first byte to the completion callback. */
 struct http_request {

@@ -243,6 +243,7 @@ struct framing_scan {
     const char *coding; /* Transfer-Encoding (the last one) */
     int codings;
     const char *bad_name; /* a header name with whitespace, a control byte or NUL */
+    size_t header_bytes;  /* names, values and their separators */
 };
 
 static bool header_name_ok(const char *key, size_t n)
@@ -263,6 +264,7 @@ static enum MHD_Result framing_visit(void *cls, enum MHD_ValueKind kind, const c
     (void)kind;
     (void)value_size;
     struct framing_scan *f = cls;
+    f->header_bytes += key_size + value_size + 4;
     if (!header_name_ok(key, key_size)) {
         if (!f->bad_name)
             f->bad_name = key;
@@ -284,8 +286,19 @@ bool http__check_framing(struct http_request *req, const char *version)
     struct framing_scan f = {0};
     MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_visit, &f);
     bool http11 = version && strcasecmp(version, MHD_HTTP_VERSION_1_1) == 0;
-    /* Every answer here ends the connection: where one request ends is unsure. */
-    if (f.bad_name)
+    /* Every answer here ends the connection: where one request ends is unsure.
+     * The size limits sit below libmicrohttpd's own (its memory pool), so that
+     * an oversized request gets a problem body rather than MHD's HTML. */
+    size_t target = strlen(req->raw_uri ? req->raw_uri : "");
+    if (target > HTTP__MAX_TARGET_BYTES)
+        http__reply_problem(req, FR_EINVAL, "uri-too-long",
+                            "the request target has %zu bytes; the limit is %d", target,
+                            HTTP__MAX_TARGET_BYTES);
+    else if (f.header_bytes > HTTP__MAX_HEADER_BYTES)
+        http__reply_problem(req, FR_EINVAL, "headers-too-large",
+                            "the headers have %zu bytes; the limit is %d", f.header_bytes,
+                            HTTP__MAX_HEADER_BYTES);
+    else if (f.bad_name)
         http__reply_problem(req, FR_EINVAL, "bad-request",
                             "a header name holds whitespace or a control character");
     else if (http11 && f.hosts == 0)

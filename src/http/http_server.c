@@ -465,6 +465,7 @@ static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_
     return MHD_start_daemon(
         flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
         on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP__CONNECTION_MEMORY,
         MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR,

@@ -70,6 +70,8 @@ test('framing: Host, Content-Length, Transfer-Encoding and header names', async 
       ['two different Content-Length', post(`Host: x\r\nContent-Length: 2\r\nContent-Length: ${configBody.length}\r\n`, configBody), 400, 'bad-request'],
       ['Transfer-Encoding gzip', post('Host: x\r\nTransfer-Encoding: gzip\r\n', configBody), 501, 'not-implemented'],
       ['Transfer-Encoding gzip, chunked', post('Host: x\r\nTransfer-Encoding: gzip, chunked\r\n', '0\r\n\r\n'), 501, 'not-implemented'],
+      ['a 9 KiB request target', `GET /v1/datasets/${'a'.repeat(9000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'uri-too-long'],
+      ['20 KiB of headers', `GET /livez HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20000)}\r\n\r\n`, 431, 'headers-too-large'],
       ['Transfer-Encoding and Content-Length', post(`Host: x\r\nContent-Length: ${configBody.length}\r\nTransfer-Encoding: chunked\r\n`, `${configBody.length.toString(16)}\r\n${configBody}\r\n0\r\n\r\n`), 400, 'bad-request'],
     ];
     for (const [what, bytes, status, slug] of cases) {
@@ -85,7 +87,11 @@ test('framing: Host, Content-Length, Transfer-Encoding and header names', async 
     assert.equal((await call(srv.base, 'GET', '/v1/config')).body.values.shuffle_partitions, 8);
     // Well-framed requests still work, HTTP/1.0 needs no Host, and equal
     // duplicate lengths are one length.
-    let res = await rawExchange(srv.port, 'GET /livez HTTP/1.0\r\n\r\n');
+    // Past libmicrohttpd's connection memory (64 KiB) it answers by itself,
+    // in HTML: 0.9.75 has no hook for that reply (README: framing).
+    let res = await rawExchange(srv.port, `GET /${'a'.repeat(100000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.equal(parseResponse(res.text).status, 414);
+    res = await rawExchange(srv.port, 'GET /livez HTTP/1.0\r\n\r\n');
     assert.equal(parseResponse(res.text).status, 200);
     res = await rawExchange(srv.port, post(`Host: x\r\nConnection: close\r\nContent-Length: ${configBody.length}\r\nContent-Length: ${configBody.length}\r\n`, configBody));
     assert.equal(parseResponse(res.text).status, 200, res.text);
