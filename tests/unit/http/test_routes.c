@@ -162,6 +162,8 @@ static void test_problem_statuses(void **state)
     assert_int_equal(http__problem_http_status(FR_EIO, ""), 500);
     assert_int_equal(http__problem_http_status(FR_EINVAL, "bad-request"), 400);
     assert_int_equal(http__problem_http_status(FR_EINVAL, "not-implemented"), 501);
+    assert_int_equal(http__problem_http_status(FR_EINVAL, "uri-too-long"), 414);
+    assert_int_equal(http__problem_http_status(FR_EINVAL, "headers-too-large"), 431);
     /* A kind the table does not know keeps its status's code. */
     assert_int_equal(http__problem_http_status(FR_ENOTFOUND, "no-such-kind"), 404);
     assert_int_equal(http__problem_http_status(-999, ""), 500);
