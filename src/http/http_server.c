@@ -150,7 +150,10 @@ static void request_begin(struct http_request *req, const char *version)
     int rc = http__router_match(req->srv->router, req, &allow);
     if (!http__check_framing(req, version)) {
         req->answer_now = true;
-    } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns) {
+    } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns &&
+               strcmp(req->path, "/livez") != 0) {
+        /* /livez still answers: a full server is alive, and a liveness probe
+         * that failed here would get it restarted in the middle of a flood. */
         http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
                             "the server has %u connections open, its limit; try again later",
                             req->srv->max_conns);

@@ -131,6 +131,9 @@ test('a full server answers 503 with Retry-After, and serves again once connecti
     const r = assertRawProblem(res, 503, 'unavailable');
     assert.match(r.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     assert.match(r.json.detail, /8 connections/);
+    // A full server is still alive: the liveness probe answers.
+    const live = await rawExchange(srv.port, 'GET /livez HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.equal(parseResponse(live.text).status, 200);
   } finally {
     for (const s of socks) s.destroy();
   }
