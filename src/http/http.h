@@ -229,6 +229,15 @@ void http__routes_ops_register(struct http__router *r);
 void http__routes_worker_register(struct http__router *r);
 void http__routes_cluster_register(struct http__router *r);
 
+/* ---- connection counts per client address (http_limits.c) ---- */
+struct http__ip_counts;
+struct http__ip_counts *http__ip_counts_new(void);
+void http__ip_counts_free(struct http__ip_counts *t); /* accepts NULL */
+/* Counts conn's peer address up (delta 1) or down (-1). */
+void http__ip_counts_add(struct http__ip_counts *t, struct MHD_Connection *conn, int delta);
+/* Open connections from conn's peer address, conn included. */
+int http__ip_counts_get(struct http__ip_counts *t, struct MHD_Connection *conn);
+
 /* ---- metrics (http_metrics.c) ---- */
 struct http__metrics;
 struct http__metrics *http__metrics_new(const struct http__router *r);

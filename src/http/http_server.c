@@ -39,6 +39,8 @@ struct http_server {
     bool quiesced;         /* the listening socket is closed (stop's thread only) */
     atomic_int open_conns; /* TCP connections open now */
     unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
+    unsigned max_per_ip;   /* the same for one client address */
+    struct http__ip_counts *ip_counts;
 };
 
 const char *http__static_dir(const struct http_server *s)
@@ -159,6 +161,15 @@ static void request_begin(struct http_request *req, const char *version)
                             req->srv->max_conns);
         http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
         req->answer_now = true; /* answered at once: the connection closes */
+    } else if ((unsigned)http__ip_counts_get(req->srv->ip_counts, req->conn) >
+                   req->srv->max_per_ip &&
+               strcmp(req->path, "/livez") != 0) {
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "your address has more than %u connections open, its limit; close "
+                            "some or try again later",
+                            req->srv->max_per_ip);
+        http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
+        req->answer_now = true;
     } else if (rc == FR_ENOTFOUND) {
         http__reply_problem(req, FR_ENOTFOUND, "not-found", "no route for %s", req->path);
     } else if (rc != 0) {
@@ -377,13 +388,11 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)conn;
     (void)socket_context;
     struct http_server *s = cls;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
-        atomic_fetch_add(&s->open_conns, 1);
-    else
-        atomic_fetch_sub(&s->open_conns, 1);
+    int delta = code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
+    atomic_fetch_add(&s->open_conns, delta);
+    http__ip_counts_add(s->ip_counts, conn, delta);
 }
 
 /* Connections past max_conns still get an answer (503), up to this many
@@ -445,6 +454,7 @@ static void server_free(struct http_server *s)
     http__router_free(s->router);
     free(s->admin_token);
     free(s->data_token);
+    http__ip_counts_free(s->ip_counts);
     free(s->cluster_secret);
     free(s->static_dir);
     free(s);
@@ -459,7 +469,8 @@ static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_
         flags |= MHD_USE_IPv6;
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
     s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
-    unsigned per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
+    s->max_per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
+    unsigned per_ip = s->max_per_ip + conn_reserve(s->max_per_ip);
     unsigned threads = pool_size(opts->threads);
     /* MHD splits its limit across the pool's threads: never below one each. */
     unsigned hard = s->max_conns + conn_reserve(s->max_conns);
@@ -490,6 +501,7 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
         s->cluster_secret = fr_xstrdup(opts->cluster_secret);
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
     s->metrics = http__metrics_new(s->router);
+    s->ip_counts = http__ip_counts_new();
     result =
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)

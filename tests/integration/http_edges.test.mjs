@@ -149,17 +149,23 @@ test('a full server answers 503 with Retry-After, and serves again once connecti
   }
 });
 
-test('the per-IP limit and the idle timeout close connections', async () => {
+test('the per-IP limit answers 503, its reserve past it closes, and idle connections time out', async () => {
   const srv = await startServer({ args: ['--max-connections-per-ip', '4', '--idle-timeout', '1'] });
   let socks = [];
   try {
-    // Six from one address (the test's own keep-alive connection may be a
-    // seventh): those past the limit are closed without a reply, as
-    // libmicrohttpd refuses them before a request exists.
-    socks = await idleSockets(srv.port, 6);
+    socks = await idleSockets(srv.port, 4);
+    await new Promise((r) => setTimeout(r, 200));
+    // Past 4 from this address: a problem reply, and the connection closes.
+    const res = await rawExchange(srv.port, 'GET /v1/config HTTP/1.1\r\nHost: x\r\n\r\n');
+    const r = assertRawProblem(res, 503, 'unavailable');
+    assert.match(r.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    assert.match(r.json.detail, /your address/);
+    // Past the reserve (16 more), libmicrohttpd refuses new connections
+    // before a request exists: closed without a reply.
+    socks.push(...await idleSockets(srv.port, 20));
     await new Promise((r) => setTimeout(r, 300));
     const refused = socks.filter((s) => s.isClosed);
-    assert.ok(refused.length >= 2, `${refused.length} of 6 connections refused`);
+    assert.ok(refused.length >= 3, `${refused.length} of 24 connections refused`);
     assert.ok(refused.every((s) => s.received === ''));
     // The accepted idle ones are closed by the server after the idle timeout.
     const timeout = new Promise((r) => setTimeout(() => r('timeout'), 10000));
