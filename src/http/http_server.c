@@ -1,9 +1,11 @@
 /* http_server: the libmicrohttpd daemon (internal polling threads, a pool of one
- * thread per core, epoll where available) and the life of a request inside it:
- * route match, admin auth, media type and size checks, body accumulation or
- * streaming, the cluster signature, the handler, the reply, deferral of slow
- * handlers, the access log and a graceful stop. One daemon serves either role
- * (coordinator or worker): only the route table and the handle differ. */
+ * thread per core, epoll where available, connection limits that answer 503
+ * before MHD's silent ones) and the life of a request inside it: framing
+ * checks, route match, token auth, media type and size checks, body
+ * accumulation or streaming, the cluster signature, the handler, the reply,
+ * deferral of slow handlers, the access log and a stop with a deadline. One
+ * daemon serves either role (coordinator or worker): only the route table and
+ * the handle differ. */
 #include "http.h"
 
 #include <microhttpd.h>
