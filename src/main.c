@@ -23,6 +23,11 @@
 
 #define EXIT_USAGE 2
 #define DRAIN_MS 30000
+/* serve: the exit code of a stop whose deadline passed (work was cut off). */
+#define EXIT_SHUTDOWN_TIMEOUT 3
+/* After the deadline, cancelled work gets this long to unwind before the
+ * process exits without cleaning up. */
+#define SHUTDOWN_GRACE_MS 5000
 
 enum flag_type {
     FLAG_STR,
@@ -56,6 +61,11 @@ struct serve_options {
     int64_t max_body_bytes;
     int64_t max_upload_bytes;
     int64_t insecure;
+    const char *data_token_file;
+    int64_t shutdown_timeout;
+    int64_t max_connections;
+    int64_t max_connections_per_ip;
+    int64_t idle_timeout;
 };
 
 /* clang-format off */
@@ -86,6 +96,16 @@ static const struct flag serve_flags[] = {
                "limit of a dataset upload (default 16G)"),
     SERVE_FLAG("insecure", FLAG_BOOL, insecure, "",
                "without a cluster secret, take worker announces from any peer"),
+    SERVE_FLAG("data-token-file", FLAG_STR, data_token_file, "FILE",
+               "file holding the data token (else FRAMED_DATA_TOKEN; none = data endpoints open)"),
+    SERVE_FLAG("shutdown-timeout", FLAG_INT, shutdown_timeout, "S",
+               "seconds a stop waits for requests before cancelling them (default 30)"),
+    SERVE_FLAG("max-connections", FLAG_INT, max_connections, "N",
+               "open connections served; past it requests get 503 (default 1000)"),
+    SERVE_FLAG("max-connections-per-ip", FLAG_INT, max_connections_per_ip, "N",
+               "open connections from one address (default 250)"),
+    SERVE_FLAG("idle-timeout", FLAG_INT, idle_timeout, "S",
+               "seconds before an idle connection is closed (default 30)"),
 };
 #define NSERVE_FLAGS ((int)(sizeof(serve_flags) / sizeof(serve_flags[0])))
 
@@ -298,6 +318,26 @@ static int serve_validate(struct serve_options *o)
         fprintf(stderr, "framed: --runner must be local or remote, not '%s'\n", o->runner);
         return EXIT_USAGE;
     }
+    /* Bounds keep the MHD arguments (unsigned) and the deadline arithmetic sane. */
+    static const struct {
+        const char *flag;
+        size_t offset;
+        int64_t min, max;
+    } bounds[] = {
+        {"shutdown-timeout", offsetof(struct serve_options, shutdown_timeout), 0, 86400},
+        {"max-connections", offsetof(struct serve_options, max_connections), 1, 1000000},
+        {"max-connections-per-ip", offsetof(struct serve_options, max_connections_per_ip), 1,
+         1000000},
+        {"idle-timeout", offsetof(struct serve_options, idle_timeout), 1, 86400},
+    };
+    for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
+        int64_t v = *(const int64_t *)((const char *)o + bounds[i].offset);
+        if (v < bounds[i].min || v > bounds[i].max) {
+            fprintf(stderr, "framed: --%s must be %lld..%lld\n", bounds[i].flag,
+                    (long long)bounds[i].min, (long long)bounds[i].max);
+            return EXIT_USAGE;
+        }
+    }
     return check_shared(o->port, o->threads, o->log_level);
 }
 
@@ -313,17 +353,47 @@ static void block_stop_signals(sigset_t *set)
     signal(SIGPIPE, SIG_IGN);
 }
 
+static void *shutdown_watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {SHUTDOWN_GRACE_MS / 1000, (SHUTDOWN_GRACE_MS % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    FR_LOG(FR_LOG_ERROR, "cancelled work did not stop in %d ms: exiting now", SHUTDOWN_GRACE_MS);
+    _exit(EXIT_SHUTDOWN_TIMEOUT);
+    return NULL;
+}
+
+/* The stop after SIGTERM: /readyz fails, requests get until the deadline;
+ * past it, running queries are cancelled and a watchdog bounds the rest.
+ * Returns the exit code. */
+static int serve_stop(ctx *c, http_server *srv, int64_t timeout_s)
+{
+    ctx_begin_shutdown(c);
+    int left = http_server_drain(srv, timeout_s * 1000);
+    if (left > 0) {
+        FR_LOG(FR_LOG_WARN, "shutdown deadline of %lld s passed with %d requests in flight",
+               (long long)timeout_s, left);
+        pthread_t tid;
+        if (pthread_create(&tid, NULL, shutdown_watchdog, NULL) == 0)
+            pthread_detach(tid);
+        ctx_cancel_all(c);
+    }
+    http_server_stop(srv, 0);
+    return left > 0 ? EXIT_SHUTDOWN_TIMEOUT : 0;
+}
+
 static int serve_run(struct serve_options *o, char *const *envp)
 {
     int result = 1;
     ctx *c = NULL;
     http_server *srv = NULL;
-    char *token = NULL;
+    char *token = NULL, *data_token = NULL;
     struct fr_error err;
     fr_error_init(&err);
     sigset_t stop;
     block_stop_signals(&stop);
-    if (load_secret("admin token", o->admin_token_file, "FRAMED_ADMIN_TOKEN", &token) != 0)
+    if (load_secret("admin token", o->admin_token_file, "FRAMED_ADMIN_TOKEN", &token) != 0 ||
+        load_secret("data token", o->data_token_file, "FRAMED_DATA_TOKEN", &data_token) != 0)
         goto out;
     struct ctx_options copts = {.data_dir = o->data_dir,
                                 .state_dir = o->state_dir,
@@ -342,7 +412,11 @@ static int serve_run(struct serve_options *o, char *const *envp)
                                  .max_body_bytes = o->max_body_bytes,
                                  .max_upload_bytes = o->max_upload_bytes,
                                  .admin_token = token,
+                                 .data_token = data_token,
                                  .static_dir = o->static_dir,
+                                 .connection_timeout_s = (unsigned)o->idle_timeout,
+                                 .max_connections = (unsigned)o->max_connections,
+                                 .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
                                  .insecure = o->insecure != 0};
     if (http_server_start(c, &hopts, &srv, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
@@ -352,15 +426,14 @@ static int serve_run(struct serve_options *o, char *const *envp)
     int sig = 0;
     sigwait(&stop, &sig);
     FR_LOG(FR_LOG_INFO, "received %s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    ctx_begin_shutdown(c);
-    http_server_stop(srv, DRAIN_MS);
+    result = serve_stop(c, srv, o->shutdown_timeout);
     srv = NULL;
     FR_LOG(FR_LOG_INFO, "stopped");
-    result = 0;
 out:
     http_server_stop(srv, 0);
     ctx_free(c);
     free(token);
+    free(data_token);
     return result;
 }
 
@@ -375,7 +448,11 @@ static int cmd_serve(int argc, char **argv, char **envp)
                               .runner = "local",
                               .store = "embedded",
                               .max_body_bytes = 64LL << 20,
-                              .max_upload_bytes = 16LL << 30};
+                              .max_upload_bytes = 16LL << 30,
+                              .shutdown_timeout = 30,
+                              .max_connections = 1000,
+                              .max_connections_per_ip = 250,
+                              .idle_timeout = 30};
     o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
     int rc = parse_flags(argc, argv, serve_flags, NSERVE_FLAGS, &o, serve_usage);
     if (rc != 0)

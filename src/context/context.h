@@ -122,5 +122,8 @@ json_t *ctx_info(ctx *c);
 void ctx_metrics(ctx *c, struct fr_buf *out);
 bool ctx_ready(ctx *c);
 void ctx_begin_shutdown(ctx *c); /* readyz fails from now on */
+/* A shutdown past its deadline: cancels every running query, so the
+ * requests waiting on them return. The runner stays (ctx_free frees it). */
+void ctx_cancel_all(ctx *c);
 
 #endif

@@ -60,6 +60,7 @@ struct ctx {
     int nqueries;
     int64_t mem_used;
     bool shutting_down;
+    bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */
     int64_t queries_by_state[5];
     struct ctx__datasets *datasets; /* schema cache and name locks (own locks) */
 };

@@ -143,6 +143,26 @@ static int check_budget(ctx *c, struct ctx_error *err)
     return FR_OK;
 }
 
+/* Waits for q in slices, so that a shutdown past its deadline
+ * (ctx_cancel_all) frees the waiting request even while the runner is still
+ * unwinding the query's tasks. True when q finished. */
+static bool wait_query(ctx *c, runner_query *q, int64_t wait_ms)
+{
+    int64_t end = fr_mono_us() + wait_ms * 1000;
+    for (;;) {
+        int64_t left = (end - fr_mono_us()) / 1000;
+        if (left <= 0)
+            return false;
+        if (runner_query_wait(q, left < 100 ? left : 100))
+            return true;
+        pthread_mutex_lock(&c->lock);
+        bool cancelling = c->cancelling;
+        pthread_mutex_unlock(&c->lock);
+        if (cancelling)
+            return false;
+    }
+}
+
 int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
                      bool *finished, struct ctx_error *err)
 {
@@ -202,7 +222,7 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     }
     ctx__runner_release(c);
     /* without ?wait the answer is always 202: the query was accepted */
-    *finished = wait_ms > 0 && runner_query_wait(q, wait_ms);
+    *finished = wait_ms > 0 && wait_query(c, q, wait_ms);
     pthread_mutex_lock(&c->lock);
     *out = runner_query_json(q);
     if (frame_id[0])

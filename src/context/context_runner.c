@@ -188,6 +188,17 @@ static void cancel_all_locked(ctx *c)
         runner_query_cancel(c->queries[i]->q);
 }
 
+void ctx_cancel_all(ctx *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->shutting_down = true;
+    c->cancelling = true;
+    cancel_all_locked(c);
+    int n = c->nqueries;
+    pthread_mutex_unlock(&c->lock);
+    FR_LOG(FR_LOG_WARN, "cancelling running work: %d queries known", n);
+}
+
 int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
 {
     *out = NULL;

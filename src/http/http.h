@@ -18,16 +18,19 @@
 #include <sys/types.h>
 
 struct http_options {
-    const char *listen_addr;       /* numeric address or host name; "127.0.0.1" if NULL */
-    int port;                      /* 0 = ephemeral; see http_server_port */
-    int threads;                   /* MHD thread pool; 0 = one per core */
-    int64_t max_body_bytes;        /* JSON request bodies */
-    int64_t max_upload_bytes;      /* dataset uploads (streamed, never held in memory) */
-    const char *admin_token;       /* NULL or "" = no auth; copied */
-    const char *static_dir;        /* the dashboard; copied */
-    unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 120 */
-    const char *cluster_secret;    /* NULL or "" = none; else cluster routes need a valid
-                                      signature (api/internal-protocol.md); copied */
+    const char *listen_addr;         /* numeric address or host name; "127.0.0.1" if NULL */
+    int port;                        /* 0 = ephemeral; see http_server_port */
+    int threads;                     /* MHD thread pool; 0 = one per core */
+    int64_t max_body_bytes;          /* JSON request bodies */
+    int64_t max_upload_bytes;        /* dataset uploads (streamed, never held in memory) */
+    const char *admin_token;         /* NULL or "" = no auth; copied */
+    const char *data_token;          /* NULL or "" = data endpoints open; copied (README: auth) */
+    const char *static_dir;          /* the dashboard; copied */
+    unsigned connection_timeout_s;   /* idle connections are closed after this; 0 = 30 */
+    unsigned max_connections;        /* open connections served; 0 = 1000 (README: limits) */
+    unsigned max_connections_per_ip; /* 0 = 250 */
+    const char *cluster_secret;      /* NULL or "" = none; else cluster routes need a valid
+                                        signature (api/internal-protocol.md); copied */
     bool insecure; /* without a cluster secret, take worker announces from any peer, not only
                       loopback (serve --insecure) */
 };
@@ -44,10 +47,14 @@ int http_server_start_worker(worker *w, const struct http_options *opts, http_se
                              struct fr_error *err);
 /* The port actually bound (useful when opts->port was 0). */
 int http_server_port(const http_server *s);
-/* Graceful stop: stops accepting, waits up to drain_ms for in-flight requests
- * (and always for deferred ones, which hold suspended connections), then
- * stops the daemon and frees s. Call ctx_begin_shutdown first so /readyz
- * fails while the server drains. Accepts NULL. */
+/* First half of a stop: stops accepting and waits up to drain_ms for the
+ * requests in flight. Returns how many are still in flight (0: all done).
+ * Call ctx_begin_shutdown first so /readyz fails while the server drains. */
+int http_server_drain(http_server *s, int64_t drain_ms);
+/* Graceful stop: http_server_drain, then waits for deferred handlers (they
+ * hold suspended connections, which MHD cannot be stopped with: cancel
+ * their work first to bound this), stops the daemon and frees s. Accepts
+ * NULL. */
 void http_server_stop(http_server *s, int64_t drain_ms);
 
 /* ======================================================================
@@ -88,6 +95,12 @@ struct http__route {
 };
 
 #define HTTP__MAX_PARAMS 4
+/* Request target and header limits (414 uri-too-long, 431 headers-too-large);
+ * libmicrohttpd's connection memory (HTTP__CONNECTION_MEMORY) is larger, so
+ * these answer before its HTML replies do. */
+#define HTTP__MAX_TARGET_BYTES 8192
+#define HTTP__MAX_HEADER_BYTES 16384
+#define HTTP__CONNECTION_MEMORY (64 * 1024)
 
 /* One request, from its first byte to the completion callback. */
 struct http_request {
@@ -95,8 +108,9 @@ struct http_request {
     ctx *ctx;       /* coordinator role, else NULL */
     worker *worker; /* worker role, else NULL */
     struct MHD_Connection *conn;
-    char *raw_uri; /* owned: the request target as sent (path and query), for signatures */
-    bool begun;    /* the access handler has seen the request */
+    char *raw_uri;   /* owned: the request target as sent (path and query), for signatures */
+    bool begun;      /* the access handler has seen the request */
+    bool answer_now; /* the reply goes out at once and the connection closes */
     char method[16];
     char *path;           /* owned copy of the URL path (no query string) */
     char request_id[132]; /* [A-Za-z0-9._-]{1,128} */
@@ -141,6 +155,10 @@ const char *http__query(struct http_request *req, const char *name);
 const char *http__param(struct http_request *req, const char *name);
 /* Picks the client's X-Request-Id if sane, else generates one. */
 void http__request_id(struct http_request *req);
+/* Checks how the request is framed (Host, Content-Length, Transfer-Encoding,
+ * header names) where libmicrohttpd is lenient: false after setting a 400
+ * bad-request or 501 not-implemented reply that closes the connection. */
+bool http__check_framing(struct http_request *req, const char *version);
 /* Parses the JSON body: NULL after setting a 400 invalid-json reply. New. */
 json_t *http__body_json(struct http_request *req);
 /* Replies; each replaces any earlier reply of the request. Steal body. */
@@ -155,6 +173,11 @@ void http__reply_empty(struct http_request *req, unsigned status);
 void http__reply_response(struct http_request *req, unsigned status, struct MHD_Response *r,
                           int64_t bytes);
 void http__add_header(struct http_request *req, const char *name, const char *value);
+/* Which token the matched route lacks under the configured tokens (NULL or
+ * "" = none; README: auth): NULL when the request may go on, else a static
+ * text for the 401. Compares in constant time. */
+const char *http__auth_missing(struct http_request *req, const char *admin_token,
+                               const char *data_token);
 /* Checks the request's cluster signature (Framed-Sender, -Timestamp, -Nonce
  * and -Signature over method, target, body; api/internal-protocol.md) against
  * secret, and that seen (may be NULL) has not seen it; on failure sets a 401
@@ -187,6 +210,14 @@ void http__router_free(struct http__router *r);
 void http__router_add(struct http__router *r, const struct http__route *route);
 /* Adds a cluster route: with a cluster secret set, it needs a valid signature. */
 void http__router_add_signed(struct http__router *r, const struct http__route *route);
+/* Which token a route needs, when tokens are configured (README: auth). */
+enum http__access {
+    HTTP_ACCESS_OPEN,  /* probes, the dashboard's files, signed cluster calls */
+    HTTP_ACCESS_READ,  /* everything else: any token once both tokens are set */
+    HTTP_ACCESS_DATA,  /* datasets (reading), dataframes, queries: the data or admin token */
+    HTTP_ACCESS_ADMIN, /* state changes: the admin token (the data token without one) */
+};
+enum http__access http__route_access(const struct http__route *route, bool signed_route);
 int http__router_count(const struct http__router *r);
 const char *http__router_pattern(const struct http__router *r, int index);
 /* Matches method and path. On success sets req->route, route_index and the
@@ -202,6 +233,15 @@ void http__routes_queries_register(struct http__router *r);
 void http__routes_ops_register(struct http__router *r);
 void http__routes_worker_register(struct http__router *r);
 void http__routes_cluster_register(struct http__router *r);
+
+/* ---- connection counts per client address (http_limits.c) ---- */
+struct http__ip_counts;
+struct http__ip_counts *http__ip_counts_new(void);
+void http__ip_counts_free(struct http__ip_counts *t); /* accepts NULL */
+/* Counts conn's peer address up (delta 1) or down (-1). */
+void http__ip_counts_add(struct http__ip_counts *t, struct MHD_Connection *conn, int delta);
+/* Open connections from conn's peer address, conn included. */
+int http__ip_counts_get(struct http__ip_counts *t, struct MHD_Connection *conn);
 
 /* ---- metrics (http_metrics.c) ---- */
 struct http__metrics;

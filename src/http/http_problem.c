@@ -20,6 +20,7 @@ struct problem_row {
 };
 
 static const struct problem_row problem_rows[] = {
+    {FR_OK, "bad-request", 400, "Malformed HTTP request", 0},
     {FR_OK, "invalid-json", 400, "Malformed JSON body", 0},
     {FR_EINVAL, "invalid-parameter", 400, "Invalid parameter", 0},
     {FR_OK, "invalid-plan", 400, "Invalid plan", 0},
@@ -44,15 +45,18 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "config-mismatch", 409, "Config mismatch", 0},
     {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
     {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
+    {FR_OK, "uri-too-long", 414, "URI too long", 0},
     {FR_OK, "unsupported-media-type", 415, "Unsupported media type", 0},
     {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
+    {FR_OK, "headers-too-large", 431, "Request headers too large", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
     {FR_OK, "invalid-worker-answer", 502, "Invalid worker answer", 0},
     {FR_EIO, "internal", 500, "Internal error", 0},
     {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},
+    {FR_OK, "not-implemented", 501, "Not implemented", 0},
     {FR_OK, "runner-draining", 503, "Runner is draining", 5},
     {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
     {FR_OK, "store-unavailable", 503, "Config store unavailable", 5},

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 const char *http__header(struct http_request *req, const char *name)
@@ -156,6 +157,46 @@ void http__add_header(struct http_request *req, const char *name, const char *va
         MHD_add_response_header(req->response, name, value);
 }
 
+/* The bearer token of the request, or NULL. Borrowed from MHD. */
+static const char *bearer_token(struct http_request *req)
+{
+    const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return NULL;
+    const char *given = auth + 7;
+    while (*given == ' ')
+        given++;
+    return given;
+}
+
+static bool token_is(const char *given, const char *token)
+{
+    return given && token && fr_consttime_eq(given, token);
+}
+
+const char *http__auth_missing(struct http_request *req, const char *admin_token,
+                               const char *data_token)
+{
+    admin_token = admin_token && *admin_token ? admin_token : NULL;
+    data_token = data_token && *data_token ? data_token : NULL;
+    const char *given = bearer_token(req);
+    bool admin = token_is(given, admin_token), data = token_is(given, data_token);
+    switch (http__route_access(req->route, req->route_signed)) {
+    case HTTP_ACCESS_ADMIN:
+        if (admin_token)
+            return admin ? NULL : "this request changes state and needs the admin token";
+        return (!data_token || data) ? NULL : "this request needs the data token";
+    case HTTP_ACCESS_DATA:
+        return (!data_token || admin || data) ? NULL : "this request needs the data or admin token";
+    case HTTP_ACCESS_READ:
+        return (!admin_token || !data_token || admin || data)
+                   ? NULL
+                   : "this request needs the data or admin token";
+    default:
+        return NULL;
+    }
+}
+
 void http__check_signature(struct http_request *req, const char *secret, fr_replay *seen)
 {
     struct fr_error err;
@@ -192,4 +233,92 @@ void http__log_request(struct http_request *req)
         fr_log_json_line(text);
     free(text);
     json_decref(line);
+}
+
+/* What the header walk of http__check_framing found. */
+struct framing_scan {
+    int hosts;
+    int lengths;
+    bool lengths_differ;
+    const char *length;
+    const char *coding; /* Transfer-Encoding (the last one) */
+    int codings;
+    const char *bad_name; /* a header name with whitespace, a control byte or NUL */
+    size_t header_bytes;  /* names, values and their separators */
+};
+
+static bool header_name_ok(const char *key, size_t n)
+{
+    if (n == 0 || strlen(key) != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)key[i];
+        if (c <= ' ' || c == 0x7f || c == ':')
+            return false;
+    }
+    return true;
+}
+
+static enum MHD_Result framing_visit(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)value_size;
+    struct framing_scan *f = cls;
+    f->header_bytes += key_size + value_size + 4;
+    if (!header_name_ok(key, key_size)) {
+        if (!f->bad_name)
+            f->bad_name = key;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+        f->hosts++;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->lengths++ && strcmp(f->length, value ? value : "") != 0)
+            f->lengths_differ = true;
+        f->length = value ? value : "";
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->codings++;
+        f->coding = value ? value : "";
+    }
+    return MHD_YES;
+}
+
+bool http__check_framing(struct http_request *req, const char *version)
+{
+    struct framing_scan f = {0};
+    MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_visit, &f);
+    bool http11 = version && strcasecmp(version, MHD_HTTP_VERSION_1_1) == 0;
+    /* Every answer here ends the connection: where one request ends is unsure.
+     * The size limits sit below libmicrohttpd's own (its memory pool), so that
+     * an oversized request gets a problem body rather than MHD's HTML. */
+    size_t target = strlen(req->raw_uri ? req->raw_uri : "");
+    if (target > HTTP__MAX_TARGET_BYTES)
+        http__reply_problem(req, FR_EINVAL, "uri-too-long",
+                            "the request target has %zu bytes; the limit is %d", target,
+                            HTTP__MAX_TARGET_BYTES);
+    else if (f.header_bytes > HTTP__MAX_HEADER_BYTES)
+        http__reply_problem(req, FR_EINVAL, "headers-too-large",
+                            "the headers have %zu bytes; the limit is %d", f.header_bytes,
+                            HTTP__MAX_HEADER_BYTES);
+    else if (f.bad_name)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "a header name holds whitespace or a control character");
+    else if (http11 && f.hosts == 0)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "an HTTP/1.1 request needs a Host header");
+    else if (f.hosts > 1)
+        http__reply_problem(req, FR_EINVAL, "bad-request", "the request has %d Host headers",
+                            f.hosts);
+    else if (f.lengths_differ)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "the request has Content-Length headers that disagree");
+    else if (f.codings > 1 || (f.codings && strcasecmp(f.coding, "chunked") != 0))
+        http__reply_problem(req, FR_EINVAL, "not-implemented",
+                            "the only transfer coding served is chunked");
+    else if (f.codings && f.lengths)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "the request has both Transfer-Encoding and Content-Length");
+    else
+        return true;
+    http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
+    return false;
 }

@@ -63,6 +63,29 @@ void http__router_free(struct http__router *r)
     free(r);
 }
 
+/* By path, so each area's table stays as it is: what is data is a property
+ * of where it lives in the API. */
+enum http__access http__route_access(const struct http__route *route, bool signed_route)
+{
+    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/app.js", "/style.css"};
+    static const char *const data_prefixes[] = {"/v1/datasets", "/v1/dataframes", "/v1/queries"};
+    if (route->needs_admin)
+        return HTTP_ACCESS_ADMIN;
+    if (signed_route)
+        return HTTP_ACCESS_OPEN; /* the cluster secret guards these */
+    for (size_t i = 0; i < sizeof(open_paths) / sizeof(open_paths[0]); i++) {
+        if (strcmp(route->pattern, open_paths[i]) == 0)
+            return HTTP_ACCESS_OPEN;
+    }
+    for (size_t i = 0; i < sizeof(data_prefixes) / sizeof(data_prefixes[0]); i++) {
+        size_t n = strlen(data_prefixes[i]);
+        if (strncmp(route->pattern, data_prefixes[i], n) == 0 &&
+            (route->pattern[n] == '\0' || route->pattern[n] == '/'))
+            return HTTP_ACCESS_DATA;
+    }
+    return HTTP_ACCESS_READ;
+}
+
 int http__router_count(const struct http__router *r)
 {
     return r->n;

@@ -20,6 +20,34 @@ enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_INVALI
 
 /* ---- submit, status, cancel ---- */
 
+/* The body's members are "dataframe" and "plan" (api/schemas/query-create.json):
+ * anything else is a typo or a feature the server lacks, and running the query
+ * as if it were absent would answer a question nobody asked. */
+static bool query_members_known(struct http_request *req, json_t *body)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach(body, key, value)
+    {
+        (void)value;
+        if (strcmp(key, "dataframe") != 0 && strcmp(key, "plan") != 0) {
+            json_t *ext = json_pack("{s:s}", "member", key);
+            struct ctx_error e;
+            ctx_error_init(&e);
+            fr_error_set(&e.base, FR_EINVAL,
+                         "unknown query member '%.200s' (a query has "
+                         "\"dataframe\" or \"plan\")",
+                         key);
+            snprintf(e.base.kind, sizeof(e.base.kind), "invalid-plan");
+            e.ext = ext;
+            http__reply_error(req, &e);
+            ctx_error_cleanup(&e);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void query_submit_job(struct http_request *req)
 {
     const char *wait = http__query(req, "wait");
@@ -33,6 +61,10 @@ static void query_submit_job(struct http_request *req)
     json_t *body = http__body_json(req);
     if (!body)
         return;
+    if (!query_members_known(req, body)) {
+        json_decref(body);
+        return;
+    }
     json_t *out = NULL;
     bool finished = false;
     struct ctx_error err;

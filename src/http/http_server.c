@@ -1,9 +1,11 @@
 /* http_server: the libmicrohttpd daemon (internal polling threads, a pool of one
- * thread per core, epoll where available) and the life of a request inside it:
- * route match, admin auth, media type and size checks, body accumulation or
- * streaming, the cluster signature, the handler, the reply, deferral of slow
- * handlers, the access log and a graceful stop. One daemon serves either role
- * (coordinator or worker): only the route table and the handle differ. */
+ * thread per core, epoll where available, connection limits that answer 503
+ * before MHD's silent ones) and the life of a request inside it: framing
+ * checks, route match, token auth, media type and size checks, body
+ * accumulation or streaming, the cluster signature, the handler, the reply,
+ * deferral of slow handlers, the access log and a stop with a deadline. One
+ * daemon serves either role (coordinator or worker): only the route table and
+ * the handle differ. */
 #include "http.h"
 
 #include <microhttpd.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +30,7 @@ struct http_server {
     int64_t max_body;
     int64_t max_upload;
     char *admin_token;    /* NULL when auth is off */
+    char *data_token;     /* NULL when the data endpoints need no token of their own */
     char *cluster_secret; /* NULL when cluster calls are not signed */
     fr_replay *replay;    /* signatures seen (thread-safe); with cluster_secret */
     char *static_dir;
@@ -36,6 +40,11 @@ struct http_server {
     atomic_int deferred;  /* handlers running on their own thread (suspended connections) */
     atomic_bool shutting_down;
     bool insecure; /* serve --insecure */
+    bool quiesced;         /* the listening socket is closed (stop's thread only) */
+    atomic_int open_conns; /* TCP connections open now */
+    unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
+    unsigned max_per_ip;   /* the same for one client address */
+    struct http__ip_counts *ip_counts;
 };
 
 bool http__server_insecure(const struct http_server *s)
@@ -143,38 +152,45 @@ static bool is_json_media_type(const char *ct)
     return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
 }
 
-static bool admin_ok(struct http_request *req)
-{
-    const char *token = req->srv->admin_token;
-    if (!token || !req->route || !req->route->needs_admin)
-        return true;
-    const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return false;
-    const char *given = auth + 7;
-    while (*given == ' ')
-        given++;
-    return fr_consttime_eq(given, token);
-}
-
 /* Route match and the checks that need only the headers. An error becomes the
  * reply at once; the body, if any, is then drained and dropped. */
-static void request_begin(struct http_request *req)
+static void request_begin(struct http_request *req, const char *version)
 {
     char *allow = NULL;
+    const char *missing = NULL;
     int rc = http__router_match(req->srv->router, req, &allow);
-    if (rc == FR_ENOTFOUND) {
+    if (!http__check_framing(req, version)) {
+        req->answer_now = true;
+    } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns &&
+               strcmp(req->path, "/livez") != 0) {
+        /* /livez still answers: a full server is alive, and a liveness probe
+         * that failed here would get it restarted in the middle of a flood. */
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server has %u connections open, its limit; try again later",
+                            req->srv->max_conns);
+        http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
+        req->answer_now = true; /* answered at once: the connection closes */
+    } else if ((unsigned)http__ip_counts_get(req->srv->ip_counts, req->conn) >
+                   req->srv->max_per_ip &&
+               strcmp(req->path, "/livez") != 0) {
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "your address has more than %u connections open, its limit; close "
+                            "some or try again later",
+                            req->srv->max_per_ip);
+        http__add_header(req, MHD_HTTP_HEADER_CONNECTION, "close");
+        req->answer_now = true;
+    } else if (rc == FR_ENOTFOUND) {
         http__reply_problem(req, FR_ENOTFOUND, "not-found", "no route for %s", req->path);
     } else if (rc != 0) {
         http__reply_problem(req, FR_EINVAL, "method-not-allowed",
                             "%s is not allowed on %s; allowed: %s", req->method, req->path, allow);
         http__add_header(req, MHD_HTTP_HEADER_ALLOW, allow);
-    } else if (!admin_ok(req)) {
-        const char *auth = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-        http__reply_problem(req, FR_EINVAL, "unauthorized",
-                            auth ? "the admin token was not accepted"
-                                 : "this request changes state and needs the admin token "
-                                   "(Authorization: Bearer <token>)");
+    } else if ((missing = http__auth_missing(req, req->srv->admin_token, req->srv->data_token)) !=
+               NULL) {
+        bool sent = http__header(req, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
+        http__reply_problem(req, FR_EINVAL, "unauthorized", "%s%s", missing,
+                            sent ? ": the token sent was not accepted"
+                                 : " (Authorization: Bearer <token>)");
     } else {
         enum http__body kind = req->route->body;
         int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
@@ -277,7 +293,6 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
 {
-    (void)version;
     struct http_server *s = cls;
     struct http_request *req = *con_cls;
     if (!req) /* no URI callback: cannot happen, but a request is still a request */
@@ -285,8 +300,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req->begun) {
         request_init(req, url, method);
         atomic_fetch_add(&s->in_flight, 1);
-        request_begin(req);
-        if (req->response && reply_before_body(req))
+        request_begin(req, version);
+        if (req->response && (req->answer_now || reply_before_body(req)))
             return send_reply(req);
         return MHD_YES;
     }
@@ -379,6 +394,44 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     FR_LOG(FR_LOG_WARN, "microhttpd: %s", msg);
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)socket_context;
+    struct http_server *s = cls;
+    int delta = code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
+    atomic_fetch_add(&s->open_conns, delta);
+    http__ip_counts_add(s->ip_counts, conn, delta);
+}
+
+/* Connections past max_conns still get an answer (503), up to this many
+ * more; past those, MHD closes new connections without a word. */
+static unsigned conn_reserve(unsigned max_conns)
+{
+    return max_conns / 16 > 16 ? max_conns / 16 : 16;
+}
+
+/* Each connection is a descriptor: make room for them (and for the files
+ * the server opens) or serve fewer, with a warning, rather than fail accepts. */
+static unsigned fit_fd_limit(unsigned want)
+{
+    const rlim_t spare = 128;
+    struct rlimit rl;
+    rlim_t need = (rlim_t)want + conn_reserve(want) + spare;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return want;
+    struct rlimit raised = {need < rl.rlim_max ? need : rl.rlim_max, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        rl = raised;
+    if (rl.rlim_cur >= need)
+        return want;
+    rlim_t room = rl.rlim_cur > 2 * spare ? rl.rlim_cur - spare : spare;
+    unsigned fit = (unsigned)(room - room / 17);
+    FR_LOG(FR_LOG_WARN, "open file limit %llu: serving %u connections, not %u",
+           (unsigned long long)rl.rlim_cur, fit, want);
+    return fit;
+}
+
 static int resolve_listen(struct http_server *s, const char *host, int port, struct fr_error *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
@@ -409,10 +462,38 @@ static void server_free(struct http_server *s)
     http__metrics_free(s->metrics);
     http__router_free(s->router);
     free(s->admin_token);
+    free(s->data_token);
+    http__ip_counts_free(s->ip_counts);
     free(s->cluster_secret);
     fr_replay_free(s->replay);
     free(s->static_dir);
     free(s);
+}
+
+/* The MHD daemon of s, with the limits of opts; NULL when it cannot listen. */
+static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_options *opts)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    if (s->addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
+    s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
+    s->max_per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
+    unsigned per_ip = s->max_per_ip + conn_reserve(s->max_per_ip);
+    unsigned threads = pool_size(opts->threads);
+    /* MHD splits its limit across the pool's threads: never below one each. */
+    unsigned hard = s->max_conns + conn_reserve(s->max_conns);
+    if (hard < threads * 2)
+        hard = threads * 2;
+    return MHD_start_daemon(
+        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP__CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&s->addr, MHD_OPTION_END);
 }
 
 /* Starts s (its handle and router set) with opts; frees s on failure. */
@@ -424,6 +505,8 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     s->max_upload = opts->max_upload_bytes > 0 ? opts->max_upload_bytes : INT64_MAX;
     if (opts->admin_token && *opts->admin_token)
         s->admin_token = fr_xstrdup(opts->admin_token);
+    if (opts->data_token && *opts->data_token)
+        s->data_token = fr_xstrdup(opts->data_token);
     if (opts->cluster_secret && *opts->cluster_secret)
         s->cluster_secret = fr_xstrdup(opts->cluster_secret);
     if (s->cluster_secret)
@@ -431,21 +514,12 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     s->insecure = opts->insecure;
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
     s->metrics = http__metrics_new(s->router);
+    s->ip_counts = http__ip_counts_new();
     result =
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)
         goto out;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG;
-    if (s->addr.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 120;
-    s->daemon = MHD_start_daemon(
-        flags, (uint16_t)opts->port, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER,
-        on_mhd_log, s, MHD_OPTION_THREAD_POOL_SIZE, pool_size(opts->threads),
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr,
-        MHD_OPTION_END);
+    s->daemon = daemon_start(s, opts);
     if (!s->daemon) {
         result = fr_error_set(err, FR_EIO, "cannot listen on %s port %d: %s",
                               opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port,
@@ -490,17 +564,26 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+int http_server_drain(http_server *s, int64_t drain_ms)
+{
+    atomic_store(&s->shutting_down, true);
+    if (!s->quiesced) {
+        MHD_socket listener = MHD_quiesce_daemon(s->daemon);
+        if (listener != MHD_INVALID_SOCKET)
+            close(listener);
+        s->quiesced = true;
+    }
+    int64_t deadline = fr_mono_us() + drain_ms * 1000;
+    while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
+        sleep_ms(5);
+    return atomic_load(&s->in_flight);
+}
+
 void http_server_stop(http_server *s, int64_t drain_ms)
 {
     if (!s)
         return;
-    atomic_store(&s->shutting_down, true);
-    MHD_socket listener = MHD_quiesce_daemon(s->daemon);
-    if (listener != MHD_INVALID_SOCKET)
-        close(listener);
-    int64_t deadline = fr_mono_us() + drain_ms * 1000;
-    while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
-        sleep_ms(5);
+    http_server_drain(s, drain_ms);
     /* MHD must not be stopped with a suspended connection. */
     while (atomic_load(&s->deferred) > 0)
         sleep_ms(5);

@@ -80,3 +80,79 @@ test('--admin-token-file is read and trimmed', async () => {
   }
   assert.ok(!srv.stderr().includes(token));
 });
+
+test('the data token guards the data endpoints, so nobody else can freeze the config', async () => {
+  const admin = randomBytes(16).toString('hex');
+  const data = randomBytes(16).toString('hex');
+  const root = tempRoot();
+  const file = path.join(root, 'data-token');
+  writeFileSync(file, `${data}\n`);
+  const srv = await startServer({ root, env: { FRAMED_ADMIN_TOKEN: admin }, args: ['--data-token-file', file] });
+  const api = recorder(srv.base);
+  const bearer = (t) => ({ authorization: `Bearer ${t}` });
+  try {
+    // Without a token (or with a wrong one), no data endpoint answers and the
+    // config stays unfrozen.
+    for (const headers of [{}, bearer('wrong'), bearer(`${data}x`), { authorization: data }]) {
+      assertProblem(await api.call('POST', '/v1/dataframes', { json: SAMPLE_PLAN, headers }), 401, 'unauthorized');
+      assertProblem(await api.call('POST', '/v1/queries', { json: { plan: SAMPLE_PLAN }, headers }), 401, 'unauthorized');
+      for (const p of ['/v1/datasets', '/v1/datasets/t', '/v1/dataframes/x', '/v1/queries/x', '/v1/queries/x/result']) {
+        assertProblem(await api.call('GET', p, { headers }), 401, 'unauthorized');
+      }
+      // With both tokens set, the other reads need a token too.
+      for (const p of ['/v1/config', '/v1/runner', '/v1/info', '/metrics', '/v1/workers', '/v1/config/schema']) {
+        assertProblem(await api.call('GET', p, { headers }), 401, 'unauthorized');
+      }
+    }
+    let r = await api.call('GET', '/v1/config', { headers: bearer(admin) });
+    assert.equal(r.body.locked, false);
+    // The probes stay open for the platform's health checks.
+    assert.equal((await api.call('GET', '/livez')).status, 200);
+    assert.equal((await api.call('GET', '/readyz')).status, 200);
+
+    // The data token opens the data endpoints and the reads, not config changes.
+    r = await api.call('POST', '/v1/dataframes', { json: SAMPLE_PLAN, headers: bearer(data) });
+    assert.equal(r.status, 201, r.text);
+    r = await api.call('POST', '/v1/queries?wait=30', { json: { dataframe: r.body.id }, headers: bearer(data) });
+    assert.equal(r.status, 200, r.text);
+    r = await api.call('GET', `/v1/queries/${r.body.id}/result`, { headers: bearer(data) });
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await api.call('GET', '/v1/datasets', { headers: bearer(data) })).status, 200);
+    assert.equal((await api.call('GET', '/v1/config', { headers: bearer(data) })).status, 200);
+    assertProblem(await api.call('DELETE', '/v1/runner', { headers: bearer(data) }), 401, 'unauthorized');
+    assertProblem(await api.call('PUT', '/v1/datasets/t', {
+      body: 'a,b\n1,2\n', headers: { 'content-type': 'text/csv', ...bearer(data) },
+    }), 401, 'unauthorized');
+
+    // The admin token is accepted on data endpoints too.
+    r = await api.call('POST', '/v1/dataframes', { json: SAMPLE_PLAN, headers: bearer(admin) });
+    assert.equal(r.status, 201, r.text);
+    r = await api.call('DELETE', '/v1/runner', { headers: bearer(admin) });
+    assert.equal(r.status, 200, r.text);
+  } finally {
+    await srv.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+  for (const t of [admin, data]) {
+    assert.ok(!srv.stderr().includes(t), 'a token is in the server log');
+    for (const text of api.texts) assert.ok(!text.includes(t), 'a token is in a response');
+  }
+});
+
+test('FRAMED_DATA_TOKEN alone closes the data endpoints and state changes, reads stay open', async () => {
+  const data = randomBytes(16).toString('hex');
+  const srv = await startServer({ env: { FRAMED_DATA_TOKEN: data } });
+  const bearer = { authorization: `Bearer ${data}` };
+  try {
+    assertProblem(await call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN }), 401, 'unauthorized');
+    assertProblem(await call(srv.base, 'GET', '/v1/datasets'), 401, 'unauthorized');
+    assertProblem(await call(srv.base, 'POST', '/v1/config', { json: { shuffle_partitions: 3 } }), 401, 'unauthorized');
+    assert.equal((await call(srv.base, 'GET', '/v1/config')).body.locked, false);
+    assert.equal((await call(srv.base, 'GET', '/v1/info')).status, 200);
+    const r = await call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN, headers: bearer });
+    assert.equal(r.status, 201, r.text);
+  } finally {
+    await srv.stop();
+  }
+  assert.ok(!srv.stderr().includes(data));
+});

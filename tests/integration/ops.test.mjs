@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { assertProblem, call, startServer, tempRoot } from './lib.mjs';
@@ -131,4 +132,64 @@ test('SIGTERM lets an in-flight request finish, then exits 0', async () => {
   assert.ok(res.status === 201 || res.status === 200, `${res.status} ${res.text}`);
   await srv.waitExit();
   assert.match(srv.stderr(), /received SIGTERM/);
+});
+
+// A worker that accepts connections and never answers: a task sent to it
+// hangs, so a query on it runs until something cancels it.
+async function blackHoleWorker() {
+  const socks = new Set();
+  const hole = net.createServer((s) => { socks.add(s); s.on('data', () => {}); s.on('close', () => socks.delete(s)); });
+  await new Promise((r) => hole.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${hole.address().port}`,
+    close() { for (const s of socks) s.destroy(); hole.close(); },
+  };
+}
+
+test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query is cancelled, exit 3', async () => {
+  const hole = await blackHoleWorker();
+  const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1'] });
+  try {
+    // Waits up to the maximum (300 s): before the deadline this held SIGTERM forever.
+    const stuck = call(srv.base, 'POST', '/v1/queries?wait=300', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
+      .catch((e) => ({ error: e }));
+    let running = null;
+    for (let i = 0; i < 100 && !running; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const m = (await call(srv.base, 'GET', '/metrics')).text.match(/^framed_queries\{state="running"\} (\d+)$/m);
+      if (m && Number(m[1]) > 0) running = true;
+    }
+    assert.ok(running, 'the query never started running');
+    // A keep-alive connection opened before the signal still reaches /readyz.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (p) => new Promise((resolve, reject) => {
+      http.get(`${srv.base}${p}`, { agent }, (res) => {
+        let text = '';
+        res.on('data', (d) => { text += d; });
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      }).on('error', reject);
+    });
+    assert.equal((await get('/readyz')).status, 200);
+    process.kill(srv.pid, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await get('/readyz')).status, 503);
+    agent.destroy();
+    const timeout = new Promise((r) => setTimeout(() => r('timeout'), 20000));
+    const exit = await Promise.race([srv.exited, timeout]);
+    assert.notEqual(exit, 'timeout', `no exit 20 s after SIGTERM with --shutdown-timeout 1:\n${srv.stderr().slice(-3000)}`);
+    assert.deepEqual(exit, { code: 3, signal: null }, srv.stderr().slice(-3000));
+    assert.match(srv.stderr(), /shutdown deadline of 1 s passed with 1 requests in flight/);
+    assert.match(srv.stderr(), /cancelling running work/);
+    // The waiting request got its answer (the query, not finished) or a closed connection.
+    const res = await stuck;
+    if (!res.error) {
+      assert.equal(res.status, 202, res.text);
+      assert.notEqual(res.body.state, 'succeeded');
+    }
+  } finally {
+    if (srv.exited && (await Promise.race([srv.exited, Promise.resolve('running')])) === 'running') {
+      process.kill(srv.pid, 'SIGKILL');
+    }
+    hole.close();
+  }
 });

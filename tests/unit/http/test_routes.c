@@ -108,6 +108,45 @@ static void test_admin_routes(void **state)
     }
 }
 
+/* Which token each route needs (README: auth): the data endpoints are
+ * reading datasets, dataframes and queries; the probes, the dashboard's files
+ * and signed cluster calls need none. */
+static void test_route_access(void **state)
+{
+    struct http__router *r = *state;
+    const struct {
+        const char *method, *path;
+        enum http__access access;
+    } cases[] = {
+        {"GET", "/livez", HTTP_ACCESS_OPEN},
+        {"GET", "/readyz", HTTP_ACCESS_OPEN},
+        {"GET", "/", HTTP_ACCESS_OPEN},
+        {"GET", "/app.js", HTTP_ACCESS_OPEN},
+        {"POST", "/v1/workers", HTTP_ACCESS_OPEN},
+        {"GET", "/v1/workers", HTTP_ACCESS_READ},
+        {"GET", "/metrics", HTTP_ACCESS_READ},
+        {"GET", "/v1/info", HTTP_ACCESS_READ},
+        {"GET", "/v1/config", HTTP_ACCESS_READ},
+        {"GET", "/v1/runner", HTTP_ACCESS_READ},
+        {"GET", "/v1/datasets", HTTP_ACCESS_DATA},
+        {"GET", "/v1/datasets/t", HTTP_ACCESS_DATA},
+        {"POST", "/v1/dataframes", HTTP_ACCESS_DATA},
+        {"GET", "/v1/dataframes/d/explain", HTTP_ACCESS_DATA},
+        {"POST", "/v1/queries", HTTP_ACCESS_DATA},
+        {"GET", "/v1/queries/q/result", HTTP_ACCESS_DATA},
+        {"POST", "/v1/config", HTTP_ACCESS_ADMIN},
+        {"PUT", "/v1/datasets/t", HTTP_ACCESS_ADMIN},
+        {"DELETE", "/v1/runner", HTTP_ACCESS_ADMIN},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct http_request *req = request(cases[i].method, cases[i].path);
+        char *allow = NULL;
+        assert_int_equal(http__router_match(r, req, &allow), 0);
+        assert_int_equal(http__route_access(req->route, req->route_signed), cases[i].access);
+        request_free(req);
+    }
+}
+
 static void test_problem_statuses(void **state)
 {
     (void)state;
@@ -121,6 +160,10 @@ static void test_problem_statuses(void **state)
     assert_int_equal(http__problem_http_status(FR_ENOSPACE, ""), 507);
     assert_int_equal(http__problem_http_status(FR_EMEMLIMIT, ""), 507);
     assert_int_equal(http__problem_http_status(FR_EIO, ""), 500);
+    assert_int_equal(http__problem_http_status(FR_EINVAL, "bad-request"), 400);
+    assert_int_equal(http__problem_http_status(FR_EINVAL, "not-implemented"), 501);
+    assert_int_equal(http__problem_http_status(FR_EINVAL, "uri-too-long"), 414);
+    assert_int_equal(http__problem_http_status(FR_EINVAL, "headers-too-large"), 431);
     /* A kind the table does not know keeps its status's code. */
     assert_int_equal(http__problem_http_status(FR_ENOTFOUND, "no-such-kind"), 404);
     assert_int_equal(http__problem_http_status(-999, ""), 500);
@@ -146,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_unknown_path_is_404),
         cmocka_unit_test(test_wrong_method_lists_allowed),
         cmocka_unit_test(test_admin_routes),
+        cmocka_unit_test(test_route_access),
         cmocka_unit_test(test_problem_statuses),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
