@@ -4,17 +4,12 @@
 // names and IDs, query-string abuse, plan and expression abuse. Each gets its
 // documented problem; after each group the server answers /livez and holds
 // the state it held before (config, runner, datasets, data dir files).
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
-import { SOURCE_DIR } from './lib.mjs';
-import { deepJson, json, problem, runGroup, send, Target } from './hostile_lib.mjs';
+import { deepJson, json, problem, runGroup, Target, uploadFixtures } from './hostile_lib.mjs';
 
 const LIMIT = 1 << 20;
 const JSON_ROUTES = ['/v1/config', '/v1/dataframes', '/v1/queries', '/v1/workers'];
 const ID = `sha256:${'a'.repeat(64)}`;
-const trips = readFileSync(path.join(SOURCE_DIR, 'api/examples/trips.csv'));
-const vendors = readFileSync(path.join(SOURCE_DIR, 'api/examples/vendors.ndjson'));
 
 const INVALID_JSON = problem(400, 'invalid-json');
 const BAD_PLAN = problem(400, 'invalid-plan');
@@ -285,15 +280,6 @@ function hugeCases() {
   }
   cases.push({ name: 'PUT dataset declaring 1 TB', method: 'PUT', path: '/v1/datasets/huge', headers: { 'content-type': 'text/csv', 'content-length': String(2 ** 40) }, body: 'a\n', expect: { status: [413, 400], type: null } });
   return cases;
-}
-
-// The datasets every coordinator of the catalogue starts with.
-export async function uploadFixtures(target) {
-  for (const [name, type, bytes] of [['trips', 'text/csv', trips], ['vendors', 'application/x-ndjson', vendors],
-    ['victim', 'text/csv', trips], ['victim2', 'text/csv', trips]]) {
-    const r = await send(target.base, { method: 'PUT', path: `/v1/datasets/${name}`, headers: { 'content-type': type }, body: bytes });
-    if (r.status !== 201) throw new Error(`setup upload ${name}: ${r.status} ${r.text}`);
-  }
 }
 
 test('hostile requests to a coordinator in setup', async (t) => {

@@ -6,14 +6,16 @@
 // hold exactly the state it held before the group (config, runner, dataset
 // listing, the data dir's files including hidden ones).
 import assert from 'node:assert/strict';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { startServer, startWorker, tempRoot } from './lib.mjs';
+import { SOURCE_DIR, startServer, startWorker, tempRoot } from './lib.mjs';
 
 export const PROBLEM_BASE = 'https://framed.dev/problems/';
 const CASE_TIMEOUT_MS = 15000;
+const RAW_TIMEOUT_MS = 5000;
 const STOP_GRACE_MS = 15000;
 
 // One request through node:http: the path is sent as it is (no URL
@@ -64,7 +66,7 @@ function answer(status, headers, bytes) {
 // Raw bytes over a socket; resolves with the first response parsed from what
 // came back before the server closed or timeoutMs passed. opts.endAfter:
 // half-close the socket after writing (a client that went away).
-export function sendRaw(base, raw, { timeoutMs = CASE_TIMEOUT_MS, endAfter = false } = {}) {
+export function sendRaw(base, raw, { timeoutMs = RAW_TIMEOUT_MS, endAfter = false } = {}) {
   const u = new URL(base);
   return new Promise((resolve) => {
     const sock = net.connect(Number(u.port), u.hostname);
@@ -95,6 +97,12 @@ export function sendRaw(base, raw, { timeoutMs = CASE_TIMEOUT_MS, endAfter = fal
 
 // The first HTTP response in bytes (Content-Length or chunked body).
 export function parseRaw(bytes) {
+  // Interim 1xx answers (100 Continue) are skipped: the final one counts.
+  while (/^HTTP\/\d\.\d 1\d\d /.test(bytes.subarray(0, 16).toString('latin1'))) {
+    const end = bytes.indexOf('\r\n\r\n');
+    if (end < 0) break;
+    bytes = bytes.subarray(end + 4);
+  }
   const head = bytes.indexOf('\r\n\r\n');
   if (head < 0) return { status: null, complete: false, text: bytes.toString('latin1') };
   const lines = bytes.subarray(0, head).toString('latin1').split('\r\n');
@@ -138,6 +146,7 @@ export function checkAnswer(c, r) {
   assert.ok(!String(r.error ?? '').startsWith('not sent'), `${c.name}: ${r.error}`);
   if (e.status === null) {
     assert.ok(r.status === null || (r.status >= 400 && r.status < 500), what);
+    if (e.closes) assert.notEqual(r.closed, 'timeout', `${what}: neither answered nor closed`);
     return;
   }
   const statuses = Array.isArray(e.status) ? e.status : [e.status];
@@ -270,9 +279,16 @@ export async function coordinatorState(t) {
 // Compares the state with the one before the group; a case that changed it
 // fails, and the target starts over so the next case is judged alone.
 async function sameState(target, stateFn, before, name) {
-  const after = await stateFn(target);
-  const leftovers = target.dataDir
-    ? listTree(target.dataDir).filter((l) => /(^|\/)\.upload-/.test(l)) : [];
+  let after;
+  let leftovers;
+  // A cut request is noticed by the server a moment later: give it 3 s.
+  for (let i = 0; i < 15; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 200));
+    after = await stateFn(target);
+    leftovers = target.dataDir
+      ? listTree(target.dataDir).filter((l) => /(^|\/)\.upload-/.test(l)) : [];
+    if (leftovers.length === 0 && isDeepStrictEqual(after, before)) return;
+  }
   try {
     assert.deepEqual(after, before, `"${name}" changed the state`);
     assert.deepEqual(leftovers, [], `"${name}" left an upload behind`);
@@ -322,4 +338,15 @@ export function deepJson(n, kind = 'array') {
   return kind === 'array'
     ? '['.repeat(n) + ']'.repeat(n)
     : '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+}
+
+// The datasets every coordinator of the catalogue starts with.
+export async function uploadFixtures(target) {
+  const trips = readFileSync(path.join(SOURCE_DIR, 'api/examples/trips.csv'));
+  const vendors = readFileSync(path.join(SOURCE_DIR, 'api/examples/vendors.ndjson'));
+  for (const [name, type, bytes] of [['trips', 'text/csv', trips], ['vendors', 'application/x-ndjson', vendors],
+    ['victim', 'text/csv', trips], ['victim2', 'text/csv', trips]]) {
+    const r = await send(target.base, { method: 'PUT', path: `/v1/datasets/${name}`, headers: { 'content-type': type }, body: bytes });
+    if (r.status !== 201) throw new Error(`setup upload ${name}: ${r.status} ${r.text}`);
+  }
 }
