@@ -341,12 +341,12 @@ export function deepJson(n, kind = 'array') {
 }
 
 // The datasets every coordinator of the catalogue starts with.
-export async function uploadFixtures(target) {
+export async function uploadFixtures(target, headers = {}) {
   const trips = readFileSync(path.join(SOURCE_DIR, 'api/examples/trips.csv'));
   const vendors = readFileSync(path.join(SOURCE_DIR, 'api/examples/vendors.ndjson'));
   for (const [name, type, bytes] of [['trips', 'text/csv', trips], ['vendors', 'application/x-ndjson', vendors],
     ['victim', 'text/csv', trips], ['victim2', 'text/csv', trips]]) {
-    const r = await send(target.base, { method: 'PUT', path: `/v1/datasets/${name}`, headers: { 'content-type': type }, body: bytes });
+    const r = await send(target.base, { method: 'PUT', path: `/v1/datasets/${name}`, headers: { 'content-type': type, ...headers }, body: bytes });
     if (r.status !== 201) throw new Error(`setup upload ${name}: ${r.status} ${r.text}`);
   }
 }
