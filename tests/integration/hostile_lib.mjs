@@ -278,24 +278,23 @@ export async function coordinatorState(t) {
 
 // Compares the state with the one before the group; a case that changed it
 // fails, and the target starts over so the next case is judged alone.
-async function sameState(target, stateFn, before, name) {
+async function sameState(target, stateFn, ref, name, settleMs = 200) {
   let after;
   let leftovers;
-  // A cut request is noticed by the server a moment later: give it 3 s.
-  for (let i = 0; i < 15; i++) {
+  // A cut request is noticed by the server a moment later: settleMs for it.
+  for (let i = 0; i <= settleMs / 200; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 200));
     after = await stateFn(target);
     leftovers = target.dataDir
       ? listTree(target.dataDir).filter((l) => /(^|\/)\.upload-/.test(l)) : [];
-    if (leftovers.length === 0 && isDeepStrictEqual(after, before)) return;
+    if (leftovers.length === 0 && isDeepStrictEqual(after, ref.state)) return;
   }
   try {
-    assert.deepEqual(after, before, `"${name}" changed the state`);
+    assert.deepEqual(after, ref.state, `"${name}" changed the state`);
     assert.deepEqual(leftovers, [], `"${name}" left an upload behind`);
   } catch (e) {
     await target.reset();
-    const fresh = await stateFn(target);
-    Object.assign(before, fresh); // mtimes of the re-made fixtures
+    ref.state = await stateFn(target); // mtimes of the re-made fixtures
     throw e;
   }
 }
@@ -304,32 +303,38 @@ async function sameState(target, stateFn, before, name) {
 // (target) -> the state to compare; taken before the first case.
 export async function runGroup(t, target, group, cases, stateFn = coordinatorState) {
   await t.test(group, async (g) => {
-    const before = await stateFn(target);
+    const ref = { state: await stateFn(target) };
     for (const c of cases) {
       await g.test(c.name, async () => {
         const r = c.raw !== undefined
           ? await sendRaw(target.base, c.raw, c.rawOpts)
           : await send(target.base, c);
-        try {
+        // Every failure of the case is reported, not only the last one.
+        const failures = [];
+        const attempt = async (fn) => {
+          try { await fn(); } catch (e) { failures.push(e.message); }
+        };
+        await attempt(async () => {
           checkAnswer(c, r);
           if (c.check) await c.check(r, target);
-        } finally {
-          await target.assertUp(c.name);
-          await sameState(target, stateFn, before, c.name);
-        }
+        });
+        await attempt(() => target.assertUp(c.name));
+        await attempt(() => sameState(target, stateFn, ref, c.name, c.expect.status === null ? 3000 : 200));
+        assert.deepEqual(failures, []);
       });
     }
     await g.test(`${group}: state unchanged, no upload left`, async () => {
-      await sameState(target, stateFn, before, group);
+      await sameState(target, stateFn, ref, group, 3000);
     });
   });
 }
 
 // Shorthands for table rows.
 export const json = (method, p, body, expect, extra = {}) => ({
+  ...extra,
   name: extra.name ?? `${method} ${p} ${String(body).slice(0, 40)}`,
   method, path: p, body, headers: { 'content-type': 'application/json', ...(extra.headers ?? {}) },
-  expect, ...extra,
+  expect,
 });
 export const problem = (status, type) => ({ status, type });
 
