@@ -133,7 +133,7 @@ test('records that broke the readers: 2 MB fields, newlines in quotes, NUL bytes
 test('concurrent PUTs of one name, CSV against NDJSON, leave exactly one dataset', async () => {
   const target = await new Target('serve').start();
   try {
-    for (let round = 0; round < 15; round++) {
+    for (let round = 0; round < 40; round++) {
       const csv = send(target.base, { method: 'PUT', path: '/v1/datasets/race', headers: { 'content-type': 'text/csv' }, body: `a,b\n${'1,2\n'.repeat(2000)}` });
       const nd = send(target.base, { method: 'PUT', path: '/v1/datasets/race', headers: { 'content-type': 'application/x-ndjson' }, body: '{"a":1}\n'.repeat(2000) });
       const [r1, r2] = await Promise.all([csv, nd]);

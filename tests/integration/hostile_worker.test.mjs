@@ -82,7 +82,7 @@ function task(spec = {}, top = {}) {
 
 function workerCases(cfg, ownerUrl) {
   const H = { 'framed-config-id': cfg };
-  const post = (label, body, expect, headers = H) => json('POST', '/v1/tasks', typeof body === 'string' ? body : JSON.stringify(body), expect, { name: `task ${label}`, headers });
+  const post = (label, body, expect, headers = H) => json('POST', '/v1/tasks', typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body), expect, { name: `task ${label}`, headers });
   const hp = (buckets) => ({ sink: { op: 'hash_partition', keys: ['a'], buckets }, nbuckets: typeof buckets === 'number' && buckets > 0 && buckets < 64 ? buckets : 1 });
   const stored = (id) => task({ input: { kind: 'stored' } }, { inputs: [[{ url: ownerUrl, id }]] });
   const fileInput = (p) => task({ input: { kind: 'file', path: p, format: 'csv', display: 'x.csv', options: { delimiter: ',', quote: '"', header: false, on_error_null: false }, hints: [], schema: [], columns: null, range: [0, 1 << 20, 1], max_rows: -1 } });
