@@ -217,6 +217,42 @@ static json_t *store_outputs(worker *w, const char *config_id, struct df_table *
     return arr;
 }
 
+/* The body's own members (api/schemas/task.json, additionalProperties
+ * false): query_id an ID, stage, task and attempt non-negative integers, and
+ * nothing else; the spec and the inputs are checked where they are read. */
+static int check_body(json_t *body, struct fr_error *err)
+{
+    static const char *const members[] = {"query_id", "stage",  "task",          "attempt",
+                                          "spec",     "inputs", "config_inline", NULL};
+    const char *key;
+    json_t *v;
+    json_object_foreach(body, key, v)
+    {
+        bool known = false;
+        for (int i = 0; members[i] && !known; i++)
+            known = strcmp(key, members[i]) == 0;
+        if (!known)
+            return task_error(err, FR_EINVAL, "invalid-task",
+                              "a task has only query_id, stage, task, attempt, spec, inputs and "
+                              "config_inline");
+    }
+    const char *qid = json_string_value(json_object_get(body, "query_id"));
+    if (json_object_get(body, "query_id") &&
+        (!qid || !*qid || strlen(qid) > 64 ||
+         strspn(qid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+             strlen(qid)))
+        return task_error(err, FR_EINVAL, "invalid-task",
+                          "query_id must be 1-64 of [A-Za-z0-9_.-]");
+    static const char *const counters[] = {"stage", "task", "attempt"};
+    for (int i = 0; i < 3; i++) {
+        v = json_object_get(body, counters[i]);
+        if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
+            return task_error(err, FR_EINVAL, "invalid-task",
+                              "stage, task and attempt must be non-negative integers");
+    }
+    return FR_OK;
+}
+
 int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out, json_t **ext,
                     struct fr_error *err)
 {
@@ -233,7 +269,9 @@ int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out
     /* The config comes from the cache (or the store), or, for the comparison
      * of propagation costs, verified from the body's "config_inline". */
     json_t *inline_cfg = json_object_get(body, "config_inline");
-    int result;
+    int result = check_body(body, err);
+    if (result != FR_OK)
+        goto out;
     if (inline_cfg && !json_is_string(inline_cfg))
         result = task_error(err, FR_EINVAL, "invalid-task",
                             "config_inline must be the canonical config bytes as a string");
