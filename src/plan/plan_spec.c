@@ -248,6 +248,32 @@ static int check_schema(json_t *pairs, const char *what, struct fr_error *err)
     return json_array_size(pairs) > FR_MAX_COLUMNS ? too_many_columns(err, what) : FR_OK;
 }
 
+/* A file input's path: relative to the data dir, without a NUL, and no
+ * ".." that climbs above the data dir ("sub/../a.csv" stays inside). It is
+ * refused before the file system is asked, so a task cannot probe which
+ * files exist outside the data dir, nor learn that the worker has none;
+ * symlinks are left to the realpath check where the file is opened. */
+static bool rel_path_ok(json_t *jpath)
+{
+    const char *p = json_string_value(jpath);
+    if (!p || !p[0] || p[0] == '/' || strlen(p) != json_string_length(jpath))
+        return false;
+    int64_t depth = 0;
+    for (const char *seg = p; *seg;) {
+        size_t n = strcspn(seg, "/");
+        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+            if (--depth < 0)
+                return false;
+        } else if (n > 0 && !(n == 1 && seg[0] == '.')) {
+            depth++;
+        }
+        seg += n;
+        if (*seg == '/')
+            seg++;
+    }
+    return true;
+}
+
 static int check_file_input(json_t *in, struct fr_error *err)
 {
     json_t *range = json_object_get(in, "range"), *cols = json_object_get(in, "columns");
@@ -255,6 +281,9 @@ static int check_file_input(json_t *in, struct fr_error *err)
         !one_of(json_string_value(json_object_get(in, "format")),
                 (const char *const[]){"csv", "ndjson", NULL}))
         return bad_spec(err, "a file input needs a string path and format csv or ndjson%s", "");
+    if (!rel_path_ok(json_object_get(in, "path")))
+        return bad_spec(err, "a file input names a file inside the data dir, by a relative path%s",
+                        "");
     if (!json_is_array(range) || json_array_size(range) != 3)
         return bad_spec(err, "a file input needs range [start, end, line]%s", "");
     for (size_t i = 0; i < 3; i++) {

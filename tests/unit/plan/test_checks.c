@@ -2,7 +2,8 @@
  * plan_source.c, plan_schema.c): contradicting, unknown and missing members
  * are 400 invalid-plan naming the member; a join's empty suffix is refused
  * (it used to loop forever); schemas past FR_MAX_COLUMNS are 422
- * too-many-columns before any per-column work. */
+ * too-many-columns before any per-column work; a task spec's file path
+ * cannot climb out of the data dir (plan_spec.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,12 +196,39 @@ static void test_plan_column_limit(void **state)
     fr_buf_cleanup(&b);
 }
 
+/* A task spec's file path stays inside the data dir by its text alone:
+ * a ".." above it, an absolute path or an empty one is 400 invalid-task
+ * before any file is looked at (plan_spec.c). */
+static void test_task_file_path(void **state)
+{
+    (void)state;
+    const char *paths[] = {"../etc/passwd", "sub/../../x.csv", "/etc/passwd", "",
+                           "./..",          "a//../.."};
+    const char *inside[] = {"a.csv", "./a.csv", "sub/../a.csv", "sub/./b/../../a.csv", "a..b.csv"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) + sizeof(inside) / sizeof(inside[0]);
+         i++) {
+        bool bad = i < sizeof(paths) / sizeof(paths[0]);
+        json_t *spec = json_pack("{s{ss ss ss s[iii]}}", "input", "kind", "file", "path",
+                                 bad ? paths[i] : inside[i - sizeof(paths) / sizeof(paths[0])],
+                                 "format", "csv", "range", 0, 10, 1);
+        struct fr_error err;
+        fr_error_init(&err);
+        int rc = plan_task_check(spec, &err);
+        if (bad && (rc != FR_EINVAL || strcmp(err.kind, "invalid-task") != 0))
+            fail_msg("path %s: expected invalid-task, got %d %s", paths[i], rc, err.kind);
+        if (!bad && rc != FR_OK)
+            fail_msg("an inside path refused: %s", err.message);
+        json_decref(spec);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source_conflicts),  cmocka_unit_test(test_groupby_needs_agg),
         cmocka_unit_test(test_op_members),        cmocka_unit_test(test_join_empty_suffix),
         cmocka_unit_test(test_join_suffix_chain), cmocka_unit_test(test_plan_column_limit),
+        cmocka_unit_test(test_task_file_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
