@@ -10,7 +10,7 @@
  *           | string: (nrows+1) x i64 offsets (first 0, non-decreasing)
  *             | u64 data_len (= last offset) | data_len bytes
  *
- * At most FR_MAX_COLUMNS columns; a table without columns has at most 2^24
+ * At most FR_MAX_COLUMNS columns, no name twice; a table without columns has at most 2^24
  * rows. Nothing may follow the last column. df_table_deserialize checks every
  * length against the buffer (it reads bytes from the network) and answers
  * FR_EDATA for anything truncated or inconsistent. */
@@ -256,17 +256,24 @@ int df_table_deserialize(const char *data, size_t len, struct df_table **out, st
      * and later operators allocate per row: bound it. */
     if (ncols == 0 && nrows > DF_SERDE_MAX_BARE_ROWS)
         return corrupt(err, -1, "a table without columns claims too many rows");
+    /* Column names are unique in every table framed makes (the planner sees
+     * to it), and operators find columns by name: a repeated one is corrupt. */
     struct df_table *t = df_table_new();
-    for (uint32_t i = 0; i < ncols; i++) {
-        int rc = read_column(&cur, (int)i, (int64_t)nrows, t, err);
-        if (rc != FR_OK) {
-            df_table_free(t);
-            return rc;
-        }
+    df_name_map *names = df_name_map_new();
+    int rc = FR_OK;
+    for (uint32_t i = 0; i < ncols && rc == FR_OK; i++) {
+        rc = read_column(&cur, (int)i, (int64_t)nrows, t, err);
+        if (rc == FR_OK && df_name_map_get(names, t->names[i]) >= 0)
+            rc = corrupt(err, (int)i, "a column name that is repeated");
+        if (rc == FR_OK)
+            df_name_map_put(names, t->names[i], (int)i);
     }
-    if (cur.left != 0) {
+    df_name_map_free(names);
+    if (rc == FR_OK && cur.left != 0)
+        rc = corrupt(err, -1, "bytes after the last column");
+    if (rc != FR_OK) {
         df_table_free(t);
-        return corrupt(err, -1, "bytes after the last column");
+        return rc;
     }
     t->nrows = (int64_t)nrows;
     *out = t;

@@ -239,6 +239,30 @@ static void test_too_many_columns(void **state)
     free(buf);
 }
 
+/* Operators find columns by name: two columns of one name are refused. */
+static void test_repeated_name(void **state)
+{
+    (void)state;
+    struct df_table *t = df_table_new();
+    for (int k = 0; k < 2; k++) {
+        struct df_column *c = df_column_new(DF_TYPE_INT64, 0);
+        df_column_append_int64(c, k);
+        df_table_add(t, "a", c);
+    }
+    t->nrows = 1;
+    char *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(df_table_serialize(t, &bytes, &len, NULL), FR_OK);
+    struct df_table *back = (struct df_table *)1;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_table_deserialize(bytes, len, &back, &err), FR_EDATA);
+    assert_null(back);
+    assert_non_null(strstr(err.message, "repeated"));
+    free(bytes);
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_bytes),
         cmocka_unit_test(test_zero_columns_bounded),
         cmocka_unit_test(test_too_many_columns),
+        cmocka_unit_test(test_repeated_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
