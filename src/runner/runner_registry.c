@@ -4,6 +4,7 @@
  * the remote runner's bookkeeping of tasks in flight on each, used to pick
  * a worker by free slots and data locality. */
 #include "runner_int.h"
+#include "../store/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,17 +116,18 @@ static bool id_ok(const char *id)
     return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
 }
 
-/* http(s)://, printable ASCII without spaces, at most REG_MAX_URL_LEN. */
+/* http(s)://host[:port] with at most a trailing '/', at most REG_MAX_URL_LEN:
+ * the coordinator appends /v1/... to it, so a path (or "..", a query, a
+ * user) would make those calls go elsewhere. */
 static bool url_ok(const char *url)
 {
     size_t n = url ? strlen(url) : 0;
     if (n == 0 || n > REG_MAX_URL_LEN ||
         (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
         return false;
-    for (size_t i = 0; i < n; i++)
-        if (url[i] <= ' ' || url[i] > '~')
-            return false;
-    return n > (url[4] == 's' ? 8u : 7u); /* a host after the scheme */
+    const char *host = url + (url[4] == 's' ? 8 : 7);
+    size_t h = strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]");
+    return h > 0 && (host[h] == '\0' || (host[h] == '/' && host[h + 1] == '\0'));
 }
 
 static bool int_member_ok(json_t *body, const char *key, json_int_t lo, json_int_t hi)
@@ -142,8 +144,12 @@ static bool config_ids_ok(json_t *ids)
         return false;
     size_t i;
     json_t *v;
-    json_array_foreach(ids, i,
-                       v) if (!json_is_string(v) || json_string_length(v) > 80) return false;
+    json_array_foreach(ids, i, v)
+    {
+        const char *id = json_string_value(v);
+        if (!id || strlen(id) != json_string_length(v) || !store_id_valid(id))
+            return false;
+    }
     return true;
 }
 
@@ -163,7 +169,7 @@ static int announce_check(json_t *body, struct fr_error *err)
                             REG_MAX_THREADS * 16);
     if (!config_ids_ok(json_object_get(body, "config_ids")))
         return fr_error_set(err, FR_EINVAL,
-                            "config_ids must be an array of at most %d config ID strings",
+                            "config_ids must be an array of at most %d config IDs sha256:<64 hex>",
                             REG_MAX_CONFIG_IDS);
     return FR_OK;
 }

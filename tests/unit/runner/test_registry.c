@@ -81,6 +81,11 @@ static void test_announce_members_checked(void **s)
         "{\"id\": 7, \"url\": \"http://a\"}",
         "{\"id\": \"w1\", \"url\": \"http://\"}",
         "{\"id\": \"w1\", \"url\": \"http://a b\"}",
+        "{\"id\": \"w1\", \"url\": \"http://a\", \"config_ids\": [\"sha256:zz\"]}",
+        "{\"id\": \"w1\", \"url\": \"http://a:9/../../x\"}",
+        "{\"id\": \"w1\", \"url\": \"http://a:9/v1\"}",
+        "{\"id\": \"w1\", \"url\": \"http://u@a:9\"}",
+        "{\"id\": \"w1\", \"url\": \"http://a:9?x\"}",
         "[1]",
     };
     for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
