@@ -5,6 +5,7 @@
 #include "common/common.h"
 #include "context/context.h"
 #include "http/http.h"
+#include "runner/runner.h"
 #include "worker/worker.h"
 
 #include <jansson.h>
@@ -612,6 +613,14 @@ static int worker_run(struct worker_cli *o)
         goto out;
     }
     url = worker_advertise(o, listen, http_server_port(srv));
+    if (!runner_worker_url_ok(url)) {
+        fprintf(stderr,
+                "framed: --advertise-url %s is not http(s)://host[:port] (no path, query or "
+                "user): the coordinator would refuse every announce\n",
+                url);
+        result = EXIT_USAGE;
+        goto out;
+    }
     if (worker_start(w, url, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
         goto out;

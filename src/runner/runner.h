@@ -34,6 +34,9 @@ runner_registry *runner_registry_new(const char *static_urls, int64_t heartbeat_
 void runner_registry_free(runner_registry *g); /* accepts NULL */
 /* An announce or heartbeat body; FR_EINVAL with a message for a bad one. */
 int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err);
+/* Whether url may be a worker's announced URL: http(s)://host[:port], at most
+ * a trailing '/', no path, query or user (calls append /v1/... to it). */
+bool runner_worker_url_ok(const char *url);
 /* new: [{"id","url","state","last_heartbeat","running_tasks","threads","config_ids","static"}] */
 json_t *runner_registry_list(runner_registry *g);
 int64_t runner_registry_heartbeat_ms(const runner_registry *g);

@@ -119,7 +119,7 @@ static bool id_ok(const char *id)
 /* http(s)://host[:port] with at most a trailing '/', at most REG_MAX_URL_LEN:
  * the coordinator appends /v1/... to it, so a path (or "..", a query, a
  * user) would make those calls go elsewhere. */
-static bool url_ok(const char *url)
+bool runner_worker_url_ok(const char *url)
 {
     size_t n = url ? strlen(url) : 0;
     if (n == 0 || n > REG_MAX_URL_LEN ||
@@ -157,7 +157,7 @@ static bool config_ids_ok(json_t *ids)
 static int announce_check(json_t *body, struct fr_error *err)
 {
     if (!json_is_object(body) || !id_ok(json_string_value(json_object_get(body, "id"))) ||
-        !url_ok(json_string_value(json_object_get(body, "url"))))
+        !runner_worker_url_ok(json_string_value(json_object_get(body, "url"))))
         return fr_error_set(err, FR_EINVAL,
                             "an announce needs {\"id\": 1-64 of [A-Za-z0-9_.-], \"url\": "
                             "\"http://...\" (at most 512 bytes), \"threads\", ...}");

@@ -490,6 +490,17 @@ test('a worker without --coordinator or with an unreadable secret file does not 
   assert.equal(r.listened, false);
 });
 
+test('a worker whose --advertise-url has a path does not start (every announce would be refused)', async () => {
+  const { runToExit } = await import('./lib.mjs');
+  for (const url of ['http://127.0.0.1:1/api', 'http://u@127.0.0.1:1', 'ftp://127.0.0.1:1']) {
+    const r = await runToExit(['worker', '--port', '0', '--coordinator', 'http://127.0.0.1:9',
+      '--advertise-url', url]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /advertise-url/);
+    assert.equal(r.listened, false);
+  }
+});
+
 describe('a worker given hostile task specs', () => {
   let coordinator;
   let worker;
