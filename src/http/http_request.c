@@ -104,14 +104,32 @@ static int hex_digit(char ch)
     return -1;
 }
 
-/* Whether s[0..n) holds an encoded NUL ("%00"). */
-static bool has_encoded_nul(const char *s, size_t n)
+/* Where s[0..n) holds an encoded NUL ("%00"), or n. */
+static size_t encoded_nul_at(const char *s, size_t n)
 {
     for (size_t i = 0; i + 2 < n; i++) {
         if (s[i] == '%' && hex_digit(s[i + 1]) == 0 && hex_digit(s[i + 2]) == 0)
-            return true;
+            return i;
     }
-    return false;
+    return n;
+}
+
+/* The name of route's {param} whose segment of the raw path holds byte
+ * offset at: new, or NULL when that segment is literal (or no route). */
+static char *path_parameter_at(const struct http__route *route, const char *raw, size_t at)
+{
+    if (!route)
+        return NULL;
+    int segment = 0;
+    for (size_t i = 0; i < at; i++)
+        segment += raw[i] == '/';
+    const char *p = route->pattern;
+    for (int seen = 0; *p && seen < segment; p++)
+        seen += *p == '/';
+    size_t n = strcspn(p, "/");
+    if (n < 3 || p[0] != '{' || p[n - 1] != '}')
+        return NULL;
+    return fr_xstrndup(p + 1, n - 2);
 }
 
 /* A new copy of the query-string name s[0..n), decoded as MHD decodes it
@@ -171,11 +189,15 @@ bool http__check_target(struct http_request *req)
     size_t path_len = strcspn(raw, "?#");
     const char *query = raw[path_len] == '?' ? raw + path_len + 1 : "";
     size_t query_len = strcspn(query, "#");
-    if (has_encoded_nul(raw, path_len)) {
-        http__reply_bad_parameter(req, "path", "the path holds an encoded NUL byte (%%00)");
+    size_t nul = encoded_nul_at(raw, path_len);
+    if (nul < path_len) {
+        char *name = path_parameter_at(req->route, raw, nul);
+        http__reply_bad_parameter(req, name ? name : "path",
+                                  "the path holds an encoded NUL byte (%%00)");
+        free(name);
         return false;
     }
-    if (has_encoded_nul(query, query_len)) {
+    if (encoded_nul_at(query, query_len) < query_len) {
         http__reply_bad_parameter(req, "query",
                                   "the query string holds an encoded NUL byte (%%00)");
         return false;
