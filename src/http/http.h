@@ -185,10 +185,23 @@ const char *http__auth_missing(struct http_request *req, const char *admin_token
 void http__check_signature(struct http_request *req, const char *secret, fr_replay *seen);
 /* Writes the access-log line of a finished request. */
 void http__log_request(struct http_request *req);
-/* Parses a non-negative integer query parameter: def when absent, -1 when bad. */
+/* Query parameters are parsed strictly, here only. http__check_target has
+ * already refused an encoded NUL and a repeated parameter (400). */
+/* A non-negative integer query parameter (decimal digits only, at most 18):
+ * def when absent, -1 when bad. */
 int64_t http__query_int(struct http_request *req, const char *name, int64_t def);
-/* A boolean query parameter: 0 false (or absent), 1 true, -1 not a boolean. */
+/* A decimal number query parameter from 0 to max ("1", "0.5"; no sign, hex,
+ * exponent, NaN or inf): 0 when absent (*out untouched), 1 with *out set, -1
+ * when bad. */
+int http__query_decimal(struct http_request *req, const char *name, double max, double *out);
+/* A boolean query parameter, "true" or "false" only: 0 false (or absent), 1
+ * true, -1 anything else (a bare ?force included). */
 int http__query_bool(struct http_request *req, const char *name);
+/* Checks the raw request target for every route: an encoded NUL (%00) in the
+ * path or the query string (MHD's decoded C strings would silently cut it
+ * there) or a repeated query parameter gets 400 invalid-parameter; false
+ * then, with the reply set. */
+bool http__check_target(struct http_request *req);
 
 /* ---- problems (http_problem.c) ---- */
 /* A problem reply from a context error (its ext members are merged in). */

@@ -31,30 +31,192 @@ const char *http__param(struct http_request *req, const char *name)
     return NULL;
 }
 
-int64_t http__query_int(struct http_request *req, const char *name, int64_t def)
+/* Decimal digits only: no sign, no space, no hex, no exponent. */
+static bool all_digits(const char *s, size_t n)
 {
-    const char *v = http__query(req, name);
-    if (!v)
-        return def;
-    char *end = NULL;
-    long long n = strtoll(v, &end, 10);
-    if (!*v || *end || n < 0)
-        return -1;
-    return (int64_t)n;
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    }
+    return true;
 }
 
-int http__query_bool(struct http_request *req, const char *name)
+/* A query parameter's value: false when absent; a bare "?name" gives "". */
+static bool query_value(struct http_request *req, const char *name, const char **value)
 {
     const char *v = NULL;
     size_t n = 0;
     if (MHD_lookup_connection_value_n(req->conn, MHD_GET_ARGUMENT_KIND, name, strlen(name), &v,
                                       &n) != MHD_YES)
+        return false;
+    *value = v ? v : "";
+    return true;
+}
+
+int64_t http__query_int(struct http_request *req, const char *name, int64_t def)
+{
+    const char *v = NULL;
+    if (!query_value(req, name, &v))
+        return def;
+    size_t n = strlen(v);
+    if (n > 18 || !all_digits(v, n)) /* 18 digits cannot overflow an int64 */
+        return -1;
+    return (int64_t)strtoll(v, NULL, 10);
+}
+
+int http__query_decimal(struct http_request *req, const char *name, double max, double *out)
+{
+    const char *v = NULL;
+    if (!query_value(req, name, &v))
         return 0;
-    if (!v || n == 0 || strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-        return 1; /* a bare ?force counts as true */
-    if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+    size_t n = strlen(v), whole = strcspn(v, ".");
+    if (n > 32 || !all_digits(v, whole) || (whole < n && !all_digits(v + whole + 1, n - whole - 1)))
+        return -1;
+    double d = strtod(v, NULL);
+    if (!(d >= 0 && d <= max))
+        return -1;
+    *out = d;
+    return 1;
+}
+
+int http__query_bool(struct http_request *req, const char *name)
+{
+    const char *v = NULL;
+    if (!query_value(req, name, &v))
         return 0;
+    if (strcmp(v, "true") == 0)
+        return 1;
+    if (strcmp(v, "false") == 0)
+        return 0;
+    return -1; /* a bare ?force, "1", "yes": not a boolean */
+}
+
+static int hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
     return -1;
+}
+
+/* Where s[0..n) holds an encoded NUL ("%00"), or n. */
+static size_t encoded_nul_at(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 2 < n; i++) {
+        if (s[i] == '%' && hex_digit(s[i + 1]) == 0 && hex_digit(s[i + 2]) == 0)
+            return i;
+    }
+    return n;
+}
+
+/* The name of route's {param} whose segment of the raw path holds byte
+ * offset at: new, or NULL when that segment is literal (or no route). */
+static char *path_parameter_at(const struct http__route *route, const char *raw, size_t at)
+{
+    if (!route)
+        return NULL;
+    int segment = 0;
+    for (size_t i = 0; i < at; i++)
+        segment += raw[i] == '/';
+    const char *p = route->pattern;
+    for (int seen = 0; *p && seen < segment; p++)
+        seen += *p == '/';
+    size_t n = strcspn(p, "/");
+    if (n < 3 || p[0] != '{' || p[n - 1] != '}')
+        return NULL;
+    return fr_xstrndup(p + 1, n - 2);
+}
+
+/* A new copy of the query-string name s[0..n), decoded as MHD decodes it
+ * ('+' is a space, %XX a byte). */
+static char *query_name_decode(const char *s, size_t n)
+{
+    char *out = fr_xmalloc(n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '+') {
+            *o++ = ' ';
+        } else if (s[i] == '%' && i + 2 < n && hex_digit(s[i + 1]) >= 0 &&
+                   hex_digit(s[i + 2]) >= 0) {
+            *o++ = (char)(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+            i += 2;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The first parameter name that the query string q repeats, new, or NULL. */
+static char *query_repeated_name(const char *q)
+{
+    size_t cap = 1;
+    for (const char *p = q; *p; p++)
+        cap += *p == '&';
+    char **names = fr_xcalloc(cap, sizeof(*names));
+    size_t n = 0;
+    for (const char *p = q; *p;) {
+        size_t len = strcspn(p, "&");
+        if (len > 0)
+            names[n++] = query_name_decode(p, strcspn(p, "=&"));
+        p += len + (p[len] == '&');
+    }
+    qsort(names, n, sizeof(*names), name_cmp);
+    char *repeated = NULL;
+    for (size_t i = 1; i < n && !repeated; i++) {
+        if (strcmp(names[i - 1], names[i]) == 0)
+            repeated = fr_xstrdup(names[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return repeated;
+}
+
+bool http__check_target(struct http_request *req)
+{
+    const char *raw = req->raw_uri ? req->raw_uri : "";
+    size_t path_len = strcspn(raw, "?#");
+    const char *query = raw[path_len] == '?' ? raw + path_len + 1 : "";
+    size_t query_len = strcspn(query, "#");
+    size_t nul = encoded_nul_at(raw, path_len);
+    if (nul < path_len) {
+        char *name = path_parameter_at(req->route, raw, nul);
+        http__reply_bad_parameter(req, name ? name : "path",
+                                  "the path holds an encoded NUL byte (%%00)");
+        free(name);
+        return false;
+    }
+    if (encoded_nul_at(query, query_len) < query_len) {
+        http__reply_bad_parameter(req, "query",
+                                  "the query string holds an encoded NUL byte (%%00)");
+        return false;
+    }
+    char *query_copy = fr_xstrndup(query, query_len);
+    char *repeated = query_repeated_name(query_copy);
+    free(query_copy);
+    if (repeated) {
+        /* The name goes into the reply only when it is plainly printable. */
+        bool plain = strlen(repeated) <= 64;
+        for (const char *p = repeated; plain && *p; p++)
+            plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
+        const char *name = plain ? repeated : "query";
+        http__reply_bad_parameter(req, name, "the query parameter %s is given more than once",
+                                  plain ? repeated : "(a name)");
+        free(repeated);
+        return false;
+    }
+    return true;
 }
 
 /* A client's ID is kept when it is short and made of safe characters, so it

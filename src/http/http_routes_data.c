@@ -11,47 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int hex_digit(char ch)
+/* The dataset name of the URL, percent-decoded by MHD; an encoded NUL that
+ * would cut it short ("trips%00evil" as "trips") never gets here:
+ * http__check_target refuses it for every route. Borrowed from req. */
+static const char *dataset_name(struct http_request *req)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
-/* Whether the last path segment of the raw target decodes to a NUL byte. */
-static bool raw_name_has_nul(const char *raw, size_t n)
-{
-    for (size_t i = 0; i + 2 < n; i++) {
-        if (raw[i] == '%' && hex_digit(raw[i + 1]) == 0 && hex_digit(raw[i + 2]) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* The dataset name of the URL. MHD percent-decodes the path into a C string,
- * so "trips%00evil" arrives as "trips": the raw target is checked for an
- * encoded NUL and, if it has one, the raw segment (with its '%', never a
- * valid name) is what the context sees and refuses. Borrowed from req (or
- * *scratch, new, freed by the caller). */
-static const char *dataset_name(struct http_request *req, char **scratch)
-{
-    const char *decoded = http__param(req, "name");
-    const char *raw = req->raw_uri;
-    *scratch = NULL;
-    if (!decoded || !raw)
-        return decoded ? decoded : "";
-    size_t end = strcspn(raw, "?#");
-    size_t start = end;
-    while (start > 0 && raw[start - 1] != '/')
-        start--;
-    if (!raw_name_has_nul(raw + start, end - start))
-        return decoded;
-    *scratch = fr_xstrndup(raw + start, end - start > 200 ? 200 : end - start);
-    return *scratch;
+    const char *name = http__param(req, "name");
+    return name ? name : "";
 }
 
 static void reply_result(struct http_request *req, int rc, json_t *out, struct ctx_error *err)
@@ -83,11 +49,9 @@ static void dataset_get_job(struct http_request *req)
     json_t *out = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    char *scratch = NULL;
-    int rc = ctx_dataset_get(req->ctx, dataset_name(req, &scratch), &out, &err);
+    int rc = ctx_dataset_get(req->ctx, dataset_name(req), &out, &err);
     reply_result(req, rc, out, &err);
     ctx_error_cleanup(&err);
-    free(scratch);
 }
 
 static void dataset_get(struct http_request *req)
@@ -99,13 +63,11 @@ static void dataset_delete(struct http_request *req)
 {
     struct ctx_error err;
     ctx_error_init(&err);
-    char *scratch = NULL;
-    if (ctx_dataset_delete(req->ctx, dataset_name(req, &scratch), &err) == 0)
+    if (ctx_dataset_delete(req->ctx, dataset_name(req), &err) == 0)
         http__reply_empty(req, MHD_HTTP_NO_CONTENT);
     else
         http__reply_error(req, &err);
     ctx_error_cleanup(&err);
-    free(scratch);
 }
 
 /* ---- streamed upload ---- */
@@ -116,9 +78,7 @@ static int upload_begin(struct http_request *req)
     struct ctx_error err;
     ctx_error_init(&err);
     const char *ct = http__header(req, MHD_HTTP_HEADER_CONTENT_TYPE);
-    char *scratch = NULL;
-    int rc = ctx_upload_begin(req->ctx, dataset_name(req, &scratch), ct ? ct : "", &u, &err);
-    free(scratch);
+    int rc = ctx_upload_begin(req->ctx, dataset_name(req), ct ? ct : "", &u, &err);
     if (rc == 0)
         req->stream = u;
     else

@@ -50,10 +50,8 @@ static bool query_members_known(struct http_request *req, json_t *body)
 
 static void query_submit_job(struct http_request *req)
 {
-    const char *wait = http__query(req, "wait");
-    char *end = NULL;
-    double wait_s = wait ? strtod(wait, &end) : 0;
-    if (wait && (!*wait || *end || !(wait_s >= 0 && wait_s <= WAIT_MAX_S))) {
+    double wait_s = 0;
+    if (http__query_decimal(req, "wait", WAIT_MAX_S, &wait_s) < 0) {
         http__reply_bad_parameter(req, "wait", "wait must be a number of seconds from 0 to %g",
                                   WAIT_MAX_S);
         return;

@@ -39,7 +39,7 @@ struct http_server {
     atomic_int in_flight; /* requests between their first callback and completion */
     atomic_int deferred;  /* handlers running on their own thread (suspended connections) */
     atomic_bool shutting_down;
-    bool insecure; /* serve --insecure */
+    bool insecure;         /* serve --insecure */
     bool quiesced;         /* the listening socket is closed (stop's thread only) */
     atomic_int open_conns; /* TCP connections open now */
     unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
@@ -161,6 +161,8 @@ static void request_begin(struct http_request *req, const char *version)
     int rc = http__router_match(req->srv->router, req, &allow);
     if (!http__check_framing(req, version)) {
         req->answer_now = true;
+    } else if (!http__check_target(req)) {
+        /* before the route: a NUL cut short would match another path */
     } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns &&
                strcmp(req->path, "/livez") != 0) {
         /* /livez still answers: a full server is alive, and a liveness probe

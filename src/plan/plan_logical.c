@@ -212,6 +212,11 @@ static int parse_agg(json_t *keys, json_t *aggs, const struct df_schema *in, int
         return op_error(err, index, "groupby needs a list of columns or expressions%s", "");
     if (aggs && !(op->aggs = string_array(aggs, &op->naggs)))
         return op_error(err, index, "agg needs a list of aggregate expressions%s", "");
+    if (aggs && op->naggs == 0) /* distinct passes NULL: keys alone are its job */
+        return op_error(err, index,
+                        "agg needs at least one aggregate expression (distinct gives the keys "
+                        "alone)%s",
+                        "");
     if (op->nkeys == 0 && op->naggs == 0)
         return op_error(err, index, "an aggregation needs keys or aggregates%s", "");
     for (int i = 0; i < op->nkeys; i++) {

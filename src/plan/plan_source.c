@@ -135,6 +135,15 @@ int plan_path_resolve(const char *data_dir, const char *rel, char **path, struct
         fr_error_set(err, FR_EINVAL, "path '%s' leaves the data dir", rel);
         goto out;
     }
+    /* Only a regular file is data: opening a FIFO would block the reader and
+     * a device could be read forever. stat never opens it. */
+    struct stat st;
+    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+        result = fr_error_set(err, FR_ENOTFOUND,
+                              "no file '%s' in the data dir (not a regular file)", rel);
+        snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
+        goto out;
+    }
     *path = fr_xstrdup(full);
     err->kind[0] = '\0';
     result = FR_OK;
@@ -179,11 +188,10 @@ static int parse_options(json_t *opts, struct lsource *s, struct fr_error *err)
                                   "");
             s->quote = q[0];
         } else if (strcmp(key, "sample_rows") == 0) {
-            if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-                json_integer_value(v) > 10000000)
+            if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1000000)
                 return plan_error(err,
                                   "options.sample_rows must be an integer from 1 to "
-                                  "10000000%s",
+                                  "1000000%s",
                                   "");
             s->sample_rows = json_integer_value(v);
         } else if (strcmp(key, "header") == 0) {

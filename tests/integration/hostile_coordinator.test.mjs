@@ -159,9 +159,14 @@ function nameCases() {
   cases.push({ name: 'GET a 128-character name that is not there', method: 'GET', path: `/v1/datasets/${'x'.repeat(128)}`, expect: NO_DATASET });
   cases.push({ name: 'GET trips.csv (not the name)', method: 'GET', path: '/v1/datasets/trips.csv', expect: NO_DATASET });
   for (const p of ['/v1/datasets/../config', '/v1/%2e%2e/v1/config', '//v1/config', '/v1/config/', '/v1/datasets/trips/',
-    '/v1/datasets/%2e%2e/%2e%2e/etc/passwd', '/v1//datasets', '/v1/datasets/trips/../victim', '/V1/CONFIG', '/v1/config%00']) {
+    '/v1/datasets/%2e%2e/%2e%2e/etc/passwd', '/v1//datasets', '/v1/datasets/trips/../victim', '/V1/CONFIG']) {
     cases.push({ name: `GET ${p}`, method: 'GET', path: p, expect: NOT_FOUND });
   }
+  // An encoded NUL anywhere in the target is 400 for every route (the request
+  // layer checks the raw target): decoded, "/v1/config%00" would be /v1/config.
+  cases.push({ name: 'GET /v1/config%00', method: 'GET', path: '/v1/config%00', expect: BAD_PARAM });
+  cases.push({ name: 'GET /v1/%00/config', method: 'GET', path: '/v1/%00/config', expect: BAD_PARAM });
+  cases.push({ name: 'GET /livez?x=%00', method: 'GET', path: '/livez?x=%00', expect: BAD_PARAM });
   const ids = ['not-an-id', 'sha256:abc', `sha256:${'A'.repeat(64)}`, `sha256:${'a'.repeat(64)}%00`, `sha256:${'a'.repeat(63)}g`,
     `sha256:${'a'.repeat(65)}`, `sha256:%2e%2e%2f${'a'.repeat(58)}`, `${'a'.repeat(5000)}`];
   for (const id of ids) {
@@ -170,11 +175,12 @@ function nameCases() {
   }
   cases.push({ name: 'GET an unknown config', method: 'GET', path: `/v1/configs/${ID}`, expect: problem(404, 'config-not-found') });
   for (const id of ['df-nope', 'df-%00', '%2e%2e', 'x'.repeat(3000)]) {
-    cases.push({ name: `GET dataframe ${id.slice(0, 20)}`, method: 'GET', path: `/v1/dataframes/${id}`, expect: problem(404, 'dataframe-not-found') });
-    cases.push({ name: `explain dataframe ${id.slice(0, 20)}`, method: 'GET', path: `/v1/dataframes/${id}/explain`, expect: problem(404, 'dataframe-not-found') });
-    cases.push({ name: `DELETE dataframe ${id.slice(0, 20)}`, method: 'DELETE', path: `/v1/dataframes/${id}`, expect: problem(404, 'dataframe-not-found') });
-    cases.push({ name: `GET query ${id.slice(0, 20)}`, method: 'GET', path: `/v1/queries/${id}`, expect: problem(404, 'query-not-found') });
-    cases.push({ name: `DELETE query ${id.slice(0, 20)}`, method: 'DELETE', path: `/v1/queries/${id}`, expect: problem(404, 'query-not-found') });
+    const gone = (type) => (id.includes('%00') ? BAD_PARAM : problem(404, type));
+    cases.push({ name: `GET dataframe ${id.slice(0, 20)}`, method: 'GET', path: `/v1/dataframes/${id}`, expect: gone('dataframe-not-found') });
+    cases.push({ name: `explain dataframe ${id.slice(0, 20)}`, method: 'GET', path: `/v1/dataframes/${id}/explain`, expect: gone('dataframe-not-found') });
+    cases.push({ name: `DELETE dataframe ${id.slice(0, 20)}`, method: 'DELETE', path: `/v1/dataframes/${id}`, expect: gone('dataframe-not-found') });
+    cases.push({ name: `GET query ${id.slice(0, 20)}`, method: 'GET', path: `/v1/queries/${id}`, expect: gone('query-not-found') });
+    cases.push({ name: `DELETE query ${id.slice(0, 20)}`, method: 'DELETE', path: `/v1/queries/${id}`, expect: gone('query-not-found') });
   }
   return cases;
 }
@@ -209,6 +215,13 @@ function queryStringCases() {
     json('DELETE', '/v1/runner?force=maybe', undefined, BAD_PARAM, { name: 'DELETE /v1/runner?force=maybe' }),
     json('DELETE', '/v1/runner?force=2', undefined, BAD_PARAM, { name: 'DELETE /v1/runner?force=2' }),
     json('DELETE', '/v1/runner?force=true%00', undefined, BAD_PARAM, { name: 'DELETE /v1/runner?force=true%00' }),
+    // One strict parser: decimal numbers only, booleans true/false only, a
+    // repeated parameter (even spelled with an escape) is refused.
+    q('wait=1&w%61it=2'), q('wait=+1'), q('wait=1e1'), q('wait=%201'), q('wait=1.'), q('wait'),
+    ...['force', 'force=1', 'force=TRUE', 'force=true&force=true'].map((qs) =>
+      json('DELETE', `/v1/runner?${qs}`, undefined, BAD_PARAM, { name: `DELETE /v1/runner?${qs}` })),
+    ...['limit=0x5', 'limit=-0', 'offset=+1', 'limit=5&limit=5', `limit=${'9'.repeat(19)}`].map((qs) =>
+      json('GET', `/v1/queries/q-none/result?${qs}`, undefined, BAD_PARAM, { name: `GET a result ?${qs}` })),
     json('DELETE', '/v1/runner', undefined, problem(404, 'no-runner'), { name: 'DELETE /v1/runner without one' }),
   ];
 }

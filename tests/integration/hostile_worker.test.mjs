@@ -177,7 +177,9 @@ function workerCases(cfg, ownerUrl) {
   }
   const notFound = problem(404, 'partition-not-found');
   for (const id of ['p-nope', 'p-%00', '%2e%2e', '..%2f..%2fetc%2fpasswd', 'x'.repeat(5000)]) {
-    const expect = /%2f/i.test(id) ? { ...notFound, alt: problem(404, 'not-found') } : notFound;
+    // An encoded NUL anywhere in the target is 400 for every route (the request layer).
+    const expect = id.includes('%00') ? problem(400, 'invalid-parameter')
+      : /%2f/i.test(id) ? { ...notFound, alt: problem(404, 'not-found') } : notFound;
     cases.push({ name: `GET partition ${id.slice(0, 24)}`, method: 'GET', path: `/v1/partitions/${id}`, headers: H, expect });
     cases.push({ name: `DELETE partition ${id.slice(0, 24)}`, method: 'DELETE', path: `/v1/partitions/${id}`, headers: H, expect });
   }
