@@ -33,6 +33,9 @@ static const struct bad bad_cases[] = {
      NULL},
     {"v + s", 2, "'+' cannot combine int64 and string at position 2", NULL},
     {"v * b", 2, "'*' cannot combine int64 and bool", NULL},
+    /* '%' is the operator's text: it must not be read as a format directive. */
+    {"s % 'B'", 2, "'%' cannot combine string and string at position 2", NULL},
+    {"b % v", 2, "'%' cannot combine bool and int64 at position 2", NULL},
     {"'abc", 0, "unterminated string starting at position 0", NULL},
     {"\"abc", 0, "unterminated quoted name", NULL},
     {"v # 1", 2, "unexpected character '#' at position 2", NULL},
