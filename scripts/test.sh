@@ -5,6 +5,8 @@
 #                valgrind_lifecycle test (a leak check of a lifecycle run)
 #   build-asan/  -Werror, AddressSanitizer + UBSan: every unit and integration
 #                test runs against it
+#   build-fuzz/  clang + libFuzzer: each fuzz target runs a few seconds and
+#                replays its regression inputs (see the fuzz smoke block)
 # then lints the HTTP contract (npm run lint:api) and runs CTest in
 # build-asan/. A Redis server for the tests is started on a free loopback
 # port (FRAMED_TEST_REDIS_URL) and stopped by its PID on exit. The last lines
@@ -73,5 +75,17 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 step "ctest"
 rc=0
 ctest --test-dir build-asan --output-on-failure -j2 || rc=$?
+
+# ---- fuzz smoke (tests/fuzz/, cmake/fuzz.cmake) ----------------------------
+# build-fuzz/: clang, libFuzzer targets over framed_core built with
+# -fsanitize=fuzzer-no-link,address,undefined. Each target fuzzes for
+# FRAMED_FUZZ_SECONDS (5) from its seed corpus, then replays its regression
+# inputs (tests/fuzz/regress/); a crash, leak, timeout or OOM fails the run.
+step "build-fuzz/ (clang, libFuzzer + address,undefined)"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAMED_FUZZ=ON
+cmake --build build-fuzz -j2 --target fuzz
+step "fuzz smoke"
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j2 || rc=$?
+# ---- end of fuzz smoke -------------------------------------------------------
 stop_services
 exit "$rc"

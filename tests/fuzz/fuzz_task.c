@@ -54,7 +54,19 @@ static void setup(void)
     snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/golden/inputs/'* '%s'", FRAMED_SOURCE_DIR,
              fuzz_dir());
     FUZZ_CHECK(system(cmd) == 0);
-    FUZZ_CHECK(chdir(fuzz_dir()) == 0);
+}
+
+/* A relative file path is taken from the scratch dir (not the current one,
+ * where libFuzzer writes its artifacts). */
+static void rebase_path(json_t *spec)
+{
+    json_t *in = json_object_get(spec, "input");
+    const char *path = json_string_value(json_object_get(in, "path"));
+    if (!path || path[0] == '/')
+        return;
+    char *abs = fr_xasprintf("%s/%s", fuzz_dir(), path);
+    json_object_set_new(in, "path", json_string(abs));
+    free(abs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -67,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(spec);
         return 0;
     }
+    rebase_path(spec);
     struct cfg cfg;
     cfg_defaults(&cfg);
     cfg.task_memory_limit_bytes = 256 * CFG_MiB;
