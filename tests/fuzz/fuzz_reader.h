@@ -82,7 +82,7 @@ static void fuzz_reader_run(const struct fuzz_reader *r, const uint8_t *data, si
         /* The upload's structure check: one big range, all strings. */
         int64_t whole = 0, pieces = 0;
         int rc_whole = fuzz__read_ranges(r, path, &o, &eo, &strings, NULL, -1, 32 << 20, &whole);
-        int64_t small = 256 + (flags >> 6) * 1024;
+        int64_t small = 512 + (flags >> 6) * 1024;
         int rc_pieces = fuzz__read_ranges(r, path, &o, &eo, &strings, NULL, -1, small, &pieces);
         if (rc_whole == FR_OK && rc_pieces == FR_OK)
             FUZZ_CHECK(whole == pieces);
