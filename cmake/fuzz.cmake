@@ -8,6 +8,7 @@
 #                          (FRAMED_FUZZ_SECONDS, default 5); a crash, a leak,
 #                          a timeout or an OOM fails it
 #   fuzz_regress_<target>  replays every file in tests/fuzz/regress/<target>
+# tests/fuzz/dict/<target>.dict, when present, is the target's dictionary.
 # scripts/fuzz.sh runs long runs on the same binaries.
 option(FRAMED_FUZZ "Build the libFuzzer targets of tests/fuzz (clang only)" OFF)
 if(NOT FRAMED_FUZZ)
@@ -54,6 +55,9 @@ foreach(src ${FRAMED_FUZZ_TARGETS})
   set(work ${CMAKE_BINARY_DIR}/fuzz-corpus/${name})
   file(MAKE_DIRECTORY ${work})
   set(opts -timeout=10 -rss_limit_mb=2048 -max_len=${max_len} -print_final_stats=1)
+  if(EXISTS ${CMAKE_SOURCE_DIR}/tests/fuzz/dict/${name}.dict)
+    list(APPEND opts -dict=${CMAKE_SOURCE_DIR}/tests/fuzz/dict/${name}.dict)
+  endif()
   add_test(NAME fuzz_${name}
     COMMAND ${exe} ${opts} -max_total_time=${FRAMED_FUZZ_SECONDS} ${work}
       ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${name})

@@ -69,6 +69,7 @@ for t in "${targets[@]}"; do
     len="$(max_len "$t")"
     opts=(-timeout=10 -rss_limit_mb=2048 "-max_len=${len:-4096}" -print_final_stats=1
         "-artifact_prefix=$art/" "-runs=$runs")
+    [ -f "tests/fuzz/dict/$t.dict" ] && opts+=("-dict=tests/fuzz/dict/$t.dict")
     [ "$seconds" -gt 0 ] && opts+=("-max_total_time=$seconds")
     [ "$jobs" -gt 1 ] && opts+=("-jobs=$jobs" "-workers=$jobs")
     start=$SECONDS
