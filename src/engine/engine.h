@@ -93,13 +93,11 @@ static inline bool df_column_bool(const struct df_column *c, int64_t i)
 {
     return ((const uint8_t *)c->values)[i] != 0;
 }
-/* Borrowed pointer to the bytes of string row i (not NUL-terminated). A
- * column of only empty strings may have no data buffer: NULL + 0 is
- * undefined behaviour in C, so that case gives "". */
+/* Borrowed pointer to the bytes of string row i (not NUL-terminated). */
 static inline const char *df_column_string(const struct df_column *c, int64_t i, int64_t *len)
 {
     *len = c->offsets[i + 1] - c->offsets[i];
-    return c->data ? c->data + c->offsets[i] : "";
+    return c->data + c->offsets[i];
 }
 /* Sets validity bit i to 0 (allocating the bitmap if needed) and updates null_count. */
 void df_column_set_null(struct df_column *c, int64_t i);

@@ -316,6 +316,7 @@ static struct df_column *take_runs(struct df_table *const *partials, int j, cons
     if (!oom && n > 0) {
         if (type == DF_TYPE_STRING) {
             free(out->offsets);
+            free(out->data);
             out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
             out->data = df__alloc_big((size_t)bytes + 16);
             oom = !out->offsets || !out->data;

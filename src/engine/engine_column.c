@@ -78,6 +78,10 @@ struct df_column *df_column_new(df_type type, int64_t capacity)
     c->type = type;
     if (type == DF_TYPE_STRING) {
         c->offsets = fr_xcalloc(1, sizeof(int64_t));
+        /* Never NULL, even with no bytes: readers compute data + offset,
+         * and NULL + 0 is undefined behaviour in C. */
+        c->data = fr_xcalloc(1, 16);
+        c->data_cap = 16;
     }
     if (capacity > 0)
         df_column_reserve(c, capacity, type == DF_TYPE_STRING ? capacity * 8 : 0);
@@ -350,6 +354,7 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
     if (n > 0) {
         if (c->type == DF_TYPE_STRING) {
             free(out->offsets);
+            free(out->data);
             out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
             out->data = df__alloc_big((size_t)bytes + 16);
             oom = !out->offsets || !out->data;
