@@ -7,7 +7,9 @@
 # minimized one into tests/fuzz/regress/<t>/ to replay it in scripts/test.sh).
 # The last line per target is "fuzz: <t> <execs> execs in <s> s (<execs/s>/s)".
 #
-# usage: scripts/fuzz.sh [-r RUNS] [-t SECONDS] [-j JOBS] [TARGET...]
+# usage: scripts/fuzz.sh [-k] [-r RUNS] [-t SECONDS] [-j JOBS] [TARGET...]
+#   -k          keep going past findings (libFuzzer's fork mode, one worker):
+#               each is written to the artifacts dir and the run goes on
 #   -r RUNS     executions per target (default 10000000)
 #   -t SECONDS  stop a target after this long instead (0 = no limit, default)
 #   -j JOBS     parallel libFuzzer jobs per target (default 1)
@@ -19,13 +21,15 @@ root="$(pwd)"
 runs=10000000
 seconds=0
 jobs=1
-while getopts "r:t:j:h" opt; do
+keep=0
+while getopts "kr:t:j:h" opt; do
     case "$opt" in
+    k) keep=1 ;;
     r) runs="$OPTARG" ;;
     t) seconds="$OPTARG" ;;
     j) jobs="$OPTARG" ;;
     *)
-        sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 2
         ;;
     esac
@@ -72,11 +76,20 @@ for t in "${targets[@]}"; do
     [ -f "tests/fuzz/dict/$t.dict" ] && opts+=("-dict=tests/fuzz/dict/$t.dict")
     [ "$seconds" -gt 0 ] && opts+=("-max_total_time=$seconds")
     [ "$jobs" -gt 1 ] && opts+=("-jobs=$jobs" "-workers=$jobs")
+    [ "$keep" = 1 ] && opts+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
     start=$SECONDS
     trc=0
     nice -n 19 "$bin" "${opts[@]}" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || trc=$?
     secs=$((SECONDS - start))
-    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{s += $1} END {print s + 0}')"
+    if [ "$keep" = 1 ]; then # the fork parent's last "#<execs>: cov: ..." line
+        execs="$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -1)"
+        found="$(find "$art" -type f | wc -l)"
+        echo "fuzz: $t kept going: $found artifact(s) in $art/" >&2
+    else
+        execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" |
+            awk '{s += $1} END {print s + 0}')"
+    fi
+    execs="${execs:-0}"
     rate=$((execs / (secs > 0 ? secs : 1)))
     if [ "$trc" -ne 0 ]; then
         rc=1

@@ -7,7 +7,7 @@
  * dataframe, query and frozen config made at start, so the routes behind
  * them are reached. DELETE targets always sit under /v1/datasets/, and the
  * datasets are restored after each input, so inputs stay independent.
- * Findings: a crash (ASan/UBSan), a 5xx, no answer within 5 s, a deleted
+ * Findings: a crash (ASan/UBSan), a 5xx, no answer (-timeout), a deleted
  * file outside the data dir, or the bytes of a file outside the data and
  * static dirs in a reply. */
 #include "fuzz_util.h"
@@ -45,7 +45,8 @@ static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
     char buf[65536];
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 5000) != 1)
+        /* Longer than libFuzzer's -timeout, which reports a hang first. */
+        if (poll(&p, 1, 60000) != 1)
             break; /* no answer: status stays -1 */
         ssize_t r = recv(fd, buf, sizeof(buf), 0);
         if (r <= 0) {
