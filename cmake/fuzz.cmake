@@ -53,8 +53,10 @@ foreach(src ${FRAMED_FUZZ_TARGETS})
   endif()
   # The committed corpus is only read: new inputs go to the build tree's copy.
   set(work ${CMAKE_BINARY_DIR}/fuzz-corpus/${name})
-  file(MAKE_DIRECTORY ${work})
-  set(opts -timeout=10 -rss_limit_mb=2048 -max_len=${max_len} -print_final_stats=1)
+  set(art ${CMAKE_BINARY_DIR}/fuzz-artifacts/${name})
+  file(MAKE_DIRECTORY ${work} ${art})
+  set(opts -timeout=10 -rss_limit_mb=2048 -max_len=${max_len} -print_final_stats=1
+    -artifact_prefix=${art}/)
   if(EXISTS ${CMAKE_SOURCE_DIR}/tests/fuzz/dict/${name}.dict)
     list(APPEND opts -dict=${CMAKE_SOURCE_DIR}/tests/fuzz/dict/${name}.dict)
   endif()
