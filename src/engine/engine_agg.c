@@ -324,6 +324,7 @@ static struct df_column *take_runs(struct df_table *const *partials, int j, cons
             if (!out->offsets)
                 out->offsets = fr_xcalloc(1, sizeof(int64_t));
         } else {
+            free(out->values);
             out->values = df__alloc_big(w * (size_t)n);
             oom = !out->values;
         }

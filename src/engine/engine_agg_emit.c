@@ -184,6 +184,7 @@ static struct df_column *fixed_column(df_type type, int64_t n)
     struct df_column *col = df_column_new(type, 0);
     if (n <= 0)
         return col;
+    free(col->values);
     col->values = df__alloc_big(df_type_width(type) * (size_t)n);
     if (!col->values) {
         col->oom = true;
