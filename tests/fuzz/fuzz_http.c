@@ -14,6 +14,7 @@
 #include "http/http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -45,8 +46,12 @@ static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
     char buf[65536];
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        /* Longer than libFuzzer's -timeout, which reports a hang first. */
-        if (poll(&p, 1, 60000) != 1)
+        /* Longer than libFuzzer's -timeout, which reports a hang first;
+         * its SIGALRM interrupts the wait, so EINTR waits again. */
+        int ready = poll(&p, 1, 60000);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready != 1)
             break; /* no answer: status stays -1 */
         ssize_t r = recv(fd, buf, sizeof(buf), 0);
         if (r <= 0) {
