@@ -7,7 +7,7 @@
 #
 # usage: scripts/deps.sh [--test]
 #   --test   also the packages that only the tests need (Chromium for the
-#            dashboard test)
+#            dashboard test, clang for the fuzz targets)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -36,8 +36,9 @@ packages=(
     libhiredis-dev libxxhash-dev libcmocka-dev
     redis-server valgrind curl ca-certificates
 )
-# Only the tests: the dashboard test drives Debian's Chromium headless.
-test_packages=(chromium fonts-liberation)
+# Only the tests: the dashboard test drives Debian's Chromium headless; the
+# fuzz targets need clang with libFuzzer and the sanitizer runtimes.
+test_packages=(chromium fonts-liberation clang libclang-rt-14-dev)
 
 # Any Node.js >= 18 already on PATH will do (with its npm); else Debian's.
 node_usable() {

@@ -5,6 +5,8 @@
 #                valgrind_lifecycle test (a leak check of a lifecycle run)
 #   build-asan/  -Werror, AddressSanitizer + UBSan: every unit and integration
 #                test runs against it
+#   build-fuzz/  clang + libFuzzer: each fuzz target runs a few seconds and
+#                replays its regression inputs (see the fuzz smoke block)
 # then lints the HTTP contract (npm run lint:api) and runs CTest in
 # build-asan/. A Redis server for the tests is started on a free loopback
 # port (FRAMED_TEST_REDIS_URL) and stopped by its PID on exit. The last lines
@@ -27,6 +29,10 @@ step "build-asan/ (-Werror, address,undefined)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAMED_WERROR=ON \
     -DFRAMED_SANITIZE=address,undefined -DFRAMED_VALGRIND_BINARY="$root/build/framed"
 cmake --build build-asan -j2
+
+step "build-fuzz/ (clang, libFuzzer + address,undefined; see the fuzz smoke below)"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAMED_FUZZ=ON
+cmake --build build-fuzz -j2 --target fuzz
 
 step "lint the HTTP contract"
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent lint:api
@@ -70,8 +76,19 @@ echo "redis-server pid $redis_pid on $FRAMED_TEST_REDIS_URL"
 export ASAN_OPTIONS=detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-step "ctest"
 rc=0
+# ---- fuzz smoke (tests/fuzz/, cmake/fuzz.cmake) ----------------------------
+# build-fuzz/: clang, libFuzzer targets over framed_core built with
+# -fsanitize=fuzzer-no-link,address,undefined. Each target fuzzes for
+# FRAMED_FUZZ_SECONDS (5) from its seed corpus, then replays its regression
+# inputs (tests/fuzz/regress/); a crash, leak, timeout or OOM fails the run.
+step "fuzz smoke"
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j2 || rc=$?
+# ---- end of fuzz smoke -------------------------------------------------------
+
+# The whole suite last, so its summary closes the output.
+step "ctest"
 ctest --test-dir build-asan --output-on-failure -j2 || rc=$?
+
 stop_services
 exit "$rc"

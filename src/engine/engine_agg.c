@@ -221,8 +221,51 @@ out:
 }
 
 /* Checks that every partial has the keys then the state columns expected. */
+/* The type of state column j of an aggregate over `arg`, as
+ * df__agg_emit_partial makes it. */
+static df_type state_type(enum df_agg_func f, df_type arg, int j)
+{
+    switch (f) {
+    case DF_AGG_SUM:
+        return arg == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
+    case DF_AGG_MEAN:
+        return j == 0 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
+    case DF_AGG_MIN:
+    case DF_AGG_MAX:
+    case DF_AGG_FIRST:
+        return arg;
+    case DF_AGG_STDDEV:
+    case DF_AGG_CORR:
+        return j == 0 ? DF_TYPE_INT64 : DF_TYPE_FLOAT64;
+    case DF_AGG_MEDIAN:
+    case DF_AGG_COUNT_DISTINCT:
+        return DF_TYPE_STRING; /* packed values */
+    default:
+        return DF_TYPE_INT64; /* counts */
+    }
+}
+
+/* Partials may come from elsewhere (a task spec names its inputs): their
+ * state columns must have the types the merge reads them as. */
+static int check_states(const struct df_table *p, int nkeys, const struct df_agg_spec *specs,
+                        int nspecs, const df_type *arg_types, struct fr_error *err)
+{
+    int col = nkeys;
+    for (int k = 0; k < nspecs; k++) {
+        for (int j = 0; j < df__agg_state_ncols(specs[k].func); j++, col++) {
+            df_type want = state_type(specs[k].func, arg_types[k], j);
+            if (p->cols[col]->type != want)
+                return fr_error_set(
+                    err, FR_EINVAL, "partial aggregate column '%s' is %s where %s was expected",
+                    p->names[col], df_type_name(p->cols[col]->type), df_type_name(want));
+        }
+    }
+    return FR_OK;
+}
+
 static int check_partials(struct df_table *const *partials, int nparts, int nkeys,
-                          const struct df_agg_spec *specs, int nspecs, struct fr_error *err)
+                          const struct df_agg_spec *specs, int nspecs, const df_type *arg_types,
+                          struct fr_error *err)
 {
     int ncols = nkeys;
     for (int k = 0; k < nspecs; k++)
@@ -240,7 +283,7 @@ static int check_partials(struct df_table *const *partials, int nparts, int nkey
                                     "partial aggregates disagree on the type of column '%s'",
                                     partials[0]->names[j]);
     }
-    return FR_OK;
+    return nparts > 0 ? check_states(partials[0], nkeys, specs, nspecs, arg_types, err) : FR_OK;
 }
 
 /* Gathers row rows[g] of column j of partial src[g] (g < n) into one new
@@ -273,6 +316,7 @@ static struct df_column *take_runs(struct df_table *const *partials, int j, cons
     if (!oom && n > 0) {
         if (type == DF_TYPE_STRING) {
             free(out->offsets);
+            free(out->data);
             out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
             out->data = df__alloc_big((size_t)bytes + 16);
             oom = !out->offsets || !out->data;
@@ -280,6 +324,7 @@ static struct df_column *take_runs(struct df_table *const *partials, int j, cons
             if (!out->offsets)
                 out->offsets = fr_xcalloc(1, sizeof(int64_t));
         } else {
+            free(out->values);
             out->values = df__alloc_big(w * (size_t)n);
             oom = !out->values;
         }
@@ -395,7 +440,7 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
     *out = NULL;
     df__agg_init(&agg, specs, nspecs, arg_types, ex);
     df__gtab_init(&gt, ktypes, 0, false, ex);
-    rc = check_partials(partials, nparts, nkeys, specs, nspecs, err);
+    rc = check_partials(partials, nparts, nkeys, specs, nspecs, arg_types, err);
     if (rc != FR_OK)
         goto out;
     for (int j = 0; j < nkeys; j++)

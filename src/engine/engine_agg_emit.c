@@ -184,6 +184,7 @@ static struct df_column *fixed_column(df_type type, int64_t n)
     struct df_column *col = df_column_new(type, 0);
     if (n <= 0)
         return col;
+    free(col->values);
     col->values = df__alloc_big(df_type_width(type) * (size_t)n);
     if (!col->values) {
         col->oom = true;
@@ -276,6 +277,7 @@ static int blob_column(struct df__agg *a, struct df__agg_acc *c, int64_t ngroups
         total += strings ? (int64_t)sizeof(uint32_t) + c->vl.sn[e] : (int64_t)sizeof(uint64_t);
     struct df_column *col = df_column_new(DF_TYPE_STRING, 0);
     free(col->offsets);
+    free(col->data);
     col->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(ngroups + 1));
     col->data = df__alloc_big((size_t)(total ? total : 1));
     if (!col->offsets || !col->data) {

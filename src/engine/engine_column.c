@@ -76,8 +76,14 @@ struct df_column *df_column_new(df_type type, int64_t capacity)
     struct df_column *c = fr_xcalloc(1, sizeof(*c));
     atomic_init(&c->refcount, 1);
     c->type = type;
+    /* Buffers are never NULL, even for no rows: readers compute values +
+     * start and data + offset, and NULL + 0 is undefined behaviour in C. */
     if (type == DF_TYPE_STRING) {
         c->offsets = fr_xcalloc(1, sizeof(int64_t));
+        c->data = fr_xcalloc(1, 16);
+        c->data_cap = 16;
+    } else {
+        c->values = fr_xcalloc(1, 16);
     }
     if (capacity > 0)
         df_column_reserve(c, capacity, type == DF_TYPE_STRING ? capacity * 8 : 0);
@@ -350,11 +356,13 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
     if (n > 0) {
         if (c->type == DF_TYPE_STRING) {
             free(out->offsets);
+            free(out->data);
             out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
             out->data = df__alloc_big((size_t)bytes + 16);
             oom = !out->offsets || !out->data;
             out->data_cap = bytes + 16;
         } else {
+            free(out->values);
             out->values = df__alloc_big(w * (size_t)n);
             oom = !out->values;
         }

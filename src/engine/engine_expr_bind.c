@@ -20,6 +20,20 @@ static int type_error(struct fr_error *err, int64_t pos, const char *fmt, const 
     return fr_error_set(err, FR_EINVAL, "%s at position %lld", what, (long long)pos);
 }
 
+/* Copies s into dst (of size n) with every '%' doubled, so that text taken
+ * from the expression (the '%' operator) can be part of a format string. */
+static const char *fmt_literal(char *dst, size_t n, const char *s)
+{
+    size_t j = 0;
+    for (; *s && j + 2 < n; s++) {
+        if (*s == '%')
+            dst[j++] = '%';
+        dst[j++] = *s;
+    }
+    dst[j] = '\0';
+    return dst;
+}
+
 static bool is_numeric(df_type t)
 {
     return t == DF_TYPE_INT64 || t == DF_TYPE_FLOAT64;
@@ -146,8 +160,9 @@ static int unify(struct df__node **v, int k, const char *what, int64_t pos, stru
     df_type t = DF_TYPE_NULL;
     for (int i = 0; i < k; i++) {
         if (!supertype(t, v[i]->type, &t)) {
-            char msg[128];
-            snprintf(msg, sizeof(msg), "%s cannot combine %%s and %%s", what);
+            char msg[128], lit[64];
+            snprintf(msg, sizeof(msg), "%s cannot combine %%s and %%s",
+                     fmt_literal(lit, sizeof(lit), what));
             return type_error(err, pos, msg, df_type_name(v[0]->type), df_type_name(v[i]->type));
         }
     }
@@ -162,8 +177,9 @@ static int unify(struct df__node **v, int k, const char *what, int64_t pos, stru
 static int bind_arith(struct df__node *n, struct fr_error *err)
 {
     df_type a = n->args[0]->type, b = n->args[1]->type;
-    char what[128];
-    snprintf(what, sizeof(what), "'%s' cannot combine %%s and %%s%s", df__op_text(n->op),
+    char what[128], op[8];
+    snprintf(what, sizeof(what), "'%s' cannot combine %%s and %%s%s",
+             fmt_literal(op, sizeof(op), df__op_text(n->op)),
              a == DF_TYPE_STRING && b == DF_TYPE_STRING && n->op == DF__ADD
                  ? " (string concatenation is not supported)"
                  : "");

@@ -620,7 +620,12 @@ int df__parse(const char *text, bool agg_mode, struct df__node **root, char **al
     struct df__node *n = NULL;
     *root = NULL;
     *alias = NULL;
-    int result = df__lex(text, &toks, &ntoks, err);
+    int result = FR_EINVAL;
+    if (!text) { /* a JSON item that was not a string (json_string_value) */
+        fr_error_set(err, FR_EINVAL, "an expression must be a string");
+        goto out;
+    }
+    result = df__lex(text, &toks, &ntoks, err);
     if (result != FR_OK)
         goto out;
     struct parser p = {text, toks, 0, agg_mode, 0, err, 0};

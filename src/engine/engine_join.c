@@ -18,6 +18,8 @@ int df_join_how_parse(const char *s, enum df_join_how *out)
     } hows[] = {{"inner", DF_JOIN_INNER}, {"left", DF_JOIN_LEFT},  {"right", DF_JOIN_RIGHT},
                 {"outer", DF_JOIN_OUTER}, {"full", DF_JOIN_OUTER}, {"semi", DF_JOIN_SEMI},
                 {"anti", DF_JOIN_ANTI}};
+    if (!s) /* a spec without "how" */
+        return FR_EINVAL;
     for (size_t i = 0; i < sizeof(hows) / sizeof(hows[0]); i++) {
         if (strcasecmp(s, hows[i].name) == 0) {
             *out = hows[i].how;

@@ -554,6 +554,48 @@ static void test_bad_argument_type(void **state)
     df_table_free(in);
 }
 
+/* A partial whose state columns have the wrong types (a task spec that
+ * names other inputs than the partials it merges) is refused, not merged
+ * through pointers of the wrong kind (found by fuzz_task). */
+static void test_final_refuses_mismatched_partials(void **state)
+{
+    (void)state;
+    struct df_table *p = df_table_new();
+    struct df_column *i = df_column_new(DF_TYPE_INT64, 1), *f = df_column_new(DF_TYPE_FLOAT64, 1);
+    struct df_column *s = df_column_new(DF_TYPE_STRING, 1), *d = df_column_new(DF_TYPE_DATE, 1);
+    df_column_append_int64(i, 1);
+    df_column_append_float64(f, 0.5);
+    df_column_append_string(s, "x", 1);
+    df_column_append_int32(d, 19000);
+    df_table_add(p, "k", i);
+    df_table_add(p, "v", f);
+    df_table_add(p, "s", s);
+    df_table_add(p, "d", d);
+    /* count(*), sum(int64), max(float64), count(x): states int64, int64, float64, int64 */
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1},
+                                  {DF_AGG_SUM, 0, -1},
+                                  {DF_AGG_MAX, 1, -1},
+                                  {DF_AGG_COUNT, 2, -1}};
+    const df_type types[] = {DF_TYPE_INT64, DF_TYPE_INT64, DF_TYPE_FLOAT64, DF_TYPE_STRING};
+    struct df_options o = opts_of(false);
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    assert_int_equal(df_agg_final(&p, 1, 0, specs, 4, types, NAMES, &ex, &r, &err), FR_EINVAL);
+    assert_null(r);
+    assert_non_null(strstr(err.message, "column 'v' is float64 where int64 was expected"));
+    /* mean's state is (float64 sum, int64 n): two int64 columns are refused too */
+    struct df_table *two = df_table_project(p, (const int[]){0, 0}, 2);
+    struct df_agg_spec mean[] = {{DF_AGG_MEAN, 0, -1}};
+    fr_error_init(&err);
+    assert_int_equal(df_agg_final(&two, 1, 0, mean, 1, types, NAMES, &ex, &r, &err), FR_EINVAL);
+    assert_null(r);
+    df_table_free(two);
+    df_table_free(p);
+}
+
 static void test_result_types_and_names(void **state)
 {
     (void)state;
@@ -763,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_maintain_order_across_partials),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_bad_argument_type),
+        cmocka_unit_test(test_final_refuses_mismatched_partials),
         cmocka_unit_test(test_result_types_and_names),
         cmocka_unit_test(test_multi_key_collisions),
     };

@@ -118,6 +118,34 @@ static void test_concat_strings_and_nulls(void **state)
     df_table_free(e);
 }
 
+/* A column always has its buffers, even holding only empty strings (or no
+ * rows): readers compute data + offset and values + start, and NULL + 0 is
+ * undefined (clang UBSan flagged it in casts, comparisons, arithmetic on
+ * an empty filter result and serde). */
+static void test_strings_never_null_data(void **state)
+{
+    (void)state;
+    struct df_column *c = df_column_new(DF_TYPE_STRING, 0);
+    assert_non_null(c->data);
+    df_column_append_string(c, "", 0);
+    df_column_append_null(c);
+    assert_non_null(c->data);
+    int64_t len = -1;
+    assert_non_null(df_column_string(c, 0, &len));
+    assert_int_equal(len, 0);
+    struct df_column *i = df_column_new(DF_TYPE_INT64, 0);
+    assert_non_null(i->values);
+    df_column_unref(i);
+    const int64_t sel[] = {1, 0};
+    struct df_column *t = df_column_take(c, sel, 2);
+    assert_non_null(t->data);
+    df_column_unref(t);
+    struct df_column *e = df_column_take(c, sel, 0);
+    assert_non_null(e->data);
+    df_column_unref(e);
+    df_column_unref(c);
+}
+
 static void test_dates(void **state)
 {
     (void)state;
@@ -166,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_strings_take),
         cmocka_unit_test(test_concat_checks_types),
         cmocka_unit_test(test_concat_strings_and_nulls),
+        cmocka_unit_test(test_strings_never_null_data),
         cmocka_unit_test(test_dates),
         cmocka_unit_test(test_memory_limit),
     };

@@ -33,6 +33,9 @@ static const struct bad bad_cases[] = {
      NULL},
     {"v + s", 2, "'+' cannot combine int64 and string at position 2", NULL},
     {"v * b", 2, "'*' cannot combine int64 and bool", NULL},
+    /* '%' is the operator's text: it must not be read as a format directive. */
+    {"s % 'B'", 2, "'%' cannot combine string and string at position 2", NULL},
+    {"b % v", 2, "'%' cannot combine bool and int64 at position 2", NULL},
     {"'abc", 0, "unterminated string starting at position 0", NULL},
     {"\"abc", 0, "unterminated quoted name", NULL},
     {"v # 1", 2, "unexpected character '#' at position 2", NULL},
@@ -77,6 +80,27 @@ static struct df_schema test_schema(void)
     df_table_free(t);
     df_schema_add(&s, "fare", DF_TYPE_FLOAT64);
     return s;
+}
+
+/* A spec or plan item that is not a string reaches the parser as NULL
+ * (json_string_value): an error, not a read through NULL (found by
+ * fuzz_task). */
+static void test_null_text(void **state)
+{
+    (void)state;
+    struct df_schema s = test_schema();
+    struct fr_error err;
+    fr_error_init(&err);
+    df_expr *e = NULL;
+    assert_int_equal(df_expr_parse(NULL, &s, &e, &err), FR_EINVAL);
+    assert_null(e);
+    assert_non_null(strstr(err.message, "an expression must be a string"));
+    struct df_agg_item it;
+    fr_error_init(&err);
+    assert_int_equal(df_agg_item_parse(NULL, &s, &it, &err), FR_EINVAL);
+    assert_non_null(strstr(err.message, "an expression must be a string"));
+    df_agg_item_cleanup(&it);
+    df_schema_cleanup(&s);
 }
 
 static void test_errors(void **state)
@@ -269,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_columns_read),
         cmocka_unit_test(test_keywords_case_insensitive),
         cmocka_unit_test(test_literal_types),
+        cmocka_unit_test(test_null_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

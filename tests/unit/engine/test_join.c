@@ -341,6 +341,8 @@ static void test_how_parse(void **state)
     assert_int_equal(df_join_how_parse("semi", &h), FR_OK);
     assert_int_equal(h, DF_JOIN_SEMI);
     assert_int_equal(df_join_how_parse("cross", &h), FR_EINVAL);
+    /* a task spec without "how" (json_string_value gives NULL; found by fuzz_task) */
+    assert_int_equal(df_join_how_parse(NULL, &h), FR_EINVAL);
 }
 
 int main(void)
