@@ -56,19 +56,6 @@ static void setup(void)
     FUZZ_CHECK(system(cmd) == 0);
 }
 
-/* A relative file path is taken from the scratch dir (not the current one,
- * where libFuzzer writes its artifacts). */
-static void rebase_path(json_t *spec)
-{
-    json_t *in = json_object_get(spec, "input");
-    const char *path = json_string_value(json_object_get(in, "path"));
-    if (!path || path[0] == '/')
-        return;
-    char *abs = fr_xasprintf("%s/%s", fuzz_dir(), path);
-    json_object_set_new(in, "path", json_string(abs));
-    free(abs);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!slots[0])
@@ -79,7 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(spec);
         return 0;
     }
-    rebase_path(spec);
     struct cfg cfg;
     cfg_defaults(&cfg);
     cfg.task_memory_limit_bytes = 256 * CFG_MiB;
@@ -93,8 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int nouts = 0;
     struct fr_error err;
     fr_error_init(&err);
-    int rc = plan_task_execute(spec, (struct df_table * *const *)slots, counts, &ex, &outs, &nouts,
-                               &err);
+    int rc = plan_task_execute(spec, fuzz_dir(), (struct df_table * *const *)slots, counts, &ex,
+                               &outs, &nouts, &err);
     if (rc == FR_OK) {
         FUZZ_CHECK(nouts >= 1);
         for (int b = 0; b < nouts; b++) {
