@@ -241,8 +241,9 @@ void http__routes_worker_register(struct http__router *r);
 void http__routes_cluster_register(struct http__router *r);
 
 /* ---- connection counts per client address (http_limits.c) ---- */
-/* The open connections and the phase of each (http_conns.c): a new one past
- * a limit closes the oldest idle one (of its address when over_ip); a
+/* The open connections and the phase of each (http_conns.c): a new one
+ * opened over_total or over_ip (the caller's limits) closes the oldest idle
+ * one (of its address when over_ip); a
  * connection whose request head (line and headers) is not in within
  * head_timeout_s of its start or its last request's end is closed, and so
  * is one whose client shut its side down in the middle of the body. Thread-

@@ -1,12 +1,11 @@
 /* http_conns: every open connection with what it is doing, so that a client
- * that holds connections cannot lock others out. Past --max-connections (or
- * --max-connections-per-ip from one address) a new connection closes the
- * oldest idle one (of that address) instead of waiting for MHD's hard limit
- * to refuse everyone; and a watchdog closes a connection whose request line
- * and headers have not all arrived within the idle timeout, which MHD 0.9.75
- * measures per byte only (a header sent a byte a second never timed out),
- * and one whose client shut its side down in the middle of the body.
- * Closing is shutdown(2) on the socket: MHD sees the end and cleans up. */
+ * that holds connections cannot lock others out. Past half of the 503
+ * reserve over --max-connections (or --max-connections-per-ip from one
+ * address) a new connection closes the oldest idle one (of that address)
+ * instead of MHD's hard limit refusing everyone; and a watchdog closes a connection whose request
+ * line and headers have not all arrived within the idle timeout, which MHD 0.9.75 measures per byte
+ * only (a header sent a byte a second never timed out), and one whose client shut its side down in
+ * the middle of the body. Closing is shutdown(2) on the socket: MHD sees the end and cleans up. */
 #include "http.h"
 
 #include <microhttpd.h>

@@ -430,6 +430,13 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     FR_LOG(FR_LOG_WARN, "microhttpd: %s", msg);
 }
 
+/* Connections past max_conns still get an answer (503), up to this many
+ * more; past those, MHD closes new connections without a word. */
+static unsigned conn_reserve(unsigned max_conns)
+{
+    return max_conns / 16 > 16 ? max_conns / 16 : 16;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -437,18 +444,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     int delta = code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
     int open = atomic_fetch_add(&s->open_conns, delta) + delta;
     http__ip_counts_add(s->ip_counts, conn, delta);
+    /* Past the limit requests get 503, from the reserve's connections. Idle
+     * ones must not fill the reserve up (then MHD refuses everyone, /livez
+     * too): past half of it, the oldest idle connection makes room. */
+    unsigned ip_open = (unsigned)http__ip_counts_get(s->ip_counts, conn);
     if (delta > 0)
-        http__conns_opened(s->conns, conn, socket_context, (unsigned)open > s->max_conns,
-                           (unsigned)http__ip_counts_get(s->ip_counts, conn) > s->max_per_ip);
+        http__conns_opened(s->conns, conn, socket_context,
+                           (unsigned)open > s->max_conns + conn_reserve(s->max_conns) / 2,
+                           ip_open > s->max_per_ip + conn_reserve(s->max_per_ip) / 2);
     else
         http__conns_closed(s->conns, socket_context);
-}
-
-/* Connections past max_conns still get an answer (503), up to this many
- * more; past those, MHD closes new connections without a word. */
-static unsigned conn_reserve(unsigned max_conns)
-{
-    return max_conns / 16 > 16 ? max_conns / 16 : 16;
 }
 
 /* Each connection is a descriptor: make room for them (and for the files
