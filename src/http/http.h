@@ -249,6 +249,12 @@ void http__routes_cluster_register(struct http__router *r);
  * is one whose client shut its side down in the middle of the body. Thread-
  * safe; socket_context is MHD's per-connection pointer (the entry, owned). */
 struct http__conns;
+/* Connections past max_conns still get an answer (503), up to this many
+ * more; past those, MHD closes new connections without a word. */
+unsigned http__conn_reserve(unsigned max_conns);
+/* want connections, or fewer (with a warning) when the open-file limit
+ * cannot be raised to fit them and their reserve. */
+unsigned http__fit_fd_limit(unsigned want);
 struct http__conns *http__conns_new(unsigned head_timeout_s);
 void http__conns_free(struct http__conns *t); /* accepts NULL; after MHD stopped */
 void http__conns_opened(struct http__conns *t, struct MHD_Connection *conn, void **socket_context,

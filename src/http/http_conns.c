@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,4 +228,32 @@ void http__conns_body_done(struct http__conns *t, struct MHD_Connection *conn)
 void http__conns_request_done(struct http__conns *t, struct MHD_Connection *conn)
 {
     conn_phase(t, conn, CONN_WAITING);
+}
+
+/* Connections past max_conns still get an answer (503), up to this many
+ * more; past those, MHD closes new connections without a word. */
+unsigned http__conn_reserve(unsigned max_conns)
+{
+    return max_conns / 16 > 16 ? max_conns / 16 : 16;
+}
+
+/* Each connection is a descriptor: make room for them (and for the files
+ * the server opens) or serve fewer, with a warning, rather than fail accepts. */
+unsigned http__fit_fd_limit(unsigned want)
+{
+    const rlim_t spare = 128;
+    struct rlimit rl;
+    rlim_t need = (rlim_t)want + http__conn_reserve(want) + spare;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return want;
+    struct rlimit raised = {need < rl.rlim_max ? need : rl.rlim_max, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+        rl = raised;
+    if (rl.rlim_cur >= need)
+        return want;
+    rlim_t room = rl.rlim_cur > 2 * spare ? rl.rlim_cur - spare : spare;
+    unsigned fit = (unsigned)(room - room / 17);
+    FR_LOG(FR_LOG_WARN, "open file limit %llu: serving %u connections, not %u",
+           (unsigned long long)rl.rlim_cur, fit, want);
+    return fit;
 }

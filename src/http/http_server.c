@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -430,13 +429,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     FR_LOG(FR_LOG_WARN, "microhttpd: %s", msg);
 }
 
-/* Connections past max_conns still get an answer (503), up to this many
- * more; past those, MHD closes new connections without a word. */
-static unsigned conn_reserve(unsigned max_conns)
-{
-    return max_conns / 16 > 16 ? max_conns / 16 : 16;
-}
-
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -450,31 +442,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     unsigned ip_open = (unsigned)http__ip_counts_get(s->ip_counts, conn);
     if (delta > 0)
         http__conns_opened(s->conns, conn, socket_context,
-                           (unsigned)open > s->max_conns + conn_reserve(s->max_conns) / 2,
-                           ip_open > s->max_per_ip + conn_reserve(s->max_per_ip) / 2);
+                           (unsigned)open > s->max_conns + http__conn_reserve(s->max_conns) / 2,
+                           ip_open > s->max_per_ip + http__conn_reserve(s->max_per_ip) / 2);
     else
         http__conns_closed(s->conns, socket_context);
-}
-
-/* Each connection is a descriptor: make room for them (and for the files
- * the server opens) or serve fewer, with a warning, rather than fail accepts. */
-static unsigned fit_fd_limit(unsigned want)
-{
-    const rlim_t spare = 128;
-    struct rlimit rl;
-    rlim_t need = (rlim_t)want + conn_reserve(want) + spare;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
-        return want;
-    struct rlimit raised = {need < rl.rlim_max ? need : rl.rlim_max, rl.rlim_max};
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-        rl = raised;
-    if (rl.rlim_cur >= need)
-        return want;
-    rlim_t room = rl.rlim_cur > 2 * spare ? rl.rlim_cur - spare : spare;
-    unsigned fit = (unsigned)(room - room / 17);
-    FR_LOG(FR_LOG_WARN, "open file limit %llu: serving %u connections, not %u",
-           (unsigned long long)rl.rlim_cur, fit, want);
-    return fit;
 }
 
 static int resolve_listen(struct http_server *s, const char *host, int port, struct fr_error *err)
@@ -524,12 +495,12 @@ static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_
     if (s->addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
-    s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
+    s->max_conns = http__fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
     s->max_per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
-    unsigned per_ip = s->max_per_ip + conn_reserve(s->max_per_ip);
+    unsigned per_ip = s->max_per_ip + http__conn_reserve(s->max_per_ip);
     unsigned threads = pool_size(opts->threads);
     /* MHD splits its limit across the pool's threads: never below one each. */
-    unsigned hard = s->max_conns + conn_reserve(s->max_conns);
+    unsigned hard = s->max_conns + http__conn_reserve(s->max_conns);
     if (hard < threads * 2)
         hard = threads * 2;
     return MHD_start_daemon(
