@@ -262,8 +262,9 @@ static bool header_name_ok(const char *key, size_t n)
     return true;
 }
 
-/* The value with its real size (MHD's value_size): a NUL the client sent
- * makes strlen shorter, and only tab may stand among the other control bytes. */
+/* The value against its size and its bytes: only tab may stand among the
+ * control bytes. (In 0.9.75 value_size is strlen's, so a NUL shows only in
+ * value_cut; a libmicrohttpd that keeps the sent length is caught here.) */
 static bool header_value_ok(const char *value, size_t n)
 {
     if (!value)

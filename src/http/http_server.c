@@ -1,6 +1,8 @@
 /* http_server: the libmicrohttpd daemon (internal polling threads, a pool of one
  * thread per core, epoll where available, connection limits that answer 503
- * before MHD's silent ones) and the life of a request inside it: framing
+ * before MHD's silent ones, the connection table of http_conns.c that keeps
+ * idle and trickling clients from holding connections) and the life of a
+ * request inside it: framing
  * checks, route match, token auth, media type and size checks, body
  * accumulation or streaming, the cluster signature, the handler, the reply,
  * deferral of slow handlers, the access log and a stop with a deadline. One
