@@ -100,7 +100,10 @@ struct http__route {
  * these answer before its HTML replies do. */
 #define HTTP__MAX_TARGET_BYTES 8192
 #define HTTP__MAX_HEADER_BYTES 16384
-#define HTTP__CONNECTION_MEMORY (64 * 1024)
+#define HTTP__CONNECTION_MEMORY (256 * 1024)
+/* Bytes a second a request body must average once the idle timeout has
+ * passed (a slower one is a slowloris and its connection closes). */
+#define HTTP__MIN_BODY_RATE 1024
 
 /* One request, from its first byte to the completion callback. */
 struct http_request {
@@ -156,9 +159,12 @@ const char *http__param(struct http_request *req, const char *name);
 /* Picks the client's X-Request-Id if sane, else generates one. */
 void http__request_id(struct http_request *req);
 /* Checks how the request is framed (Host, Content-Length, Transfer-Encoding,
- * header names) where libmicrohttpd is lenient: false after setting a 400
+ * NUL bytes in the request line, header names and values, folded lines)
+ * where libmicrohttpd is lenient; method, url and version are the access
+ * handler's (borrowed): false after setting a 400
  * bad-request or 501 not-implemented reply that closes the connection. */
-bool http__check_framing(struct http_request *req, const char *version);
+bool http__check_framing(struct http_request *req, const char *method, const char *url,
+                         const char *version);
 /* Parses the JSON body: NULL after setting a 400 invalid-json reply. New. */
 json_t *http__body_json(struct http_request *req);
 /* Replies; each replaces any earlier reply of the request. Steal body. */
@@ -248,6 +254,30 @@ void http__routes_worker_register(struct http__router *r);
 void http__routes_cluster_register(struct http__router *r);
 
 /* ---- connection counts per client address (http_limits.c) ---- */
+/* The open connections and the phase of each (http_conns.c): a new one
+ * opened over_total or over_ip (the caller's limits) closes the oldest idle
+ * one (of its address when over_ip); a
+ * connection whose request head (line and headers) is not in within
+ * head_timeout_s of its start or its last request's end is closed, and so
+ * is one whose client shut its side down in the middle of the body. Thread-
+ * safe; socket_context is MHD's per-connection pointer (the entry, owned). */
+struct http__conns;
+/* Connections past max_conns still get an answer (503), up to this many
+ * more; past those, MHD closes new connections without a word. */
+unsigned http__conn_reserve(unsigned max_conns);
+/* want connections, or fewer (with a warning) when the open-file limit
+ * cannot be raised to fit them and their reserve. */
+unsigned http__fit_fd_limit(unsigned want);
+struct http__conns *http__conns_new(unsigned head_timeout_s);
+void http__conns_free(struct http__conns *t); /* accepts NULL; after MHD stopped */
+void http__conns_opened(struct http__conns *t, struct MHD_Connection *conn, void **socket_context,
+                        bool over_total, bool over_ip);
+void http__conns_closed(struct http__conns *t, void **socket_context);
+void http__conns_head_started(struct http__conns *t, struct MHD_Connection *conn);
+void http__conns_head_done(struct http__conns *t, struct MHD_Connection *conn);
+void http__conns_body_done(struct http__conns *t, struct MHD_Connection *conn);
+void http__conns_request_done(struct http__conns *t, struct MHD_Connection *conn);
+
 struct http__ip_counts;
 struct http__ip_counts *http__ip_counts_new(void);
 void http__ip_counts_free(struct http__ip_counts *t); /* accepts NULL */

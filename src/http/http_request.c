@@ -405,8 +405,11 @@ struct framing_scan {
     const char *length;
     const char *coding; /* Transfer-Encoding (the last one) */
     int codings;
-    const char *bad_name; /* a header name with whitespace, a control byte or NUL */
-    size_t header_bytes;  /* names, values and their separators */
+    const char *bad_name;  /* a header name with whitespace, a control byte or NUL */
+    bool bad_value;        /* a value with a NUL, CR, LF or other control byte */
+    bool folded;           /* a value continued on the next line (obs-fold) */
+    const char *value_end; /* the end of the last value seen, as strlen found it */
+    size_t header_bytes;   /* names, values and their separators */
 };
 
 static bool header_name_ok(const char *key, size_t n)
@@ -421,16 +424,94 @@ static bool header_name_ok(const char *key, size_t n)
     return true;
 }
 
+/* The value against its size and its bytes: only tab may stand among the
+ * control bytes. (In 0.9.75 value_size is strlen's, so a NUL shows only in
+ * value_cut; a libmicrohttpd that keeps the sent length is caught here.) */
+static bool header_value_ok(const char *value, size_t n)
+{
+    if (!value)
+        return n == 0;
+    if (strlen(value) != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if ((c < ' ' && c != '\t') || c == 0x7f)
+            return false;
+    }
+    return true;
+}
+
+/* libmicrohttpd 0.9.75 parses a header line in place: the name, a NUL over
+ * the colon, blanks, the value. It copies the name elsewhere only to join a
+ * folded (obs-fold) continuation line, so a value that does not follow its
+ * name came from a folded line, which RFC 9112 says to reject. Later versions
+ * handle folding themselves and may not parse in place: there, no check. */
+static bool header_folded(const char *key, size_t key_size, const char *value)
+{
+#if MHD_VERSION <= 0x00097500
+    uintptr_t k = (uintptr_t)key, v = (uintptr_t)value;
+    uintptr_t after = k + key_size + 1;
+    if (!value)
+        return false;
+    if (v < after || v - after > 1024)
+        return true;
+    for (const char *p = key + key_size + 1; p < value; p++) {
+        if (*p != ' ' && *p != '\t')
+            return true;
+    }
+    return false;
+#else
+    (void)key;
+    (void)key_size;
+    (void)value;
+    return false;
+#endif
+}
+
+/* Whether a NUL byte the client sent cut a header value short (value_size
+ * is strlen's, not the length sent). libmicrohttpd 0.9.75 parses the header
+ * block in place and writes a NUL over each line's CR and LF: from the end of
+ * one value (end, as strlen found it) to the next line (next) lie only those
+ * NULs (and blanks it trimmed), at most max_nuls of them; anything more is
+ * the rest of a cut value. After the last value, next is the end of the
+ * block and max_nuls 4 (its line's CR LF and the empty line's). */
+static bool value_cut(const char *end, const char *next, int max_nuls)
+{
+#if MHD_VERSION <= 0x00097500
+    uintptr_t e = (uintptr_t)end, k = (uintptr_t)next;
+    if (!end || !next || k <= e || k - e > 2 * HTTP__CONNECTION_MEMORY)
+        return false; /* not where MHD read it: cannot tell */
+    int nuls = 0;
+    for (const char *p = end; p < next; p++) {
+        if (*p != '\0' && *p != ' ' && *p != '\t')
+            return true;
+        nuls += *p == '\0';
+    }
+    return nuls > max_nuls;
+#else
+    (void)end;
+    (void)next;
+    (void)max_nuls;
+    return false;
+#endif
+}
+
 static enum MHD_Result framing_visit(void *cls, enum MHD_ValueKind kind, const char *key,
                                      size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
-    (void)value_size;
     struct framing_scan *f = cls;
     f->header_bytes += key_size + value_size + 4;
+    if (value_cut(f->value_end, key, 2))
+        f->bad_value = true;
+    f->value_end = value ? value + strlen(value) : NULL;
     if (!header_name_ok(key, key_size)) {
         if (!f->bad_name)
             f->bad_name = key;
+    } else if (!header_value_ok(value, value_size)) {
+        f->bad_value = true;
+    } else if (header_folded(key, key_size, value)) {
+        f->folded = true;
     } else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
         f->hosts++;
     } else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
@@ -444,10 +525,39 @@ static enum MHD_Result framing_visit(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-bool http__check_framing(struct http_request *req, const char *version)
+/* libmicrohttpd 0.9.75 hands out the request line as C strings that point
+ * into it where it was read: the method at its start, the target after the
+ * blanks that follow, the version after the last blank. A NUL byte the client
+ * sent cuts the method or the target short: then the method ends before its
+ * blanks do, or the target the URI callback saw is shorter than the gap
+ * before the version. Strings not in that order (a version MHD made up): no
+ * check. */
+static bool request_line_cut(const char *method, const char *url, const char *version,
+                             const char *raw_target)
+{
+    uintptr_t m = (uintptr_t)method, u = (uintptr_t)url, v = (uintptr_t)version;
+    if (!method || !url || !version || !raw_target || !(m < u && u < v) ||
+        v - m > 2 * HTTP__CONNECTION_MEMORY)
+        return false;
+    size_t mlen = strlen(method);
+    if (m + mlen >= u)
+        return false;
+    for (const char *p = method + mlen + 1; p < url; p++) {
+        if (*p != ' ')
+            return true;
+    }
+    return strlen(raw_target) != v - u - 1;
+}
+
+bool http__check_framing(struct http_request *req, const char *method, const char *url,
+                         const char *version)
 {
     struct framing_scan f = {0};
     MHD_get_connection_values_n(req->conn, MHD_HEADER_KIND, framing_visit, &f);
+    const union MHD_ConnectionInfo *hs =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (hs && method && value_cut(f.value_end, method + hs->header_size, 4))
+        f.bad_value = true;
     bool http11 = version && strcasecmp(version, MHD_HTTP_VERSION_1_1) == 0;
     /* Every answer here ends the connection: where one request ends is unsure.
      * The size limits sit below libmicrohttpd's own (its memory pool), so that
@@ -461,9 +571,18 @@ bool http__check_framing(struct http_request *req, const char *version)
         http__reply_problem(req, FR_EINVAL, "headers-too-large",
                             "the headers have %zu bytes; the limit is %d", f.header_bytes,
                             HTTP__MAX_HEADER_BYTES);
+    else if (request_line_cut(method, url, version, req->raw_uri))
+        http__reply_problem(req, FR_EINVAL, "bad-request", "the request line holds a NUL byte");
     else if (f.bad_name)
         http__reply_problem(req, FR_EINVAL, "bad-request",
                             "a header name holds whitespace or a control character");
+    else if (f.bad_value)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "a header value holds a NUL byte, a bare CR or another control "
+                            "character");
+    else if (f.folded)
+        http__reply_problem(req, FR_EINVAL, "bad-request",
+                            "a header value is folded onto a second line (obs-fold)");
     else if (http11 && f.hosts == 0)
         http__reply_problem(req, FR_EINVAL, "bad-request",
                             "an HTTP/1.1 request needs a Host header");

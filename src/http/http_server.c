@@ -1,6 +1,8 @@
 /* http_server: the libmicrohttpd daemon (internal polling threads, a pool of one
  * thread per core, epoll where available, connection limits that answer 503
- * before MHD's silent ones) and the life of a request inside it: framing
+ * before MHD's silent ones, the connection table of http_conns.c that keeps
+ * idle and trickling clients from holding connections) and the life of a
+ * request inside it: framing
  * checks, route match, token auth, media type and size checks, body
  * accumulation or streaming, the cluster signature, the handler, the reply,
  * deferral of slow handlers, the access log and a stop with a deadline. One
@@ -16,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,8 @@ struct http_server {
     unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
     unsigned max_per_ip;   /* the same for one client address */
     struct http__ip_counts *ip_counts;
+    struct http__conns *conns; /* phases, eviction past the limits, the head deadline */
+    int64_t body_grace_us;     /* a body slower than HTTP__MIN_BODY_RATE after this closes */
 };
 
 bool http__server_insecure(const struct http_server *s)
@@ -85,11 +88,22 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     struct http_server *s = cls;
     struct http_request *req = fr_xcalloc(1, sizeof(*req));
+    req->raw_uri = fr_xstrdup(uri ? uri : "/");
+    size_t n = strlen(req->raw_uri);
+    char *query = uri && n > HTTP__MAX_TARGET_BYTES ? memchr(uri, '?', n) : NULL;
+    if (query) {
+        /* It gets 414 and its query string is not worth parsing: MHD 0.9.75
+         * parses it right after this callback and, when the arguments'
+         * records do not fit in the connection's memory, neither answers nor
+         * closes. The target lies in MHD's writable read buffer: a NUL after
+         * the '?' leaves nothing to parse (raw_uri keeps the length). */
+        query[1] = '\0';
+    }
+    http__conns_head_started(s->conns, conn);
     req->srv = s;
     req->ctx = s->ctx;
     req->worker = s->worker;
     req->conn = conn;
-    req->raw_uri = fr_xstrdup(uri ? uri : "/");
     req->route_index = -1;
     return req;
 }
@@ -154,12 +168,13 @@ static bool is_json_media_type(const char *ct)
 
 /* Route match and the checks that need only the headers. An error becomes the
  * reply at once; the body, if any, is then drained and dropped. */
-static void request_begin(struct http_request *req, const char *version)
+static void request_begin(struct http_request *req, const char *method, const char *url,
+                          const char *version)
 {
     char *allow = NULL;
     const char *missing = NULL;
     int rc = http__router_match(req->srv->router, req, &allow);
-    if (!http__check_framing(req, version)) {
+    if (!http__check_framing(req, method, url, version)) {
         req->answer_now = true;
     } else if (!http__check_target(req)) {
         /* before the route: a NUL cut short would match another path */
@@ -291,6 +306,26 @@ static bool reply_before_body(struct http_request *req)
     return content_length(req) > req->srv->max_body + 1024 * 1024;
 }
 
+/* A client that sent Expect: 100-continue waits for a go before its body:
+ * an error is its answer instead (answered on the first call, MHD sends no
+ * 100 Continue). */
+static bool expects_continue(struct http_request *req)
+{
+    const char *e = http__header(req, MHD_HTTP_HEADER_EXPECT);
+    return e && strcasecmp(e, "100-continue") == 0;
+}
+
+/* A body that trickles (a byte a second keeps MHD's per-byte idle timeout
+ * from firing) holds its connection for ever: past the grace period it must
+ * have averaged HTTP__MIN_BODY_RATE bytes a second. */
+static bool body_too_slow(struct http_request *req)
+{
+    int64_t elapsed = fr_mono_us() - req->start_us;
+    if (elapsed <= req->srv->body_grace_us)
+        return false;
+    return req->body_seen < elapsed / 1000000 * HTTP__MIN_BODY_RATE;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -300,10 +335,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req) /* no URI callback: cannot happen, but a request is still a request */
         *con_cls = req = on_uri(s, url, conn);
     if (!req->begun) {
+        http__conns_head_done(s->conns, conn);
         request_init(req, url, method);
         atomic_fetch_add(&s->in_flight, 1);
-        request_begin(req, version);
-        if (req->response && (req->answer_now || reply_before_body(req)))
+        request_begin(req, method, url, version);
+        if (req->response && (req->answer_now || reply_before_body(req) || expects_continue(req)))
             return send_reply(req);
         return MHD_YES;
     }
@@ -312,8 +348,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (*upload_data_size > 0) {
         request_consume(req, upload_data, *upload_data_size);
         *upload_data_size = 0;
-        return MHD_YES;
+        return body_too_slow(req) ? MHD_NO : MHD_YES; /* MHD_NO: MHD closes */
     }
+    http__conns_body_done(s->conns, conn);
     if (!req->response && req->route_signed && s->cluster_secret)
         http__check_signature(req, s->cluster_secret, s->replay);
     if (!req->response)
@@ -326,12 +363,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     struct http_server *s = cls;
     struct http_request *req = *con_cls;
     if (!req)
         return;
     *con_cls = NULL;
+    http__conns_request_done(s->conns, conn);
     if (!req->begun) { /* the client went away before its headers were read */
         request_free(req);
         return;
@@ -399,39 +436,20 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)socket_context;
     struct http_server *s = cls;
     int delta = code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
-    atomic_fetch_add(&s->open_conns, delta);
+    int open = atomic_fetch_add(&s->open_conns, delta) + delta;
     http__ip_counts_add(s->ip_counts, conn, delta);
-}
-
-/* Connections past max_conns still get an answer (503), up to this many
- * more; past those, MHD closes new connections without a word. */
-static unsigned conn_reserve(unsigned max_conns)
-{
-    return max_conns / 16 > 16 ? max_conns / 16 : 16;
-}
-
-/* Each connection is a descriptor: make room for them (and for the files
- * the server opens) or serve fewer, with a warning, rather than fail accepts. */
-static unsigned fit_fd_limit(unsigned want)
-{
-    const rlim_t spare = 128;
-    struct rlimit rl;
-    rlim_t need = (rlim_t)want + conn_reserve(want) + spare;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
-        return want;
-    struct rlimit raised = {need < rl.rlim_max ? need : rl.rlim_max, rl.rlim_max};
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-        rl = raised;
-    if (rl.rlim_cur >= need)
-        return want;
-    rlim_t room = rl.rlim_cur > 2 * spare ? rl.rlim_cur - spare : spare;
-    unsigned fit = (unsigned)(room - room / 17);
-    FR_LOG(FR_LOG_WARN, "open file limit %llu: serving %u connections, not %u",
-           (unsigned long long)rl.rlim_cur, fit, want);
-    return fit;
+    /* Past the limit requests get 503, from the reserve's connections. Idle
+     * ones must not fill the reserve up (then MHD refuses everyone, /livez
+     * too): past half of it, the oldest idle connection makes room. */
+    unsigned ip_open = (unsigned)http__ip_counts_get(s->ip_counts, conn);
+    if (delta > 0)
+        http__conns_opened(s->conns, conn, socket_context,
+                           (unsigned)open > s->max_conns + http__conn_reserve(s->max_conns) / 2,
+                           ip_open > s->max_per_ip + http__conn_reserve(s->max_per_ip) / 2);
+    else
+        http__conns_closed(s->conns, socket_context);
 }
 
 static int resolve_listen(struct http_server *s, const char *host, int port, struct fr_error *err)
@@ -466,6 +484,7 @@ static void server_free(struct http_server *s)
     free(s->admin_token);
     free(s->data_token);
     http__ip_counts_free(s->ip_counts);
+    http__conns_free(s->conns);
     free(s->cluster_secret);
     fr_replay_free(s->replay);
     free(s->static_dir);
@@ -480,12 +499,12 @@ static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_
     if (s->addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
-    s->max_conns = fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
+    s->max_conns = http__fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
     s->max_per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
-    unsigned per_ip = s->max_per_ip + conn_reserve(s->max_per_ip);
+    unsigned per_ip = s->max_per_ip + http__conn_reserve(s->max_per_ip);
     unsigned threads = pool_size(opts->threads);
     /* MHD splits its limit across the pool's threads: never below one each. */
-    unsigned hard = s->max_conns + conn_reserve(s->max_conns);
+    unsigned hard = s->max_conns + http__conn_reserve(s->max_conns);
     if (hard < threads * 2)
         hard = threads * 2;
     return MHD_start_daemon(
@@ -517,6 +536,9 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     s->static_dir = fr_xstrdup(opts->static_dir ? opts->static_dir : "static");
     s->metrics = http__metrics_new(s->router);
     s->ip_counts = http__ip_counts_new();
+    unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
+    s->conns = http__conns_new(timeout);
+    s->body_grace_us = (int64_t)timeout * 1000000;
     result =
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)

@@ -49,8 +49,10 @@ function cases() {
       out.push({
         name: `${r.method} ${r.path}: ${label}`, method: r.method, path: r.path, body: r.body,
         headers: { ...(r.ct ? { 'content-type': r.ct } : {}), ...headers },
-        // Headers too big for the server: 431 is as good a refusal.
-        expect: label.startsWith('1 MB') ? { status: [401, 431], type: null } : UNAUTH,
+        // 1 MB of headers is past libmicrohttpd's connection memory: it
+        // answers 431 with its own HTML page before the server sees the
+        // request (no hook in 0.9.75; README, "Framing"). A refusal all the same.
+        expect: label.startsWith('1 MB') ? { status: 431, problem: false } : UNAUTH,
         check: (res) => {
           if (res.status === 401) assert.match(res.headers['www-authenticate'] ?? '', /^Bearer/);
           assert.ok(!res.text.includes(TOKEN), 'the token is in the answer');
@@ -66,6 +68,11 @@ function cases() {
     }
     out.push({
       name: `${r.method} ${r.path}: a NUL after the token`, raw: rawWith(r, `Bearer ${TOKEN}\0x`),
+      expect: { status: [400, 401], type: null },
+    });
+    out.push({
+      name: `${r.method} ${r.path}: a NUL after the token, Authorization last`, raw: Buffer.from(rawWith(r, `Bearer ${TOKEN}\0x`).toString('latin1')
+        .replace(/(Authorization: [^\r]*\r\n)((?:.*\r\n)*?)\r\n/, '$2$1\r\n'), 'latin1'),
       expect: { status: [400, 401], type: null },
     });
     out.push({
