@@ -5,6 +5,7 @@
 #include "engine_io_internal.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,7 +376,13 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
                               r.name, strerror(errno));
         goto out;
     }
-    if (range->start < range->end && (result = read_range(&r, fd, range, &rows)) != FR_OK)
+    /* A range comes from a task spec: past the file's end it would only
+     * size the columns for bytes that are not there. */
+    struct df_byte_range clamped = *range;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && clamped.end > (int64_t)st.st_size)
+        clamped.end = (int64_t)st.st_size;
+    if (clamped.start < clamped.end && (result = read_range(&r, fd, &clamped, &rows)) != FR_OK)
         goto out;
     for (int j = 0; j < ncolumns; j++) {
         if (!df_column_ok(r.cols[j])) {
