@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -529,10 +530,42 @@ static bool is_any_address(const char *addr)
     return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0 || strcmp(addr, "[::]") == 0;
 }
 
-static bool is_loopback_address(const char *addr)
+/* 1 when every address addr resolves to is loopback, 0 when one is not, -1
+ * (with the resolver's reason in *why) when it does not resolve. The text
+ * proves nothing: "127.example.com" may be any host. A numeric address is
+ * taken as it is; "[::1]" loses its brackets first. */
+static int is_loopback_address(const char *addr, const char **why)
 {
-    return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
-           strcmp(addr, "[::1]") == 0 || strcasecmp(addr, "localhost") == 0;
+    char host[256];
+    size_t n = strlen(addr);
+    if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
+        addr++;
+        n -= 2;
+    }
+    *why = "not a host name";
+    if (n == 0 || n >= sizeof(host))
+        return -1;
+    memcpy(host, addr, n);
+    host[n] = '\0';
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+    struct addrinfo *ai = NULL;
+    int rc = getaddrinfo(host, NULL, &hints, &ai);
+    if (rc != 0) {
+        hints.ai_flags = 0;
+        ai = NULL;
+        rc = getaddrinfo(host, NULL, &hints, &ai);
+    }
+    if (rc != 0 || !ai) {
+        *why = rc != 0 ? gai_strerror(rc) : "no address";
+        return -1;
+    }
+    int loopback = 1;
+    for (const struct addrinfo *p = ai; p; p = p->ai_next)
+        if (!fr_sockaddr_is_loopback(p->ai_addr))
+            loopback = 0;
+    freeaddrinfo(ai);
+    return loopback;
 }
 
 /* Where to listen, with what the operator should know about it; NULL when
@@ -546,7 +579,16 @@ static const char *worker_listen(const struct worker_cli *o, const char *secret)
                                 "set one to listen elsewhere");
         return "127.0.0.1";
     }
-    if (!secret && !is_loopback_address(o->listen)) {
+    const char *why = NULL;
+    int loopback = secret ? 1 : is_loopback_address(o->listen, &why);
+    if (loopback < 0) {
+        fprintf(stderr,
+                "framed: cannot resolve --listen %s (%s), so it cannot be checked to be loopback; "
+                "give a numeric address such as 127.0.0.1\n",
+                o->listen, why);
+        return NULL;
+    }
+    if (!loopback) {
         if (!o->insecure) {
             fprintf(stderr,
                     "framed: refusing to listen on %s without a cluster secret: anyone who "

@@ -385,12 +385,25 @@ static int merge_values(struct df__agg *a, struct df__agg_acc *c, const int64_t 
     for (int64_t i = 0; i < m; i++) {
         int64_t len, pos = 0;
         const char *p = df_column_string(blob, start + i, &len);
+        /* a state comes from a peer: its framing is checked, not trusted */
+        if (!strings && len % (int64_t)sizeof(uint64_t) != 0)
+            return fr_error_set(err, FR_EDATA,
+                                "a partial %s state is %lld bytes, not a multiple of 8",
+                                df_agg_func_name(c->func), (long long)len);
         while (pos < len) {
             uint64_t v = 0;
             uint32_t sn = 0;
             if (strings) {
+                if (len - pos < (int64_t)sizeof(sn))
+                    return fr_error_set(err, FR_EDATA,
+                                        "a partial count_distinct state ends inside a length");
                 memcpy(&sn, p + pos, sizeof(sn));
                 pos += (int64_t)sizeof(sn);
+                if ((int64_t)sn > len - pos)
+                    return fr_error_set(err, FR_EDATA,
+                                        "a partial count_distinct state holds a string of %lu "
+                                        "bytes past its end",
+                                        (unsigned long)sn);
             } else {
                 memcpy(&v, p + pos, sizeof(v));
             }

@@ -52,22 +52,40 @@ static size_t sort_key_expr_len(const char *key)
     return len;
 }
 
+/* new: "__sort<i>", with '_' appended until no input column has the name
+ * (the hidden column would replace it, and the drop remove it). Hidden names
+ * of different keys differ in their digits, so they never meet. */
+static char *hidden_sort_name(const struct df_schema *in, size_t i)
+{
+    char *name = fr_xasprintf("__sort%zu", i);
+    while (df_schema_find(in, name) >= 0) {
+        char *longer = fr_xasprintf("%s_", name);
+        free(name);
+        name = longer;
+    }
+    return name;
+}
+
 /* A sort on expressions ("length(name) desc") becomes with_column ops that
  * compute hidden key columns, the sort on them, and a drop. NULL when
- * every key is a plain column (or a key does not bind: the sort reports it). */
+ * every key is a plain column (or a key does not bind, or is not a string:
+ * the sort reports it). */
 json_t *plan__expand_sort(json_t *jop, const struct df_schema *in)
 {
     json_t *keys = json_object_get(jop, "sort");
     if (!json_is_array(keys) || json_object_size(jop) != 1)
         return NULL;
-    json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
     size_t i;
     json_t *k;
     json_array_foreach(keys, i, k)
     {
+        if (!json_is_string(k))
+            return NULL;
+    }
+    json_t *pre = json_array(), *sort = json_array(), *drop = json_array();
+    json_array_foreach(keys, i, k)
+    {
         const char *key = json_string_value(k);
-        if (!key)
-            break;
         size_t len = sort_key_expr_len(key);
         char *expr = fr_xstrndup(key, len);
         df_expr *e = NULL;
@@ -78,12 +96,12 @@ json_t *plan__expand_sort(json_t *jop, const struct df_schema *in)
         if (column) {
             json_array_append(sort, k);
         } else {
-            char name[32];
-            snprintf(name, sizeof(name), "__sort%zu", i);
+            char *name = hidden_sort_name(in, i);
             json_array_append_new(
                 pre, json_pack("{s{ss ss}}", "with_column", "name", name, "expr", expr));
             json_array_append_new(sort, json_sprintf("%s%s", name, key + len));
             json_array_append_new(drop, json_string(name));
+            free(name);
         }
         free(expr);
     }

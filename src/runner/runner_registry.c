@@ -201,7 +201,10 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     if (rc != FR_OK)
         return rc;
     const char *id = json_string_value(json_object_get(body, "id"));
-    const char *url = json_string_value(json_object_get(body, "url"));
+    /* stored without its trailing '/', as static URLs are: calls append /v1/... */
+    char *url = fr_xstrdup(json_string_value(json_object_get(body, "url")));
+    for (size_t len = strlen(url); len && url[len - 1] == '/';)
+        url[--len] = '\0';
     json_t *threads = json_object_get(body, "threads");
     pthread_mutex_lock(&g->lock);
     prune_locked(g, fr_now_ms());
@@ -211,6 +214,7 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
             e = &g->w[i];
     if (!e && g->n >= REG_MAX_WORKERS) {
         pthread_mutex_unlock(&g->lock);
+        free(url);
         return fr_error_set(err, FR_EINVAL,
                             "the coordinator knows %d workers already, its limit; gone workers "
                             "are forgotten after %d missed heartbeats",
@@ -230,6 +234,7 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     json_decref(e->config_ids);
     e->config_ids = json_is_array(ids) ? json_deep_copy(ids) : json_array();
     pthread_mutex_unlock(&g->lock);
+    free(url);
     return FR_OK;
 }
 

@@ -477,6 +477,19 @@ test('a worker beyond loopback without a cluster secret refuses to start unless 
   await w.stop();
 });
 
+// The loopback check resolves the address: "127." at the start of a host
+// name proves nothing, and a name that does not resolve is refused.
+test('a worker --listen on a host name that merely starts with 127. does not start', async () => {
+  const { runToExit } = await import('./lib.mjs');
+  const r = await runToExit(['worker', '--port', '0', '--listen', '127.example.invalid',
+    '--coordinator', 'http://127.0.0.1:9']);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.listened, false);
+  assert.match(r.stderr, /cannot resolve --listen 127\.example\.invalid/);
+  const ok = await startWorker('http://127.0.0.1:9', { args: ['--listen', '127.0.0.1'] });
+  await ok.stop();
+});
+
 test('a worker without --coordinator or with an unreadable secret file does not start', async () => {
   const { runToExit } = await import('./lib.mjs');
   const none = await runToExit(['worker', '--port', '0']);

@@ -596,6 +596,61 @@ static void test_final_refuses_mismatched_partials(void **state)
     df_table_free(p);
 }
 
+/* Merges one crafted state blob of `len` bytes for count_distinct(string)
+ * or median(int64) with no keys; returns the status of df_agg_final. The
+ * blob is copied into an exactly-sized heap buffer so ASan sees any read
+ * past its end. */
+static int merge_state_blob(enum df_agg_func f, df_type arg, const char *blob, int64_t len)
+{
+    struct df_table *p = df_table_new();
+    struct df_column *c = df_column_new(DF_TYPE_STRING, 1);
+    char *exact = malloc(len ? (size_t)len : 1);
+    memcpy(exact, blob, (size_t)len);
+    df_column_append_string(c, exact, len);
+    free(exact);
+    df_table_add(p, "state", c);
+    struct df_agg_spec specs[] = {{f, 0, -1}};
+    struct df_options o = opts_of(false);
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    int rc = df_agg_final(&p, 1, 0, specs, 1, &arg, NAMES, &ex, &r, &err);
+    if (rc != FR_OK)
+        assert_null(r);
+    df_table_free(r);
+    df_table_free(p);
+    return rc;
+}
+
+/* Partial median / count_distinct states come from peers: a blob that ends
+ * inside a length prefix, holds a length past its end, or is not a whole
+ * number of 8-byte values is refused as bad data, not read past. */
+static void test_final_refuses_malformed_value_states(void **state)
+{
+    (void)state;
+    /* one well-formed string "ab": 4-byte length 2, then the bytes */
+    const char good[] = {2, 0, 0, 0, 'a', 'b'};
+    assert_int_equal(merge_state_blob(DF_AGG_COUNT_DISTINCT, DF_TYPE_STRING, good, 6), FR_OK);
+    /* ends after two bytes of a second length prefix */
+    const char mid_header[] = {2, 0, 0, 0, 'a', 'b', 1, 0};
+    assert_int_equal(merge_state_blob(DF_AGG_COUNT_DISTINCT, DF_TYPE_STRING, mid_header, 8),
+                     FR_EDATA);
+    /* a length of 0xFFFFFFFF with one byte behind it */
+    const char huge[] = {(char)0xff, (char)0xff, (char)0xff, (char)0xff, 'x'};
+    assert_int_equal(merge_state_blob(DF_AGG_COUNT_DISTINCT, DF_TYPE_STRING, huge, 5), FR_EDATA);
+    /* a length one past the end */
+    const char past[] = {3, 0, 0, 0, 'a', 'b'};
+    assert_int_equal(merge_state_blob(DF_AGG_COUNT_DISTINCT, DF_TYPE_STRING, past, 6), FR_EDATA);
+    /* median values are 8 bytes each: 8 is fine, 11 and 3 are not */
+    const char vals[11] = {0};
+    assert_int_equal(merge_state_blob(DF_AGG_MEDIAN, DF_TYPE_INT64, vals, 8), FR_OK);
+    assert_int_equal(merge_state_blob(DF_AGG_MEDIAN, DF_TYPE_INT64, vals, 11), FR_EDATA);
+    assert_int_equal(merge_state_blob(DF_AGG_MEDIAN, DF_TYPE_INT64, vals, 3), FR_EDATA);
+    assert_int_equal(merge_state_blob(DF_AGG_COUNT_DISTINCT, DF_TYPE_INT64, vals, 11), FR_EDATA);
+}
+
 static void test_result_types_and_names(void **state)
 {
     (void)state;
@@ -806,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_bad_argument_type),
         cmocka_unit_test(test_final_refuses_mismatched_partials),
+        cmocka_unit_test(test_final_refuses_malformed_value_states),
         cmocka_unit_test(test_result_types_and_names),
         cmocka_unit_test(test_multi_key_collisions),
     };

@@ -120,6 +120,19 @@ static void test_op_members(void **state)
 }
 
 /* "suffix": "" used to loop forever once a right column clashed. */
+/* A sort key that is not a string is refused by the sort, also after an
+ * expression key (the expansion used to stop there and sort by the keys
+ * before it only). */
+static void test_sort_non_string_key(void **state)
+{
+    (void)state;
+    expect("{\"source\": " ROWS ", \"ops\": [{\"sort\": [\"length(b)\", 5]}]}", FR_EINVAL,
+           "invalid-plan", "sort", NULL);
+    expect("{\"source\": " ROWS ", \"ops\": [{\"sort\": [\"a\", \"length(b) desc\", null]}]}",
+           FR_EINVAL, "invalid-plan", "sort", NULL);
+    expect_ok("{\"source\": " ROWS ", \"ops\": [{\"sort\": [\"length(b)\", \"a\"]}]}");
+}
+
 static void test_join_empty_suffix(void **state)
 {
     (void)state;
@@ -228,7 +241,7 @@ int main(void)
         cmocka_unit_test(test_source_conflicts),  cmocka_unit_test(test_groupby_needs_agg),
         cmocka_unit_test(test_op_members),        cmocka_unit_test(test_join_empty_suffix),
         cmocka_unit_test(test_join_suffix_chain), cmocka_unit_test(test_plan_column_limit),
-        cmocka_unit_test(test_task_file_path),
+        cmocka_unit_test(test_task_file_path),    cmocka_unit_test(test_sort_non_string_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

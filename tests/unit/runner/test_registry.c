@@ -185,6 +185,26 @@ static void test_pick_slots_locality_failures(void **s)
     runner_registry_free(g);
 }
 
+/* An announced URL with a trailing '/' is stored without it, as static ones
+ * are: calls append /v1/..., and "//v1/tasks" would be a 404. A heartbeat
+ * with and one without the slash are the same worker. */
+static void test_announced_url_trailing_slash(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 60000);
+    announce(g, "w1", "http://127.0.0.1:9/", 1);
+    assert_string_equal(state(g, "http://127.0.0.1:9"), "active");
+    announce(g, "w1", "http://127.0.0.1:9", 1);
+    json_t *list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), 1);
+    json_decref(list);
+    bool alive;
+    char *u = runner__registry_pick(g, NULL, NULL, &alive);
+    assert_string_equal(u, "http://127.0.0.1:9");
+    free(u);
+    runner_registry_free(g);
+}
+
 static void test_ties_rotate(void **s)
 {
     (void)s;
@@ -232,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_states_age),
         cmocka_unit_test(test_pick_slots_locality_failures),
         cmocka_unit_test(test_ties_rotate),
+        cmocka_unit_test(test_announced_url_trailing_slash),
         cmocka_unit_test(test_static_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
