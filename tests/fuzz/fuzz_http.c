@@ -35,7 +35,15 @@ static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
     FUZZ_CHECK(fd >= 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    FUZZ_CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+    /* Close with a reset: thousands of requests a second would otherwise
+     * fill the port range with TIME_WAIT connections. */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    int tries = 0;
+    while (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        FUZZ_CHECK((errno == EADDRNOTAVAIL || errno == EAGAIN) && ++tries < 100);
+        usleep(10000);
+    }
     for (size_t off = 0; off < n;) {
         ssize_t w = send(fd, req + off, n - off, MSG_NOSIGNAL);
         if (w <= 0)
