@@ -35,13 +35,21 @@ static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
     FUZZ_CHECK(fd >= 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* Close with a reset: thousands of requests a second would otherwise
-     * fill the port range with TIME_WAIT connections. */
+    /* Thousands of requests a second would fill one address's port range
+     * with TIME_WAIT connections: close with a reset, and spread the
+     * client side over 127.0.0.2-251 (all of 127/8 is loopback). */
+    static unsigned next_src;
     struct linger lg = {.l_onoff = 1, .l_linger = 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + next_src++ % 250);
+    FUZZ_CHECK(bind(fd, (struct sockaddr *)&src, sizeof(src)) == 0);
     int tries = 0;
     while (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        FUZZ_CHECK((errno == EADDRNOTAVAIL || errno == EAGAIN) && ++tries < 100);
+        if ((errno != EADDRNOTAVAIL && errno != EAGAIN) || ++tries == 100) {
+            fprintf(stderr, "fuzz_http: connect: %s\n", strerror(errno));
+            abort();
+        }
         usleep(10000);
     }
     for (size_t off = 0; off < n;) {
