@@ -362,6 +362,12 @@ static int core_join(json_t *core, struct df_table *const *const *in, const int 
     int rc = df_join_how_parse(json_string_value(json_object_get(core, "how")), &how);
     if (rc != FR_OK)
         rc = fr_error_set(err, FR_EINVAL, "malformed task spec: join how");
+    /* The key arrays are sized by left_on: right_on must match it. */
+    if (rc == FR_OK && (!json_is_array(lon) || !json_is_array(ron) || nkeys == 0 ||
+                        nkeys > FR_MAX_COLUMNS || json_array_size(ron) != (size_t)nkeys))
+        rc = fr_error_set(err, FR_EINVAL,
+                          "malformed task spec: join keys (left_on and right_on: arrays of one "
+                          "name per key, as many on each side)");
     if (rc == FR_OK)
         rc = concat_slot(in[0], n[0], &l, err);
     if (rc == FR_OK)

@@ -27,6 +27,20 @@ static int port;
 static char ids[3][128]; /* {D}, {Q}, {C} */
 static const uint8_t trips[] = "id,name,fare\n1,a,2.5\n2,b,\n3,\"c,d\",7\n";
 
+/* Waits for an interrupted connect to complete; aborts if it failed. */
+static void connect_finish(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    while (poll(&p, 1, 10000) < 0 && errno == EINTR)
+        ;
+    int e = 0;
+    socklen_t n = sizeof(e);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &n) != 0 || e != 0) {
+        fprintf(stderr, "fuzz_http: connect: %s\n", strerror(e));
+        abort();
+    }
+}
+
 /* Sends a request and reads the reply into *resp (up to 1 MiB, or the
  * headers only for an event stream). Returns the status, or -1 on timeout. */
 static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
@@ -35,9 +49,31 @@ static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
     FUZZ_CHECK(fd >= 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    FUZZ_CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+    /* Thousands of requests a second would fill one address's port range
+     * with TIME_WAIT connections: close with a reset, and spread the
+     * client side over 127.0.0.2-251 (all of 127/8 is loopback). */
+    static unsigned next_src;
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    src.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + next_src++ % 250);
+    FUZZ_CHECK(bind(fd, (struct sockaddr *)&src, sizeof(src)) == 0);
+    int tries = 0;
+    while (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        if (errno == EINTR) { /* libFuzzer's SIGALRM: the connect goes on */
+            connect_finish(fd);
+            break;
+        }
+        if ((errno != EADDRNOTAVAIL && errno != EAGAIN) || ++tries == 100) {
+            fprintf(stderr, "fuzz_http: connect: %s\n", strerror(errno));
+            abort();
+        }
+        usleep(10000);
+    }
     for (size_t off = 0; off < n;) {
         ssize_t w = send(fd, req + off, n - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w <= 0)
             break; /* the server may close early on a malformed request */
         off += (size_t)w;
@@ -54,6 +90,8 @@ static int roundtrip(const char *req, size_t n, struct fr_buf *resp)
         if (ready != 1)
             break; /* no answer: status stays -1 */
         ssize_t r = recv(fd, buf, sizeof(buf), 0);
+        if (r < 0 && errno == EINTR)
+            continue;
         if (r <= 0) {
             status = 0;
             break;
