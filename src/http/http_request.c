@@ -154,10 +154,11 @@ static char *query_name_decode(const char *s, size_t n)
 
 static int name_cmp(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The first parameter name that the query string q repeats, new, or NULL. */
+/* The first parameter name that the query string q repeats, new, or NULL.
+ * Caseless, as libmicrohttpd's lookups are: ?limit=1&LIMIT=5 repeats limit. */
 static char *query_repeated_name(const char *q)
 {
     size_t cap = 1;
@@ -174,7 +175,7 @@ static char *query_repeated_name(const char *q)
     qsort(names, n, sizeof(*names), name_cmp);
     char *repeated = NULL;
     for (size_t i = 1; i < n && !repeated; i++) {
-        if (strcmp(names[i - 1], names[i]) == 0)
+        if (strcasecmp(names[i - 1], names[i]) == 0)
             repeated = fr_xstrdup(names[i]);
     }
     for (size_t i = 0; i < n; i++)
