@@ -277,6 +277,10 @@ void http__conns_head_started(struct http__conns *t, struct MHD_Connection *conn
 void http__conns_head_done(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_body_done(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_request_done(struct http__conns *t, struct MHD_Connection *conn);
+/* Whether the peer of socket fd has shut its side down with nothing left
+ * unread (or the connection failed): half-closed after a complete body is
+ * not gone until that body is read. */
+bool http__conns_peer_gone(int fd);
 
 struct http__ip_counts;
 struct http__ip_counts *http__ip_counts_new(void);

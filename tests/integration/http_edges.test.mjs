@@ -178,6 +178,35 @@ test('the per-IP limit answers 503, its reserve past it closes, and idle connect
   }
 });
 
+// A client that sends its whole body, then shuts its write side down (nc -N,
+// HTTP/1.0 style), still waits for the answer: the watchdog that closes a
+// connection whose peer left in the middle of its body must not take the FIN
+// queued behind unread body bytes for a peer gone.
+test('an upload half-closed after its full body gets its answer', async () => {
+  const srv = await startServer();
+  try {
+    const body = Buffer.from(`a,b\n${'12345,67890\n'.repeat(3 << 20)}`);
+    const res = await new Promise((resolve, reject) => {
+      const sock = net.connect({ port: srv.port, host: '127.0.0.1', allowHalfOpen: true });
+      const chunks = [];
+      sock.on('connect', () => {
+        sock.write(`PUT /v1/datasets/halfclosed HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n`);
+        // Past the watchdog's first second in the body phase, all at once.
+        setTimeout(() => { sock.write(body); sock.end(); }, 1500);
+      });
+      sock.on('data', (d) => chunks.push(d));
+      sock.on('error', reject);
+      sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    });
+    assert.match(res, /^HTTP\/1\.1 20[01] /, res.slice(0, 300));
+    const ds = await call(srv.base, 'GET', '/v1/datasets/halfclosed');
+    assert.equal(ds.status, 200);
+  } finally {
+    await srv.stop();
+  }
+});
+
 test('bad flag values for the limits are refused', async () => {
   const { runToExit } = await import('./lib.mjs');
   for (const args of [['--max-connections', '0'], ['--idle-timeout', '0'],
