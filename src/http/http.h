@@ -149,7 +149,10 @@ struct http__metrics *http__server_metrics(struct http_server *s);
 bool http__shutting_down(const struct http_server *s);
 bool http__is_worker(const struct http_server *s);
 /* Runs job(req) on a new thread with the connection suspended; the reply the
- * job sets is sent when it returns. Call from a handler, as its last act. */
+ * job sets is sent when it returns. Call from a handler, as its last act.
+ * With HTTP__MAX_DEFERRED jobs running already, job does not run: the reply
+ * is 503 unavailable with Retry-After (README: limits). */
+#define HTTP__MAX_DEFERRED 64
 void http__defer(struct http_request *req, http__handler job);
 
 /* ---- request helpers (http_request.c) ---- */

@@ -406,10 +406,18 @@ static void *deferred_main(void *arg)
 
 void http__defer(struct http_request *req, http__handler job)
 {
+    /* One thread each: past the limit a flood would start threads without
+     * end (listings, ?wait=, uploads). */
+    if (atomic_fetch_add(&req->srv->deferred, 1) >= HTTP__MAX_DEFERRED) {
+        atomic_fetch_sub(&req->srv->deferred, 1);
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is running %d slow requests, its limit; try again later",
+                            HTTP__MAX_DEFERRED); /* with Retry-After */
+        return;
+    }
     struct deferred_job *d = fr_xmalloc(sizeof(*d));
     d->req = req;
     d->job = job;
-    atomic_fetch_add(&req->srv->deferred, 1);
     atomic_store(&req->deferred, true);
     MHD_suspend_connection(req->conn);
     pthread_attr_t attr;
