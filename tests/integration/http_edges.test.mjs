@@ -207,6 +207,41 @@ test('an upload half-closed after its full body gets its answer', async () => {
   }
 });
 
+// A signed route must not buffer bodies for clients that cannot sign: with a
+// cluster secret, a call without the signature headers, with a stale
+// timestamp or a malformed signature gets 401 at once, before any body byte
+// is sent. An announce is small: over 64 KiB it gets 413.
+test('signed routes refuse before the body; an announce over 64 KiB gets 413', async () => {
+  const srv = await startServer({ env: { FRAMED_CLUSTER_SECRET: 'correct horse battery staple' } });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const sig = `v1=${'0'.repeat(64)}`;
+    for (const [label, extra] of [
+      ['no signature headers', ''],
+      ['a stale timestamp', `Framed-Sender: x\r\nFramed-Timestamp: ${now - 400}\r\nFramed-Signature: ${sig}\r\n`],
+      ['a malformed signature', `Framed-Sender: x\r\nFramed-Timestamp: ${now}\r\nFramed-Signature: v2=x\r\n`],
+    ]) {
+      // Headers only: the 64 MiB body that Content-Length promises never comes.
+      const res = await rawExchange(srv.port, 'POST /v1/workers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `${extra}Content-Length: ${64 << 20}\r\n\r\n`, 3000);
+      assert.ok(res.text.length > 0, `${label}: no answer before the body`);
+      const r = parseResponse(res.text);
+      assert.equal(r.status, 401, `${label}: ${res.text}`);
+      assert.equal(r.json.type, 'https://framed.dev/problems/unauthorized');
+    }
+  } finally {
+    await srv.stop();
+  }
+  const open = await startServer();
+  try {
+    const big = JSON.stringify({ id: 'w-big', url: 'http://127.0.0.1:1', threads: 1, pad: 'x'.repeat(65 * 1024) });
+    const r = await call(open.base, 'POST', '/v1/workers', { json: JSON.parse(big) });
+    assertProblem(r, 413, 'payload-too-large');
+  } finally {
+    await open.stop();
+  }
+});
+
 test('bad flag values for the limits are refused', async () => {
   const { runToExit } = await import('./lib.mjs');
   for (const args of [['--max-connections', '0'], ['--idle-timeout', '0'],
