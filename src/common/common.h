@@ -155,6 +155,13 @@ int fr_verify_request_nonce(const char *secret, const char *method, const char *
                             const void *body, size_t len, const char *sender, const char *timestamp,
                             const char *nonce, const char *signature, int64_t now, fr_replay *seen,
                             struct fr_error *err);
+/* The checks of fr_verify_request_nonce that need no body and no secret:
+ * sender, timestamp and signature present, the timestamp within
+ * FR_SIGN_MAX_SKEW_S of now, the signature's form, the nonce's (NULL =
+ * none). For a receiver that refuses before reading a body. FR_OK or
+ * FR_EINVAL with the same messages. */
+int fr_verify_request_headers(const char *sender, const char *timestamp, const char *nonce,
+                              const char *signature, int64_t now, struct fr_error *err);
 /* Reads a secret file (surrounding whitespace trimmed; empty is an error).
  * *out is new. Errors name the file. */
 int fr_secret_load(const char *path, char **out, struct fr_error *err);

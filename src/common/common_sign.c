@@ -115,16 +115,10 @@ int fr_verify_request(const char *secret, const char *method, const char *path, 
                                    signature, now, NULL, err);
 }
 
-int fr_verify_request_nonce(const char *secret, const char *method, const char *path,
-                            const void *body, size_t len, const char *sender, const char *timestamp,
-                            const char *nonce, const char *signature, int64_t now, fr_replay *seen,
-                            struct fr_error *err)
+int fr_verify_request_headers(const char *sender, const char *timestamp, const char *nonce,
+                              const char *signature, int64_t now, struct fr_error *err)
 {
     int64_t ts = 0;
-    if (!secret || !secret[0])
-        return fr_error_set(err, FR_EINVAL, "no cluster secret is set to verify the request");
-    if (!method || !path)
-        return fr_error_set(err, FR_EINVAL, "the request has no method or path to verify");
     if (!sender || !sender[0])
         return fr_error_set(err, FR_EINVAL, "the Framed-Sender header is missing");
     if (!timestamp || !timestamp[0])
@@ -148,6 +142,23 @@ int fr_verify_request_nonce(const char *secret, const char *method, const char *
     if (nonce && !nonce_ok(nonce))
         return fr_error_set(err, FR_EINVAL,
                             "the Framed-Nonce header is not 16-64 of [0-9A-Za-z_-]");
+    return FR_OK;
+}
+
+int fr_verify_request_nonce(const char *secret, const char *method, const char *path,
+                            const void *body, size_t len, const char *sender, const char *timestamp,
+                            const char *nonce, const char *signature, int64_t now, fr_replay *seen,
+                            struct fr_error *err)
+{
+    int64_t ts = 0;
+    if (!secret || !secret[0])
+        return fr_error_set(err, FR_EINVAL, "no cluster secret is set to verify the request");
+    if (!method || !path)
+        return fr_error_set(err, FR_EINVAL, "the request has no method or path to verify");
+    int rc = fr_verify_request_headers(sender, timestamp, nonce, signature, now, err);
+    if (rc != FR_OK)
+        return rc;
+    parse_timestamp(timestamp, &ts);
     char want[SIGN_LEN + 1];
     compute_signature(secret, method, path, body, len, sender, ts, nonce, want);
     /* The length is public (always SIGN_LEN); only the bytes need constant time. */

@@ -120,6 +120,9 @@ struct http_request {
     int64_t start_us;
     const struct http__route *route; /* NULL when none matched */
     bool route_signed;               /* a cluster call: needs the cluster signature */
+    int64_t route_max_body;          /* the route's own body limit; 0 = the server's */
+    http__handler route_head_check;  /* NULL or run before the body (_add_signed_limited) */
+    bool answer_early;               /* the reply goes out before the body is read */
     int route_index;                 /* metrics slot; the last slot is "unmatched" */
     int nparams;
     char *param_names[HTTP__MAX_PARAMS];  /* owned */
@@ -149,7 +152,10 @@ struct http__metrics *http__server_metrics(struct http_server *s);
 bool http__shutting_down(const struct http_server *s);
 bool http__is_worker(const struct http_server *s);
 /* Runs job(req) on a new thread with the connection suspended; the reply the
- * job sets is sent when it returns. Call from a handler, as its last act. */
+ * job sets is sent when it returns. Call from a handler, as its last act.
+ * With HTTP__MAX_DEFERRED jobs running already, job does not run: the reply
+ * is 503 unavailable with Retry-After (README: limits). */
+#define HTTP__MAX_DEFERRED 64
 void http__defer(struct http_request *req, http__handler job);
 
 /* ---- request helpers (http_request.c) ---- */
@@ -189,6 +195,10 @@ const char *http__auth_missing(struct http_request *req, const char *admin_token
  * secret, and that seen (may be NULL) has not seen it; on failure sets a 401
  * unauthorized reply. */
 void http__check_signature(struct http_request *req, const char *secret, fr_replay *seen);
+/* The part of http__check_signature that needs no body (the headers there,
+ * well-formed, the timestamp within the skew window), for a refusal before
+ * the body is read: false after setting the same 401 reply. */
+bool http__check_signature_head(struct http_request *req);
 /* Writes the access-log line of a finished request. */
 void http__log_request(struct http_request *req);
 /* Query parameters are parsed strictly, here only. http__check_target has
@@ -227,8 +237,14 @@ struct http__router *http__router_new(void);        /* the coordinator's routes 
 struct http__router *http__router_new_worker(void); /* the worker's routes */
 void http__router_free(struct http__router *r);
 void http__router_add(struct http__router *r, const struct http__route *route);
-/* Adds a cluster route: with a cluster secret set, it needs a valid signature. */
+/* Adds a cluster route: with a cluster secret set, it needs a valid signature
+ * (its headers are checked before the body is read, the MAC after). */
 void http__router_add_signed(struct http__router *r, const struct http__route *route);
+/* The same with a body limit of its own (0 = the server's) and head_check
+ * (NULL = none), run once the headers are in, before any body byte is
+ * buffered: a reply it sets goes out at once. */
+void http__router_add_signed_limited(struct http__router *r, const struct http__route *route,
+                                     int64_t max_body, http__handler head_check);
 /* Which token a route needs, when tokens are configured (README: auth). */
 enum http__access {
     HTTP_ACCESS_OPEN,  /* probes, the dashboard's files, signed cluster calls */
@@ -277,6 +293,10 @@ void http__conns_head_started(struct http__conns *t, struct MHD_Connection *conn
 void http__conns_head_done(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_body_done(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_request_done(struct http__conns *t, struct MHD_Connection *conn);
+/* Whether the peer of socket fd has shut its side down with nothing left
+ * unread (or the connection failed): half-closed after a complete body is
+ * not gone until that body is read. */
+bool http__conns_peer_gone(int fd);
 
 struct http__ip_counts;
 struct http__ip_counts *http__ip_counts_new(void);

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -54,13 +55,25 @@ static void conn_shutdown_locked(struct http__conn *c)
     shutdown(c->fd, SHUT_RDWR);
 }
 
+bool http__conns_peer_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) != 1)
+        return false;
+    if (p.revents & (POLLHUP | POLLERR))
+        return true;
+    /* POLLRDHUP comes with the FIN, which may sit behind body bytes not yet
+     * read (a client that sent all of it, then shut its write side down). */
+    int pending = 0;
+    return (p.revents & POLLRDHUP) && ioctl(fd, FIONREAD, &pending) == 0 && pending == 0;
+}
+
 /* A client that shut its side down in the middle of its body sends no more:
  * MHD 0.9.75 then waits for the rest until the idle timeout, the upload
  * half-written. */
 static bool peer_gone(const struct http__conn *c)
 {
-    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
-    return !c->closing && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+    return !c->closing && http__conns_peer_gone(c->fd);
 }
 
 static void *watchdog_main(void *arg)

@@ -154,10 +154,11 @@ static char *query_name_decode(const char *s, size_t n)
 
 static int name_cmp(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The first parameter name that the query string q repeats, new, or NULL. */
+/* The first parameter name that the query string q repeats, new, or NULL.
+ * Caseless, as libmicrohttpd's lookups are: ?limit=1&LIMIT=5 repeats limit. */
 static char *query_repeated_name(const char *q)
 {
     size_t cap = 1;
@@ -174,7 +175,7 @@ static char *query_repeated_name(const char *q)
     qsort(names, n, sizeof(*names), name_cmp);
     char *repeated = NULL;
     for (size_t i = 1; i < n && !repeated; i++) {
-        if (strcmp(names[i - 1], names[i]) == 0)
+        if (strcasecmp(names[i - 1], names[i]) == 0)
             repeated = fr_xstrdup(names[i]);
     }
     for (size_t i = 0; i < n; i++)
@@ -357,6 +358,20 @@ const char *http__auth_missing(struct http_request *req, const char *admin_token
     default:
         return NULL;
     }
+}
+
+bool http__check_signature_head(struct http_request *req)
+{
+    struct fr_error err;
+    fr_error_init(&err);
+    int rc = fr_verify_request_headers(
+        http__header(req, "Framed-Sender"), http__header(req, "Framed-Timestamp"),
+        http__header(req, "Framed-Nonce"), http__header(req, "Framed-Signature"),
+        fr_now_ms() / 1000, &err);
+    if (rc != FR_OK)
+        http__reply_problem(req, FR_EINVAL, "unauthorized",
+                            "this cluster call needs a valid signature: %s", err.message);
+    return rc == FR_OK;
 }
 
 void http__check_signature(struct http_request *req, const char *secret, fr_replay *seen)

@@ -7,31 +7,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What the router adds to a registered row (the area tables stay as they are). */
+struct route_extra {
+    bool signed_only; /* a cluster call needing the signature */
+    int64_t max_body; /* 0 = the server's limit */
+    http__handler head_check;
+};
+
 struct http__router {
     struct http__route *routes; /* copies of the registered rows; patterns are static */
-    bool *signed_only;          /* per route: a cluster call needing the signature */
+    struct route_extra *extra;  /* per route */
     int n, cap;
 };
 
-static void router_add(struct http__router *r, const struct http__route *route, bool sig)
+static void router_add(struct http__router *r, const struct http__route *route,
+                       struct route_extra extra)
 {
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 32;
         r->routes = fr_xrealloc(r->routes, (size_t)r->cap * sizeof(*r->routes));
-        r->signed_only = fr_xrealloc(r->signed_only, (size_t)r->cap * sizeof(bool));
+        r->extra = fr_xrealloc(r->extra, (size_t)r->cap * sizeof(*r->extra));
     }
-    r->signed_only[r->n] = sig;
+    r->extra[r->n] = extra;
     r->routes[r->n++] = *route;
 }
 
 void http__router_add(struct http__router *r, const struct http__route *route)
 {
-    router_add(r, route, false);
+    router_add(r, route, (struct route_extra){.signed_only = false});
 }
 
 void http__router_add_signed(struct http__router *r, const struct http__route *route)
 {
-    router_add(r, route, true);
+    router_add(r, route, (struct route_extra){.signed_only = true});
+}
+
+void http__router_add_signed_limited(struct http__router *r, const struct http__route *route,
+                                     int64_t max_body, http__handler head_check)
+{
+    router_add(
+        r, route,
+        (struct route_extra){.signed_only = true, .max_body = max_body, .head_check = head_check});
 }
 
 struct http__router *http__router_new(void)
@@ -59,7 +75,7 @@ void http__router_free(struct http__router *r)
     if (!r)
         return;
     free(r->routes);
-    free(r->signed_only);
+    free(r->extra);
     free(r);
 }
 
@@ -173,7 +189,9 @@ int http__router_match(const struct http__router *r, struct http_request *req, c
             match_pattern(route->pattern, req->path, req);
             req->route = route;
             req->route_index = i;
-            req->route_signed = r->signed_only[i];
+            req->route_signed = r->extra[i].signed_only;
+            req->route_max_body = r->extra[i].max_body;
+            req->route_head_check = r->extra[i].head_check;
             result = 0;
             goto out;
         }

@@ -13,10 +13,15 @@ static bool peer_is_loopback(struct MHD_Connection *conn)
     return fr_sockaddr_is_loopback(info ? info->client_addr : NULL);
 }
 
-static void workers_post(struct http_request *req)
+/* An announce is a few hundred bytes: a larger body is refused (413) before
+ * it is buffered. */
+#define ANNOUNCE_MAX_BODY (64 * 1024)
+
+/* Before the body: without a cluster secret an announce cannot be
+ * authenticated, so only a process on this machine may join, unless serve
+ * --insecure. */
+static void workers_post_head(struct http_request *req)
 {
-    /* Without a cluster secret an announce cannot be authenticated: only a
-     * process on this machine may join, unless serve --insecure. */
     const char *secret = ctx_cluster_secret(req->ctx);
     if ((!secret || !secret[0]) && !http__server_insecure(req->srv) &&
         !peer_is_loopback(req->conn)) {
@@ -24,8 +29,11 @@ static void workers_post(struct http_request *req)
                             "without a cluster secret only workers on this machine may announce "
                             "themselves; set FRAMED_CLUSTER_SECRET on every process (or start "
                             "the coordinator with --insecure)");
-        return;
     }
+}
+
+static void workers_post(struct http_request *req)
+{
     json_t *body = http__body_json(req);
     if (!body)
         return;
@@ -51,6 +59,6 @@ void http__routes_cluster_register(struct http__router *r)
                                                 false,  HTTP_BODY_JSON, NULL};
     static const struct http__route list = {"GET", "/v1/workers",  workers_get,
                                             false, HTTP_BODY_NONE, NULL};
-    http__router_add_signed(r, &announce);
+    http__router_add_signed_limited(r, &announce, ANNOUNCE_MAX_BODY, workers_post_head);
     http__router_add(r, &list);
 }

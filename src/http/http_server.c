@@ -166,6 +166,29 @@ static bool is_json_media_type(const char *ct)
     return n == strlen("application/json") && strncasecmp(ct, "application/json", n) == 0;
 }
 
+/* The body limit of the matched route. */
+static int64_t body_limit(const struct http_request *req)
+{
+    if (req->route->body == HTTP_BODY_STREAM)
+        return req->srv->max_upload;
+    if (req->route_max_body > 0 && req->route_max_body < req->srv->max_body)
+        return req->route_max_body;
+    return req->srv->max_body;
+}
+
+/* A signed route refuses before its body is read, so an unauthenticated
+ * client cannot have bodies buffered: the signature's headers (when a cluster
+ * secret is set; the MAC needs the body and waits for it) and the route's
+ * own head check. */
+static bool refused_before_body(struct http_request *req)
+{
+    if (req->route_signed && req->srv->cluster_secret && !http__check_signature_head(req))
+        return true;
+    if (req->route_head_check)
+        req->route_head_check(req);
+    return req->response != NULL;
+}
+
 /* Route match and the checks that need only the headers. An error becomes the
  * reply at once; the body, if any, is then drained and dropped. */
 static void request_begin(struct http_request *req, const char *method, const char *url,
@@ -208,9 +231,11 @@ static void request_begin(struct http_request *req, const char *method, const ch
         http__reply_problem(req, FR_EINVAL, "unauthorized", "%s%s", missing,
                             sent ? ": the token sent was not accepted"
                                  : " (Authorization: Bearer <token>)");
+    } else if (refused_before_body(req)) {
+        req->answer_early = true;
     } else {
         enum http__body kind = req->route->body;
-        int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
+        int64_t limit = body_limit(req);
         int64_t declared = content_length(req);
         if (kind == HTTP_BODY_JSON && has_body(req) &&
             !is_json_media_type(http__header(req, MHD_HTTP_HEADER_CONTENT_TYPE))) {
@@ -231,15 +256,17 @@ static void request_begin(struct http_request *req, const char *method, const ch
 
 /* Appends to the JSON body with a checked allocation: its size is the
  * client's choice (up to the limit), so running out of memory is an answer,
- * not an abort. The first allocation takes the declared length at once. */
+ * not an abort. The buffer grows with the bytes that came, never to the
+ * declared length at once: a client declaring 64 MiB and trickling would
+ * otherwise hold it all from its first byte. */
 static int body_append(struct http_request *req, const char *data, size_t n)
 {
     struct fr_buf *b = &req->body;
     if (b->len + n + 1 > b->cap) {
-        int64_t declared = content_length(req);
         size_t want = b->cap ? b->cap * 2 : 4096;
-        if (!b->cap && declared > 0)
-            want = (size_t)declared + 1;
+        size_t most = (size_t)body_limit(req) + 1;
+        if (want > most)
+            want = most;
         if (want < b->len + n + 1)
             want = b->len + n + 1;
         char *p = fr_try_realloc(b->data, want);
@@ -260,7 +287,7 @@ static void request_consume(struct http_request *req, const char *data, size_t n
     if (req->body_rejected)
         return;
     enum http__body kind = req->route->body;
-    int64_t limit = kind == HTTP_BODY_STREAM ? req->srv->max_upload : req->srv->max_body;
+    int64_t limit = body_limit(req);
     if (req->body_seen > limit) {
         http__reply_problem(req, FR_ETOOLARGE, "payload-too-large",
                             "the body is over the limit of %lld bytes", (long long)limit);
@@ -339,7 +366,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         request_init(req, url, method);
         atomic_fetch_add(&s->in_flight, 1);
         request_begin(req, method, url, version);
-        if (req->response && (req->answer_now || reply_before_body(req) || expects_continue(req)))
+        if (req->response && (req->answer_now || req->answer_early || reply_before_body(req) ||
+                              expects_continue(req)))
             return send_reply(req);
         return MHD_YES;
     }
@@ -406,10 +434,18 @@ static void *deferred_main(void *arg)
 
 void http__defer(struct http_request *req, http__handler job)
 {
+    /* One thread each: past the limit a flood would start threads without
+     * end (listings, ?wait=, uploads). */
+    if (atomic_fetch_add(&req->srv->deferred, 1) >= HTTP__MAX_DEFERRED) {
+        atomic_fetch_sub(&req->srv->deferred, 1);
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is running %d slow requests, its limit; try again later",
+                            HTTP__MAX_DEFERRED); /* with Retry-After */
+        return;
+    }
     struct deferred_job *d = fr_xmalloc(sizeof(*d));
     d->req = req;
     d->job = job;
-    atomic_fetch_add(&req->srv->deferred, 1);
     atomic_store(&req->deferred, true);
     MHD_suspend_connection(req->conn);
     pthread_attr_t attr;

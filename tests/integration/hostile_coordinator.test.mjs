@@ -220,7 +220,9 @@ function queryStringCases() {
     q('wait=1&w%61it=2'), q('wait=+1'), q('wait=1e1'), q('wait=%201'), q('wait=1.'), q('wait'),
     ...['force', 'force=1', 'force=TRUE', 'force=true&force=true'].map((qs) =>
       json('DELETE', `/v1/runner?${qs}`, undefined, BAD_PARAM, { name: `DELETE /v1/runner?${qs}` })),
-    ...['limit=0x5', 'limit=-0', 'offset=+1', 'limit=5&limit=5', `limit=${'9'.repeat(19)}`].map((qs) =>
+    // libmicrohttpd looks names up caselessly: LIMIT repeats limit.
+    q('wait=1&WAIT=2'),
+    ...['limit=0x5', 'limit=-0', 'offset=+1', 'limit=5&limit=5', 'limit=1&LIMIT=5', `limit=${'9'.repeat(19)}`].map((qs) =>
       json('GET', `/v1/queries/q-none/result?${qs}`, undefined, BAD_PARAM, { name: `GET a result ?${qs}` })),
     json('DELETE', '/v1/runner', undefined, problem(404, 'no-runner'), { name: 'DELETE /v1/runner without one' }),
   ];

@@ -178,6 +178,70 @@ test('the per-IP limit answers 503, its reserve past it closes, and idle connect
   }
 });
 
+// A client that sends its whole body, then shuts its write side down (nc -N,
+// HTTP/1.0 style), still waits for the answer: the watchdog that closes a
+// connection whose peer left in the middle of its body must not take the FIN
+// queued behind unread body bytes for a peer gone.
+test('an upload half-closed after its full body gets its answer', async () => {
+  const srv = await startServer();
+  try {
+    const body = Buffer.from(`a,b\n${'12345,67890\n'.repeat(3 << 20)}`);
+    const res = await new Promise((resolve, reject) => {
+      const sock = net.connect({ port: srv.port, host: '127.0.0.1', allowHalfOpen: true });
+      const chunks = [];
+      sock.on('connect', () => {
+        sock.write(`PUT /v1/datasets/halfclosed HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n`);
+        // Past the watchdog's first second in the body phase, all at once.
+        setTimeout(() => { sock.write(body); sock.end(); }, 1500);
+      });
+      sock.on('data', (d) => chunks.push(d));
+      sock.on('error', reject);
+      sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    });
+    assert.match(res, /^HTTP\/1\.1 20[01] /, res.slice(0, 300));
+    const ds = await call(srv.base, 'GET', '/v1/datasets/halfclosed');
+    assert.equal(ds.status, 200);
+  } finally {
+    await srv.stop();
+  }
+});
+
+// A signed route must not buffer bodies for clients that cannot sign: with a
+// cluster secret, a call without the signature headers, with a stale
+// timestamp or a malformed signature gets 401 at once, before any body byte
+// is sent. An announce is small: over 64 KiB it gets 413.
+test('signed routes refuse before the body; an announce over 64 KiB gets 413', async () => {
+  const srv = await startServer({ env: { FRAMED_CLUSTER_SECRET: 'correct horse battery staple' } });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const sig = `v1=${'0'.repeat(64)}`;
+    for (const [label, extra] of [
+      ['no signature headers', ''],
+      ['a stale timestamp', `Framed-Sender: x\r\nFramed-Timestamp: ${now - 400}\r\nFramed-Signature: ${sig}\r\n`],
+      ['a malformed signature', `Framed-Sender: x\r\nFramed-Timestamp: ${now}\r\nFramed-Signature: v2=x\r\n`],
+    ]) {
+      // Headers only: the 64 MiB body that Content-Length promises never comes.
+      const res = await rawExchange(srv.port, 'POST /v1/workers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `${extra}Content-Length: ${64 << 20}\r\n\r\n`, 3000);
+      assert.ok(res.text.length > 0, `${label}: no answer before the body`);
+      const r = parseResponse(res.text);
+      assert.equal(r.status, 401, `${label}: ${res.text}`);
+      assert.equal(r.json.type, 'https://framed.dev/problems/unauthorized');
+    }
+  } finally {
+    await srv.stop();
+  }
+  const open = await startServer();
+  try {
+    const big = JSON.stringify({ id: 'w-big', url: 'http://127.0.0.1:1', threads: 1, pad: 'x'.repeat(65 * 1024) });
+    const r = await call(open.base, 'POST', '/v1/workers', { json: JSON.parse(big) });
+    assertProblem(r, 413, 'payload-too-large');
+  } finally {
+    await open.stop();
+  }
+});
+
 test('bad flag values for the limits are refused', async () => {
   const { runToExit } = await import('./lib.mjs');
   for (const args of [['--max-connections', '0'], ['--idle-timeout', '0'],

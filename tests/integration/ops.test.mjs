@@ -193,3 +193,30 @@ test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query i
     hole.close();
   }
 });
+
+test('slow requests past the limit of deferred jobs get 503 with Retry-After, and the server still serves', async () => {
+  const hole = await blackHoleWorker();
+  const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1'] });
+  try {
+    // Each waits on its own thread for a query the black hole never answers:
+    // past 64 (README: limits) no more threads start.
+    Array.from({ length: 80 }, () =>
+      call(srv.base, 'POST', '/v1/queries?wait=300', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
+        .catch((e) => ({ error: e })));
+    let full = null;
+    for (let i = 0; i < 200 && !full; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const r = await call(srv.base, 'GET', '/v1/datasets');
+      if (r.status === 503) full = r;
+    }
+    assert.ok(full, 'GET /v1/datasets never got 503 with 80 slow requests held');
+    assertProblem(full, 503, 'unavailable');
+    assert.ok(Number(full.headers.get('retry-after')) > 0);
+    assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
+    assert.equal((await call(srv.base, 'GET', '/v1/config')).status, 200);
+  } finally {
+    process.kill(srv.pid, 'SIGKILL');
+    await srv.exited;
+    hole.close();
+  }
+});

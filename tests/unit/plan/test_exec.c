@@ -37,7 +37,7 @@ static int run(const char *text, struct fr_error *err)
     df_exec_init(&ex, &opts, NULL);
     struct df_table **outs = NULL;
     int nouts = 0;
-    int rc = plan_task_execute(spec, inputs, counts, &ex, &outs, &nouts, err);
+    int rc = plan_task_execute(spec, NULL, inputs, counts, &ex, &outs, &nouts, err);
     for (int i = 0; i < nouts; i++)
         df_table_free(outs[i]);
     free(outs);
