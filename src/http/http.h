@@ -291,6 +291,7 @@ void http__conns_opened(struct http__conns *t, struct MHD_Connection *conn, void
 void http__conns_closed(struct http__conns *t, void **socket_context);
 void http__conns_head_started(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_head_done(struct http__conns *t, struct MHD_Connection *conn);
+void http__conns_body_progress(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_body_done(struct http__conns *t, struct MHD_Connection *conn);
 void http__conns_request_done(struct http__conns *t, struct MHD_Connection *conn);
 /* Whether the peer of socket fd has shut its side down with nothing left

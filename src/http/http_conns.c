@@ -89,7 +89,7 @@ static void *watchdog_main(void *arg)
         for (struct http__conn *c = t->head; c; c = c->next) {
             if (c->phase < CONN_BODY && now - c->since_us > t->head_deadline_us)
                 conn_shutdown_locked(c);
-            else if (c->phase == CONN_BODY && now - c->since_us > 1000000 && peer_gone(c))
+            else if (c->phase == CONN_BODY && now - c->since_us > 2000000 && peer_gone(c))
                 conn_shutdown_locked(c);
         }
     }
@@ -233,6 +233,14 @@ void http__conns_head_done(struct http__conns *t, struct MHD_Connection *conn)
     conn_phase(t, conn, CONN_BODY);
 }
 
+/* A chunk of the body reached the handler: the peer-gone check waits a tick
+ * from here, since the rest of the body may still sit in MHD's buffer after
+ * the socket was read dry (the FIN then looks like a peer gone mid-body). */
+void http__conns_body_progress(struct http__conns *t, struct MHD_Connection *conn)
+{
+    conn_phase(t, conn, CONN_BODY);
+}
+
 void http__conns_body_done(struct http__conns *t, struct MHD_Connection *conn)
 {
     conn_phase(t, conn, CONN_ACTIVE);
@@ -244,10 +252,12 @@ void http__conns_request_done(struct http__conns *t, struct MHD_Connection *conn
 }
 
 /* Connections past max_conns still get an answer (503), up to this many
- * more; past those, MHD closes new connections without a word. */
+ * more; past those, MHD closes new connections without a word. At least 64:
+ * eviction starts past half of it, and in a burst of connects the evicted
+ * sockets close a little later than the new ones arrive. */
 unsigned http__conn_reserve(unsigned max_conns)
 {
-    return max_conns / 16 > 16 ? max_conns / 16 : 16;
+    return max_conns / 16 > 64 ? max_conns / 16 : 64;
 }
 
 /* Each connection is a descriptor: make room for them (and for the files

@@ -376,6 +376,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (*upload_data_size > 0) {
         request_consume(req, upload_data, *upload_data_size);
         *upload_data_size = 0;
+        http__conns_body_progress(s->conns, conn);
         return body_too_slow(req) ? MHD_NO : MHD_YES; /* MHD_NO: MHD closes */
     }
     http__conns_body_done(s->conns, conn);

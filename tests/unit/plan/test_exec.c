@@ -63,7 +63,9 @@ static void test_join_key_lists_must_match(void **state)
         struct fr_error err;
         fr_error_init(&err);
         assert_int_equal(run(specs[i], &err), FR_EINVAL);
-        assert_non_null(strstr(err.message, "join keys"));
+        /* refused by the spec check (keys of the wrong type) or by the
+         * executor (lists of unequal length): either names the join */
+        assert_non_null(strstr(err.message, "join"));
     }
     /* the well-formed spec still joins */
     struct fr_error err;
