@@ -29,6 +29,7 @@ struct http_options {
     unsigned connection_timeout_s;   /* idle connections are closed after this; 0 = 30 */
     unsigned max_connections;        /* open connections served; 0 = 1000 (README: limits) */
     unsigned max_connections_per_ip; /* 0 = 250 */
+    unsigned max_slow_requests;      /* deferred jobs at once; 0 = 256 (README: limits) */
     const char *cluster_secret;      /* NULL or "" = none; else cluster routes need a valid
                                         signature (api/internal-protocol.md); copied */
     bool insecure; /* without a cluster secret, take worker announces from any peer, not only
@@ -153,9 +154,8 @@ bool http__shutting_down(const struct http_server *s);
 bool http__is_worker(const struct http_server *s);
 /* Runs job(req) on a new thread with the connection suspended; the reply the
  * job sets is sent when it returns. Call from a handler, as its last act.
- * With HTTP__MAX_DEFERRED jobs running already, job does not run: the reply
+ * With --max-slow-requests jobs running already, job does not run: the reply
  * is 503 unavailable with Retry-After (README: limits). */
-#define HTTP__MAX_DEFERRED 64
 void http__defer(struct http_request *req, http__handler job);
 
 /* ---- request helpers (http_request.c) ---- */

@@ -37,8 +37,10 @@ struct http_server {
     char *static_dir;
     int port;
     struct sockaddr_storage addr;
-    atomic_int in_flight; /* requests between their first callback and completion */
-    atomic_int deferred;  /* handlers running on their own thread (suspended connections) */
+    atomic_int in_flight;        /* requests between their first callback and completion */
+    atomic_int deferred;         /* handlers running on their own thread (suspended connections) */
+    int max_deferred;            /* past this many, a deferred handler gets 503 */
+    atomic_int deferred_threads; /* deferred threads not yet past their resume: stop waits */
     atomic_bool shutting_down;
     bool insecure;         /* serve --insecure */
     bool quiesced;         /* the listening socket is closed (stop's thread only) */
@@ -428,8 +430,11 @@ static void *deferred_main(void *arg)
     d->job(req);
     free(d);
     atomic_store(&req->deferred_done, true);
-    MHD_resume_connection(req->conn); /* req may be freed by MHD from here on */
+    /* the limit's count before the resume (the client may send its next
+     * request at once), stop's count after it (MHD must not stop meanwhile) */
     atomic_fetch_sub(&s->deferred, 1);
+    MHD_resume_connection(req->conn); /* req may be freed by MHD from here on */
+    atomic_fetch_sub(&s->deferred_threads, 1);
     return NULL;
 }
 
@@ -437,17 +442,18 @@ void http__defer(struct http_request *req, http__handler job)
 {
     /* One thread each: past the limit a flood would start threads without
      * end (listings, ?wait=, uploads). */
-    if (atomic_fetch_add(&req->srv->deferred, 1) >= HTTP__MAX_DEFERRED) {
+    if (atomic_fetch_add(&req->srv->deferred, 1) >= req->srv->max_deferred) {
         atomic_fetch_sub(&req->srv->deferred, 1);
         http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
                             "the server is running %d slow requests, its limit; try again later",
-                            HTTP__MAX_DEFERRED); /* with Retry-After */
+                            req->srv->max_deferred); /* with Retry-After */
         return;
     }
     struct deferred_job *d = fr_xmalloc(sizeof(*d));
     d->req = req;
     d->job = job;
     atomic_store(&req->deferred, true);
+    atomic_fetch_add(&req->srv->deferred_threads, 1);
     MHD_suspend_connection(req->conn);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -538,6 +544,7 @@ static struct MHD_Daemon *daemon_start(struct http_server *s, const struct http_
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
     s->max_conns = http__fit_fd_limit(opts->max_connections ? opts->max_connections : 1000);
     s->max_per_ip = opts->max_connections_per_ip ? opts->max_connections_per_ip : 250;
+    s->max_deferred = opts->max_slow_requests ? (int)opts->max_slow_requests : 256;
     unsigned per_ip = s->max_per_ip + http__conn_reserve(s->max_per_ip);
     unsigned threads = pool_size(opts->threads);
     /* MHD splits its limit across the pool's threads: never below one each. */
@@ -646,7 +653,7 @@ void http_server_stop(http_server *s, int64_t drain_ms)
         return;
     http_server_drain(s, drain_ms);
     /* MHD must not be stopped with a suspended connection. */
-    while (atomic_load(&s->deferred) > 0)
+    while (atomic_load(&s->deferred_threads) > 0)
         sleep_ms(5);
     if (atomic_load(&s->in_flight) > 0)
         FR_LOG(FR_LOG_WARN, "stopping with %d requests still in flight",

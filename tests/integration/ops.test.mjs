@@ -196,10 +196,11 @@ test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query i
 
 test('slow requests past the limit of deferred jobs get 503 with Retry-After, and the server still serves', async () => {
   const hole = await blackHoleWorker();
-  const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1'] });
+  const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1',
+    '--max-slow-requests', '64'] });
   try {
     // Each waits on its own thread for a query the black hole never answers:
-    // past 64 (README: limits) no more threads start.
+    // past --max-slow-requests (README: limits) no more threads start.
     Array.from({ length: 80 }, () =>
       call(srv.base, 'POST', '/v1/queries?wait=300', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
         .catch((e) => ({ error: e })));
