@@ -67,6 +67,15 @@ void fr_error_init(struct fr_error *err);
  * `return fr_error_set(err, FR_EINVAL, "...")`. err may be NULL. */
 int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Sets status, the problem kind ("invalid-plan"; NULL or "" = derived from
+ * the status at the HTTP edge) and a formatted message in one call; returns
+ * status. err may be NULL. */
+int fr_error_setk(struct fr_error *err, int status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* fr_error_setk with a va_list, for the module-local wrappers that add a
+ * prefix or a location. */
+int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const char *fmt,
+                   va_list ap) __attribute__((format(printf, 4, 0)));
 const char *fr_status_name(int status);
 
 /* ---- byte buffer --------------------------------------------------------- */

@@ -24,6 +24,26 @@ int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)
     return status;
 }
 
+int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const char *fmt,
+                   va_list ap)
+{
+    if (!err)
+        return status;
+    err->status = status;
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    snprintf(err->kind, sizeof(err->kind), "%s", kind ? kind : "");
+    return status;
+}
+
+int fr_error_setk(struct fr_error *err, int status, const char *kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fr_error_vsetk(err, status, kind, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
 const char *fr_status_name(int status)
 {
     switch (status) {

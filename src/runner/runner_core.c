@@ -25,6 +25,13 @@ void runner__cleanup(runner *r)
     cfg_frozen_unref(r->frozen);
 }
 
+int runner__config_reput(runner *r, struct fr_error *err)
+{
+    (void)r;
+    return fr_error_setk(err, FR_ENOTFOUND, "config-not-found",
+                         "this runner does not hold a store entry to put back");
+}
+
 void runner_free(runner *r)
 {
     if (!r)

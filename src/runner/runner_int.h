@@ -132,6 +132,12 @@ const char *runner__outputs_problem(json_t *outs);
  * FR_EDATA invalid-worker-answer naming the worker. */
 int runner__check_fetched(const struct runner_part *p, struct fr_error *err);
 
+/* Puts the runner's frozen canonical bytes back into the config store under
+ * its own hold (a worker answered config-not-found: the store lost the key).
+ * FR_OK when the store holds the bytes again; the caller then retries the
+ * task. Implemented by runner_core.c (the runner owns its store entry). */
+int runner__config_reput(runner *r, struct fr_error *err);
+
 /* Shared by both backends: the runner's common fields. */
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);
 void runner__cleanup(runner *r);
