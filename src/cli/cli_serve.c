@@ -156,7 +156,7 @@ static void serve_warn_open(const struct serve_options *o, const struct cli_secr
                "listening on %s port %d without a data token: the data endpoints (dataframes, "
                "queries, results) are open to anyone who reaches it",
                o->listen, port);
-    if (!s->value[CLI_CLUSTER_SECRET])
+    if (!s->value[CLI_CLUSTER_SECRET] && (strcmp(o->runner, "remote") == 0 || o->insecure))
         FR_LOG(FR_LOG_WARN,
                "listening on %s port %d without a cluster secret: cluster calls are unsigned "
                "and %s (set --cluster-secret-file)",

@@ -155,13 +155,13 @@ test('a misspelt FRAMED_* variable is warned about at start, by name only', asyn
 });
 
 test('serve beyond loopback without tokens or a cluster secret says what is open', async () => {
-  const open = await startServer({ args: ['--listen', '0.0.0.0'] });
+  const open = await startServer({ args: ['--listen', '0.0.0.0', '--runner', 'remote'] });
   await open.stop();
   const warns = open.logLines().filter((l) => l.level === 'warn').map((l) => l.msg);
   assert.ok(warns.some((m) => /without an admin or data token: anyone who reaches it can change the config/.test(m)), open.stderr());
   assert.ok(warns.some((m) => /without a cluster secret: cluster calls are unsigned/.test(m)), open.stderr());
   const closed = await startServer({
-    args: ['--listen', '0.0.0.0'],
+    args: ['--listen', '0.0.0.0', '--runner', 'remote'],
     env: { FRAMED_ADMIN_TOKEN: 'a-token', FRAMED_DATA_TOKEN: 'd-token', FRAMED_CLUSTER_SECRET: 'c-secret' },
   });
   await closed.stop();
