@@ -154,7 +154,7 @@ test('a misspelt FRAMED_* variable is warned about at start, by name only', asyn
     && l.msg.includes('FRAMED_COORDINATOR')), w.stderr());
 });
 
-test('serve beyond loopback without tokens or a cluster secret says what is open', async () => {
+test('serve or worker beyond loopback without tokens or a cluster secret says what is open', async () => {
   const open = await startServer({ args: ['--listen', '0.0.0.0', '--runner', 'remote'] });
   await open.stop();
   const warns = open.logLines().filter((l) => l.level === 'warn').map((l) => l.msg);
@@ -166,6 +166,10 @@ test('serve beyond loopback without tokens or a cluster secret says what is open
   });
   await closed.stop();
   assert.ok(!closed.logLines().some((l) => l.level === 'warn' && /listening on/.test(l.msg)), closed.stderr());
+  const w = await startWorker('http://127.0.0.1:9', { args: ['--listen', '0.0.0.0', '--insecure'] });
+  await w.stop();
+  assert.ok(w.logLines().some((l) => l.level === 'warn' && /anyone who reaches this port can run tasks \(POST \/v1\/tasks\)/.test(l.msg)),
+    w.stderr());
   const loop = await startServer();
   await loop.stop();
   assert.ok(!loop.logLines().some((l) => l.level === 'warn' && /listening on/.test(l.msg)), loop.stderr());
