@@ -416,8 +416,7 @@ static int commit_move(ctx_upload *u, bool *created, struct ctx_error *err)
     struct stat st;
     *created = lstat(final_path, &st) != 0 && lstat(other, &st) != 0;
     if (rename(u->tmp_path, final_path) != 0) {
-        rc = ctx__fail(err, FR_EIO, "internal", "cannot move the upload into place: %s",
-                       strerror(errno));
+        rc = storage_fail(err, errno, "cannot move the upload into place");
     } else {
         /* a dataset has one format: the new one replaces the old; readers that
          * see both for a moment take the newer */
