@@ -78,6 +78,8 @@ static const struct cli_flag serve_flags[] = {
 };
 /* clang-format on */
 #undef F
+_Static_assert(sizeof(serve_flags) / sizeof(serve_flags[0]) <= CLI_MAX_FLAGS,
+               "raise CLI_MAX_FLAGS");
 
 const struct cli_role cli__serve_role = {
     "serve", serve_flags, (int)(sizeof(serve_flags) / sizeof(serve_flags[0])),

@@ -47,6 +47,8 @@ static const struct cli_flag worker_flags[] = {
 };
 /* clang-format on */
 #undef F
+_Static_assert(sizeof(worker_flags) / sizeof(worker_flags[0]) <= CLI_MAX_FLAGS,
+               "raise CLI_MAX_FLAGS");
 
 const struct cli_role cli__worker_role = {
     "worker", worker_flags, (int)(sizeof(worker_flags) / sizeof(worker_flags[0])),
