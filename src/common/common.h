@@ -217,5 +217,12 @@ int fr_file_open_regular(const char *path);
  * resolve (missing, dangling link), FR_EINVAL when it resolves outside dir,
  * FR_EIO when dir cannot be resolved; the message says which. */
 int fr_path_resolve_inside(const char *dir, const char *path, char **out, struct fr_error *err);
+/* Locks dir for this process's life (an exclusive, non-blocking flock on
+ * dir/FR_DIR_LOCK_NAME, with the PID written in it). *fd_out holds the lock
+ * until fr_dir_unlock. FR_ECONFLICT naming the holder's PID when another
+ * process has it, FR_EIO otherwise. */
+#define FR_DIR_LOCK_NAME "framed.lock"
+int fr_dir_lock(const char *dir, int *fd_out, struct fr_error *err);
+void fr_dir_unlock(int fd); /* accepts -1 */
 
 #endif

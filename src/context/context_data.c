@@ -249,6 +249,19 @@ static bool media_type_is(const char *ct, const char *want)
     return *ct == '\0' || *ct == ';';
 }
 
+/* A write, fsync or create that failed: a full disk (ENOSPC), quota (EDQUOT)
+ * or file-size limit (EFBIG, RLIMIT_FSIZE with SIGXFSZ ignored) is 507
+ * insufficient-storage, anything else 500. */
+static int storage_fail(struct ctx_error *err, int errnum, const char *what)
+{
+    bool full = errnum == ENOSPC || errnum == EDQUOT || errnum == EFBIG;
+    if (full)
+        FR_LOG(FR_LOG_WARN, "data dir: %s: %s", what, strerror(errnum));
+    return ctx__fail(err, full ? FR_ENOSPACE : FR_EIO, full ? "insufficient-storage" : "internal",
+                     "%s: %s%s", what, strerror(errnum),
+                     full ? "; nothing was stored, the previous dataset is unchanged" : "");
+}
+
 int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upload **out,
                      struct ctx_error *err)
 {
@@ -277,8 +290,7 @@ int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upl
                 ? open(u->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)
                 : -1;
     if (u->fd < 0) {
-        int rc = ctx__fail(err, FR_EIO, "internal", "cannot create the upload file: %s",
-                           strerror(errno));
+        int rc = storage_fail(err, errno, "cannot create the upload file");
         ctx_upload_abort(u);
         return rc;
     }
@@ -293,9 +305,7 @@ int ctx_upload_write(ctx_upload *u, const char *data, size_t n, struct ctx_error
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return ctx__fail(err, errno == ENOSPC ? FR_ENOSPACE : FR_EIO,
-                             errno == ENOSPC ? "insufficient-storage" : "internal",
-                             "cannot write the upload: %s", strerror(errno));
+            return storage_fail(err, w < 0 ? errno : ENOSPC, "cannot write the upload");
         data += w;
         n -= (size_t)w;
         u->bytes += w;
@@ -359,7 +369,7 @@ static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
     struct fr_error ferr;
     fr_error_init(&ferr);
     if (fsync(u->fd) != 0)
-        return ctx__fail(err, FR_EIO, "internal", "cannot fsync the upload: %s", strerror(errno));
+        return storage_fail(err, errno, "cannot fsync the upload");
     if (u->bytes == 0)
         return ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
     if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
@@ -406,8 +416,7 @@ static int commit_move(ctx_upload *u, bool *created, struct ctx_error *err)
     struct stat st;
     *created = lstat(final_path, &st) != 0 && lstat(other, &st) != 0;
     if (rename(u->tmp_path, final_path) != 0) {
-        rc = ctx__fail(err, FR_EIO, "internal", "cannot move the upload into place: %s",
-                       strerror(errno));
+        rc = storage_fail(err, errno, "cannot move the upload into place");
     } else {
         /* a dataset has one format: the new one replaces the old; readers that
          * see both for a moment take the newer */
