@@ -58,6 +58,7 @@ struct serve_options {
     const char *admin_token_file;
     const char *runner;
     const char *store;
+    int64_t store_lease_ms;
     const char *workers;
     const char *static_dir;
     int64_t max_body_bytes;
@@ -91,6 +92,8 @@ static const struct flag serve_flags[] = {
                "file holding the admin token (else FRAMED_ADMIN_TOKEN; none = no auth)"),
     SERVE_FLAG("runner", FLAG_STR, runner, "KIND", "local or remote (default local)"),
     SERVE_FLAG("store", FLAG_STR, store, "URL", "embedded (default) or redis://host:port/db"),
+    SERVE_FLAG("store-lease-ms", FLAG_INT, store_lease_ms, "MS",
+               "lease of a Redis store hold, renewed every third of it (default 30000)"),
     SERVE_FLAG("workers", FLAG_STR, workers, "URLS", "static worker URLs, comma-separated"),
     SERVE_FLAG("static-dir", FLAG_STR, static_dir, "DIR", "the dashboard's files"),
     SERVE_FLAG("max-body-bytes", FLAG_BYTES, max_body_bytes, "BYTES",
@@ -407,6 +410,7 @@ static int serve_run(struct serve_options *o, char *const *envp)
                                 .memory_limit = o->memory_limit,
                                 .runner_kind = o->runner,
                                 .store_url = o->store,
+                                .store_lease_ms = o->store_lease_ms,
                                 .workers = o->workers,
                                 .cluster_secret = getenv("FRAMED_CLUSTER_SECRET")};
     if (ctx_new(&copts, envp, &c, &err) != 0) {

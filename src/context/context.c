@@ -69,6 +69,8 @@ static int open_store(ctx *c, struct fr_error *err)
     char *dir = fr_xasprintf("%s/store", c->opts.state_dir);
     int rc = store_open_url(url, dir, c->opts.cluster_secret, c->sender, &c->store, err);
     free(dir);
+    if (rc == FR_OK && c->opts.store_lease_ms > 0)
+        rc = store_set_lease_ms(c->store, c->opts.store_lease_ms, err);
     return rc;
 }
 

@@ -43,7 +43,7 @@ struct ctx {
     char *state_path;
     int64_t started_ms;
     pthread_mutex_t lock; /* "context lock": every field below */
-    pthread_cond_t cond;  /* signalled when inflight drops */
+    pthread_cond_t cond;  /* broadcast when inflight drops and when a runner's query ends */
     struct cfg pending;
     store *store;
     runner_registry *registry; /* the workers that announced themselves (own lock) */
@@ -52,8 +52,8 @@ struct ctx {
     enum ctx_runner_state runner_state;
     char config_id[80];
     int64_t frozen_at_ms;
-    char frozen_by[80];
-    int inflight; /* requests using the runner outside the lock */
+    char frozen_by[136]; /* a whole request ID: [A-Za-z0-9._-]{1,128} (http_request.c) */
+    int inflight;        /* requests using the runner outside the lock */
     struct ctx_frame **frames;
     int nframes;
     struct ctx_qrec **queries;
