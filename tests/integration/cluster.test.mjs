@@ -222,7 +222,7 @@ test('Redis store: lifecycle, workers resolve from Redis, tampered bytes are ref
     const id = r.body.config_id;
     const bytes = redisCli(redis.port, 'GET', `framed:config:${id}`);
     assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, id, 'Redis holds the canonical bytes');
-    assert.equal(redisCli(redis.port, 'GET', `framed:config:${id}:refs`), '1');
+    assert.equal(redisCli(redis.port, 'ZCARD', `framed:config:${id}:holds`), '1', 'one hold: the runner');
     const q = await runPlan(cluster.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['count(*) as n'] }] });
     assert.equal(q.query.state, 'succeeded');
     assert.deepEqual(q.query.task_config_ids, [id]);
