@@ -20,11 +20,9 @@ void ctx_error_cleanup(struct ctx_error *e)
 
 int ctx__fail(struct ctx_error *e, int status, const char *kind, const char *fmt, ...)
 {
-    e->base.status = status;
-    snprintf(e->base.kind, sizeof(e->base.kind), "%s", kind ? kind : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->base.message, sizeof(e->base.message), fmt, ap);
+    fr_error_vsetk(&e->base, status, kind, fmt, ap);
     va_end(ap);
     return status;
 }

@@ -266,7 +266,7 @@ static void collect_result(runner_query *q)
 
 void runner__finished(runner_query *q)
 {
-    runner *r = q->r; /* outlives this call: runner_free joins its threads first */
+    runner *r = q->r;             /* outlives this call: runner_free joins its threads first */
     if (q->state == RQ_SUCCEEDED) /* final: only this thread touches the parts now */
         collect_result(q);
     if (q->on_finish)
