@@ -66,7 +66,8 @@ int store_set_lease_ms(store *s, int64_t ms, struct fr_error *err)
 {
     if (ms < STORE_LEASE_MIN_MS || ms > STORE_LEASE_MAX_MS)
         return fr_error_setk(err, FR_EINVAL, "invalid-parameter",
-                             "a store lease of %lld ms is out of bounds (%d to %d ms)",
+                             "--store-lease-ms %lld (FRAMED_STORE_LEASE_MS) is out of bounds: "
+                             "%d to %d ms",
                              (long long)ms, STORE_LEASE_MIN_MS, STORE_LEASE_MAX_MS);
     if (s->lease_ms > 0) /* stores whose holds do not expire keep 0 */
         s->lease_ms = ms;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { SAMPLE_PLAN, call, startServer, tempRoot } from './lib.mjs';
+import { SAMPLE_PLAN, call, runToExit, startServer, tempRoot } from './lib.mjs';
 
 // kill -9 by PID and wait for the exit.
 async function kill9(srv) {
@@ -95,4 +95,16 @@ test('embedded: kill -9 with a runner: the next start reclaims the hold', async 
   assert.equal(r.body.config_released, true);
   assert.equal(storeFiles(again.stateDir).length, 0);
   assert.equal((await call(again.base, 'GET', `/v1/configs/${id}`)).status, 404);
+});
+
+test('a store lease out of bounds stops the start and names the flag', async (t) => {
+  const root = tempRoot();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  for (const ms of ['5', '999999999']) {
+    const res = await runToExit(['serve', '--port', '0', '--data-dir', path.join(root, 'data'),
+      '--state-dir', path.join(root, 'state'), '--store-lease-ms', ms]);
+    assert.notEqual(res.code, 0);
+    assert.equal(res.listened, false);
+    assert.match(res.stderr, /--store-lease-ms/);
+  }
 });

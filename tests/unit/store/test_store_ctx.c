@@ -3,8 +3,10 @@
  * hash to the ID (the runner's config is served from memory and the store's
  * copy repaired; another ID's bad bytes are refused as config-integrity),
  * the corruption shows in /readyz detail and /metrics, the runner holds its
- * entry under its own ID, the whole request ID that froze the config is
- * kept, and a reset releases the entry. */
+ * entry under its own ID (a failed put fails the constructor, leaving
+ * nothing), puts it back when the store lost it (runner__config_reput), the
+ * whole request ID that froze the config is kept, and a reset releases the
+ * entry. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "context/context_int.h"
+#include "runner/runner_int.h"
 
 static const char OTHER[] = "{\"shuffle_partitions\":5}";
 static const char TAMPERED[] = "{\"shuffle_partitions\":1000}";
@@ -164,6 +167,55 @@ static void test_whole_request_id_and_reset_release(void **state)
     ctx_error_cleanup(&err);
 }
 
+static void test_runner_owns_its_entry(void **state)
+{
+    (void)state;
+    store *st = NULL;
+    assert_int_equal(store_embedded_open(NULL, &st, NULL), FR_OK);
+    struct cfg c;
+    cfg_defaults(&c);
+    struct cfg_frozen *fz = cfg_freeze(&c);
+    char id[80];
+    snprintf(id, sizeof(id), "%s", fz->id);
+    runner *r = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_local_new(cfg_frozen_ref(fz), st, 1, &r, &err), FR_OK);
+    int64_t n = 0;
+    assert_int_equal(store_refcount(st, id, &n, NULL), FR_OK);
+    assert_int_equal(n, 1);
+    /* The store loses it: the runner puts it back under its own hold. */
+    assert_int_equal(store_unhold(st, id, runner_id(r), NULL), FR_OK);
+    assert_int_equal(store_refcount(st, id, &n, NULL), FR_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(runner__config_reput(r, &err), FR_OK);
+    assert_int_equal(store_refcount(st, id, &n, NULL), FR_OK);
+    assert_int_equal(n, 1);
+    struct store_health h;
+    store_health_get(st, &h);
+    assert_int_equal(h.restores, 1);
+    assert_int_equal(runner_free(r, &err), FR_OK);
+    assert_int_equal(store_refcount(st, id, &n, NULL), FR_OK);
+    assert_int_equal(n, 0);
+
+    /* A put that fails (other bytes under the ID) fails the constructor. */
+    char other[80];
+    assert_int_equal(store_put(st, fz->canonical, fz->canonical_len, other, 80, NULL), FR_OK);
+    assert_int_equal(store_embedded_tamper(st, id, OTHER, strlen(OTHER)), FR_OK);
+    r = (runner *)&err; /* must be reset to NULL */
+    assert_int_equal(runner_local_new(cfg_frozen_ref(fz), st, 1, &r, &err), FR_ECONFLICT);
+    assert_null(r);
+    assert_int_equal(store_refcount(st, id, &n, NULL), FR_OK);
+    assert_int_equal(n, 1); /* the anonymous hold only */
+    /* Without a store: no entry, nothing to put back. */
+    assert_int_equal(runner_local_new(cfg_frozen_ref(fz), NULL, 1, &r, &err), FR_OK);
+    assert_int_equal(runner__config_reput(r, &err), FR_ENOTFOUND);
+    assert_int_equal(runner_free(r, NULL), FR_OK);
+    cfg_frozen_unref(fz);
+    cfg_cleanup(&c);
+    store_free(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +223,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_unheld_corrupt_config_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_whole_request_id_and_reset_release, setup, teardown),
+        cmocka_unit_test(test_runner_owns_its_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
