@@ -1,8 +1,7 @@
-/* runner_store: the runner's own store entry (I4). The constructor puts the
- * frozen config under the runner's hold; with a store whose holds are leases
- * (Redis) a thread renews the lease every lease/3, putting the bytes back
- * when the store lost them (a restart without persistence, an eviction) or
- * repairing them when they were changed; runner_free stops it and releases. */
+/* runner_store: the runner's own store entry (I4): put under the runner's
+ * hold by its constructor, released by runner_free; with leases (Redis) a
+ * thread renews every lease/3, putting back bytes the store lost or repairing
+ * bytes that changed. */
 #include "runner_int.h"
 
 #include <errno.h>

@@ -1,10 +1,7 @@
 /* store: the config store. hold(holder, bytes) -> content-addressed ID,
- * get(ID), unhold(ID, holder); an entry lives exactly as long as some holder
- * (a runner, by its ID) holds it (I4). Holds are reclaimed when their holder
- * dies: the embedded store drops at start every hold a dead incarnation left;
- * in Redis a hold is a lease the live holder renews. Backends are a vtable:
- * embedded (in process, persisted in the state dir), http (read-only client
- * of a coordinator's GET /v1/configs/{id}) and redis (shared). */
+ * get(ID), unhold(ID, holder): an entry lives as long as a holder (a runner)
+ * holds it (I4), and dead holders' holds are reclaimed. Backends are a
+ * vtable: embedded (state dir), http (read-only, a coordinator's), redis. */
 #ifndef FRAMED_STORE_H
 #define FRAMED_STORE_H
 

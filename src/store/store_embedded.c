@@ -1,9 +1,7 @@
-/* store_embedded: the in-process config store. Entries {id, bytes, holders}
- * live in an array behind one mutex and, with a directory, as two files per
- * entry (<hex>.json: the bytes, <hex>.holds: one holder per line) written
- * atomically. Only one server uses a state dir (its lock), so every hold
- * found at open was left by a dead incarnation: open drops them and removes
- * their entries (logged), which keeps I4 through a kill -9. */
+/* store_embedded: the in-process config store: entries {id, bytes, holders}
+ * behind one mutex, persisted as <hex>.json (bytes) and <hex>.holds (a holder
+ * a line). One server uses a state dir, so every hold found at open is a dead
+ * incarnation's: open drops it and the entry (logged), keeping I4 after kill -9. */
 #include "store.h"
 
 #include <dirent.h>

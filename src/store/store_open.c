@@ -1,8 +1,7 @@
-/* store_open: picks the config store backend from a URL, so callers (the
- * serve and worker commands) name a store the way a user writes it on the
- * command line: embedded, redis://host:port[/db] or http(s)://coordinator;
- * and what every backend shares: the lease setting and the health record
- * (corruptions found, entries restored, reachability). */
+/* store_open: picks the config store backend from a URL as a user writes it
+ * (embedded, redis://host:port[/db], http(s)://coordinator), and what every
+ * backend shares: the lease setting and the health record (corruptions
+ * found, entries restored, reachability). */
 #include "store.h"
 
 #include <stdio.h>

@@ -1,10 +1,7 @@
 /* store_redis: the config store shared by a cluster, in Redis (hiredis, one
- * synchronous connection behind a mutex). framed:config:<id> holds the bytes
- * and framed:config:<id>:holds a ZSET of holders scored by the expiry of
- * their lease, in the Redis server's clock (TIME inside the scripts, so the
- * clients' clocks do not matter). Both keys carry a PEXPIRE at the latest
- * lease: a dead holder's hold lapses and Redis removes the bytes with the
- * last one. Every operation is one Lua script, atomic. */
+ * connection behind a mutex). Holds are leases: a ZSET of holders scored by
+ * expiry in the server's clock (TIME in the Lua scripts), and both keys expire
+ * with the latest lease, so a dead holder's entry goes by itself. */
 #include "store.h"
 
 #include <errno.h>
