@@ -14,7 +14,7 @@ import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
-import { SAMPLE_PLAN, assertProblem, call, startServer, tempRoot } from './lib.mjs';
+import { SAMPLE_PLAN, assertProblem, call, startServer, startWorker, tempRoot } from './lib.mjs';
 
 const LEASE_MS = 900;
 const DEADLINE_MS = 20000;
@@ -251,4 +251,30 @@ test('redis: down at the freeze: 503 store-unavailable with Retry-After; after a
   r = await call(srv.base, 'DELETE', '/v1/runner');
   assert.equal(r.body.config_released, true);
   assert.equal(redisCli(port, 'EXISTS', `framed:config:${id}`), '0');
+});
+
+test('redis: a cluster survives a Redis restart that lost the key: the coordinator puts it back', async (t) => {
+  const root = tempRoot();
+  const servers = [], redises = [];
+  cleanup(t, servers, redises, root);
+  const port = await freePort();
+  let redis = await startRedis(port); // no persistence
+  redises.push(redis);
+  const coord = await serve(root, redis, { args: ['--store', redis.url, '--runner', 'remote'] });
+  servers.push(coord);
+  const worker = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir, '--store', redis.url] });
+  servers.push(worker);
+  let r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan: SAMPLE_PLAN } });
+  assert.equal(r.body.state, 'succeeded', r.text);
+  const id = r.body.config_id;
+  await redis.stop();
+  redis = await startRedis(port); // empty
+  redises.push(redis);
+  // The worker forgets the config, so it must resolve it from Redis again.
+  r = await call(worker.base, 'DELETE', `/v1/configs/${id}`, { headers: { 'framed-config-id': id } });
+  assert.equal(r.status, 200, r.text);
+  await until(() => redisCli(port, 'EXISTS', `framed:config:${id}`) === '1', 'the coordinator re-puts its config');
+  r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan: SAMPLE_PLAN } });
+  assert.equal(r.body.state, 'succeeded', r.text);
+  assert.deepEqual(r.body.task_config_ids, [id]);
 });
