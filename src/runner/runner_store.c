@@ -120,7 +120,7 @@ void runner_config_serve(runner *r, char **bytes, size_t *len)
         enum store_restored what = STORE_INTACT;
         if (store_restore(r->store, r->id, r->frozen->canonical, r->frozen->canonical_len, &what,
                           &err) != FR_OK)
-            FR_LOG(FR_LOG_WARN, "runner %s: cannot check the store's copy of %s: %s", r->id,
+            FR_LOG(FR_LOG_DEBUG, "runner %s: cannot check the store's copy of %s: %s", r->id,
                    r->frozen->id, err.message);
     }
     *len = r->frozen->canonical_len;
