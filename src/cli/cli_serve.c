@@ -31,6 +31,7 @@ struct serve_options {
     const char *admin_token_file;
     const char *runner;
     const char *store;
+    int64_t store_lease_ms;
     const char *workers;
     const char *static_dir;
     int64_t max_body_bytes;
@@ -63,6 +64,7 @@ static const struct cli_flag serve_flags[] = {
     F("admin-token-file", CLI_STR, admin_token_file, "FILE", "file holding the admin token (none = no auth)"),
     F("runner", CLI_STR, runner, "KIND", "local or remote (default local)"),
     F("store", CLI_STR, store, "URL", "embedded (default) or redis://host:port/db"),
+    F("store-lease-ms", CLI_INT, store_lease_ms, "MS", "lease of a Redis store hold, renewed every third of it (default 30000)"),
     F("workers", CLI_STR, workers, "URLS", "static worker URLs, comma-separated"),
     F("static-dir", CLI_STR, static_dir, "DIR", "the dashboard's files"),
     F("max-body-bytes", CLI_BYTES, max_body_bytes, "BYTES", "limit of JSON request bodies (default 64M)"),
@@ -124,6 +126,7 @@ static int serve_validate(struct serve_options *o)
          1000000},
         {"idle-timeout", offsetof(struct serve_options, idle_timeout), 1, 86400},
         {"max-slow-requests", offsetof(struct serve_options, max_slow_requests), 1, 100000},
+        {"store-lease-ms", offsetof(struct serve_options, store_lease_ms), 300, 3600000},
     };
     for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
         int64_t v = *(const int64_t *)((const char *)o + bounds[i].offset);
@@ -248,6 +251,7 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
                                 .memory_limit = o->memory_limit,
                                 .runner_kind = o->runner,
                                 .store_url = o->store,
+                                .store_lease_ms = o->store_lease_ms,
                                 .workers = o->workers,
                                 .cluster_secret = s.value[CLI_CLUSTER_SECRET]};
     if (ctx_new(&copts, envp, &c, &err) != 0) {
@@ -288,6 +292,7 @@ int cli_serve(int argc, char **argv, char **envp)
                               .max_body_bytes = 64LL << 20,
                               .max_upload_bytes = 16LL << 30,
                               .shutdown_timeout = 30,
+                              .store_lease_ms = 30000,
                               .max_connections = 1000,
                               .max_connections_per_ip = 250,
                               .max_slow_requests = 256,

@@ -20,11 +20,9 @@ void ctx_error_cleanup(struct ctx_error *e)
 
 int ctx__fail(struct ctx_error *e, int status, const char *kind, const char *fmt, ...)
 {
-    e->base.status = status;
-    snprintf(e->base.kind, sizeof(e->base.kind), "%s", kind ? kind : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->base.message, sizeof(e->base.message), fmt, ap);
+    fr_error_vsetk(&e->base, status, kind, fmt, ap);
     va_end(ap);
     return status;
 }
@@ -69,6 +67,8 @@ static int open_store(ctx *c, struct fr_error *err)
     char *dir = fr_xasprintf("%s/store", c->opts.state_dir);
     int rc = store_open_url(url, dir, c->opts.cluster_secret, c->sender, &c->store, err);
     free(dir);
+    if (rc == FR_OK && c->opts.store_lease_ms > 0)
+        rc = store_set_lease_ms(c->store, c->opts.store_lease_ms, err);
     return rc;
 }
 

@@ -23,6 +23,7 @@ struct ctx_options {
     const char *store_url;      /* NULL/"embedded" or "redis://host:port/db" */
     const char *workers;        /* static worker URLs, comma-separated, or NULL */
     const char *cluster_secret; /* NULL = none */
+    int64_t store_lease_ms;     /* a Redis hold's lease; 0 = STORE_LEASE_DEFAULT_MS */
 };
 
 /* An error with the extension members of its problem body. */
@@ -47,7 +48,12 @@ json_t *ctx_config_get(ctx *c);
  * (ext: config_id, frozen_at, frozen_by, unlock), FR_EINVAL not an object.
  * On success *out is like ctx_config_get. */
 int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err);
-/* The store's bytes for an ID (*bytes new). FR_ENOTFOUND once released. */
+/* The bytes of a frozen config by ID (*bytes new), never bytes that do not
+ * hash to it. The runner's own config is served from memory (the store's
+ * copy is checked and repaired on the way); another ID comes from the store:
+ * FR_ENOTFOUND config-not-found once released, FR_EINTERNAL config-integrity
+ * when the stored bytes do not hash to it (counted as a corruption),
+ * FR_EUNAVAILABLE store-unavailable when the store cannot be reached. */
 int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct ctx_error *err);
 
 /* ---- runner ---- */
@@ -121,6 +127,9 @@ json_t *ctx_info(ctx *c);
 /* Appends Prometheus text for runner state, config lock, queries by state. */
 void ctx_metrics(ctx *c, struct fr_buf *out);
 bool ctx_ready(ctx *c);
+/* new: lines about the store for /readyz ("store: ...\n": corruptions found,
+ * unavailable), or NULL when there is nothing to say. */
+char *ctx_ready_detail(ctx *c);
 void ctx_begin_shutdown(ctx *c); /* readyz fails from now on */
 /* A shutdown past its deadline: cancels every running query, so the
  * requests waiting on them return. The runner stays (ctx_free frees it). */

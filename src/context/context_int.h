@@ -43,7 +43,7 @@ struct ctx {
     char *state_path;
     int64_t started_ms;
     pthread_mutex_t lock; /* "context lock": every field below */
-    pthread_cond_t cond;  /* signalled when inflight drops */
+    pthread_cond_t cond;  /* broadcast when inflight drops and when a runner's query ends */
     struct cfg pending;
     store *store;
     runner_registry *registry; /* the workers that announced themselves (own lock) */
@@ -52,8 +52,8 @@ struct ctx {
     enum ctx_runner_state runner_state;
     char config_id[80];
     int64_t frozen_at_ms;
-    char frozen_by[80];
-    int inflight; /* requests using the runner outside the lock */
+    char frozen_by[136]; /* a whole request ID: [A-Za-z0-9._-]{1,128} (http_request.c) */
+    int inflight;        /* requests using the runner outside the lock */
     struct ctx_frame **frames;
     int nframes;
     struct ctx_qrec **queries;
@@ -79,6 +79,12 @@ void ctx__runner_release(ctx *c);
 void ctx__effective_config(ctx *c, struct cfg *out);
 /* The plan environment (data dir, dataframe lookup). */
 void ctx__plan_env(ctx *c, struct plan_env *env);
+/* context_frames.c, shared with context_queries.c: rows [start, start+n) of
+ * t as JSON objects (new), a schema as [{"name","type"}] (new), and the
+ * materialization of a frame by a finished query (context lock held). */
+json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
+json_t *ctx__schema_json(const struct df_schema *s);
+void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
 /* Drops every frame (runner reset). Called with the lock held. */
 void ctx__frames_clear(ctx *c);
 void ctx__queries_clear(ctx *c);

@@ -2,6 +2,10 @@
  * the Prometheus metrics the context owns, and readiness. */
 #include "context_int.h"
 
+#include <stdio.h>
+
+static void store_metrics(ctx *c, struct fr_buf *out);
+
 static const char *runner_state_name(enum ctx_runner_state s)
 {
     static const char *const names[] = {"none", "active", "draining"};
@@ -48,6 +52,7 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
                   "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
                   (long long)c->mem_used);
     pthread_mutex_unlock(&c->lock);
+    store_metrics(c, out);
 }
 
 bool ctx_ready(ctx *c)
@@ -63,4 +68,53 @@ void ctx_begin_shutdown(ctx *c)
     pthread_mutex_lock(&c->lock);
     c->shutting_down = true;
     pthread_mutex_unlock(&c->lock);
+}
+
+/* The config store's health, for /metrics (takes the context lock briefly:
+ * the store is asked outside it). */
+static void store_metrics(ctx *c, struct fr_buf *out)
+{
+    struct store_health h;
+    store_health_get(c->store, &h);
+    char id[80] = "";
+    pthread_mutex_lock(&c->lock);
+    if (c->runner)
+        snprintf(id, sizeof(id), "%s", c->config_id);
+    pthread_mutex_unlock(&c->lock);
+    int64_t entries = 0;
+    if (id[0] && store_refcount(c->store, id, &entries, NULL) != FR_OK)
+        entries = 0; /* the runner's entry: its live holds in the store */
+    fr_buf_printf(out,
+                  "# HELP framed_store_entries Live holds on the runner's config in the store.\n"
+                  "# TYPE framed_store_entries gauge\nframed_store_entries %lld\n",
+                  (long long)entries);
+    fr_buf_printf(out,
+                  "# HELP framed_store_corruptions_total Store entries found holding bytes that "
+                  "do not hash to their ID.\n"
+                  "# TYPE framed_store_corruptions_total counter\n"
+                  "framed_store_corruptions_total %lld\n",
+                  (long long)h.corruptions);
+    fr_buf_printf(out,
+                  "# HELP framed_store_restores_total Store entries put back after the store "
+                  "lost them.\n"
+                  "# TYPE framed_store_restores_total counter\nframed_store_restores_total %lld\n",
+                  (long long)h.restores);
+    fr_buf_printf(out,
+                  "# HELP framed_store_up 1 when the last call reached the config store.\n"
+                  "# TYPE framed_store_up gauge\nframed_store_up %d\n",
+                  !h.unavailable);
+}
+
+char *ctx_ready_detail(ctx *c)
+{
+    struct store_health h;
+    store_health_get(c->store, &h);
+    struct fr_buf b;
+    fr_buf_init(&b);
+    if (h.unavailable)
+        fr_buf_printf(&b, "store: unavailable: %s\n", h.last_error);
+    if (h.corruptions > 0)
+        fr_buf_printf(&b, "store: %lld corrupt entr%s found (last: %s)\n", (long long)h.corruptions,
+                      h.corruptions == 1 ? "y" : "ies", h.last_corruption);
+    return b.len ? fr_buf_steal(&b, NULL) : (fr_buf_cleanup(&b), NULL);
 }

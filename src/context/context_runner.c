@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <malloc.h>
 
 static json_t *config_json_locked(ctx *c)
@@ -82,11 +81,9 @@ out:
     return rc;
 }
 
-int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct ctx_error *err)
+/* An ID the runner does not hold: from the store, verified. */
+static int stored_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct ctx_error *err)
 {
-    if (!store_id_valid(id))
-        return ctx__fail(err, FR_ENOTFOUND, "config-not-found",
-                         "'%s' is not a config ID (sha256:<64 hex digits>)", id);
     struct fr_error ferr;
     fr_error_init(&ferr);
     int rc = store_get(c->store, id, bytes, len, &ferr);
@@ -95,9 +92,49 @@ int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct c
                          "no config %s in the store (never frozen, or released by a runner "
                          "reset)",
                          id);
+    if (rc == FR_EIO)
+        return ctx__fail(err, FR_EUNAVAILABLE, "store-unavailable",
+                         "the config store cannot be reached: %s", ferr.message);
     if (rc != FR_OK)
         return ctx__from_fr(err, &ferr);
+    char actual[80];
+    fr_sha256_id(*bytes, *len, actual, sizeof(actual));
+    if (strcmp(actual, id) == 0)
+        return FR_OK;
+    free(*bytes);
+    *bytes = NULL;
+    store_note_corruption(c->store, id, "refused by GET /v1/configs/{id}: no runner here holds it");
+    return ctx__fail(err, FR_EINTERNAL, "config-integrity",
+                     "the store's bytes for %s hash to %s: they are corrupt and not served", id,
+                     actual);
+}
+
+int ctx_config_bytes(ctx *c, const char *id, char **bytes, size_t *len, struct ctx_error *err)
+{
+    *bytes = NULL;
+    if (!store_id_valid(id))
+        return ctx__fail(err, FR_ENOTFOUND, "config-not-found",
+                         "'%s' is not a config ID (sha256:<64 hex digits>)", id);
+    pthread_mutex_lock(&c->lock);
+    runner *r = c->runner && strcmp(c->config_id, id) == 0 ? c->runner : NULL;
+    if (r)
+        c->inflight++; /* a reset waits for this reader before freeing r */
+    pthread_mutex_unlock(&c->lock);
+    if (!r)
+        return stored_bytes(c, id, bytes, len, err);
+    runner_config_serve(r, bytes, len);
+    ctx__runner_release(c);
     return FR_OK;
+}
+
+/* The runner's queries end on its threads: a reset waiting for an idle
+ * runner is woken here. */
+static void runner_idle(void *arg)
+{
+    ctx *c = arg;
+    pthread_mutex_lock(&c->lock);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
@@ -105,24 +142,32 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
     struct cfg_frozen *frozen = cfg_freeze(&c->pending);
     struct fr_error ferr;
     fr_error_init(&ferr);
-    char id[80];
-    int rc = store_put(c->store, frozen->canonical, frozen->canonical_len, id, sizeof(id), &ferr);
-    if (rc != FR_OK) {
-        cfg_frozen_unref(frozen);
-        return ctx__fail(err, FR_EIO, "internal", "could not store the frozen config: %s",
+    snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
+    runner *r = NULL;
+    int rc = strcmp(ctx__runner_kind(c), "remote") == 0
+                 ? runner_remote_new(frozen, c->store, c->registry, c->opts.cluster_secret,
+                                     c->sender, &r, &ferr)
+                 : runner_local_new(frozen, c->store, c->opts.threads, &r, &ferr);
+    if (rc != FR_OK) { /* the runner took frozen and left nothing behind */
+        c->config_id[0] = '\0';
+        FR_LOG(FR_LOG_WARN, "freeze by request %s failed: %s", request_id ? request_id : "",
+               ferr.message);
+        if (rc == FR_EIO)
+            return ctx__fail(err, FR_EUNAVAILABLE, "store-unavailable",
+                             "the config could not be frozen: the config store cannot be reached "
+                             "(%s); retry once it is back",
+                             ferr.message);
+        return ctx__fail(err, FR_EINTERNAL, "internal", "the runner could not be created: %s",
                          ferr.message);
     }
-    snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
-    if (strcmp(ctx__runner_kind(c), "remote") == 0)
-        c->runner = runner_remote_new(frozen, c->registry, c->opts.cluster_secret, c->sender);
-    else
-        c->runner = runner_local_new(frozen, c->opts.threads);
-    runner_set_memory_budget(c->runner, c->opts.memory_limit); /* fetched results: bounded */
+    runner_set_on_idle(r, runner_idle, c);
+    runner_set_memory_budget(r, c->opts.memory_limit); /* fetched results: bounded */
+    c->runner = r;
     c->runner_state = CTX_RUNNER_ACTIVE;
     c->frozen_at_ms = fr_now_ms();
     snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");
-    FR_LOG(FR_LOG_INFO, "runner created: config %s frozen by request %s", c->config_id,
-           c->frozen_by);
+    FR_LOG(FR_LOG_INFO, "runner %s created: config %s frozen by request %s", runner_id(r),
+           c->config_id, c->frozen_by);
     return FR_OK;
 }
 
@@ -217,12 +262,8 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     if (force)
         cancel_all_locked(c);
     runner *r = c->runner;
-    while (c->inflight > 0 || runner_running(r) > 0) {
-        pthread_mutex_unlock(&c->lock);
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        pthread_mutex_lock(&c->lock);
-    }
+    while (c->inflight > 0 || runner_running(r) > 0)
+        pthread_cond_wait(&c->cond, &c->lock); /* inflight drops and the runner's idle hook */
     int nframes = c->nframes, nqueries = c->nqueries;
     ctx__frames_clear(c);
     ctx__queries_clear(c); /* nothing tied to the released config lingers */
@@ -232,12 +273,15 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     c->config_id[0] = '\0';
     c->runner_state = CTX_RUNNER_NONE;
     pthread_mutex_unlock(&c->lock);
-    runner_free(r);
-    malloc_trim(0); /* hand the runner's freed partitions back to the system */
     struct fr_error ferr;
     fr_error_init(&ferr);
-    bool released = store_release(c->store, id, &ferr) == FR_OK;
-    FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
+    bool released = runner_free(r, &ferr) == FR_OK; /* the runner releases its store entry */
+    malloc_trim(0); /* hand the runner's freed partitions back to the system */
+    if (released)
+        FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
+    else
+        FR_LOG(FR_LOG_ERROR, "runner reset: releasing config %s from the store failed: %s", id,
+               ferr.message);
     *out = json_pack("{ss sb si si sb sI}", "released_config_id", id, "config_released", released,
                      "dataframes_dropped", nframes, "queries_dropped", nqueries, "forced", force,
                      "drained_ms", (json_int_t)((fr_mono_us() - started) / 1000));

@@ -1,6 +1,7 @@
 /* http_routes_config: the pending config (GET/POST /v1/config), its schema,
  * and the config store's frozen configs by ID (GET /v1/configs/{id}): bytes
- * that never change, so they are served with ETag = ID and cached forever. */
+ * that never change, so they are served with ETag = ID and cached forever;
+ * never bytes that do not hash to the ID (ctx_config_bytes checks). */
 #include "http.h"
 
 #include "../config/config.h"
@@ -92,9 +93,7 @@ static void configs_get(struct http_request *req)
     char etag[160];
     snprintf(etag, sizeof(etag), "\"%s\"", id);
     if (ctx_config_bytes(req->ctx, id, &bytes, &len, &err) != 0) {
-        if (err.base.status == FR_ENOTFOUND && !err.base.kind[0])
-            snprintf(err.base.kind, sizeof(err.base.kind), "config-not-found");
-        http__reply_error(req, &err);
+        http__reply_error(req, &err); /* every failure has its kind (context_runner.c) */
     } else {
         const char *inm = http__header(req, MHD_HTTP_HEADER_IF_NONE_MATCH);
         if (inm && etag_listed(inm, id)) {

@@ -29,6 +29,17 @@ static bool runner_draining(ctx *c)
     return draining;
 }
 
+/* "ready\n" and, when the config store has something to report (corruption
+ * found, unreachable), its lines. */
+static void readyz_ok(struct http_request *req)
+{
+    char *detail = ctx_ready_detail(req->ctx);
+    char *text = fr_xasprintf("ready\n%s", detail ? detail : "");
+    reply_text(req, text);
+    free(text);
+    free(detail);
+}
+
 /* 503 while shutting down or while the runner drains (new work would be
  * refused), else 200. */
 static void readyz(struct http_request *req)
@@ -40,7 +51,7 @@ static void readyz(struct http_request *req)
         http__reply_problem(req, FR_EUNAVAILABLE, "runner-draining",
                             "the runner is being torn down");
     else
-        reply_text(req, "ready\n");
+        readyz_ok(req);
 }
 
 static void metrics(struct http_request *req)

@@ -5,7 +5,14 @@
  * its input partitions, to the backend: the local backend runs tasks on a
  * thread pool; a remote backend ships them to workers.
  *
- * Ownership: runner_local_new steals a reference to the frozen config;
+ * The runner owns its config's store entry: a constructor puts the frozen
+ * config into the store under the runner's own hold (its ID is the holder)
+ * and runner_free releases it, so I4 is the runner's own invariant. With a
+ * store whose holds are leases (Redis), a thread of the runner renews the
+ * lease every lease/3 and puts the bytes back if the store lost them.
+ *
+ * Ownership: runner_*_new steal a reference to the frozen config (also when
+ * they fail) and borrow the store, which must outlive the runner;
  * queries are reference counted (runner_query_ref/unref); tables returned by
  * getters are borrowed while the caller holds the query. */
 #ifndef FRAMED_RUNNER_H
@@ -15,6 +22,7 @@
 #include "../config/config.h"
 #include "../engine/engine.h"
 #include "../plan/plan.h"
+#include "../store/store.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -41,19 +49,39 @@ bool runner_worker_url_ok(const char *url);
 json_t *runner_registry_list(runner_registry *g);
 int64_t runner_registry_heartbeat_ms(const runner_registry *g);
 
-/* new: a remote runner dispatching tasks to the registry's workers over HTTP
- * (libcurl multi), signing requests when secret is set. Steals frozen. */
-runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const char *secret,
-                          const char *sender);
+/* *out new: a remote runner dispatching tasks to the registry's workers over
+ * HTTP (libcurl multi), signing requests when secret is set, holding its
+ * frozen config in st (NULL: no store entry). Fails (nothing left behind)
+ * when the store put, curl_multi_init or the thread fails: the store's
+ * status (FR_EIO: unreachable), else FR_EINTERNAL. */
+int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, const char *secret,
+                      const char *sender, runner **out, struct fr_error *err);
 
-/* new: a local runner with `threads` worker threads (0 = one per core). */
-runner *runner_local_new(struct cfg_frozen *frozen, int threads);
+/* *out new: a local runner with `threads` worker threads (0 = one per
+ * core), holding its frozen config in st (NULL: no store entry). Fails like
+ * runner_remote_new (the store put, a pthread_create). */
+int runner_local_new(struct cfg_frozen *frozen, store *st, int threads, runner **out,
+                     struct fr_error *err);
+/* The runner's ID ("runner-<16 hex>"): its holder name in the store. */
+const char *runner_id(const runner *r);
+/* fn(arg) is called, with no runner or query lock held, each time a query
+ * of the runner has finished (its running count dropped): waiters for an
+ * idle runner wait on their own condition and are woken by it. Set it
+ * before submitting. */
+void runner_set_on_idle(runner *r, void (*fn)(void *), void *arg);
+/* *bytes new: the frozen config's canonical bytes, served from memory, after
+ * making the store hold exactly them again (missing: put back; other bytes:
+ * a corruption, counted, logged at error and repaired). A store that cannot
+ * be reached does not fail it (logged). */
+void runner_config_serve(runner *r, char **bytes, size_t *len);
 /* The memory budget (--memory-limit, bytes; 0 = none) that a query's fetched
  * result may take at most: a bigger one fails the query (FR_ENOSPACE
  * memory-budget-exceeded) before it is kept. Set it before submitting. */
 void runner_set_memory_budget(runner *r, int64_t bytes);
-/* Cancels what still runs, waits for the threads, drops every partition. */
-void runner_free(runner *r);
+/* Cancels what still runs, waits for the threads, drops every partition,
+ * releases the store entry. Returns FR_OK, or the failed release's status
+ * with err saying why (the runner is freed anyway). Accepts NULL. */
+int runner_free(runner *r, struct fr_error *err);
 /* Borrowed: the runner's frozen config, valid for the runner's life. */
 const struct cfg_frozen *runner_config(const runner *r);
 const char *runner_kind(const runner *r);

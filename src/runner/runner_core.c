@@ -1,17 +1,27 @@
-/* runner_core: what every backend shares: the runner's frozen config and
- * options, partition handles, the kept partitions of materialized
- * dataframes, and the generic face (free, info, config). */
+/* runner_core: what every backend shares: the runner's ID, frozen config
+ * and options, partition handles, the kept partitions of materialized
+ * dataframes, and the generic face (free, info, config, idle hook). */
 #include "runner_int.h"
 
+#include <openssl/rand.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen)
 {
+    unsigned char b[8] = {0};
+    if (RAND_bytes(b, sizeof(b)) != 1) { /* unique enough: the address and the clock */
+        uint64_t v = (uint64_t)(uintptr_t)r ^ (uint64_t)fr_mono_us();
+        memcpy(b, &v, sizeof(b));
+    }
+    snprintf(r->id, sizeof(r->id), "runner-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+             b[3], b[4], b[5], b[6], b[7]);
     r->be = be;
     r->frozen = frozen;
     plan_options_from_cfg(&frozen->values, &r->opts);
     pthread_mutex_init(&r->lock, NULL);
+    pthread_mutex_init(&r->renew_lock, NULL);
 }
 
 void runner__cleanup(runner *r)
@@ -22,23 +32,38 @@ void runner__cleanup(runner *r)
     }
     free(r->kept);
     pthread_mutex_destroy(&r->lock);
+    pthread_mutex_destroy(&r->renew_lock);
     cfg_frozen_unref(r->frozen);
 }
 
-int runner__config_reput(runner *r, struct fr_error *err)
-{
-    (void)r;
-    return fr_error_setk(err, FR_ENOTFOUND, "config-not-found",
-                         "this runner does not hold a store entry to put back");
-}
+/* runner__config_reput is in runner_store.c, with the rest of the entry. */
 
-void runner_free(runner *r)
+int runner_free(runner *r, struct fr_error *err)
 {
     if (!r)
-        return;
+        return FR_OK;
     r->be->stop(r);
+    int rc = runner__store_unhold(r, err); /* after the last task: nothing resolves it now */
     runner__cleanup(r);
     r->be->destroy(r);
+    return rc;
+}
+
+const char *runner_id(const runner *r)
+{
+    return r->id;
+}
+
+void runner_set_on_idle(runner *r, void (*fn)(void *), void *arg)
+{
+    r->on_idle = fn;
+    r->on_idle_arg = arg;
+}
+
+void runner__notify_idle(runner *r)
+{
+    if (r->on_idle)
+        r->on_idle(r->on_idle_arg);
 }
 
 const struct cfg_frozen *runner_config(const runner *r)

@@ -92,6 +92,17 @@ struct runner_backend {
 
 struct runner {
     const struct runner_backend *be;
+    char id[40];  /* runner-<16 hex>: the holder of its store entry */
+    store *store; /* borrowed; NULL: no store entry */
+    bool held;    /* the store holds the frozen config under id */
+    void (*on_idle)(void *);
+    void *on_idle_arg;
+    /* the lease renewal (runner_store.c): a thread while the store's holds expire */
+    pthread_mutex_t renew_lock; /* renew_stop */
+    pthread_cond_t renew_cond;
+    bool renew_stop;
+    bool renewing; /* the thread was started */
+    pthread_t renew_thread;
     void *remote; /* the remote backend's state */
     struct cfg_frozen *frozen;
     struct df_options opts;
@@ -141,5 +152,12 @@ int runner__config_reput(runner *r, struct fr_error *err);
 /* Shared by both backends: the runner's common fields. */
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);
 void runner__cleanup(runner *r);
+/* runner_store.c: puts the frozen config into st under the runner's hold
+ * (st NULL: nothing) and starts the lease renewal when holds expire. */
+int runner__store_hold(runner *r, store *st, struct fr_error *err);
+/* Stops the renewal and releases the hold (FR_OK when there was none). */
+int runner__store_unhold(runner *r, struct fr_error *err);
+/* Calls the on_idle hook (runner_query.c, once a query has finished). */
+void runner__notify_idle(runner *r);
 
 #endif

@@ -148,8 +148,10 @@ static const struct runner_backend local_backend = {
     .info = local_info,
 };
 
-runner *runner_local_new(struct cfg_frozen *frozen, int threads)
+int runner_local_new(struct cfg_frozen *frozen, store *st, int threads, runner **out,
+                     struct fr_error *err)
 {
+    *out = NULL;
     struct local_runner *l = fr_xcalloc(1, sizeof(*l));
     runner__init(&l->base, &local_backend, frozen);
     pthread_mutex_init(&l->queue_lock, NULL);
@@ -158,9 +160,19 @@ runner *runner_local_new(struct cfg_frozen *frozen, int threads)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;
     }
-    l->nthreads = threads;
     l->threads = fr_xcalloc((size_t)threads, sizeof(pthread_t));
-    for (int i = 0; i < threads; i++)
-        pthread_create(&l->threads[i], NULL, pool_main, l);
-    return &l->base;
+    int rc = runner__store_hold(&l->base, st, err);
+    for (int i = 0; i < threads && rc == FR_OK; i++) {
+        if (pthread_create(&l->threads[i], NULL, pool_main, l) != 0)
+            rc = fr_error_setk(err, FR_EINTERNAL, "internal",
+                               "cannot start local runner thread %d of %d", i + 1, threads);
+        else
+            l->nthreads++;
+    }
+    if (rc != FR_OK) {
+        runner_free(&l->base, NULL); /* joins what started, releases the hold */
+        return rc;
+    }
+    *out = &l->base;
+    return FR_OK;
 }

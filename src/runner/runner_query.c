@@ -266,6 +266,7 @@ static void collect_result(runner_query *q)
 
 void runner__finished(runner_query *q)
 {
+    runner *r = q->r;             /* outlives this call: runner_free joins its threads first */
     if (q->state == RQ_SUCCEEDED) /* final: only this thread touches the parts now */
         collect_result(q);
     if (q->on_finish)
@@ -284,6 +285,7 @@ void runner__finished(runner_query *q)
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
     runner_query_unref(q);
+    runner__notify_idle(r);
 }
 
 const plan_physical *runner_query_plan(const runner_query *q)

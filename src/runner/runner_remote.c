@@ -572,9 +572,10 @@ static const struct runner_backend remote_backend = {
     .info = remote_info,
 };
 
-runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const char *secret,
-                          const char *sender)
+int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, const char *secret,
+                      const char *sender, runner **out, struct fr_error *err)
 {
+    *out = NULL;
     struct remote_runner *rr = fr_xcalloc(1, sizeof(*rr));
     runner__init(&rr->base, &remote_backend, frozen);
     rr->reg = g;
@@ -582,7 +583,26 @@ runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const c
     rr->sender = fr_xstrdup(sender ? sender : "coordinator");
     pthread_mutex_init(&rr->lock, NULL);
     rr->multi = curl_multi_init();
-    curl_multi_setopt(rr->multi, CURLMOPT_MAXCONNECTS, 64L);
-    pthread_create(&rr->thread, NULL, loop_main, rr);
-    return &rr->base;
+    int rc = rr->multi ? runner__store_hold(&rr->base, st, err)
+                       : fr_error_setk(err, FR_EINTERNAL, "internal", "curl_multi_init failed");
+    if (rc == FR_OK) {
+        curl_multi_setopt(rr->multi, CURLMOPT_MAXCONNECTS, 64L);
+        if (pthread_create(&rr->thread, NULL, loop_main, rr) != 0)
+            rc = fr_error_setk(err, FR_EINTERNAL, "internal",
+                               "cannot start the remote runner's thread");
+    }
+    if (rc != FR_OK) { /* no thread: nothing to stop */
+        runner__store_unhold(&rr->base, NULL);
+        runner__cleanup(&rr->base);
+        if (rr->multi)
+            curl_multi_cleanup(rr->multi);
+        rr->multi = NULL;
+        pthread_mutex_destroy(&rr->lock);
+        free(rr->secret);
+        free(rr->sender);
+        free(rr);
+        return rc;
+    }
+    *out = &rr->base;
+    return FR_OK;
 }

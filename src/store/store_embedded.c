@@ -1,13 +1,11 @@
-/* store_embedded: the in-process config store. Entries {id, bytes, count}
- * live in an array behind one mutex and, with a directory, as two files per
- * entry (<hex>.json: the bytes, <hex>.count: the count) written atomically,
- * so counts survive a restart. Files whose bytes do not hash to their name
- * are skipped when loading, never trusted. */
+/* store_embedded: the in-process config store: entries {id, bytes, holders}
+ * behind one mutex, persisted as <hex>.json (bytes) and <hex>.holds (a holder
+ * a line). One server uses a state dir, so every hold found at open is a dead
+ * incarnation's: open drops it and the entry (logged), keeping I4 after kill -9. */
 #include "store.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +19,8 @@ struct embedded_entry {
     char id[STORE_ID_LEN + 1];
     char *bytes;
     size_t len;
-    int64_t count;
+    char **holders; /* owned strings */
+    int nholders;
 };
 
 struct embedded_store {
@@ -55,22 +54,33 @@ static struct embedded_entry *find_entry(struct embedded_store *es, const char *
     return NULL;
 }
 
+static int find_holder(const struct embedded_entry *e, const char *holder)
+{
+    for (int i = 0; i < e->nholders; i++)
+        if (strcmp(e->holders[i], holder) == 0)
+            return i;
+    return -1;
+}
+
 /* new: <dir>/<hex>.<ext> */
 static char *entry_path(const struct embedded_store *es, const char *id, const char *ext)
 {
     return fr_xasprintf("%s/%s.%s", es->dir, id + 7, ext);
 }
 
-static int write_count(struct embedded_store *es, const struct embedded_entry *e,
+static int write_holds(struct embedded_store *es, const struct embedded_entry *e,
                        struct fr_error *err)
 {
     if (!es->dir)
         return FR_OK;
-    char text[32];
-    int n = snprintf(text, sizeof(text), "%" PRId64 "\n", e->count);
-    char *path = entry_path(es, e->id, "count");
-    int rc = fr_file_write_atomic(path, text, (size_t)n, err);
+    struct fr_buf b;
+    fr_buf_init(&b);
+    for (int i = 0; i < e->nholders; i++)
+        fr_buf_printf(&b, "%s\n", e->holders[i]);
+    char *path = entry_path(es, e->id, "holds");
+    int rc = fr_file_write_atomic(path, b.data ? b.data : "", b.len, err);
     free(path);
+    fr_buf_cleanup(&b);
     return rc;
 }
 
@@ -85,71 +95,79 @@ static int write_bytes(struct embedded_store *es, const struct embedded_entry *e
     return rc;
 }
 
-/* The count file goes first: a crash in between leaves bytes without a
- * count, which loading skips, rather than a count without bytes. */
+/* The holds file goes first: a crash in between leaves bytes without holds,
+ * which the next open removes, rather than holds without bytes. */
 static int remove_files(struct embedded_store *es, const char *id, struct fr_error *err)
 {
     if (!es->dir)
         return FR_OK;
     int result = FR_OK;
-    char *count = entry_path(es, id, "count");
+    char *holds = entry_path(es, id, "holds");
     char *json = entry_path(es, id, "json");
-    if (unlink(count) != 0 && errno != ENOENT) {
-        result = fr_error_set(err, FR_EIO, "cannot remove %s: %s", count, strerror(errno));
+    if (unlink(holds) != 0 && errno != ENOENT) {
+        result = fr_error_set(err, FR_EIO, "cannot remove %s: %s", holds, strerror(errno));
         goto out;
     }
     if (unlink(json) != 0 && errno != ENOENT)
-        FR_LOG(FR_LOG_WARN, "store: cannot remove %s: %s (it will be skipped)", json,
+        FR_LOG(FR_LOG_WARN, "store: cannot remove %s: %s (the next start removes it)", json,
                strerror(errno));
 out:
-    free(count);
+    free(holds);
     free(json);
     return result;
 }
 
-/* Appends an entry that steals bytes. */
+/* Appends an entry that steals bytes, with no holder yet. */
 static struct embedded_entry *add_entry(struct embedded_store *es, const char *id, char *bytes,
-                                        size_t len, int64_t count)
+                                        size_t len)
 {
     if (es->n == es->cap) {
         es->cap = es->cap ? es->cap * 2 : 8;
         es->entries = fr_xrealloc(es->entries, es->cap * sizeof(*es->entries));
     }
     struct embedded_entry *e = &es->entries[es->n++];
+    memset(e, 0, sizeof(*e));
     snprintf(e->id, sizeof(e->id), "%.*s", (int)sizeof(e->id) - 1, id);
     e->bytes = bytes;
     e->len = len;
-    e->count = count;
     return e;
 }
 
 static void drop_entry(struct embedded_store *es, struct embedded_entry *e)
 {
     free(e->bytes);
+    for (int i = 0; i < e->nholders; i++)
+        free(e->holders[i]);
+    free(e->holders);
     *e = es->entries[--es->n];
 }
 
-/* Called with the lock held. */
-static int put_locked(struct embedded_store *es, const char *id, const char *bytes, size_t len,
-                      struct fr_error *err)
+static void add_holder(struct embedded_entry *e, const char *holder)
 {
-    struct embedded_entry *e = find_entry(es, id);
-    if (e) {
-        e->count++;
-        int rc = write_count(es, e, err);
-        if (rc != FR_OK)
-            e->count--;
-        return rc;
-    }
+    e->holders = fr_xrealloc(e->holders, sizeof(char *) * (size_t)(e->nholders + 1));
+    e->holders[e->nholders++] = fr_xstrdup(holder);
+}
+
+static void remove_holder(struct embedded_entry *e, int i)
+{
+    free(e->holders[i]);
+    e->holders[i] = e->holders[--e->nholders];
+}
+
+/* Called with the lock held: a new entry for bytes with holder's hold. */
+static int create_locked(struct embedded_store *es, const char *id, const char *holder,
+                         const char *bytes, size_t len, struct fr_error *err)
+{
     char *copy = fr_try_malloc(len ? len : 1);
     if (!copy)
         return fr_error_set(err, FR_ETOOLARGE, "config of %zu bytes is too large to store", len);
     if (len)
         memcpy(copy, bytes, len);
-    e = add_entry(es, id, copy, len, 1);
+    struct embedded_entry *e = add_entry(es, id, copy, len);
+    add_holder(e, holder);
     int rc = write_bytes(es, e, err);
     if (rc == FR_OK)
-        rc = write_count(es, e, err);
+        rc = write_holds(es, e, err);
     if (rc != FR_OK) {
         remove_files(es, id, NULL);
         drop_entry(es, e);
@@ -157,19 +175,90 @@ static int put_locked(struct embedded_store *es, const char *id, const char *byt
     return rc;
 }
 
-static int embedded_put(store *s, const char *bytes, size_t len, char *id_out, size_t id_outsz,
-                        struct fr_error *err)
+/* Called with the lock held: holder holds e (once). */
+static int hold_locked(struct embedded_store *es, struct embedded_entry *e, const char *holder,
+                       struct fr_error *err)
+{
+    if (find_holder(e, holder) >= 0)
+        return FR_OK;
+    add_holder(e, holder);
+    int rc = write_holds(es, e, err);
+    if (rc != FR_OK)
+        remove_holder(e, e->nholders - 1);
+    return rc;
+}
+
+static int check_args(const char *holder, char *id_out, size_t id_outsz, struct fr_error *err)
+{
+    if (!id_out || id_outsz < STORE_ID_LEN + 1)
+        return fr_error_set(err, FR_EINTERNAL, "store_put: the ID buffer is too small");
+    if (!store_holder_valid(holder))
+        return fr_error_set(err, FR_EINVAL, "'%.100s' is not a store holder ([A-Za-z0-9._-]{1,64})",
+                            holder ? holder : "");
+    return FR_OK;
+}
+
+static int embedded_put(store *s, const char *holder, const char *bytes, size_t len, char *id_out,
+                        size_t id_outsz, struct fr_error *err)
 {
     struct embedded_store *es = emb(s);
     char id[80];
-    if (!id_out || id_outsz < STORE_ID_LEN + 1)
-        return fr_error_set(err, FR_EINTERNAL, "store_put: the ID buffer is too small");
+    int rc = check_args(holder, id_out, id_outsz, err);
+    if (rc != FR_OK)
+        return rc;
     fr_sha256_id(bytes, len, id, sizeof(id));
     pthread_mutex_lock(&es->lock);
-    int rc = put_locked(es, id, bytes, len, err);
+    struct embedded_entry *e = find_entry(es, id);
+    if (!e)
+        rc = create_locked(es, id, holder, bytes, len, err);
+    else if (e->len != len || memcmp(e->bytes, bytes, len) != 0)
+        rc = fr_error_set(err, FR_ECONFLICT,
+                          "the store holds other bytes under %s (a corrupted entry); the config "
+                          "was not stored",
+                          id);
+    else
+        rc = hold_locked(es, e, holder, err);
     pthread_mutex_unlock(&es->lock);
     if (rc == FR_OK)
         snprintf(id_out, id_outsz, "%s", id);
+    return rc;
+}
+
+static int embedded_restore(store *s, const char *holder, const char *bytes, size_t len,
+                            enum store_restored *what, struct fr_error *err)
+{
+    struct embedded_store *es = emb(s);
+    char id[80];
+    int rc = check_args(holder, id, sizeof(id), err);
+    if (rc != FR_OK)
+        return rc;
+    fr_sha256_id(bytes, len, id, sizeof(id));
+    *what = STORE_INTACT;
+    pthread_mutex_lock(&es->lock);
+    struct embedded_entry *e = find_entry(es, id);
+    if (!e) {
+        *what = STORE_RESTORED;
+        rc = create_locked(es, id, holder, bytes, len, err);
+        goto out;
+    }
+    if (e->len != len || memcmp(e->bytes, bytes, len) != 0) {
+        char *copy = fr_try_malloc(len ? len : 1);
+        if (!copy) {
+            rc = fr_error_set(err, FR_ENOSPACE, "no memory to repair config %s", id);
+            goto out;
+        }
+        if (len)
+            memcpy(copy, bytes, len);
+        free(e->bytes);
+        e->bytes = copy;
+        e->len = len;
+        *what = STORE_REPAIRED;
+        if ((rc = write_bytes(es, e, err)) != FR_OK)
+            goto out;
+    }
+    rc = hold_locked(es, e, holder, err);
+out:
+    pthread_mutex_unlock(&es->lock);
     return rc;
 }
 
@@ -201,21 +290,27 @@ out:
     return result;
 }
 
-static int embedded_release(store *s, const char *id, struct fr_error *err)
+static int embedded_release(store *s, const char *id, const char *holder, struct fr_error *err)
 {
     struct embedded_store *es = emb(s);
     int result = FR_ENOTFOUND;
     pthread_mutex_lock(&es->lock);
     struct embedded_entry *e = id ? find_entry(es, id) : NULL;
-    if (!e) {
-        fr_error_set(err, FR_ENOTFOUND, "config %.100s is not in the store", id ? id : "");
+    int h = e && holder ? find_holder(e, holder) : -1;
+    if (h < 0) {
+        fr_error_set(err, FR_ENOTFOUND, "config %.100s is not held by %.64s in the store",
+                     id ? id : "", holder ? holder : "");
         goto out;
     }
-    if (e->count > 1) {
-        e->count--;
-        result = write_count(es, e, err);
-        if (result != FR_OK)
-            e->count++;
+    if (e->nholders > 1) {
+        char *gone = e->holders[h];
+        e->holders[h] = e->holders[--e->nholders];
+        result = write_holds(es, e, err);
+        if (result != FR_OK) {
+            e->holders[e->nholders++] = gone; /* order does not matter */
+            goto out;
+        }
+        free(gone);
         goto out;
     }
     result = remove_files(es, id, err);
@@ -232,7 +327,7 @@ static int embedded_refcount(store *s, const char *id, int64_t *count, struct fr
     struct embedded_store *es = emb(s);
     pthread_mutex_lock(&es->lock);
     struct embedded_entry *e = id ? find_entry(es, id) : NULL;
-    *count = e ? e->count : 0;
+    *count = e ? e->nholders : 0;
     pthread_mutex_unlock(&es->lock);
     return FR_OK;
 }
@@ -240,11 +335,12 @@ static int embedded_refcount(store *s, const char *id, int64_t *count, struct fr
 static void embedded_free(store *s)
 {
     struct embedded_store *es = emb(s);
-    for (size_t i = 0; i < es->n; i++)
-        free(es->entries[i].bytes);
+    while (es->n > 0)
+        drop_entry(es, &es->entries[es->n - 1]);
     free(es->entries);
     free(es->dir);
     pthread_mutex_destroy(&es->lock);
+    store__base_cleanup(s);
     free(es);
 }
 
@@ -254,87 +350,65 @@ static const struct store_vtable embedded_vtable = {
     .get = embedded_get,
     .release = embedded_release,
     .refcount = embedded_refcount,
+    .restore = embedded_restore,
     .free = embedded_free,
 };
 
-/* A strictly positive decimal count followed by an optional newline. */
-static bool parse_count(const char *text, int64_t *out)
+/* <64 hex>.json, .holds or .count (the count file of older versions). */
+static const char *entry_ext(const char *name)
 {
-    char *end = NULL;
-    if (text[0] < '0' || text[0] > '9')
-        return false;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno == ERANGE || v <= 0 || (strcmp(end, "\n") != 0 && *end != '\0'))
-        return false;
-    *out = (int64_t)v;
-    return true;
+    if (strlen(name) < 65 || name[64] != '.' || strspn(name, "0123456789abcdef") != 64)
+        return NULL;
+    const char *ext = name + 65;
+    return strcmp(ext, "json") == 0 || strcmp(ext, "holds") == 0 || strcmp(ext, "count") == 0
+               ? ext
+               : NULL;
 }
 
-/* Loads <hex>.json and <hex>.count; a bad pair is logged and skipped. */
-static void load_entry(struct embedded_store *es, const char *hex)
+/* Logs the holds a dead incarnation left in path (one holder a line; an old
+ * count file: a number) and removes the file. */
+static void drop_dead_file(const char *dir, const char *name, const char *ext)
 {
-    char id[80], actual[80];
-    char *bytes = NULL, *count_text = NULL;
-    size_t len = 0, count_len = 0;
-    int64_t count = 0;
-    snprintf(id, sizeof(id), STORE_PREFIX "%s", hex);
-    char *json_path = entry_path(es, id, "json");
-    char *count_path = entry_path(es, id, "count");
-    struct fr_error err;
-    fr_error_init(&err);
-    if (fr_file_read_all(json_path, &bytes, &len, &err) != FR_OK ||
-        fr_file_read_all(count_path, &count_text, &count_len, &err) != FR_OK) {
-        FR_LOG(FR_LOG_WARN, "store: skipping %s: %s", json_path, err.message);
-        goto out;
+    char *path = fr_xasprintf("%s/%s", dir, name);
+    if (strcmp(ext, "json") != 0) {
+        char *text = NULL;
+        size_t len = 0;
+        if (fr_file_read_all(path, &text, &len, NULL) == FR_OK) {
+            for (size_t i = 0; i < len; i++)
+                if (text[i] == '\n')
+                    text[i] = ' ';
+            FR_LOG(FR_LOG_WARN,
+                   "store: dropping the hold(s) a dead incarnation left on sha256:%.64s (%s: "
+                   "%.300s); the entry is removed",
+                   name, strcmp(ext, "holds") == 0 ? "holders" : "old count", text);
+        }
+        free(text);
     }
-    fr_sha256_id(bytes, len, actual, sizeof(actual));
-    if (strcmp(actual, id) != 0) {
-        FR_LOG(FR_LOG_WARN, "store: skipping %s: its bytes hash to %s (corrupt)", json_path,
-               actual);
-        goto out;
-    }
-    if (!parse_count(count_text, &count)) {
-        FR_LOG(FR_LOG_WARN, "store: skipping %s: %s does not hold a positive count", json_path,
-               count_path);
-        goto out;
-    }
-    add_entry(es, id, bytes, len, count);
-    bytes = NULL;
-out:
-    free(bytes);
-    free(count_text);
-    free(json_path);
-    free(count_path);
+    if (unlink(path) != 0 && errno != ENOENT)
+        FR_LOG(FR_LOG_WARN, "store: cannot remove %s: %s", path, strerror(errno));
+    free(path);
 }
 
-static bool is_entry_name(const char *name)
-{
-    size_t n = strlen(name);
-    if (n != 64 + 5 || strcmp(name + 64, ".json") != 0)
-        return false;
-    for (size_t i = 0; i < 64; i++)
-        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
-            return false;
-    return true;
-}
-
-static int load_dir(struct embedded_store *es, struct fr_error *err)
+/* Every entry left in the directory has no live holder: removes it. */
+static int reclaim_dir(struct embedded_store *es, struct fr_error *err)
 {
     DIR *d = opendir(es->dir);
     if (!d)
         return fr_error_set(err, FR_EIO, "cannot open store directory %s: %s", es->dir,
                             strerror(errno));
     struct dirent *de;
+    int removed = 0;
     while ((de = readdir(d)) != NULL) {
-        if (!is_entry_name(de->d_name))
+        const char *ext = entry_ext(de->d_name);
+        if (!ext)
             continue;
-        char hex[65];
-        memcpy(hex, de->d_name, 64);
-        hex[64] = '\0';
-        load_entry(es, hex);
+        drop_dead_file(es->dir, de->d_name, ext);
+        removed++;
     }
     closedir(d);
+    if (removed)
+        FR_LOG(FR_LOG_INFO, "store: reclaimed what dead incarnations held in %s (%d file(s))",
+               es->dir, removed);
     return FR_OK;
 }
 
@@ -342,7 +416,7 @@ int store_embedded_open(const char *dir, store **out, struct fr_error *err)
 {
     int result = FR_EIO;
     struct embedded_store *es = fr_xcalloc(1, sizeof(*es));
-    es->base.vt = &embedded_vtable;
+    store__base_init(&es->base, &embedded_vtable, 0);
     pthread_mutex_init(&es->lock, NULL);
     *out = NULL;
     if (dir) {
@@ -350,7 +424,7 @@ int store_embedded_open(const char *dir, store **out, struct fr_error *err)
         result = fr_mkdir_p(dir, err);
         if (result != FR_OK)
             goto out;
-        result = load_dir(es, err);
+        result = reclaim_dir(es, err);
         if (result != FR_OK)
             goto out;
     }
@@ -378,8 +452,7 @@ int store_embedded_tamper(store *s, const char *id, const char *bytes, size_t le
     if (len)
         memcpy(e->bytes, bytes, len);
     e->len = len;
-    /* The file too, as a disk that rotted would: reopening must notice. */
-    result = write_bytes(es, e, NULL);
+    result = write_bytes(es, e, NULL); /* the file too, as a disk that rotted would */
 out:
     pthread_mutex_unlock(&es->lock);
     return result;

@@ -22,10 +22,11 @@ static struct http_store *hst(store *s)
     return (struct http_store *)s;
 }
 
-static int http_put(store *s, const char *bytes, size_t len, char *id_out, size_t id_outsz,
-                    struct fr_error *err)
+static int http_put(store *s, const char *holder, const char *bytes, size_t len, char *id_out,
+                    size_t id_outsz, struct fr_error *err)
 {
     (void)s;
+    (void)holder;
     (void)bytes;
     (void)len;
     (void)id_out;
@@ -80,9 +81,10 @@ out:
     return result;
 }
 
-static int http_release(store *s, const char *id, struct fr_error *err)
+static int http_release(store *s, const char *id, const char *holder, struct fr_error *err)
 {
     (void)s;
+    (void)holder;
     (void)id;
     return fr_error_set(err, FR_EINVAL, "the coordinator's store is read-only from here");
 }
@@ -105,6 +107,7 @@ static void http_free(store *s)
         free(hs->secret);
     }
     free(hs->sender);
+    store__base_cleanup(s);
     free(hs);
 }
 
@@ -114,6 +117,7 @@ static const struct store_vtable http_vtable = {
     .get = http_get,
     .release = http_release,
     .refcount = http_refcount,
+    .restore = NULL, /* read-only */
     .free = http_free,
 };
 
@@ -130,7 +134,7 @@ int store_http_open(const char *base_url, const char *secret, const char *sender
         return fr_error_set(err, FR_EINVAL,
                             "signed requests to the coordinator's store need a sender ID");
     struct http_store *hs = fr_xcalloc(1, sizeof(*hs));
-    hs->base.vt = &http_vtable;
+    store__base_init(&hs->base, &http_vtable, 0);
     size_t n = strlen(base_url);
     while (n > 0 && base_url[n - 1] == '/')
         n--;

@@ -1,7 +1,7 @@
 /* store_redis: the config store shared by a cluster, in Redis (hiredis, one
- * synchronous connection behind a mutex). framed:config:<id> holds the bytes
- * and framed:config:<id>:refs the count; put and release are Lua scripts so
- * that a count and its entry change together, atomically. */
+ * connection behind a mutex). Holds are leases: a ZSET of holders scored by
+ * expiry in the server's clock (TIME in the Lua scripts), and both keys expire
+ * with the latest lease, so a dead holder's entry goes by itself. */
 #include "store.h"
 
 #include <errno.h>
@@ -18,23 +18,66 @@
 #define REDIS_KEY_PREFIX "framed:config:"
 #define REDIS_COLLISION "framed: ID collision"
 
-/* KEYS[1] bytes, KEYS[2] count, ARGV[1] the bytes. Returns the new count. */
-static const char PUT_SCRIPT[] = "local cur = redis.call('GET', KEYS[1])\n"
-                                 "if cur == false then\n"
-                                 "  redis.call('SET', KEYS[1], ARGV[1])\n"
-                                 "elseif cur ~= ARGV[1] then\n"
-                                 "  return redis.error_reply('" REDIS_COLLISION "')\n"
-                                 "end\n"
-                                 "return redis.call('INCR', KEYS[2])\n";
+/* Shared by the scripts: KEYS[1] the bytes, KEYS[2] the holders. now() is
+ * the server's clock in ms; expire() drops lapsed leases; settle() sets both
+ * keys to expire with the latest lease, or deletes both when none is left,
+ * and returns the live holds. */
+#define LUA_COMMON                                                                                 \
+    "local function now()\n"                                                                       \
+    "  local t = redis.call('TIME')\n"                                                             \
+    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"                         \
+    "end\n"                                                                                        \
+    "local function expire(t) redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', t) end\n"            \
+    "local function settle(t)\n"                                                                   \
+    "  local n = redis.call('ZCARD', KEYS[2])\n"                                                   \
+    "  if n == 0 then redis.call('DEL', KEYS[1], KEYS[2]) return 0 end\n"                          \
+    "  local top = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')\n"                          \
+    "  local ttl = math.max(1, math.floor(tonumber(top[2]) - t))\n"                                \
+    "  redis.call('PEXPIRE', KEYS[1], ttl)\n"                                                      \
+    "  redis.call('PEXPIRE', KEYS[2], ttl)\n"                                                      \
+    "  return n\n"                                                                                 \
+    "end\n"
 
-/* Returns the new count (both keys gone at 0), -1 when there is no count. */
-static const char RELEASE_SCRIPT[] = "if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end\n"
-                                     "local n = redis.call('DECR', KEYS[2])\n"
-                                     "if n <= 0 then\n"
-                                     "  redis.call('DEL', KEYS[1], KEYS[2])\n"
-                                     "  return 0\n"
-                                     "end\n"
-                                     "return n\n";
+/* ARGV[1] the bytes, ARGV[2] the holder, ARGV[3] the lease (ms). Returns the
+ * live holds. Bytes without a live hold are stale: replaced. */
+static const char PUT_SCRIPT[] =
+    LUA_COMMON "local t = now()\n"
+               "expire(t)\n"
+               "local cur = redis.call('GET', KEYS[1])\n"
+               "if cur == false or redis.call('ZCARD', KEYS[2]) == 0 then\n"
+               "  redis.call('SET', KEYS[1], ARGV[1])\n"
+               "elseif cur ~= ARGV[1] then\n"
+               "  return redis.error_reply('" REDIS_COLLISION "')\n"
+               "end\n"
+               "redis.call('ZADD', KEYS[2], t + tonumber(ARGV[3]), ARGV[2])\n"
+               "return settle(t)\n";
+
+/* ARGV[1] the bytes, ARGV[2] the holder, ARGV[3] the lease. Returns 0 when
+ * intact, 1 when the bytes were missing, 2 when other bytes were there. */
+static const char RESTORE_SCRIPT[] =
+    LUA_COMMON "local t = now()\n"
+               "expire(t)\n"
+               "local cur = redis.call('GET', KEYS[1])\n"
+               "local what = 0\n"
+               "if cur == false then what = 1\n"
+               "elseif cur ~= ARGV[1] then what = 2 end\n"
+               "if what ~= 0 then redis.call('SET', KEYS[1], ARGV[1]) end\n"
+               "redis.call('ZADD', KEYS[2], t + tonumber(ARGV[3]), ARGV[2])\n"
+               "settle(t)\n"
+               "return what\n";
+
+/* ARGV[1] the holder. Returns the live holds left, -1 when it held none. */
+static const char RELEASE_SCRIPT[] =
+    LUA_COMMON "local t = now()\n"
+               "expire(t)\n"
+               "local gone = redis.call('ZREM', KEYS[2], ARGV[1])\n"
+               "local n = settle(t)\n"
+               "if gone == 0 then return -1 end\n"
+               "return n\n";
+
+/* The live holds (read only). */
+static const char COUNT_SCRIPT[] =
+    LUA_COMMON "return redis.call('ZCOUNT', KEYS[2], '(' .. now(), '+inf')\n";
 
 struct redis_store {
     struct store base;    /* first: a store * is a redis_store * */
@@ -244,6 +287,7 @@ static int command(struct redis_store *rs, int argc, const char **argv, const si
 out:
     sigpipe_restore(&guard);
     pthread_mutex_unlock(&rs->lock);
+    store__note_reachable(&rs->base, result == FR_OK, err ? err->message : "");
     return result;
 }
 
@@ -251,13 +295,13 @@ out:
 
 struct redis_keys {
     char bytes[128];
-    char refs[128];
+    char holds[128];
 };
 
 static void make_keys(const char *id, struct redis_keys *k)
 {
     snprintf(k->bytes, sizeof(k->bytes), REDIS_KEY_PREFIX "%s", id);
-    snprintf(k->refs, sizeof(k->refs), REDIS_KEY_PREFIX "%s:refs", id);
+    snprintf(k->holds, sizeof(k->holds), REDIS_KEY_PREFIX "%s:holds", id);
 }
 
 static int check_id(const char *id, struct fr_error *err)
@@ -268,41 +312,100 @@ static int check_id(const char *id, struct fr_error *err)
                         id ? id : "");
 }
 
+static int check_holder(const char *holder, struct fr_error *err)
+{
+    if (store_holder_valid(holder))
+        return FR_OK;
+    return fr_error_set(err, FR_EINVAL, "'%.100s' is not a store holder ([A-Za-z0-9._-]{1,64})",
+                        holder ? holder : "");
+}
+
 static int reply_error(struct redis_store *rs, const redisReply *reply, struct fr_error *err)
 {
     return fr_error_set(err, FR_EIO, "Redis at %s answered: %.300s", rs->where,
                         reply->type == REDIS_REPLY_ERROR ? reply->str : "an unexpected reply");
 }
 
-static int redis_put(store *s, const char *bytes, size_t len, char *id_out, size_t id_outsz,
-                     struct fr_error *err)
+/* Runs script over id's keys with the bytes, holder and lease as ARGV (NULL
+ * bytes: holder only, or nothing with holder NULL); *reply is new. */
+static int run_script(struct redis_store *rs, const char *script, const char *id, const char *bytes,
+                      size_t len, const char *holder, redisReply **reply, struct fr_error *err)
+{
+    struct redis_keys k;
+    char lease[32];
+    make_keys(id, &k);
+    snprintf(lease, sizeof(lease), "%lld", (long long)rs->base.lease_ms);
+    const char *argv[8] = {"EVAL", script, "2", k.bytes, k.holds};
+    size_t argvlen[8] = {4, strlen(script), 1, strlen(k.bytes), strlen(k.holds)};
+    int argc = 5;
+    if (bytes) {
+        argv[argc] = len ? bytes : "";
+        argvlen[argc++] = len;
+    }
+    if (holder) {
+        argv[argc] = holder;
+        argvlen[argc++] = strlen(holder);
+    }
+    if (bytes) {
+        argv[argc] = lease;
+        argvlen[argc++] = strlen(lease);
+    }
+    int rc = command(rs, argc, argv, argvlen, reply, err);
+    if (rc == FR_OK && (*reply)->type == REDIS_REPLY_ERROR &&
+        !strstr((*reply)->str, REDIS_COLLISION))
+        rc = reply_error(rs, *reply, err);
+    else if (rc == FR_OK && (*reply)->type != REDIS_REPLY_INTEGER &&
+             (*reply)->type != REDIS_REPLY_ERROR)
+        rc = reply_error(rs, *reply, err);
+    return rc;
+}
+
+static int redis_put(store *s, const char *holder, const char *bytes, size_t len, char *id_out,
+                     size_t id_outsz, struct fr_error *err)
 {
     struct redis_store *rs = rst(s);
     redisReply *reply = NULL;
-    struct redis_keys k;
     char id[80];
     if (!id_out || id_outsz < 72)
         return fr_error_set(err, FR_EINTERNAL, "store_put: the ID buffer is too small");
+    int result = check_holder(holder, err);
+    if (result != FR_OK)
+        return result;
     fr_sha256_id(bytes, len, id, sizeof(id));
-    make_keys(id, &k);
-    const char *argv[] = {"EVAL", PUT_SCRIPT, "2", k.bytes, k.refs, len ? bytes : ""};
-    size_t argvlen[] = {4, strlen(PUT_SCRIPT), 1, strlen(k.bytes), strlen(k.refs), len};
-    int result = command(rs, 6, argv, argvlen, &reply, err);
+    result = run_script(rs, PUT_SCRIPT, id, bytes, len, holder, &reply, err);
     if (result != FR_OK)
         goto out;
-    if (reply->type == REDIS_REPLY_ERROR && strstr(reply->str, REDIS_COLLISION)) {
+    if (reply->type == REDIS_REPLY_ERROR) {
         result = fr_error_set(err, FR_ECONFLICT,
                               "Redis at %s holds other bytes under %s (an ID collision or a "
                               "corrupted entry); the config was not stored",
                               rs->where, id);
         goto out;
     }
-    if (reply->type != REDIS_REPLY_INTEGER) {
-        result = reply_error(rs, reply, err);
-        goto out;
-    }
     snprintf(id_out, id_outsz, "%s", id);
 out:
+    freeReplyObject(reply);
+    return result;
+}
+
+static int redis_restore(store *s, const char *holder, const char *bytes, size_t len,
+                         enum store_restored *what, struct fr_error *err)
+{
+    struct redis_store *rs = rst(s);
+    redisReply *reply = NULL;
+    char id[80];
+    *what = STORE_INTACT;
+    int result = check_holder(holder, err);
+    if (result != FR_OK)
+        return result;
+    fr_sha256_id(bytes, len, id, sizeof(id));
+    result = run_script(rs, RESTORE_SCRIPT, id, bytes, len, holder, &reply, err);
+    if (result == FR_OK && reply->type != REDIS_REPLY_INTEGER)
+        result = reply_error(rs, reply, err);
+    if (result == FR_OK)
+        *what = reply->integer == 2   ? STORE_REPAIRED
+                : reply->integer == 1 ? STORE_RESTORED
+                                      : STORE_INTACT;
     freeReplyObject(reply);
     return result;
 }
@@ -344,28 +447,23 @@ out:
     return result;
 }
 
-static int redis_release(store *s, const char *id, struct fr_error *err)
+static int redis_release(store *s, const char *id, const char *holder, struct fr_error *err)
 {
     struct redis_store *rs = rst(s);
     redisReply *reply = NULL;
-    struct redis_keys k;
     int result = check_id(id, err);
+    if (result == FR_OK)
+        result = check_holder(holder, err);
     if (result != FR_OK)
         return result;
-    make_keys(id, &k);
-    const char *argv[] = {"EVAL", RELEASE_SCRIPT, "2", k.bytes, k.refs};
-    size_t argvlen[] = {4, strlen(RELEASE_SCRIPT), 1, strlen(k.bytes), strlen(k.refs)};
-    result = command(rs, 5, argv, argvlen, &reply, err);
-    if (result != FR_OK)
-        goto out;
-    if (reply->type != REDIS_REPLY_INTEGER) {
+    result = run_script(rs, RELEASE_SCRIPT, id, NULL, 0, holder, &reply, err);
+    if (result == FR_OK && reply->type != REDIS_REPLY_INTEGER)
         result = reply_error(rs, reply, err);
-        goto out;
-    }
-    if (reply->integer < 0)
-        result = fr_error_set(err, FR_ENOTFOUND, "config %s is not in the Redis store at %s", id,
-                              rs->where);
-out:
+    if (result == FR_OK && reply->integer < 0)
+        result = fr_error_set(err, FR_ENOTFOUND,
+                              "config %s is not held by %s in the Redis store at %s (its lease "
+                              "may have lapsed)",
+                              id, holder, rs->where);
     freeReplyObject(reply);
     return result;
 }
@@ -374,30 +472,15 @@ static int redis_refcount(store *s, const char *id, int64_t *count, struct fr_er
 {
     struct redis_store *rs = rst(s);
     redisReply *reply = NULL;
-    struct redis_keys k;
     *count = 0;
     int result = check_id(id, err);
     if (result != FR_OK)
         return result;
-    make_keys(id, &k);
-    const char *argv[] = {"GET", k.refs};
-    size_t argvlen[] = {3, strlen(k.refs)};
-    result = command(rs, 2, argv, argvlen, &reply, err);
-    if (result != FR_OK)
-        goto out;
-    if (reply->type == REDIS_REPLY_NIL)
-        goto out;
-    char *end = NULL;
-    long long v = reply->type == REDIS_REPLY_STRING ? strtoll(reply->str, &end, 10) : 0;
-    if (!end || end == reply->str || *end != '\0') {
-        result = fr_error_set(err, FR_EIO,
-                              "Redis at %s holds a count for %s that is not a "
-                              "number",
-                              rs->where, id);
-        goto out;
-    }
-    *count = v;
-out:
+    result = run_script(rs, COUNT_SCRIPT, id, NULL, 0, NULL, &reply, err);
+    if (result == FR_OK && reply->type != REDIS_REPLY_INTEGER)
+        result = reply_error(rs, reply, err);
+    if (result == FR_OK)
+        *count = reply->integer;
     freeReplyObject(reply);
     return result;
 }
@@ -408,6 +491,7 @@ static void redis_free(store *s)
     disconnect_locked(rs);
     free(rs->host);
     pthread_mutex_destroy(&rs->lock);
+    store__base_cleanup(s);
     free(rs);
 }
 
@@ -417,13 +501,14 @@ static const struct store_vtable redis_vtable = {
     .get = redis_get,
     .release = redis_release,
     .refcount = redis_refcount,
+    .restore = redis_restore,
     .free = redis_free,
 };
 
 int store_redis_open(const char *url, store **out, struct fr_error *err)
 {
     struct redis_store *rs = fr_xcalloc(1, sizeof(*rs));
-    rs->base.vt = &redis_vtable;
+    store__base_init(&rs->base, &redis_vtable, STORE_LEASE_DEFAULT_MS);
     pthread_mutex_init(&rs->lock, NULL);
     *out = NULL;
     int result = url ? parse_url(url, rs, err)

@@ -51,9 +51,9 @@ function redisCli(port, ...args) {
   return execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).trim();
 }
 
-async function startCluster({ nworkers = 3, store, env = {} } = {}) {
+async function startCluster({ nworkers = 3, store, env = {}, coordArgs = [] } = {}) {
   const extra = store ? ['--store', store] : [];
-  const coord = await startServer({ args: ['--runner', 'remote', ...extra], env });
+  const coord = await startServer({ args: ['--runner', 'remote', ...extra, ...coordArgs], env });
   const workers = [];
   for (let i = 0; i < nworkers; i++) {
     workers.push(await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir, ...extra], env }));
@@ -214,7 +214,8 @@ test('teardown: workers drop the config, the store releases it, a new config get
 
 test('Redis store: lifecycle, workers resolve from Redis, tampered bytes are refused and no task runs', async () => {
   const redis = await startRedis();
-  const cluster = await startCluster({ store: redis.url });
+  // A lease long enough that no renewal repairs the tampered bytes during the test.
+  const cluster = await startCluster({ store: redis.url, coordArgs: ['--store-lease-ms', '3600000'] });
   try {
     copyInputs(cluster.coord.dataDir);
     let r = await call(cluster.coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'trips' }, ops: [{ where: 'fare > 10' }] } });
@@ -222,7 +223,7 @@ test('Redis store: lifecycle, workers resolve from Redis, tampered bytes are ref
     const id = r.body.config_id;
     const bytes = redisCli(redis.port, 'GET', `framed:config:${id}`);
     assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, id, 'Redis holds the canonical bytes');
-    assert.equal(redisCli(redis.port, 'GET', `framed:config:${id}:refs`), '1');
+    assert.equal(redisCli(redis.port, 'ZCARD', `framed:config:${id}:holds`), '1', 'one hold: the runner');
     const q = await runPlan(cluster.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['count(*) as n'] }] });
     assert.equal(q.query.state, 'succeeded');
     assert.deepEqual(q.query.task_config_ids, [id]);

@@ -164,7 +164,7 @@ static void run_case(const char *name, json_t *tc, const char *variant)
     runner *r = NULL;
     runner_query *q = NULL;
     if (rc == FR_OK) {
-        r = runner_local_new(cfg_freeze(&cfg), 2);
+        assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 2, &r, &err), FR_OK);
         q = runner_query_new("golden", p);
         assert_int_equal(runner_submit(r, q, &err), FR_OK);
         runner_query_wait(q, -1);
@@ -193,7 +193,7 @@ static void run_case(const char *name, json_t *tc, const char *variant)
         json_decref(rows);
     }
     runner_query_unref(q);
-    runner_free(r);
+    runner_free(r, NULL);
     cfg_cleanup(&cfg);
     cfg_cleanup(&base);
 }

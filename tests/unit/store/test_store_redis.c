@@ -1,7 +1,9 @@
 /* Tests of src/store/store_redis.c against a real redis-server started on a
- * free loopback port (found on PATH, or FRAMED_REDIS_SERVER): counts, the
- * removal at zero, binary bytes, a tampered entry, SELECT, a killed link,
- * exact counts under 8 threads, and a stopped server as FR_EIO. */
+ * free loopback port (found on PATH, or FRAMED_REDIS_SERVER): holds by
+ * holder, the removal with the last hold, binary bytes, a tampered entry and
+ * its repair, a lost entry put back, leases that lapse (a dead holder) and
+ * leases kept by renewal, SELECT, a killed link, exact counts under 8
+ * threads, and a stopped server as FR_EIO. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,12 +211,26 @@ static void expect_bytes(store *s, const char *id, const char *want, size_t want
     free(bytes);
 }
 
-static void put_ok(store *s, const char *bytes, size_t len, char *id)
+static void hold_ok(store *s, const char *holder, const char *bytes, size_t len, char *id)
 {
     struct fr_error err;
     fr_error_init(&err);
-    if (store_put(s, bytes, len, id, 80, &err) != FR_OK)
+    if (store_hold(s, holder, bytes, len, id, 80, &err) != FR_OK)
         fail_msg("put: %s", err.message);
+}
+
+static void put_ok(store *s, const char *bytes, size_t len, char *id)
+{
+    hold_ok(s, STORE_ANON_HOLDER, bytes, len, id);
+}
+
+static long long direct_int(const struct redis_server *srv, const char *cmd, const char *key)
+{
+    redisReply *r = direct(srv, 0, "%s %s", cmd, key);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long n = r->integer;
+    freeReplyObject(r);
+    return n;
 }
 
 /* ---- tests ----------------------------------------------------------------- */
@@ -226,18 +242,22 @@ static void test_lifecycle(void **state)
     char id1[80], id2[80], want[80], key[120];
     struct fr_error err;
     fr_sha256_id(CONFIG_A, strlen(CONFIG_A), want, sizeof(want));
-    put_ok(s, CONFIG_A, strlen(CONFIG_A), id1);
-    put_ok(s, CONFIG_A, strlen(CONFIG_A), id2);
+    hold_ok(s, "runner-1", CONFIG_A, strlen(CONFIG_A), id1);
+    hold_ok(s, "runner-2", CONFIG_A, strlen(CONFIG_A), id2);
+    hold_ok(s, "runner-2", CONFIG_A, strlen(CONFIG_A), id2); /* a holder holds once */
     assert_string_equal(id1, want);
     assert_string_equal(id2, want);
     assert_int_equal(count_of(s, id1), 2);
+    snprintf(key, sizeof(key), "framed:config:%s", id1);
+    assert_true(direct_int(srv, "PTTL", key) > 0); /* Redis removes it by itself after the lease */
 
     fr_error_init(&err);
-    assert_int_equal(store_release(s, id1, &err), FR_OK);
+    assert_int_equal(store_unhold(s, id1, "runner-1", &err), FR_OK);
+    assert_int_equal(store_unhold(s, id1, "runner-1", &err), FR_ENOTFOUND);
     expect_bytes(s, id1, CONFIG_A, strlen(CONFIG_A));
     assert_int_equal(count_of(s, id1), 1);
 
-    assert_int_equal(store_release(s, id1, &err), FR_OK);
+    assert_int_equal(store_unhold(s, id1, "runner-2", &err), FR_OK);
     char *bytes = NULL;
     size_t len = 0;
     assert_int_equal(store_get(s, id1, &bytes, &len, &err), FR_ENOTFOUND);
@@ -246,7 +266,7 @@ static void test_lifecycle(void **state)
     assert_int_equal(store_release(s, id1, &err), FR_ENOTFOUND);
     snprintf(key, sizeof(key), "framed:config:%s", id1);
     assert_int_equal(direct_exists(srv, 0, key), 0);
-    snprintf(key, sizeof(key), "framed:config:%s:refs", id1);
+    snprintf(key, sizeof(key), "framed:config:%s:holds", id1);
     assert_int_equal(direct_exists(srv, 0, key), 0);
 
     /* Bytes are binary-safe, and a bad ID is refused before any command. */
@@ -270,12 +290,79 @@ static void test_tampered_entry(void **state)
     /* The store hands back what it holds; checking the hash is the caller's job. */
     expect_bytes(s, id, tampered, strlen(tampered));
     fr_error_init(&err);
-    assert_int_equal(store_put(s, CONFIG_B, strlen(CONFIG_B), dup, sizeof(dup), &err),
+    assert_int_equal(store_hold(s, "other", CONFIG_B, strlen(CONFIG_B), dup, sizeof(dup), &err),
                      FR_ECONFLICT);
     assert_non_null(strstr(err.message, "collision"));
     assert_int_equal(count_of(s, id), 1);
-    assert_int_equal(store_release(s, id, &err), FR_OK);
+    /* The holder of the right bytes repairs the entry; the corruption is counted. */
+    enum store_restored what = STORE_INTACT;
+    assert_int_equal(store_restore(s, "runner-r", CONFIG_B, strlen(CONFIG_B), &what, &err), FR_OK);
+    assert_int_equal(what, STORE_REPAIRED);
+    expect_bytes(s, id, CONFIG_B, strlen(CONFIG_B));
+    struct store_health h;
+    store_health_get(s, &h);
+    assert_int_equal(h.corruptions, 1);
+    assert_non_null(strstr(h.last_corruption, id));
+    assert_int_equal(count_of(s, id), 2);
+    /* Lost (a Redis restart without persistence): put back, with the holds. */
+    freeReplyObject(direct(srv, 0, "DEL framed:config:%s framed:config:%s:holds", id, id));
+    assert_int_equal(store_restore(s, "runner-r", CONFIG_B, strlen(CONFIG_B), &what, &err), FR_OK);
+    assert_int_equal(what, STORE_RESTORED);
+    assert_int_equal(store_restore(s, "runner-r", CONFIG_B, strlen(CONFIG_B), &what, &err), FR_OK);
+    assert_int_equal(what, STORE_INTACT);
+    expect_bytes(s, id, CONFIG_B, strlen(CONFIG_B));
+    assert_int_equal(count_of(s, id), 1);
+    store_health_get(s, &h);
+    assert_int_equal(h.restores, 1);
+    assert_int_equal(store_unhold(s, id, "runner-r", &err), FR_OK);
     assert_int_equal(count_of(s, id), 0);
+    store_free(s);
+}
+
+/* Polls until id has no live hold and its keys are gone; false at the deadline. */
+static bool lapses(const struct redis_server *srv, store *s, const char *id, int64_t deadline_ms)
+{
+    char key[120];
+    snprintf(key, sizeof(key), "framed:config:%s", id);
+    while (fr_mono_us() / 1000 < deadline_ms) {
+        if (count_of(s, id) == 0 && direct_exists(srv, 0, key) == 0)
+            return true;
+        sleep_ms(50);
+    }
+    return false;
+}
+
+/* A holder that dies (never renews) loses its hold after the lease; one
+ * that renews keeps it. */
+static void test_leases(void **state)
+{
+    struct redis_server *srv = *state;
+    store *s = open_redis(srv->url);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(store_lease_ms(s), STORE_LEASE_DEFAULT_MS);
+    assert_int_equal(store_set_lease_ms(s, 10, &err), FR_EINVAL);
+    assert_int_equal(store_set_lease_ms(s, STORE_LEASE_MIN_MS, &err), FR_OK);
+    char id[80], idb[80];
+    hold_ok(s, "dead", CONFIG_A, strlen(CONFIG_A), id);
+    hold_ok(s, "live", CONFIG_B, strlen(CONFIG_B), idb);
+    assert_int_equal(count_of(s, id), 1);
+    int64_t start_ms = fr_mono_us() / 1000;
+    /* "live" renews every lease/3 while "dead" has stopped. */
+    enum store_restored what;
+    bool gone = false;
+    while (!gone && fr_mono_us() / 1000 < start_ms + 10000) {
+        assert_int_equal(store_restore(s, "live", CONFIG_B, strlen(CONFIG_B), &what, &err), FR_OK);
+        gone = count_of(s, id) == 0;
+        sleep_ms(STORE_LEASE_MIN_MS / 3);
+    }
+    assert_true(gone);
+    assert_true(lapses(srv, s, id, start_ms + 10000));
+    assert_int_equal(count_of(s, idb), 1);
+    expect_bytes(s, idb, CONFIG_B, strlen(CONFIG_B));
+    /* Once "live" stops too, Redis removes its entry by itself. */
+    assert_true(lapses(srv, s, idb, fr_mono_us() / 1000 + 10000));
+    assert_int_equal(store_unhold(s, idb, "live", &err), FR_ENOTFOUND);
     store_free(s);
 }
 
@@ -321,22 +408,32 @@ static void test_reconnects_after_a_killed_link(void **state)
 
 struct worker_args {
     store *s;
-    const char *id;
+    int index;
     int puts, releases;
     int failures;
 };
 
-/* Puts `puts` times, releasing after every other put until `releases` ran. */
+static void holder_name(char *out, size_t n, int thread, int k)
+{
+    snprintf(out, n, "t%d-%d", thread, k);
+}
+
+/* Holds `puts` times (a holder each), releasing its oldest hold after every
+ * other put until `releases` ran. */
 static void *hammer(void *arg)
 {
     struct worker_args *w = arg;
     int released = 0;
+    char holder[32], id[80];
     for (int i = 0; i < w->puts || released < w->releases; i++) {
-        char id[80];
-        if (i < w->puts && store_put(w->s, CONFIG_B, strlen(CONFIG_B), id, sizeof(id), NULL))
+        holder_name(holder, sizeof(holder), w->index, i);
+        if (i < w->puts &&
+            store_hold(w->s, holder, CONFIG_B, strlen(CONFIG_B), id, sizeof(id), NULL) != FR_OK)
             w->failures++;
         if ((i % 2 == 1 || i >= w->puts) && released < w->releases) {
-            if (store_release(w->s, w->id, NULL) != FR_OK)
+            holder_name(holder, sizeof(holder), w->index, released);
+            fr_sha256_id(CONFIG_B, strlen(CONFIG_B), id, sizeof(id));
+            if (store_unhold(w->s, id, holder, NULL) != FR_OK)
                 w->failures++;
             released++;
         }
@@ -344,12 +441,12 @@ static void *hammer(void *arg)
     return NULL;
 }
 
-static void run_threads(store **stores, const char *id, int puts, int releases)
+static void run_threads(store **stores, int puts, int releases)
 {
     pthread_t threads[8];
     struct worker_args args[8];
     for (int i = 0; i < 8; i++) {
-        args[i] = (struct worker_args){stores[i % 2], id, puts, releases, 0};
+        args[i] = (struct worker_args){stores[i % 2], i, puts, releases, 0};
         assert_int_equal(pthread_create(&threads[i], NULL, hammer, &args[i]), 0);
     }
     for (int i = 0; i < 8; i++) {
@@ -365,10 +462,16 @@ static void test_concurrent_counts(void **state)
     store *stores[2] = {open_redis(srv->url), open_redis(srv->url)};
     char id[80];
     fr_sha256_id(CONFIG_B, strlen(CONFIG_B), id, sizeof(id));
-    run_threads(stores, id, 100, 50);
+    run_threads(stores, 100, 50);
     assert_int_equal(count_of(stores[0], id), 8 * 50);
     assert_int_equal(count_of(stores[1], id), 8 * 50);
-    run_threads(stores, id, 0, 50);
+    /* the other 50 holds of each thread */
+    for (int t = 0; t < 8; t++)
+        for (int k = 50; k < 100; k++) {
+            char holder[32];
+            holder_name(holder, sizeof(holder), t, k);
+            assert_int_equal(store_unhold(stores[t % 2], id, holder, NULL), FR_OK);
+        }
     assert_int_equal(count_of(stores[0], id), 0);
     char key[120];
     snprintf(key, sizeof(key), "framed:config:%s", id);
@@ -433,6 +536,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lifecycle),
         cmocka_unit_test(test_tampered_entry),
+        cmocka_unit_test(test_leases),
         cmocka_unit_test(test_select_db),
         cmocka_unit_test(test_reconnects_after_a_killed_link),
         cmocka_unit_test(test_concurrent_counts),

@@ -40,15 +40,16 @@ static int fake_get(store *s, const char *id, char **bytes, size_t *len, struct 
     return FR_OK;
 }
 
-static int fake_put(store *s, const char *b, size_t l, char *id, size_t n, struct fr_error *e)
+static int fake_put(store *s, const char *h, const char *b, size_t l, char *id, size_t n,
+                    struct fr_error *e)
 {
-    (void)s, (void)b, (void)l, (void)id, (void)n;
+    (void)s, (void)h, (void)b, (void)l, (void)id, (void)n;
     return fr_error_set(e, FR_EINVAL, "read-only");
 }
 
-static int fake_release(store *s, const char *id, struct fr_error *e)
+static int fake_release(store *s, const char *id, const char *h, struct fr_error *e)
 {
-    (void)s, (void)id;
+    (void)s, (void)id, (void)h;
     return fr_error_set(e, FR_EINVAL, "read-only");
 }
 
@@ -66,8 +67,8 @@ static void fake_free(store *s)
     free(f);
 }
 
-static const struct store_vtable fake_vt = {"fake",       fake_put,      fake_get,
-                                            fake_release, fake_refcount, fake_free};
+static const struct store_vtable fake_vt = {"fake",        fake_put, fake_get, fake_release,
+                                            fake_refcount, NULL,     fake_free};
 
 struct fixture {
     worker *w;
