@@ -18,14 +18,12 @@ static int lookup_frame(void *arg, const char *id, struct plan_source_info *info
         if (strcmp(c->frames[i]->id, id) == 0)
             f = c->frames[i];
     if (!f) {
-        rc = fr_error_set(err, FR_ENOTFOUND, "no dataframe '%s'", id);
-        snprintf(err->kind, sizeof(err->kind), "dataframe-not-found");
+        rc = fr_error_setk(err, FR_ENOTFOUND, "dataframe-not-found", "no dataframe '%s'", id);
     } else if (f->nparts == 0) {
-        rc = fr_error_set(err, FR_ECONFLICT,
-                          "dataframe %s is not materialized yet: run it first with POST "
-                          "/v1/queries {\"dataframe\": \"%s\"}",
-                          id, id);
-        snprintf(err->kind, sizeof(err->kind), "dataframe-not-materialized");
+        rc = fr_error_setk(err, FR_ECONFLICT, "dataframe-not-materialized",
+                           "dataframe %s is not materialized yet: run it first with POST "
+                           "/v1/queries {\"dataframe\": \"%s\"}",
+                           id, id);
     } else {
         memset(info, 0, sizeof(*info));
         df_schema_copy(&info->schema, &f->schema);

@@ -87,6 +87,11 @@ int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **ou
               struct ctx_error *err);
 /* "local" or "remote": the kind of runner a freeze creates. */
 const char *ctx__runner_kind(const ctx *c);
+/* context_frames.c: rows of t as a JSON array (new); a schema as
+ * [{"name","type"}] (new); keeps a dataframe run's partitions (lock held). */
+json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
+json_t *ctx__schema_json(const struct df_schema *s);
+void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
 /* Copies an fr_error into a ctx_error. */
 int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
 

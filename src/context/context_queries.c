@@ -9,9 +9,6 @@
 
 #define MAX_QUERY_RECORDS 512
 
-json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
-void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
-
 struct ctx_result {
     runner_query *q;
     struct df_table *table;
@@ -76,11 +73,10 @@ static void query_finished(runner_query *q, void *arg)
         if (limit > 0 && c->mem_used + bytes > limit) {
             struct fr_error e;
             fr_error_init(&e);
-            fr_error_set(&e, FR_ENOSPACE,
-                         "the result needs %lld bytes but only %lld of the memory budget "
-                         "(--memory-limit %lld) are free; delete dataframes or query results",
-                         (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
-            snprintf(e.kind, sizeof(e.kind), "memory-budget-exceeded");
+            fr_error_setk(&e, FR_ENOSPACE, "memory-budget-exceeded",
+                          "the result needs %lld bytes but only %lld of the memory budget "
+                          "(--memory-limit %lld) are free; delete dataframes or query results",
+                          (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
             runner_query_fail(q, &e);
         } else {
             rec->bytes = bytes;

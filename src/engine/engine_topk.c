@@ -7,7 +7,7 @@
  * (null class, then an order-preserving code of the value) kept next to
  * the row number, so an offer compares integers in the group's own slots
  * and reads no column. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>

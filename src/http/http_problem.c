@@ -180,13 +180,13 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
 }
 
 static void reply_problem_v(struct http_request *req, int status, const char *kind, json_t *ext,
+                            const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+static void reply_problem_v(struct http_request *req, int status, const char *kind, json_t *ext,
                             const char *fmt, va_list ap)
 {
     struct ctx_error e;
     ctx_error_init(&e);
-    e.base.status = status;
-    snprintf(e.base.kind, sizeof(e.base.kind), "%s", kind ? kind : "");
-    vsnprintf(e.base.message, sizeof(e.base.message), fmt, ap);
+    fr_error_vsetk(&e.base, status, kind, fmt, ap);
     e.ext = ext;
     http__reply_error(req, &e);
     ctx_error_cleanup(&e);

@@ -89,8 +89,7 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
         rc = df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
     }
     if (rc != FR_OK) {
-        if (!err->kind[0])
-            snprintf(err->kind, sizeof(err->kind), "malformed-data");
+        plan__kind_default(err, "malformed-data");
         return rc;
     }
     if (s->nranges == 0) { /* an empty file still yields one (empty) task */

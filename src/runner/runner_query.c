@@ -208,11 +208,10 @@ static int check_remote_result(const runner_query *q, const struct runner_part *
         ok = strcmp(t->names[i], s->fields[i].name) == 0 && t->cols[i]->type == s->fields[i].type;
     if (ok)
         return FR_OK;
-    fr_error_set(err, FR_EDATA,
-                 "worker %.200s sent result partition %.64s with columns that are not the "
-                 "plan's (%d columns, the plan has %d); the result is refused",
-                 p->url, p->id ? p->id : "?", t->ncols, s->nfields);
-    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+    fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                  "worker %.200s sent result partition %.64s with columns that are not the "
+                  "plan's (%d columns, the plan has %d); the result is refused",
+                  p->url, p->id ? p->id : "?", t->ncols, s->nfields);
     return FR_EDATA;
 }
 
@@ -226,11 +225,10 @@ static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *e
     int64_t cap = *left >= 0 ? (*left > 0 ? *left : 1) : 0;
     int rc = runner__part_table(q->r, p, cap, err);
     if (rc == FR_ENOSPACE || (rc == FR_OK && *left >= 0 && df_table_bytes(p->table) > *left)) {
-        fr_error_set(err, FR_ENOSPACE,
-                     "result partition %.64s from worker %.200s does not fit the memory budget "
-                     "(--memory-limit %lld bytes); add a limit or a filter",
-                     p->id ? p->id : "?", p->url, (long long)q->r->memory_budget);
-        snprintf(err->kind, sizeof(err->kind), "memory-budget-exceeded");
+        fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
+                      "result partition %.64s from worker %.200s does not fit the memory budget "
+                      "(--memory-limit %lld bytes); add a limit or a filter",
+                      p->id ? p->id : "?", p->url, (long long)q->r->memory_budget);
         return FR_ENOSPACE;
     }
     if (rc == FR_OK)
