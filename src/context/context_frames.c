@@ -221,7 +221,7 @@ static void frame_free(ctx *c, struct ctx_frame *f)
 {
     if (c->runner && f->nparts)
         runner_drop_kept(c->runner, f->id);
-    c->mem_used -= f->bytes;
+    ctx__charge_back(c, f->run_qid, f->bytes);
     for (int i = 0; i < f->nparts; i++)
         free(f->part_ids[i]);
     free(f->part_ids);
@@ -279,10 +279,13 @@ int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **ou
     return build(c, &runner_config(r)->values, plan, limit, out, err);
 }
 
-/* Called when a dataframe's run finished: keep its partitions in the runner. */
-void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q)
+/* Called when a dataframe's run (rec, charged) succeeded: keep its
+ * partitions in the runner; the frame takes the run's charge over and gives
+ * the previous run's back (one owner per charge). */
+void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec)
 {
-    struct ctx_frame *f = find_frame(c, frame_id, NULL);
+    runner_query *q = rec->q;
+    struct ctx_frame *f = find_frame(c, rec->frame_id, NULL);
     if (!f || !c->runner || runner_query_state(q) != RQ_SUCCEEDED)
         return;
     if (f->nparts)
@@ -292,9 +295,14 @@ void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q)
     free(f->part_ids);
     f->part_ids = NULL;
     f->nparts = 0;
+    ctx__charge_back(c, f->run_qid, f->bytes);
+    f->bytes = 0;
+    f->run_qid[0] = '\0';
     if (runner_keep_result(c->runner, q, f->id, &f->part_ids, &f->nparts) == FR_OK) {
         f->part_rows = runner_query_rows(q);
-        f->bytes = runner_query_bytes(q);
+        f->bytes = rec->bytes;
+        rec->bytes = 0;
+        snprintf(f->run_qid, sizeof(f->run_qid), "%s", rec->id);
     }
     runner_query_unref(f->last_run);
     f->last_run = runner_query_ref(q);

@@ -25,8 +25,9 @@ struct ctx_frame {
     char **part_ids;        /* materialized partitions kept in the runner */
     int nparts;
     int64_t part_rows;
-    int64_t bytes;
-    json_t *preview; /* the rows shown when it was created */
+    int64_t bytes;    /* its charge on the memory budget, taken over from its run */
+    char run_qid[40]; /* the query record whose result this data is ("" = none) */
+    json_t *preview;  /* the rows shown when it was created */
 };
 
 struct ctx_qrec {
@@ -34,7 +35,7 @@ struct ctx_qrec {
     runner_query *q;
     char frame_id[40]; /* "" when the query ran a plan */
     int64_t created_ms;
-    int64_t bytes;           /* result bytes counted against the memory budget */
+    int64_t bytes;           /* its charge on the memory budget (0 while a frame holds it) */
     struct df_table *merged; /* the result as one table, made on first fetch */
 };
 
@@ -91,7 +92,13 @@ const char *ctx__runner_kind(const ctx *c);
  * [{"name","type"}] (new); keeps a dataframe run's partitions (lock held). */
 json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
 json_t *ctx__schema_json(const struct df_schema *s);
-void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
+void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec);
+/* The memory budget (c->mem_used, context lock held): every charged byte has
+ * one owner, a query record (its result) or a dataframe (the result of its
+ * run, handed over by ctx__frame_materialize), and is released once.
+ * ctx__charge_back gives a frame's charge back to the record of its run
+ * while that record still holds the result, else releases it. */
+void ctx__charge_back(ctx *c, const char *qid, int64_t bytes);
 /* Copies an fr_error into a ctx_error. */
 int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
 

@@ -26,6 +26,15 @@ static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
     return NULL;
 }
 
+void ctx__charge_back(ctx *c, const char *qid, int64_t bytes)
+{
+    struct ctx_qrec *rec = qid[0] ? find_query(c, qid, NULL) : NULL;
+    if (rec && runner_query_state(rec->q) == RQ_SUCCEEDED)
+        rec->bytes += bytes; /* the record's result still holds the tables */
+    else
+        c->mem_used -= bytes;
+}
+
 static void qrec_free(ctx *c, struct ctx_qrec *rec)
 {
     c->mem_used -= rec->bytes;
@@ -82,7 +91,7 @@ static void query_finished(runner_query *q, void *arg)
             rec->bytes = bytes;
             c->mem_used += bytes;
             if (rec->frame_id[0])
-                ctx__frame_materialize(c, rec->frame_id, q);
+                ctx__frame_materialize(c, rec); /* the frame takes the charge over */
         }
     }
     pthread_mutex_unlock(&c->lock);
