@@ -58,10 +58,8 @@ static int build(ctx *c, const struct cfg *cfg, json_t *plan, int64_t limit, pla
     return rc;
 }
 
-/* Validates under the config the request would run with, acquires the
- * runner (freezing if needed) and plans under its frozen config. */
-static int plan_for_runner(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
-                           plan_physical **out, struct ctx_error *err)
+int ctx__plan_frozen(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
+                     plan_physical **out, struct ctx_error *err)
 {
     struct cfg snap;
     ctx__effective_config(c, &snap);
@@ -161,7 +159,7 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     cfg_cleanup(&snap);
     runner *r = NULL;
     plan_physical *p = NULL;
-    int rc = plan_for_runner(c, plan, request_id, limit, &r, &p, err);
+    int rc = ctx__plan_frozen(c, plan, request_id, limit, &r, &p, err);
     if (rc != FR_OK)
         return rc;
     struct ctx_frame *f = fr_xcalloc(1, sizeof(*f));
@@ -262,7 +260,7 @@ int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error
         return frame_missing(err, id);
     runner *r = NULL;
     plan_physical *p = NULL;
-    int rc = plan_for_runner(c, plan, NULL, -1, &r, &p, err);
+    int rc = ctx__plan_frozen(c, plan, NULL, -1, &r, &p, err);
     json_decref(plan);
     if (rc != FR_OK)
         return rc;
@@ -271,12 +269,6 @@ int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error
     plan_physical_free(p);
     ctx__runner_release(c);
     return FR_OK;
-}
-
-int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
-              struct ctx_error *err)
-{
-    return build(c, &runner_config(r)->values, plan, limit, out, err);
 }
 
 /* Called when a dataframe's run (rec, charged) succeeded: keep its

@@ -83,9 +83,14 @@ void ctx__plan_env(ctx *c, struct plan_env *env);
 /* Drops every frame (runner reset). Called with the lock held. */
 void ctx__frames_clear(ctx *c);
 void ctx__queries_clear(ctx *c);
-/* Plans under the runner's frozen config; err kinds as plan_build's. */
-int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
-              struct ctx_error *err);
+/* The freeze protocol, the one copy: validates plan under a snapshot of the
+ * config the request would run with (so a bad plan never freezes), acquires
+ * the runner (freezing if needed) and plans again when the config changed
+ * before the freeze. On FR_OK *out (new) is planned under runner_config(*r)
+ * and the caller holds an inflight reference (ctx__runner_release); on an
+ * error nothing is held. limit as plan_build's (-1 = none). */
+int ctx__plan_frozen(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
+                     plan_physical **out, struct ctx_error *err);
 /* "local" or "remote": the kind of runner a freeze creates. */
 const char *ctx__runner_kind(const ctx *c);
 /* context_frames.c: rows of t as a JSON array (new); a schema as

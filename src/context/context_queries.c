@@ -178,32 +178,13 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     int rc = resolve_body(c, body, &plan, frame_id, sizeof(frame_id), err);
     if (rc == FR_OK)
         rc = check_budget(c, err);
-    struct cfg snap;
-    ctx__effective_config(c, &snap);
-    plan_physical *p = NULL;
-    if (rc == FR_OK) { /* validate before the freeze: a bad plan never creates the runner */
-        struct plan_env env;
-        ctx__plan_env(c, &env);
-        struct fr_error ferr;
-        fr_error_init(&ferr);
-        if ((rc = plan_build(plan, &snap, &env, -1, &p, &ferr)) != FR_OK)
-            ctx__from_fr(err, &ferr);
-    }
     runner *r = NULL;
+    plan_physical *p = NULL;
     if (rc == FR_OK)
-        rc = ctx__runner_acquire(c, request_id, &r, err);
-    if (rc == FR_OK && !cfg_equal(&snap, &runner_config(r)->values)) {
-        plan_physical_free(p);
-        p = NULL;
-        if ((rc = ctx__plan(c, r, plan, -1, &p, err)) != FR_OK)
-            ctx__runner_release(c);
-    }
-    cfg_cleanup(&snap);
+        rc = ctx__plan_frozen(c, plan, request_id, -1, &r, &p, err);
     json_decref(plan);
-    if (rc != FR_OK) {
-        plan_physical_free(p);
+    if (rc != FR_OK)
         return rc;
-    }
     struct ctx_qrec *rec = fr_xcalloc(1, sizeof(*rec));
     ctx__random_id("q", rec->id, sizeof(rec->id));
     snprintf(rec->frame_id, sizeof(rec->frame_id), "%s", frame_id);
@@ -221,8 +202,8 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     pthread_mutex_unlock(&c->lock);
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (runner_submit(r, q, &ferr) != FR_OK && !runner_query_started(q)) {
-        runner_query_on_finish(q, NULL, NULL); /* never started: the hook will not run */
+    if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
+        runner_query_on_finish(q, NULL, NULL);
         free(fa);
     }
     ctx__runner_release(c);

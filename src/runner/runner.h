@@ -70,7 +70,8 @@ void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *),
 /* Turns a succeeded query into a failed one and drops its result (used when
  * keeping the result would go over the memory budget). */
 void runner_query_fail(runner_query *q, const struct fr_error *err);
-/* Starts it; the runner takes its own reference until it finishes. */
+/* Starts it; the runner takes its own reference until it finishes. A failed
+ * call never fires the on_finish hook: q ends failed, settled, hook unrun. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err);
 /* Asks it to stop; it ends as cancelled. */
 void runner_query_cancel(runner_query *q);

@@ -288,14 +288,17 @@ static int64_t count_tasks(const plan_physical *p)
     return n;
 }
 
+/* A failed call never fires its callback: when the first stage cannot be
+ * started (nothing was enqueued yet), the start is undone, q ends failed
+ * (settled, so waiters wake) and on_finish does not run. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err)
 {
     int nstages = plan_physical_nstages(q->plan);
     pthread_mutex_lock(&q->lock);
     int rc = FR_OK;
     if (q->state != RQ_QUEUED) {
-        rc = fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
-        goto out;
+        pthread_mutex_unlock(&q->lock);
+        return fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
     }
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
@@ -309,28 +312,14 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
     r->running++;
     pthread_mutex_unlock(&r->lock);
     rc = start_stage(q, err);
-    if (rc != FR_OK) {
+    if (rc != FR_OK) { /* start_stage fails before it enqueues anything */
         q->error = *err;
-        finish(q, RQ_FAILED);
-        pthread_mutex_unlock(&q->lock);
-        runner__finished(q);
-        return rc;
-    }
-out:
-    if (rc != FR_OK && q->state == RQ_QUEUED) { /* never started: fail it visibly */
-        q->error = *err;
-        q->state = RQ_FAILED;
+        finish(q, RQ_FAILED); /* frees the stage state, the running count */
         q->settled = true;
-        q->finished_us = fr_mono_us();
         pthread_cond_broadcast(&q->cond);
     }
-    if (rc != FR_OK) {
-        for (int i = 0; i < q->nstored; i++)
-            runner__part_free(r, q->stored[i]);
-        free(q->stored);
-        q->stored = NULL;
-        q->nstored = 0;
-    }
     pthread_mutex_unlock(&q->lock);
+    if (rc != FR_OK)
+        runner_query_unref(q); /* the runner's reference; the hook never runs */
     return rc;
 }
