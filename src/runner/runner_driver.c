@@ -187,6 +187,17 @@ static void update_limit(runner_query *q, int64_t limit)
         q->limit_reached = true;
 }
 
+static int64_t count_tasks(const plan_physical *p)
+{
+    int64_t n = 0;
+    for (int s = 0; s < plan_physical_nstages(p); s++) {
+        struct plan_stage_view v;
+        plan_stage_view(p, s, &v);
+        n += v.ntasks;
+    }
+    return n;
+}
+
 /* Returns true when the runner's reference to q must be dropped. */
 static bool advance(runner_query *q)
 {
@@ -206,6 +217,9 @@ static bool advance(runner_query *q)
         for (int s = 0; s < plan_physical_nstages(q->plan); s++)
             free_stage_outputs(q, s);
         q->stage = -1;
+        /* the rerun's tasks are more work: the total grows with them, so
+         * tasks_done (which counts every ended task) never passes it */
+        q->tasks_total += count_tasks(q->plan);
     }
     int done = q->stage;
     for (int s = 0; s <= done; s++)
@@ -275,17 +289,6 @@ void runner__job_free(struct rjob *job)
     free(job->avoid_url);
     free(job);
     runner_query_unref(q);
-}
-
-static int64_t count_tasks(const plan_physical *p)
-{
-    int64_t n = 0;
-    for (int s = 0; s < plan_physical_nstages(p); s++) {
-        struct plan_stage_view v;
-        plan_stage_view(p, s, &v);
-        n += v.ntasks;
-    }
-    return n;
 }
 
 /* A failed call never fires its callback: when the first stage cannot be
