@@ -27,7 +27,6 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
     {FR_OK, "missing-config-id", 400, "Missing config ID", 0},
     {FR_OK, "invalid-task", 400, "Invalid task", 0},
-    {FR_OK, "invalid-worker", 400, "Invalid worker announce", 0},
     {FR_OK, "unauthorized", 401, "Unauthorized", 0},
     {FR_ENOTFOUND, "not-found", 404, "Not found", 0},
     {FR_OK, "dataset-not-found", 404, "Dataset not found", 0},
