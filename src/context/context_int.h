@@ -60,6 +60,7 @@ struct ctx {
     struct ctx_qrec **queries;
     int nqueries;
     int64_t mem_used;
+    int64_t tasks_retired[RUNNER_TASK_OUTCOMES]; /* task counters of runners torn down */
     bool shutting_down;
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */
     int64_t queries_by_state[5];
@@ -83,6 +84,8 @@ void ctx__plan_env(ctx *c, struct plan_env *env);
 /* Drops every frame (runner reset). Called with the lock held. */
 void ctx__frames_clear(ctx *c);
 void ctx__queries_clear(ctx *c);
+/* Writes framed_tasks_total{outcome} (context lock held). */
+void ctx__tasks_metrics(ctx *c, struct fr_buf *out);
 /* The freeze protocol, the one copy: validates plan under a snapshot of the
  * config the request would run with (so a bad plan never freezes), acquires
  * the runner (freezing if needed) and plans again when the config changed

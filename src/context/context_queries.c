@@ -43,8 +43,17 @@ static void qrec_free(ctx *c, struct ctx_qrec *rec)
     free(rec);
 }
 
+/* Called once per runner, after its drain (the reset, the context's end):
+ * the runner's task counters are folded into the context's, so /metrics'
+ * framed_tasks_total never goes back when a runner is torn down. */
 void ctx__queries_clear(ctx *c)
 {
+    if (c->runner) {
+        int64_t n[RUNNER_TASK_OUTCOMES];
+        runner_task_counts(c->runner, n);
+        for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
+            c->tasks_retired[i] += n[i];
+    }
     for (int i = 0; i < c->nqueries; i++)
         qrec_free(c, c->queries[i]);
     c->nqueries = 0;
@@ -216,6 +225,19 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     pthread_mutex_unlock(&c->lock);
     runner_query_unref(q);
     return FR_OK;
+}
+
+void ctx__tasks_metrics(ctx *c, struct fr_buf *out)
+{
+    int64_t n[RUNNER_TASK_OUTCOMES] = {0};
+    if (c->runner)
+        runner_task_counts(c->runner, n);
+    fr_buf_puts(out, "# HELP framed_tasks_total Tasks the runners ended, by outcome (retried: "
+                     "attempts that failed and ran again).\n"
+                     "# TYPE framed_tasks_total counter\n");
+    for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
+        fr_buf_printf(out, "framed_tasks_total{outcome=\"%s\"} %lld\n", runner_task_outcome_name(i),
+                      (long long)(c->tasks_retired[i] + n[i]));
 }
 
 static int query_missing(struct ctx_error *err, const char *id)

@@ -102,5 +102,11 @@ int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***i
 void runner_drop_kept(runner *r, const char *prefix);
 /* Number of queries running now. */
 int runner_running(runner *r);
+/* Tasks this runner ended, by outcome (counters: they only grow): ok, failed
+ * (an error ended it), cancelled (its query was cancelled), retried (attempts
+ * that failed and ran again). */
+enum runner_task_outcome { RT_OK, RT_FAILED, RT_CANCELLED, RT_RETRIED, RUNNER_TASK_OUTCOMES };
+const char *runner_task_outcome_name(enum runner_task_outcome o);
+void runner_task_counts(runner *r, int64_t out[RUNNER_TASK_OUTCOMES]);
 
 #endif

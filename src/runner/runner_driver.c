@@ -245,10 +245,34 @@ static bool input_lost(int rc, const struct fr_error *err)
     return rc != FR_OK && strcmp(err->kind, "input-lost") == 0;
 }
 
+static void count_task(runner *r, const struct rjob *job, int rc)
+{
+    enum runner_task_outcome o = rc == FR_OK ? RT_OK
+                                 : rc == FR_ECANCELLED || atomic_load(&job->q->cancel)
+                                     ? RT_CANCELLED
+                                     : RT_FAILED;
+    atomic_fetch_add(&r->tasks_by_outcome[o], 1);
+    if (job->attempt > 0) /* each retry was an attempt that failed and ran again */
+        atomic_fetch_add(&r->tasks_by_outcome[RT_RETRIED], job->attempt);
+}
+
+const char *runner_task_outcome_name(enum runner_task_outcome o)
+{
+    static const char *const names[] = {"ok", "failed", "cancelled", "retried"};
+    return names[o];
+}
+
+void runner_task_counts(runner *r, int64_t out[RUNNER_TASK_OUTCOMES])
+{
+    for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
+        out[i] = atomic_load(&r->tasks_by_outcome[i]);
+}
+
 void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id)
 {
     runner_query *q = job->q;
+    count_task(q->r, job, rc);
     pthread_mutex_lock(&q->lock);
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);

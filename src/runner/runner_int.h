@@ -101,6 +101,7 @@ struct runner {
     int running;
     int64_t kept_seq;
     int64_t memory_budget; /* --memory-limit: results fetched are charged to it; 0 = none */
+    atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
 };
 
 struct kept_part {
