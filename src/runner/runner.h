@@ -79,8 +79,6 @@ void runner_query_cancel(runner_query *q);
  * Returns true when final. */
 bool runner_query_wait(runner_query *q, int64_t timeout_ms);
 enum runner_qstate runner_query_state(runner_query *q);
-/* True once runner_submit started it (its on_finish hook will run). */
-bool runner_query_started(runner_query *q);
 /* new: {"id","state","progress":{"tasks_total","tasks_done"},"config_id",
  * "task_config_ids","rows","elapsed_ms","error","null_errors"}; the error is
  * {"status","kind","message",...} or null. */

@@ -289,10 +289,3 @@ const plan_physical *runner_query_plan(const runner_query *q)
     return q->plan;
 }
 
-bool runner_query_started(runner_query *q)
-{
-    pthread_mutex_lock(&q->lock);
-    bool started = q->started_us != 0;
-    pthread_mutex_unlock(&q->lock);
-    return started;
-}
