@@ -288,4 +288,3 @@ const plan_physical *runner_query_plan(const runner_query *q)
 {
     return q->plan;
 }
-
