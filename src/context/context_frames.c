@@ -219,7 +219,7 @@ static void frame_free(ctx *c, struct ctx_frame *f)
 {
     if (c->runner && f->nparts)
         runner_drop_kept(c->runner, f->id);
-    ctx__charge_back(c, f->run_qid, f->bytes);
+    ctx__frame_data_release(c, f->run_qid, f->bytes);
     for (int i = 0; i < f->nparts; i++)
         free(f->part_ids[i]);
     free(f->part_ids);
@@ -272,8 +272,8 @@ int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error
 }
 
 /* Called when a dataframe's run (rec, charged) succeeded: keep its
- * partitions in the runner; the frame takes the run's charge over and gives
- * the previous run's back (one owner per charge). */
+ * partitions in the runner; the frame takes the run's charge over and
+ * releases the previous run's data (one owner per charge). */
 void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec)
 {
     runner_query *q = rec->q;
@@ -287,7 +287,7 @@ void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec)
     free(f->part_ids);
     f->part_ids = NULL;
     f->nparts = 0;
-    ctx__charge_back(c, f->run_qid, f->bytes);
+    ctx__frame_data_release(c, f->run_qid, f->bytes);
     f->bytes = 0;
     f->run_qid[0] = '\0';
     if (runner_keep_result(c->runner, q, f->id, &f->part_ids, &f->nparts) == FR_OK) {

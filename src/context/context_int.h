@@ -37,6 +37,7 @@ struct ctx_qrec {
     int64_t created_ms;
     int64_t bytes;           /* its charge on the memory budget (0 while a frame holds it) */
     struct df_table *merged; /* the result as one table, made on first fetch */
+    bool released;           /* its result was a dataframe's data, released with it (410) */
 };
 
 struct ctx {
@@ -103,10 +104,11 @@ json_t *ctx__schema_json(const struct df_schema *s);
 void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec);
 /* The memory budget (c->mem_used, context lock held): every charged byte has
  * one owner, a query record (its result) or a dataframe (the result of its
- * run, handed over by ctx__frame_materialize), and is released once.
- * ctx__charge_back gives a frame's charge back to the record of its run
- * while that record still holds the result, else releases it. */
-void ctx__charge_back(ctx *c, const char *qid, int64_t bytes);
+ * latest run, handed over by ctx__frame_materialize), and is released once.
+ * ctx__frame_data_release releases a frame's charge and, with it, the
+ * result of the run it came from (that query's result answers 410
+ * result-released): a delete, a rerun or a reset frees the bytes. */
+void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes);
 /* Copies an fr_error into a ctx_error. */
 int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
 

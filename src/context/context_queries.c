@@ -26,13 +26,16 @@ static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
     return NULL;
 }
 
-void ctx__charge_back(ctx *c, const char *qid, int64_t bytes)
+void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes)
 {
+    c->mem_used -= bytes;
     struct ctx_qrec *rec = qid[0] ? find_query(c, qid, NULL) : NULL;
-    if (rec && runner_query_state(rec->q) == RQ_SUCCEEDED)
-        rec->bytes += bytes; /* the record's result still holds the tables */
-    else
-        c->mem_used -= bytes;
+    if (rec && !rec->released) { /* its result is the same data: it goes too */
+        rec->released = true;
+        df_table_free(rec->merged);
+        rec->merged = NULL;
+        runner_query_release_result(rec->q);
+    }
 }
 
 static void qrec_free(ctx *c, struct ctx_qrec *rec)
@@ -304,7 +307,12 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
     err->ext = json_pack("{ss sO sO}", "query_id", id, "state", json_object_get(status, "state"),
                          "progress", json_object_get(status, "progress"));
     json_decref(status);
-    if (!settled) {
+    if (rec->released) {
+        rc = ctx__fail(err, FR_ENOTFOUND, "result-released",
+                       "the result of query %s was the data of dataframe %s, released when the "
+                       "dataframe was deleted, run again or reset; run the query again",
+                       id, rec->frame_id);
+    } else if (!settled) {
         rc = ctx__fail(err, FR_ECONFLICT, "query-not-finished",
                        "query %s is %s; poll GET /v1/queries/%s until it succeeded", id,
                        runner_qstate_name(s), id);

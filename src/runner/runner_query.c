@@ -27,6 +27,7 @@ runner_query *runner_query_new(const char *id, plan_physical *plan)
     q->created_us = fr_mono_us();
     fr_error_init(&q->error);
     q->task_config_ids = json_array();
+    q->released_rows = -1;
     return q;
 }
 
@@ -120,7 +121,7 @@ json_t *runner_query_json(runner_query *q)
     pthread_mutex_lock(&q->lock);
     int64_t rows = -1;
     if (q->state == RQ_SUCCEEDED && q->settled) {
-        rows = 0;
+        rows = q->released_rows >= 0 ? q->released_rows : 0;
         for (int i = 0; i < q->nresult; i++)
             rows += q->result[i]->nrows;
     }
@@ -163,6 +164,20 @@ int64_t runner_query_rows(runner_query *q)
         rows += q->result[i]->nrows;
     pthread_mutex_unlock(&q->lock);
     return rows;
+}
+
+void runner_query_release_result(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    if (q->settled && q->released_rows < 0) {
+        q->released_rows = 0;
+        for (int i = 0; i < q->nresult; i++) {
+            q->released_rows += q->result[i]->nrows;
+            df_table_free(q->result[i]);
+        }
+        q->nresult = 0;
+    }
+    pthread_mutex_unlock(&q->lock);
 }
 
 int64_t runner_query_bytes(runner_query *q)

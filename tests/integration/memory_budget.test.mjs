@@ -32,8 +32,9 @@ async function budget(base, where) {
 }
 
 // Materializes dataframes of the join example until the budget answers 507
-// (at submit) or fails a run with memory-budget-exceeded; returns the ids.
-async function fillUp(base, where) {
+// (at submit) or fails a run with memory-budget-exceeded; returns the ids
+// and the query of each materializing run (runs[frame]).
+async function fillUp(base, where, runs) {
   const frames = [];
   for (let i = 0; i < 200; i++) {
     let r = await call(base, 'POST', '/v1/dataframes', { json: JOIN });
@@ -51,6 +52,7 @@ async function fillUp(base, where) {
       return frames;
     }
     assert.equal(r.body.state, 'succeeded', r.text);
+    runs[frames.at(-1)] = r.body.id;
   }
   assert.fail(`${where}: 200 materialized dataframes never reached the ${LIMIT}-byte budget`);
 }
@@ -64,20 +66,32 @@ async function cycles(base) {
     assert.equal(r.body.state, 'succeeded', r.text);
     const afterQuery = await budget(base, `${where} query`);
     assert.ok(afterQuery.used > 0, 'a kept result is charged');
-    const frames = await fillUp(base, where);
-    // a run of a dataframe again replaces its data: no new charge left behind
-    const before = await budget(base, `${where} full`);
-    const first = frames[0];
-    r = await call(base, 'POST', '/v1/queries?wait=60', { json: { dataframe: first } });
-    assert.ok([200, 201, 507].includes(r.status), r.text);
-    const rerun = await budget(base, `${where} rerun`);
-    assert.ok(rerun.used <= before.used, `${where}: a rerun grew the charge ${before.used} -> ${rerun.used}`);
-    // deletes release each frame's charge at most once
-    for (const id of frames.slice(0, 2)) {
-      r = await call(base, 'DELETE', `/v1/dataframes/${id}`);
-      assert.equal(r.status, 204, r.text);
-      await budget(base, `${where} delete ${id}`);
-    }
+    const runs = {};
+    const frames = await fillUp(base, where, runs);
+    assert.ok(runs[frames[0]] && runs[frames[1]], `${where}: two frames materialized`);
+    // deleting a materialized frame frees its bytes, and its run's result with them
+    let before = await budget(base, `${where} full`);
+    r = await call(base, 'DELETE', `/v1/dataframes/${frames[0]}`);
+    assert.equal(r.status, 204, r.text);
+    let after = await budget(base, `${where} delete`);
+    assert.ok(after.used < before.used, `${where}: a delete freed nothing (${before.used} -> ${after.used})`);
+    r = await call(base, 'GET', `/v1/queries/${runs[frames[0]]}/result`);
+    assert.equal(r.status, 410, r.text);
+    assert.equal(r.body.type, 'https://framed.dev/problems/result-released');
+    r = await call(base, 'GET', `/v1/queries/${runs[frames[0]]}`);
+    assert.equal(r.body.state, 'succeeded', 'the run keeps its status');
+    // a run of a dataframe again replaces its data: the charge stays one frame's
+    before = after;
+    r = await call(base, 'POST', '/v1/queries?wait=60', { json: { dataframe: frames[1] } });
+    assert.ok([200, 201].includes(r.status), r.text);
+    assert.equal(r.body.state, 'succeeded', r.text);
+    after = await budget(base, `${where} rerun`);
+    assert.equal(after.used, before.used, `${where}: a rerun changed the charge ${before.used} -> ${after.used}`);
+    r = await call(base, 'GET', `/v1/queries/${runs[frames[1]]}/result`);
+    assert.equal(r.status, 410, `the older run's result went with the data it was: ${r.text}`);
+    r = await call(base, 'DELETE', `/v1/dataframes/${frames[1]}`);
+    assert.equal(r.status, 204, r.text);
+    await budget(base, `${where} delete again`);
     r = await call(base, 'DELETE', '/v1/runner');
     assert.equal(r.status, 200, r.text);
     assert.equal((await budget(base, `${where} reset`)).used, 0, `${where}: the gauge is 0 after a reset`);
