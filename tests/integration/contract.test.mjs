@@ -2,11 +2,12 @@
 // edge can emit (the table in src/http/http_problem.c) is a stable type of
 // api/schemas/problem-type.json and is listed in openapi.yaml with its status;
 // and real responses of a running coordinator validate against the schemas
-// openapi.yaml names for them (components.schemas -> api/schemas/*.json). No
-// JSON Schema library ships in node_modules, so a small validator of the
-// keywords our schemas use is below (a keyword it does not know fails).
+// openapi.yaml names for them (components.schemas -> api/schemas/*.json):
+// with Ajv (draft 2020-12) when node_modules has it (it comes with Redocly,
+// not pinned by us), and always with the small validator below, which knows
+// the keywords our schemas use and fails on any other.
 import assert from 'node:assert/strict';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { call, SOURCE_DIR, startServer } from './lib.mjs';
@@ -14,6 +15,19 @@ import { call, SOURCE_DIR, startServer } from './lib.mjs';
 const SCHEMAS = path.join(SOURCE_DIR, 'api', 'schemas');
 const OPENAPI = readFileSync(path.join(SOURCE_DIR, 'openapi.yaml'), 'utf8');
 const BASE = 'https://framed.dev/problems/';
+
+const AJV_BASE = 'https://framed.dev/schemas/';
+let ajv = null;
+try {
+  const { default: Ajv2020 } = await import('ajv/dist/2020.js');
+  ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+  for (const f of readdirSync(SCHEMAS).filter((n) => n.endsWith('.json'))) {
+    ajv.addSchema({ ...JSON.parse(readFileSync(path.join(SCHEMAS, f), 'utf8')), $id: AJV_BASE + f });
+  }
+} catch (e) {
+  if (e.code !== 'ERR_MODULE_NOT_FOUND') throw e;
+  ajv = null; // no Ajv here: the small validator alone
+}
 
 // ---------------------------------------------------------------- problem types
 function problemTable() {
@@ -132,6 +146,13 @@ function assertValid(name, res, label) {
   const errs = [];
   validate(file, schema, res.body, '$', errs);
   assert.deepEqual(errs, [], `${label}: the ${name} answer breaks its schema: ${res.text}`);
+  if (ajv) {
+    const m = new RegExp(`^    ${name}: \\{\\$ref: 'api/schemas/([^']+)'\\}`, 'm').exec(OPENAPI);
+    const ref = m[1].includes('#') ? m[1] : `${m[1]}#`;
+    const check = ajv.getSchema(AJV_BASE + ref);
+    assert.ok(check, `Ajv resolves ${ref}`);
+    assert.ok(check(res.body), `${label}: Ajv: ${ajv.errorsText(check.errors)}: ${res.text}`);
+  }
 }
 
 test('the validator refuses what a schema forbids', () => {
@@ -139,6 +160,7 @@ test('the validator refuses what a schema forbids', () => {
   const errs = [];
   validate(file, schema, { released_config_id: 'x', surprise: 1 }, '$', errs);
   assert.ok(errs.some((e) => /surprise/.test(e)) && errs.some((e) => /forced/.test(e)), errs.join('\n'));
+  if (ajv) assert.equal(ajv.getSchema(`${AJV_BASE}runner.json#/$defs/Released`)({ released_config_id: 'x', surprise: 1 }), false);
 });
 
 // ---------------------------------------------------------------- real answers
