@@ -88,7 +88,7 @@ const struct fr_error *runner_query_error(runner_query *q);
 /* A succeeded query's result partitions, in order (borrowed while q is held). */
 int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts);
 int64_t runner_query_rows(runner_query *q);
-/* Drops a settled query's result tables (their memory goes once no reader
+/* Drops a finished query's result tables (their memory goes once no reader
  * shares them); its status keeps the row count. A dataframe's older run,
  * whose data the dataframe released. */
 void runner_query_release_result(runner_query *q);

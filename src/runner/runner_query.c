@@ -169,7 +169,7 @@ int64_t runner_query_rows(runner_query *q)
 void runner_query_release_result(runner_query *q)
 {
     pthread_mutex_lock(&q->lock);
-    if (q->settled && q->released_rows < 0) {
+    if (final(q->state) && q->released_rows < 0) { /* the result is collected by then */
         q->released_rows = 0;
         for (int i = 0; i < q->nresult; i++) {
             q->released_rows += q->result[i]->nrows;
