@@ -37,8 +37,9 @@ packages=(
     redis-server valgrind curl ca-certificates
 )
 # Only the tests: the dashboard test drives Debian's Chromium headless; the
-# fuzz targets need clang with libFuzzer and the sanitizer runtimes.
-test_packages=(chromium fonts-liberation clang libclang-rt-14-dev)
+# fuzz targets need clang with libFuzzer and the sanitizer runtimes; test.sh
+# checks the C formatting with clang-format.
+test_packages=(chromium fonts-liberation clang libclang-rt-14-dev clang-format)
 
 # Any Node.js >= 18 already on PATH will do (with its npm); else Debian's.
 node_usable() {

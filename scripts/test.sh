@@ -7,7 +7,8 @@
 #                test runs against it
 #   build-fuzz/  clang + libFuzzer: each fuzz target runs a few seconds and
 #                replays its regression inputs (see the fuzz smoke block)
-# then lints the HTTP contract (npm run lint:api) and runs CTest in
+# then checks the C formatting (clang-format --dry-run -Werror), lints the
+# HTTP contract (npm run lint:api) and runs CTest in
 # build-asan/. A Redis server for the tests is started on a free loopback
 # port (FRAMED_TEST_REDIS_URL) and stopped by its PID on exit. The last lines
 # printed are CTest's summary; the exit code is non-zero on any failure.
@@ -33,6 +34,10 @@ cmake --build build-asan -j2
 step "build-fuzz/ (clang, libFuzzer + address,undefined; see the fuzz smoke below)"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFRAMED_FUZZ=ON
 cmake --build build-fuzz -j2 --target fuzz
+
+step "clang-format (the checked-in .clang-format, over src/, tests/unit/, tests/fuzz/)"
+find src tests/unit tests/fuzz -name '*.[ch]' -print0 | sort -z |
+    xargs -0 clang-format --dry-run -Werror
 
 step "lint the HTTP contract"
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent lint:api

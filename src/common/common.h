@@ -74,8 +74,8 @@ int fr_error_setk(struct fr_error *err, int status, const char *kind, const char
     __attribute__((format(printf, 4, 5)));
 /* fr_error_setk with a va_list, for the module-local wrappers that add a
  * prefix or a location. */
-int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const char *fmt,
-                   va_list ap) __attribute__((format(printf, 4, 0)));
+int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 const char *fr_status_name(int status);
 
 /* ---- byte buffer --------------------------------------------------------- */

@@ -24,8 +24,7 @@ int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)
     return status;
 }
 
-int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const char *fmt,
-                   va_list ap)
+int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const char *fmt, va_list ap)
 {
     if (!err)
         return status;

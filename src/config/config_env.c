@@ -1,7 +1,7 @@
 /* config_env: pending config values from FRAMED_CONFIG_<FIELD> environment
  * variables (containers set config this way). Values are parsed strictly,
  * then applied through the same validation as the HTTP API, as a whole. */
-#include "config_internal.h"
+#include "config_int.h"
 
 #include <ctype.h>
 #include <errno.h>

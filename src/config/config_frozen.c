@@ -2,7 +2,7 @@
  * canonical bytes and content ID, shared by atomic reference count. Bytes that
  * come back from a store are checked against their ID before anything trusts
  * them (I3). */
-#include "config_internal.h"
+#include "config_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * its canonical encoding, whose SHA-256 is the content-addressed config ID.
  * Only integers, booleans and strings are ever emitted: no float can creep
  * into the canonical bytes and make equal values hash differently. */
-#include "config_internal.h"
+#include "config_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* config_state: the pending config's state file, so setup survives a restart.
  * Written atomically; a file that cannot be read back is an error that names
  * it, never a silent reset to defaults (that would lose a user's settings). */
-#include "config_internal.h"
+#include "config_int.h"
 
 #include <libgen.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* config_table: the field table generated from CFG_FIELDS, and the plain
  * value operations on struct cfg (defaults, copy, cleanup, equality) that
  * walk it generically through each field's offset. */
-#include "config_internal.h"
+#include "config_int.h"
 
 #include <ctype.h>
 #include <stddef.h>

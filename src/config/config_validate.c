@@ -2,7 +2,7 @@
  * of the patch is checked (name, type, bounds), then the cross-field rules on
  * the merged result; any problem rejects the whole patch and all of them are
  * listed, so a client fixes its request in one round trip. */
-#include "config_internal.h"
+#include "config_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -182,8 +182,12 @@ int ctx_worker_announce(ctx *c, json_t *body, json_t **out, struct ctx_error *er
 {
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (runner_registry_announce(c->registry, body, &ferr) != FR_OK)
-        return ctx__fail(err, FR_EINVAL, "invalid-worker", "%s", ferr.message);
+    if (runner_registry_announce(c->registry, body, &ferr) != FR_OK) { /* 422, listed */
+        err->ext = json_pack("{s[{ssss}]}", "errors", "field", ferr.field[0] ? ferr.field : "body",
+                             "message", ferr.message);
+        return ctx__fail(err, FR_EVALIDATION, "validation-failed", "the announce was refused: %s",
+                         ferr.message);
+    }
     *out = json_pack("{sI}", "heartbeat_ms", (json_int_t)runner_registry_heartbeat_ms(c->registry));
     return FR_OK;
 }

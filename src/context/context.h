@@ -112,7 +112,7 @@ void ctx_result_release(ctx_result *r); /* accepts NULL */
 
 /* ---- cluster ---- */
 /* A worker's announce or heartbeat: {"id", "url", "threads", "running_tasks",
- * "config_ids"}. *out is {"heartbeat_ms": n}. FR_EINVAL kind invalid-worker
+ * "config_ids"}. *out is {"heartbeat_ms": n}. FR_EVALIDATION kind validation-failed
  * for a malformed body. */
 int ctx_worker_announce(ctx *c, json_t *body, json_t **out, struct ctx_error *err);
 /* {"workers": [{"id", "url", "state" (active|suspect|gone), "last_heartbeat",

@@ -18,14 +18,12 @@ static int lookup_frame(void *arg, const char *id, struct plan_source_info *info
         if (strcmp(c->frames[i]->id, id) == 0)
             f = c->frames[i];
     if (!f) {
-        rc = fr_error_set(err, FR_ENOTFOUND, "no dataframe '%s'", id);
-        snprintf(err->kind, sizeof(err->kind), "dataframe-not-found");
+        rc = fr_error_setk(err, FR_ENOTFOUND, "dataframe-not-found", "no dataframe '%s'", id);
     } else if (f->nparts == 0) {
-        rc = fr_error_set(err, FR_ECONFLICT,
-                          "dataframe %s is not materialized yet: run it first with POST "
-                          "/v1/queries {\"dataframe\": \"%s\"}",
-                          id, id);
-        snprintf(err->kind, sizeof(err->kind), "dataframe-not-materialized");
+        rc = fr_error_setk(err, FR_ECONFLICT, "dataframe-not-materialized",
+                           "dataframe %s is not materialized yet: run it first with POST "
+                           "/v1/queries {\"dataframe\": \"%s\"}",
+                           id, id);
     } else {
         memset(info, 0, sizeof(*info));
         df_schema_copy(&info->schema, &f->schema);
@@ -60,10 +58,8 @@ static int build(ctx *c, const struct cfg *cfg, json_t *plan, int64_t limit, pla
     return rc;
 }
 
-/* Validates under the config the request would run with, acquires the
- * runner (freezing if needed) and plans under its frozen config. */
-static int plan_for_runner(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
-                           plan_physical **out, struct ctx_error *err)
+int ctx__plan_frozen(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
+                     plan_physical **out, struct ctx_error *err)
 {
     struct cfg snap;
     ctx__effective_config(c, &snap);
@@ -163,7 +159,7 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     cfg_cleanup(&snap);
     runner *r = NULL;
     plan_physical *p = NULL;
-    int rc = plan_for_runner(c, plan, request_id, limit, &r, &p, err);
+    int rc = ctx__plan_frozen(c, plan, request_id, limit, &r, &p, err);
     if (rc != FR_OK)
         return rc;
     struct ctx_frame *f = fr_xcalloc(1, sizeof(*f));
@@ -223,7 +219,7 @@ static void frame_free(ctx *c, struct ctx_frame *f)
 {
     if (c->runner && f->nparts)
         runner_drop_kept(c->runner, f->id);
-    c->mem_used -= f->bytes;
+    ctx__frame_data_release(c, f->run_qid, f->bytes);
     for (int i = 0; i < f->nparts; i++)
         free(f->part_ids[i]);
     free(f->part_ids);
@@ -264,7 +260,7 @@ int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error
         return frame_missing(err, id);
     runner *r = NULL;
     plan_physical *p = NULL;
-    int rc = plan_for_runner(c, plan, NULL, -1, &r, &p, err);
+    int rc = ctx__plan_frozen(c, plan, NULL, -1, &r, &p, err);
     json_decref(plan);
     if (rc != FR_OK)
         return rc;
@@ -275,16 +271,13 @@ int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error
     return FR_OK;
 }
 
-int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
-              struct ctx_error *err)
+/* Called when a dataframe's run (rec, charged) succeeded: keep its
+ * partitions in the runner; the frame takes the run's charge over and
+ * releases the previous run's data (one owner per charge). */
+void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec)
 {
-    return build(c, &runner_config(r)->values, plan, limit, out, err);
-}
-
-/* Called when a dataframe's run finished: keep its partitions in the runner. */
-void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q)
-{
-    struct ctx_frame *f = find_frame(c, frame_id, NULL);
+    runner_query *q = rec->q;
+    struct ctx_frame *f = find_frame(c, rec->frame_id, NULL);
     if (!f || !c->runner || runner_query_state(q) != RQ_SUCCEEDED)
         return;
     if (f->nparts)
@@ -294,9 +287,14 @@ void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q)
     free(f->part_ids);
     f->part_ids = NULL;
     f->nparts = 0;
+    ctx__frame_data_release(c, f->run_qid, f->bytes);
+    f->bytes = 0;
+    f->run_qid[0] = '\0';
     if (runner_keep_result(c->runner, q, f->id, &f->part_ids, &f->nparts) == FR_OK) {
         f->part_rows = runner_query_rows(q);
-        f->bytes = runner_query_bytes(q);
+        f->bytes = rec->bytes;
+        rec->bytes = 0;
+        snprintf(f->run_qid, sizeof(f->run_qid), "%s", rec->id);
     }
     runner_query_unref(f->last_run);
     f->last_run = runner_query_ref(q);

@@ -25,8 +25,9 @@ struct ctx_frame {
     char **part_ids;        /* materialized partitions kept in the runner */
     int nparts;
     int64_t part_rows;
-    int64_t bytes;
-    json_t *preview; /* the rows shown when it was created */
+    int64_t bytes;    /* its charge on the memory budget, taken over from its run */
+    char run_qid[40]; /* the query record whose result this data is ("" = none) */
+    json_t *preview;  /* the rows shown when it was created */
 };
 
 struct ctx_qrec {
@@ -34,8 +35,9 @@ struct ctx_qrec {
     runner_query *q;
     char frame_id[40]; /* "" when the query ran a plan */
     int64_t created_ms;
-    int64_t bytes;           /* result bytes counted against the memory budget */
+    int64_t bytes;           /* its charge on the memory budget (0 while a frame holds it) */
     struct df_table *merged; /* the result as one table, made on first fetch */
+    bool released;           /* its result was a dataframe's data, released with it (410) */
 };
 
 struct ctx {
@@ -59,6 +61,7 @@ struct ctx {
     struct ctx_qrec **queries;
     int nqueries;
     int64_t mem_used;
+    int64_t tasks_retired[RUNNER_TASK_OUTCOMES]; /* task counters of runners torn down */
     bool shutting_down;
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */
     int64_t queries_by_state[5];
@@ -88,11 +91,30 @@ void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
 /* Drops every frame (runner reset). Called with the lock held. */
 void ctx__frames_clear(ctx *c);
 void ctx__queries_clear(ctx *c);
-/* Plans under the runner's frozen config; err kinds as plan_build's. */
-int ctx__plan(ctx *c, runner *r, json_t *plan, int64_t limit, plan_physical **out,
-              struct ctx_error *err);
+/* Writes framed_tasks_total{outcome} (context lock held). */
+void ctx__tasks_metrics(ctx *c, struct fr_buf *out);
+/* The freeze protocol, the one copy: validates plan under a snapshot of the
+ * config the request would run with (so a bad plan never freezes), acquires
+ * the runner (freezing if needed) and plans again when the config changed
+ * before the freeze. On FR_OK *out (new) is planned under runner_config(*r)
+ * and the caller holds an inflight reference (ctx__runner_release); on an
+ * error nothing is held. limit as plan_build's (-1 = none). */
+int ctx__plan_frozen(ctx *c, json_t *plan, const char *request_id, int64_t limit, runner **r,
+                     plan_physical **out, struct ctx_error *err);
 /* "local" or "remote": the kind of runner a freeze creates. */
 const char *ctx__runner_kind(const ctx *c);
+/* context_frames.c: rows of t as a JSON array (new); a schema as
+ * [{"name","type"}] (new); keeps a dataframe run's partitions (lock held). */
+json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
+json_t *ctx__schema_json(const struct df_schema *s);
+void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec);
+/* The memory budget (c->mem_used, context lock held): every charged byte has
+ * one owner, a query record (its result) or a dataframe (the result of its
+ * latest run, handed over by ctx__frame_materialize), and is released once.
+ * ctx__frame_data_release releases a frame's charge and, with it, the
+ * result of the run it came from (that query's result answers 410
+ * result-released): a delete, a rerun or a reset frees the bytes. */
+void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes);
 /* Copies an fr_error into a ctx_error. */
 int ctx__from_fr(struct ctx_error *e, const struct fr_error *f);
 

@@ -51,6 +51,7 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
                   "# HELP framed_memory_used_bytes Bytes of kept results and dataframes.\n"
                   "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
                   (long long)c->mem_used);
+    ctx__tasks_metrics(c, out);
     pthread_mutex_unlock(&c->lock);
     store_metrics(c, out);
 }

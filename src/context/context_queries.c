@@ -9,9 +9,6 @@
 
 #define MAX_QUERY_RECORDS 512
 
-json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
-void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
-
 struct ctx_result {
     runner_query *q;
     struct df_table *table;
@@ -29,6 +26,18 @@ static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
     return NULL;
 }
 
+void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes)
+{
+    c->mem_used -= bytes;
+    struct ctx_qrec *rec = qid[0] ? find_query(c, qid, NULL) : NULL;
+    if (rec && !rec->released) { /* its result is the same data: it goes too */
+        rec->released = true;
+        df_table_free(rec->merged);
+        rec->merged = NULL;
+        runner_query_release_result(rec->q);
+    }
+}
+
 static void qrec_free(ctx *c, struct ctx_qrec *rec)
 {
     c->mem_used -= rec->bytes;
@@ -37,8 +46,17 @@ static void qrec_free(ctx *c, struct ctx_qrec *rec)
     free(rec);
 }
 
+/* Called once per runner, after its drain (the reset, the context's end):
+ * the runner's task counters are folded into the context's, so /metrics'
+ * framed_tasks_total never goes back when a runner is torn down. */
 void ctx__queries_clear(ctx *c)
 {
+    if (c->runner) {
+        int64_t n[RUNNER_TASK_OUTCOMES];
+        runner_task_counts(c->runner, n);
+        for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
+            c->tasks_retired[i] += n[i];
+    }
     for (int i = 0; i < c->nqueries; i++)
         qrec_free(c, c->queries[i]);
     c->nqueries = 0;
@@ -76,17 +94,16 @@ static void query_finished(runner_query *q, void *arg)
         if (limit > 0 && c->mem_used + bytes > limit) {
             struct fr_error e;
             fr_error_init(&e);
-            fr_error_set(&e, FR_ENOSPACE,
-                         "the result needs %lld bytes but only %lld of the memory budget "
-                         "(--memory-limit %lld) are free; delete dataframes or query results",
-                         (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
-            snprintf(e.kind, sizeof(e.kind), "memory-budget-exceeded");
+            fr_error_setk(&e, FR_ENOSPACE, "memory-budget-exceeded",
+                          "the result needs %lld bytes but only %lld of the memory budget "
+                          "(--memory-limit %lld) are free; delete dataframes or query results",
+                          (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
             runner_query_fail(q, &e);
         } else {
             rec->bytes = bytes;
             c->mem_used += bytes;
             if (rec->frame_id[0])
-                ctx__frame_materialize(c, rec->frame_id, q);
+                ctx__frame_materialize(c, rec); /* the frame takes the charge over */
         }
     }
     pthread_mutex_unlock(&c->lock);
@@ -173,32 +190,13 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     int rc = resolve_body(c, body, &plan, frame_id, sizeof(frame_id), err);
     if (rc == FR_OK)
         rc = check_budget(c, err);
-    struct cfg snap;
-    ctx__effective_config(c, &snap);
-    plan_physical *p = NULL;
-    if (rc == FR_OK) { /* validate before the freeze: a bad plan never creates the runner */
-        struct plan_env env;
-        ctx__plan_env(c, &env);
-        struct fr_error ferr;
-        fr_error_init(&ferr);
-        if ((rc = plan_build(plan, &snap, &env, -1, &p, &ferr)) != FR_OK)
-            ctx__from_fr(err, &ferr);
-    }
     runner *r = NULL;
+    plan_physical *p = NULL;
     if (rc == FR_OK)
-        rc = ctx__runner_acquire(c, request_id, &r, err);
-    if (rc == FR_OK && !cfg_equal(&snap, &runner_config(r)->values)) {
-        plan_physical_free(p);
-        p = NULL;
-        if ((rc = ctx__plan(c, r, plan, -1, &p, err)) != FR_OK)
-            ctx__runner_release(c);
-    }
-    cfg_cleanup(&snap);
+        rc = ctx__plan_frozen(c, plan, request_id, -1, &r, &p, err);
     json_decref(plan);
-    if (rc != FR_OK) {
-        plan_physical_free(p);
+    if (rc != FR_OK)
         return rc;
-    }
     struct ctx_qrec *rec = fr_xcalloc(1, sizeof(*rec));
     ctx__random_id("q", rec->id, sizeof(rec->id));
     snprintf(rec->frame_id, sizeof(rec->frame_id), "%s", frame_id);
@@ -216,8 +214,8 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     pthread_mutex_unlock(&c->lock);
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (runner_submit(r, q, &ferr) != FR_OK && !runner_query_started(q)) {
-        runner_query_on_finish(q, NULL, NULL); /* never started: the hook will not run */
+    if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
+        runner_query_on_finish(q, NULL, NULL);
         free(fa);
     }
     ctx__runner_release(c);
@@ -230,6 +228,19 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     pthread_mutex_unlock(&c->lock);
     runner_query_unref(q);
     return FR_OK;
+}
+
+void ctx__tasks_metrics(ctx *c, struct fr_buf *out)
+{
+    int64_t n[RUNNER_TASK_OUTCOMES] = {0};
+    if (c->runner)
+        runner_task_counts(c->runner, n);
+    fr_buf_puts(out, "# HELP framed_tasks_total Tasks the runners ended, by outcome (retried: "
+                     "attempts that failed and ran again).\n"
+                     "# TYPE framed_tasks_total counter\n");
+    for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
+        fr_buf_printf(out, "framed_tasks_total{outcome=\"%s\"} %lld\n", runner_task_outcome_name(i),
+                      (long long)(c->tasks_retired[i] + n[i]));
 }
 
 static int query_missing(struct ctx_error *err, const char *id)
@@ -296,7 +307,12 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
     err->ext = json_pack("{ss sO sO}", "query_id", id, "state", json_object_get(status, "state"),
                          "progress", json_object_get(status, "progress"));
     json_decref(status);
-    if (!settled) {
+    if (rec->released) {
+        rc = ctx__fail(err, FR_ENOTFOUND, "result-released",
+                       "the result of query %s was the data of dataframe %s, released when the "
+                       "dataframe was deleted, run again or reset; run the query again",
+                       id, rec->frame_id);
+    } else if (!settled) {
         rc = ctx__fail(err, FR_ECONFLICT, "query-not-finished",
                        "query %s is %s; poll GET /v1/queries/%s until it succeeded", id,
                        runner_qstate_name(s), id);

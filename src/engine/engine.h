@@ -458,8 +458,10 @@ int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int
 /* The first k rows of each group of the `by` columns in `keys` order (ties
  * keep input order), like a stable sort by (by, keys) cut to k rows per
  * group, in one hash pass: O(n * k). For small k (<= 64). Output order:
- * groups by first appearance, rows in keys order within a group. nby may
- * be 0 (one group). Memory is charged to ex. */
+ * groups in ascending order of the by columns (nulls as ex's nulls_first;
+ * groups comparing equal, e.g. NaN, by first appearance), then rows in keys
+ * order within a group (ties in input order). nby may be 0 (one group).
+ * Memory is charged to ex. */
 int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_sort_key *keys,
              int nkeys, int64_t k, struct df_exec *ex, struct df_table **out, struct fr_error *err);
 

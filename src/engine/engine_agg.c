@@ -3,7 +3,7 @@
  * with prefetch, then update each aggregate column-wise); the final phase
  * merges partial-state tables the same way. Group ids follow first
  * appearance, so output order is input order at no extra cost. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * final result columns; plus the value lists behind median and
  * count_distinct. Value blobs pack 8-byte host-order values, or for strings
  * a 4-byte length then the bytes; partials move between like hosts. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * for each aggregate, the row-wise updates of the partial phase and the
  * state merges of the final phase (Chan et al. for variance and co-moments,
  * so that any split of the input gives the same answer). */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* engine_column: Arrow-layout columns: building by appends with checked
  * allocation, reference counting, take and slice. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * the CSV reader, the schema inference and the NDJSON reader. The tokenizer
  * is one forward pass over a buffer ending in a '\n' sentinel, so the hot
  * loop for an unquoted field has no bounds check. */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -257,12 +257,10 @@ df_type df__infer_result(const struct df__infer *st)
 
 int df__too_many_columns(struct fr_error *err, const char *what, int64_t n, bool at_least)
 {
-    fr_error_set(err, FR_EVALIDATION, "%s has %s%lld columns; at most %d are allowed", what,
-                 at_least ? "more than " : "", (long long)(at_least ? FR_MAX_COLUMNS : n),
-                 FR_MAX_COLUMNS);
-    if (err)
-        snprintf(err->kind, sizeof(err->kind), "too-many-columns");
-    return FR_EVALIDATION;
+    return fr_error_setk(err, FR_EVALIDATION, "too-many-columns",
+                         "%s has %s%lld columns; at most %d are allowed", what,
+                         at_least ? "more than " : "", (long long)(at_least ? FR_MAX_COLUMNS : n),
+                         FR_MAX_COLUMNS);
 }
 
 const char *df__basename(const char *path)

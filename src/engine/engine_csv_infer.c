@@ -1,7 +1,7 @@
 /* engine_csv_infer: the schema of a CSV file from its header and the first
  * sample_rows records: column names (deduplicated) and the narrowest type
  * every sampled value fits, with type hints winning by name. */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * table: pread in 1 MiB chunks, tokenize each record, convert only the
  * projected fields, append to columns that were sized up front from a
  * sample of the first chunk (large arrays on huge pages). */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <errno.h>
 #include <sys/stat.h>

@@ -3,7 +3,7 @@
  * tokenizer's quote rules so that a quoted newline never becomes a cut.
  * Between two quote characters the state cannot change, so the pass jumps
  * from quote to quote with memchr and only counts line feeds in between. */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * item is parsed once; each aggregate call is cut out of the tree with its
  * argument bound to the input schema and replaced by a reference to a
  * synthetic column "__aggN" holding its result, against which the rest binds. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * the type of every node (SQL/DuckDB rules), makes implicit conversions
  * explicit as cast nodes and folds literal-only subtrees into literals.
  * Messages name the types seen and the position, with "did you mean". */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -11,27 +11,17 @@
 
 static int bind_node(struct df__node **np, const struct df_schema *s, struct fr_error *err);
 
-static int type_error(struct fr_error *err, int64_t pos, const char *fmt, const char *a,
-                      const char *b)
+static int type_error(struct fr_error *err, int64_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int type_error(struct fr_error *err, int64_t pos, const char *fmt, ...)
 {
     char what[256];
-    snprintf(what, sizeof(what), fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
     err->position = pos;
     return fr_error_set(err, FR_EINVAL, "%s at position %lld", what, (long long)pos);
-}
-
-/* Copies s into dst (of size n) with every '%' doubled, so that text taken
- * from the expression (the '%' operator) can be part of a format string. */
-static const char *fmt_literal(char *dst, size_t n, const char *s)
-{
-    size_t j = 0;
-    for (; *s && j + 2 < n; s++) {
-        if (*s == '%')
-            dst[j++] = '%';
-        dst[j++] = *s;
-    }
-    dst[j] = '\0';
-    return dst;
 }
 
 static bool is_numeric(df_type t)
@@ -159,12 +149,9 @@ static int unify(struct df__node **v, int k, const char *what, int64_t pos, stru
             return rc;
     df_type t = DF_TYPE_NULL;
     for (int i = 0; i < k; i++) {
-        if (!supertype(t, v[i]->type, &t)) {
-            char msg[128], lit[64];
-            snprintf(msg, sizeof(msg), "%s cannot combine %%s and %%s",
-                     fmt_literal(lit, sizeof(lit), what));
-            return type_error(err, pos, msg, df_type_name(v[0]->type), df_type_name(v[i]->type));
-        }
+        if (!supertype(t, v[i]->type, &t))
+            return type_error(err, pos, "%s cannot combine %s and %s", what,
+                              df_type_name(v[0]->type), df_type_name(v[i]->type));
     }
     if (t == DF_TYPE_NULL)
         t = DF_TYPE_BOOL;
@@ -177,14 +164,12 @@ static int unify(struct df__node **v, int k, const char *what, int64_t pos, stru
 static int bind_arith(struct df__node *n, struct fr_error *err)
 {
     df_type a = n->args[0]->type, b = n->args[1]->type;
-    char what[128], op[8];
-    snprintf(what, sizeof(what), "'%s' cannot combine %%s and %%s%s",
-             fmt_literal(op, sizeof(op), df__op_text(n->op)),
-             a == DF_TYPE_STRING && b == DF_TYPE_STRING && n->op == DF__ADD
-                 ? " (string concatenation is not supported)"
-                 : "");
+    const char *note = a == DF_TYPE_STRING && b == DF_TYPE_STRING && n->op == DF__ADD
+                           ? " (string concatenation is not supported)"
+                           : "";
     if ((!is_numeric(a) && a != DF_TYPE_NULL) || (!is_numeric(b) && b != DF_TYPE_NULL))
-        return type_error(err, n->op_pos, what, df_type_name(a), df_type_name(b));
+        return type_error(err, n->op_pos, "'%s' cannot combine %s and %s%s", df__op_text(n->op),
+                          df_type_name(a), df_type_name(b), note);
     df_type t = DF_TYPE_INT64;
     if (n->op == DF__DIV || a == DF_TYPE_FLOAT64 || b == DF_TYPE_FLOAT64)
         t = DF_TYPE_FLOAT64;
@@ -221,9 +206,8 @@ static int want(struct df__node *n, int i, char cls, const char *fname, struct f
               (cls == 'i' && t == DF_TYPE_INT64) || (cls == 'b' && t == DF_TYPE_BOOL);
     if (ok)
         return FR_OK;
-    char msg[128];
-    snprintf(msg, sizeof(msg), "%s expects %s, got %%s%%s", fname, classes[k].desc);
-    return type_error(err, n->args[i]->pos, msg, df_type_name(t), "");
+    return type_error(err, n->args[i]->pos, "%s expects %s, got %s", fname, classes[k].desc,
+                      df_type_name(t));
 }
 
 static int bind_func(struct df__node *n, struct fr_error *err)

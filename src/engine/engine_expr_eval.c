@@ -2,7 +2,7 @@
  * eval) and the core of the vectorized evaluator: vectors over a row range,
  * temporary columns charged to the task's memory account, validity bitmaps,
  * literals and column references. The kernels live in engine_expr_eval_*.c. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdlib.h>
 #include <string.h>

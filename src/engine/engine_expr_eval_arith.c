@@ -2,7 +2,7 @@
  * overflow and division by zero give null), comparisons and SQL three-valued
  * logic. Each kernel runs a tight loop over plain arrays and combines the
  * inputs' validity bitmaps bytewise; rare nulls are patched in a second pass. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <math.h>
 #include <stdlib.h>

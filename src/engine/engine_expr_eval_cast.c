@@ -1,7 +1,7 @@
 /* engine_expr_eval_cast: conversions between types, explicit (cast(x as t))
  * and implicit (int64 to float64, date to timestamp). Text that does not
  * parse and floats out of int64 range become null rather than failing. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <ctype.h>
 #include <errno.h>

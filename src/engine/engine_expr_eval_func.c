@@ -1,7 +1,7 @@
 /* engine_expr_eval_func: numeric and date functions: abs, round (half away
  * from zero, with optional digits), floor, ceil, year, month, day. Integer
  * results that overflow are null, like integer arithmetic. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * compute one: is [not] null, [not] in, [not] between, case and coalesce.
  * in and between reuse the comparison and three-valued-logic kernels, so
  * they follow SQL's null rules (x in (1, null) is null when x is not 1). */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* engine_expr_eval_string: string functions and like. Lengths and substr
  * positions count UTF-8 characters; lower/upper change ASCII letters only and
  * leave other bytes alone; like knows % (any run) and _ (one character). */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * column with a literal (v1 > 3, id1 = 'id042') runs a specialized loop that
  * appends matching row indices directly, without an intermediate bool
  * column; anything else is evaluated to a bool vector and then selected. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdlib.h>
 #include <string.h>

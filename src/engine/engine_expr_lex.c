@@ -2,7 +2,7 @@
  * text into an array of tokens with byte positions, decoding 'strings' and
  * "names" (doubled quotes escape) and numbers (an integer that overflows
  * int64 becomes a float64). */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* engine_expr_node: the syntax tree's nodes (new/add/free) and the tables of
  * scalar and aggregate function names that the parser looks names up in and
  * that "did you mean" suggestions are drawn from. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdlib.h>
 #include <strings.h>

@@ -2,7 +2,7 @@
  * one function per precedence level (or < and < not < comparison < + - <
  * * / % < unary minus < primary). It builds an unbound syntax tree whose
  * nodes remember their byte span for messages and names. */
-#include "engine_expr_impl.h"
+#include "engine_expr_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* engine_gtab: the grouping hash table shared by aggregation, join and top_k:
  * open addressing on the 64-bit key hash, dense group ids in order of first
  * insertion, fast paths for one int64 or one string key and a row mode of
- * fixed-width key records for several keys (see engine_ops.h). */
-#include "engine_ops.h"
+ * fixed-width key records for several keys (see engine_ops_int.h). */
+#include "engine_ops_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * (the grouping table is in engine_gtab.c). Strings hash with XXH3 (inlined); integers with a
  * 64-bit finalizer; an integral float64 hashes like the equal int64 so that
  * joins across the two types partition and match consistently. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * group in input order); the other input probes it morsel by morsel. The
  * result is a pair of row selections (left row, right row; -1 for none)
  * gathered into the output columns at the end. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

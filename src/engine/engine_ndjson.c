@@ -2,7 +2,7 @@
  * lines, splitting at line feeds, and reading a range line by line with
  * jansson. Also the JSON value inference and conversion that inline rows
  * (engine_rows.c) share. */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

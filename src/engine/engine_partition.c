@@ -2,7 +2,7 @@
  * by key hash (equal keys, int64 and float64 of equal value included, land
  * in the same part) or by key range against boundaries picked from samples,
  * so that the sorted parts concatenated in order are globally sorted. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>

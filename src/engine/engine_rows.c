@@ -1,7 +1,7 @@
 /* engine_rows: inline rows, a JSON array of objects from a request body,
  * into a table: columns in order of first appearance, types inferred over
  * all rows (ints and reals mixed give float64); dates only via hints. */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * rows. Nothing may follow the last column. df_table_deserialize checks every
  * length against the buffer (it reads bytes from the network) and answers
  * FR_EDATA for anything truncated or inconsistent. */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,10 +247,8 @@ int df_table_deserialize(const char *data, size_t len, struct df_table **out, st
     if (ncols > cur.left / 14 || nrows > (uint64_t)INT64_MAX / 8 || (ncols > 0 && nrows > cur.left))
         return corrupt(err, -1, "column or row counts larger than the data");
     if (ncols > FR_MAX_COLUMNS) {
-        corrupt(err, -1, "more than 10000 columns");
-        if (err)
-            snprintf(err->kind, sizeof(err->kind), "too-many-columns");
-        return FR_EDATA;
+        return fr_error_setk(err, FR_EDATA, "too-many-columns",
+                             "corrupt table encoding: more than %d columns", FR_MAX_COLUMNS);
     }
     /* A table without columns has no bytes to check its row count against,
      * and later operators allocate per row: bound it. */

@@ -3,7 +3,7 @@
  * order-preserving 64-bit code and LSD-radix sorted (stable), then runs of
  * equal codes are finished by a stable merge sort on the full comparator;
  * the rows are gathered once at the end with df_table_take. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>

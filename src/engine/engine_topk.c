@@ -1,13 +1,14 @@
 /* engine_topk: the k first rows of each group in a sort order, in one pass:
  * rows get dense group ids from the grouping hash table, and each group
  * keeps its best k row numbers in a small sorted array. Ties keep input
- * order, so the answer equals a stable sort by (group, keys) cut to k.
+ * order, so the answer equals a stable sort by (by, keys) cut to k: the
+ * groups are then put in ascending order of their `by` values.
  * With one sort key of a fixed-width type (the common case: the largest
  * values per group) each row's place in the order is one 128-bit number
  * (null class, then an order-preserving code of the value) kept next to
  * the row number, so an offer compares integers in the group's own slots
  * and reads no column. */
-#include "engine_ops.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,50 @@ static int group_rows(const struct df_table *in, const int *by, int nby, struct 
     return rc;
 }
 
+/* Orders groups by their `by` values: ascending, nulls as the options'
+ * nulls_first (after the values by default); groups whose values compare
+ * equal (NaN) keep first appearance. */
+struct group_order {
+    const struct df_column **cols;
+    const struct df_sort_key *keys;
+    int nby;
+    const struct topk *t;
+};
+
+static int cmp_groups(const void *a, const void *b, void *arg)
+{
+    const struct group_order *o = arg;
+    int64_t ga = *(const int64_t *)a, gb = *(const int64_t *)b;
+    int c = df__row_cmp(o->cols, o->t->best[ga * o->t->k], o->cols, o->t->best[gb * o->t->k],
+                        o->keys, o->nby);
+    return c ? c : (ga > gb) - (ga < gb);
+}
+
+/* new: the group ids 0..ngroups-1 in `by` order. */
+static int64_t *sorted_groups(const struct df_table *in, const int *by, int nby,
+                              const struct topk *t, int64_t ngroups, const struct df_exec *ex)
+{
+    int64_t *order = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups + 1));
+    if (!order)
+        return NULL;
+    for (int64_t g = 0; g < ngroups; g++)
+        order[g] = g;
+    if (nby == 0 || ngroups < 2)
+        return order;
+    const struct df_column **cols = fr_xcalloc((size_t)nby, sizeof(*cols));
+    struct df_sort_key *keys = fr_xcalloc((size_t)nby, sizeof(*keys));
+    bool nulls_first = ex && ex->opts ? ex->opts->nulls_first : false;
+    for (int i = 0; i < nby; i++) {
+        cols[i] = in->cols[by[i]];
+        keys[i] = (struct df_sort_key){.col = by[i], .desc = false, .nulls_first = nulls_first};
+    }
+    struct group_order o = {.cols = cols, .keys = keys, .nby = nby, .t = t};
+    qsort_r(order, (size_t)ngroups, sizeof(int64_t), cmp_groups, &o);
+    free((void *)cols);
+    free(keys);
+    return order;
+}
+
 int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_sort_key *keys,
              int nkeys, int64_t k, struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
@@ -220,20 +265,24 @@ int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_
     for (int i = 0; i < nkeys; i++)
         t.cols[i] = in->cols[keys[i].col];
     t.fast = nkeys == 1 && fast_key(t.cols[0]);
-    int64_t ngroups = 0, *sel = NULL;
+    int64_t ngroups = 0, *sel = NULL, *order = NULL;
     int rc = group_rows(in, by, nby, ex, &t, &ngroups, err);
     if (rc == FR_OK) {
         sel = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups * k + 1));
-        if (!sel)
+        order = sel ? sorted_groups(in, by, nby, &t, ngroups, ex) : NULL;
+        if (!sel || !order)
             rc = fr_error_set(err, FR_ETOOLARGE, "out of memory in top_k");
     }
     if (rc == FR_OK) {
         int64_t n = 0;
-        for (int64_t g = 0; g < ngroups; g++)
+        for (int64_t i = 0; i < ngroups; i++) {
+            int64_t g = order[i];
             for (int32_t j = 0; j < t.count[g]; j++)
                 sel[n++] = t.best[g * k + j];
+        }
         *out = df_table_take(in, sel, n);
     }
+    free(order);
     df_exec_charge(ex, -t.groups * (k * 24 + 4), NULL);
     free(sel);
     free(t.best);

@@ -2,7 +2,7 @@
  * fr_buf, chunk by chunk. Floats use the shortest of %.15g/%.16g/%.17g that
  * reads back exactly; strings are escaped so the output is always valid
  * JSON (invalid UTF-8 becomes U+FFFD). */
-#include "engine_io_internal.h"
+#include "engine_io_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -27,7 +27,6 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
     {FR_OK, "missing-config-id", 400, "Missing config ID", 0},
     {FR_OK, "invalid-task", 400, "Invalid task", 0},
-    {FR_OK, "invalid-worker", 400, "Invalid worker announce", 0},
     {FR_OK, "unauthorized", 401, "Unauthorized", 0},
     {FR_ENOTFOUND, "not-found", 404, "Not found", 0},
     {FR_OK, "dataset-not-found", 404, "Dataset not found", 0},
@@ -38,6 +37,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "no-runner", 404, "No runner", 0},
     {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
     {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
+    {FR_OK, "result-released", 410, "Result released", 0},
     {FR_OK, "config-locked", 409, "Config is locked", 0},
     {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
     {FR_OK, "query-not-finished", 409, "Query not finished", 1},
@@ -180,13 +180,13 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
 }
 
 static void reply_problem_v(struct http_request *req, int status, const char *kind, json_t *ext,
+                            const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+static void reply_problem_v(struct http_request *req, int status, const char *kind, json_t *ext,
                             const char *fmt, va_list ap)
 {
     struct ctx_error e;
     ctx_error_init(&e);
-    e.base.status = status;
-    snprintf(e.base.kind, sizeof(e.base.kind), "%s", kind ? kind : "");
-    vsnprintf(e.base.message, sizeof(e.base.message), fmt, ap);
+    fr_error_vsetk(&e.base, status, kind, fmt, ap);
     e.ext = ext;
     http__reply_error(req, &e);
     ctx_error_cleanup(&e);

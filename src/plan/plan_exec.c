@@ -14,8 +14,7 @@
  * mistake (400 invalid-task), not ours. */
 static int no_inputs(struct fr_error *err, const char *what)
 {
-    fr_error_set(err, FR_EINVAL, "%s", what);
-    snprintf(err->kind, sizeof(err->kind), "invalid-task");
+    fr_error_setk(err, FR_EINVAL, "invalid-task", "%s", what);
     return FR_EINVAL;
 }
 
@@ -27,11 +26,14 @@ static int concat_slot(struct df_table *const *tables, int n, struct df_table **
     return df_table_concat(tables, n, out, err);
 }
 
-static int path_error(struct fr_error *err, int status, const char *kind, const char *fmt,
-                      const char *rel)
+static int path_error(struct fr_error *err, int status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int path_error(struct fr_error *err, int status, const char *kind, const char *fmt, ...)
 {
-    fr_error_set(err, status, fmt, rel);
-    snprintf(err->kind, sizeof(err->kind), "%s", kind);
+    va_list ap;
+    va_start(ap, fmt);
+    fr_error_vsetk(err, status, kind, fmt, ap);
+    va_end(ap);
     FR_LOG(FR_LOG_WARN, "task file input refused: %s", err->message);
     return status;
 }
@@ -108,8 +110,8 @@ static int read_file(json_t *in, const char *data_dir, struct df_exec *ex, struc
         rc = df_csv_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
     else
         rc = df_ndjson_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
-    if (rc == FR_EDATA && !err->kind[0])
-        snprintf(err->kind, sizeof(err->kind), "malformed-data");
+    if (rc == FR_EDATA)
+        plan__kind_default(err, "malformed-data");
     if (rc == FR_EDATA && !err->file[0]) { /* the file's name, not where the data dir is */
         const char *base = strrchr(path, '/');
         snprintf(err->file, sizeof(err->file), "%.200s", base ? base + 1 : path);

@@ -145,7 +145,11 @@ json_t *plan__expand_sort(json_t *jop, const struct df_schema *in);
 /* Checks of user plan JSON (plan_schema.c). FR_EINVAL kind invalid-plan with
  * err->field = member; FR_EVALIDATION kind too-many-columns past
  * FR_MAX_COLUMNS; FR_EINVAL when obj has a member not in allowed (NULL-ended). */
-int plan__check_error(struct fr_error *err, const char *member, const char *fmt, const char *a);
+/* Names the problem kind of an error a callee set without one (the engine
+ * knows no HTTP kinds); a kind already set stays. */
+void plan__kind_default(struct fr_error *err, const char *kind);
+int plan__check_error(struct fr_error *err, const char *member, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 int plan__check_columns(int64_t n, const char *what, struct fr_error *err);
 int plan__check_members(json_t *obj, const char *what, const char *const *allowed,
                         struct fr_error *err);

@@ -9,12 +9,16 @@
 
 #define MAX_PLAN_DEPTH 16
 
-static int op_error(struct fr_error *err, int index, const char *fmt, const char *a)
+static int op_error(struct fr_error *err, int index, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int op_error(struct fr_error *err, int index, const char *fmt, ...)
 {
     char msg[400];
-    snprintf(msg, sizeof(msg), fmt, a);
-    fr_error_set(err, FR_EINVAL, "ops[%d]: %s", index, msg);
-    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fr_error_setk(err, FR_EINVAL, "invalid-plan", "ops[%d]: %s", index, msg);
     return FR_EINVAL;
 }
 
@@ -76,9 +80,8 @@ static int parse_filter(const char *text, const struct df_schema *in, struct lop
     df_type t = df_expr_type(e);
     df_expr_free(e);
     if (t != DF_TYPE_BOOL && t != DF_TYPE_NULL) {
-        fr_error_set(err, FR_EINVAL, "where: '%s' is %s, not a condition (bool)", text,
-                     df_type_name(t));
-        snprintf(err->kind, sizeof(err->kind), "invalid-expression");
+        fr_error_setk(err, FR_EINVAL, "invalid-expression",
+                      "where: '%s' is %s, not a condition (bool)", text, df_type_name(t));
         return FR_EINVAL;
     }
     op->kind = LOP_FILTER;
@@ -232,8 +235,7 @@ static int parse_agg(json_t *keys, json_t *aggs, const struct df_schema *in, int
         memset(&it, 0, sizeof(it));
         int rc = df_agg_item_parse(op->aggs[i], in, &it, err);
         if (rc != FR_OK) {
-            if (!err->kind[0])
-                snprintf(err->kind, sizeof(err->kind), "invalid-expression");
+            plan__kind_default(err, "invalid-expression");
             df_agg_item_cleanup(&it);
             return rc;
         }
@@ -546,9 +548,8 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
     json_object_foreach(plan, key, val)
     {
         if (strcmp(key, "source") != 0 && strcmp(key, "ops") != 0) {
-            fr_error_set(err, FR_EINVAL, "unknown plan member '%s' (a plan has source and ops)",
-                         key);
-            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            fr_error_setk(err, FR_EINVAL, "invalid-plan",
+                          "unknown plan member '%s' (a plan has source and ops)", key);
             return FR_EINVAL;
         }
     }

@@ -89,8 +89,7 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
         rc = df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
     }
     if (rc != FR_OK) {
-        if (!err->kind[0])
-            snprintf(err->kind, sizeof(err->kind), "malformed-data");
+        plan__kind_default(err, "malformed-data");
         return rc;
     }
     if (s->nranges == 0) { /* an empty file still yields one (empty) task */
@@ -291,7 +290,9 @@ static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur
 
 /* top_k: sort by (by..., sort...) and keep k rows per group; first within
  * each task (so little crosses the shuffle), then again after hash
- * partitioning on `by`. */
+ * partitioning on `by`, then once more in one task over the partitions'
+ * (small) outputs, which puts the groups in `by` order across partitions
+ * (each group lives in one partition, so its rows keep their order). */
 static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
 {
     json_t *keys = sort_keys_json(op);
@@ -310,9 +311,17 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
         json_array_extend(p->stages[f].pipeline, step);
         plan__decide(p, "shuffle_partitions", nparts,
                      "top_k: %lld rows per group kept in each task, then hash-repartitioned "
-                     "into %d partitions (shuffle_partitions) by the group columns",
+                     "into %d partitions (shuffle_partitions) by the group columns, then "
+                     "gathered in one task that orders the groups",
                      (long long)op->limit, nparts);
         *cur = f;
+        if (nparts > 1) {
+            close_stage(p, f);
+            int g = new_stage(p, "top_k");
+            add_slot(p, g, f, PLAN_SLOT_ALL);
+            json_array_extend(p->stages[g].pipeline, step);
+            *cur = g;
+        }
     } else if (p->stages[*cur].ntasks > 1) {
         close_stage(p, *cur);
         int g = new_stage(p, "top_k");

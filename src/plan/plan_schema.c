@@ -26,8 +26,8 @@ int plan__bind_expr(const char *text, const struct df_schema *s, df_expr **out,
                     struct fr_error *err)
 {
     int rc = df_expr_parse(text, s, out, err);
-    if (rc != FR_OK && !err->kind[0])
-        snprintf(err->kind, sizeof(err->kind), "invalid-expression");
+    if (rc != FR_OK)
+        plan__kind_default(err, "invalid-expression");
     return rc;
 }
 
@@ -120,8 +120,8 @@ json_t *plan__expand_sort(json_t *jop, const struct df_schema *in)
 
 static int key_error(struct fr_error *err, const char *side, const char *name)
 {
-    fr_error_set(err, FR_EINVAL, "join: the %s side has no column '%s'", side, name);
-    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    fr_error_setk(err, FR_EINVAL, "invalid-plan", "join: the %s side has no column '%s'", side,
+                  name);
     snprintf(err->field, sizeof(err->field), "%s", name);
     return FR_EINVAL;
 }
@@ -162,11 +162,10 @@ static int add_right(const struct df_schema *r, const int *rkey, bool merge_keys
             continue;
         char *name = join_name(used, r->fields[i].name, suffix);
         if (!name) {
-            fr_error_set(err, FR_EINVAL,
-                         "join: the right column '%s' still clashes after %d suffixes '%s'; "
-                         "choose another suffix",
-                         r->fields[i].name, JOIN_SUFFIX_TRIES, suffix);
-            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            fr_error_setk(err, FR_EINVAL, "invalid-plan",
+                          "join: the right column '%s' still clashes after %d suffixes '%s'; "
+                          "choose another suffix",
+                          r->fields[i].name, JOIN_SUFFIX_TRIES, suffix);
             snprintf(err->field, sizeof(err->field), "suffix");
             return FR_EINVAL;
         }
@@ -202,9 +201,9 @@ int plan__join_schema(const struct df_schema *l, const struct df_schema *r, char
         }
         df_type lt = l->fields[li].type, rt = r->fields[ri].type;
         if (lt != rt && !(numeric(lt) && numeric(rt))) {
-            fr_error_set(err, FR_EINVAL, "join key '%s' is %s on the left and %s on the right",
-                         left_on[k], df_type_name(lt), df_type_name(rt));
-            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            fr_error_setk(err, FR_EINVAL, "invalid-plan",
+                          "join key '%s' is %s on the left and %s on the right", left_on[k],
+                          df_type_name(lt), df_type_name(rt));
             goto out;
         }
         rkey[ri] = 1;
@@ -233,10 +232,18 @@ out:
     return result;
 }
 
-int plan__check_error(struct fr_error *err, const char *member, const char *fmt, const char *a)
+void plan__kind_default(struct fr_error *err, const char *kind)
 {
-    fr_error_set(err, FR_EINVAL, fmt, a);
-    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    if (err && !err->kind[0])
+        snprintf(err->kind, sizeof(err->kind), "%s", kind);
+}
+
+int plan__check_error(struct fr_error *err, const char *member, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fr_error_vsetk(err, FR_EINVAL, "invalid-plan", fmt, ap);
+    va_end(ap);
     snprintf(err->field, sizeof(err->field), "%s", member);
     return FR_EINVAL;
 }
@@ -245,9 +252,9 @@ int plan__check_columns(int64_t n, const char *what, struct fr_error *err)
 {
     if (n <= FR_MAX_COLUMNS)
         return FR_OK;
-    fr_error_set(err, FR_EVALIDATION, "%s has %lld columns; at most %d are allowed", what,
-                 (long long)n, FR_MAX_COLUMNS);
-    snprintf(err->kind, sizeof(err->kind), "too-many-columns");
+    fr_error_setk(err, FR_EVALIDATION, "too-many-columns",
+                  "%s has %lld columns; at most %d are allowed", what, (long long)n,
+                  FR_MAX_COLUMNS);
     return FR_EVALIDATION;
 }
 
@@ -267,9 +274,9 @@ int plan__check_members(json_t *obj, const char *what, const char *const *allowe
         fr_buf_init(&list);
         for (k = 0; allowed[k]; k++)
             fr_buf_printf(&list, "%s%s", k ? ", " : "", allowed[k]);
-        fr_error_set(err, FR_EINVAL, "%s: unknown member '%s' (%s)", what, key, list.data);
+        fr_error_setk(err, FR_EINVAL, "invalid-plan", "%s: unknown member '%s' (%s)", what, key,
+                      list.data);
         fr_buf_cleanup(&list);
-        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
         snprintf(err->field, sizeof(err->field), "%s", key);
         return FR_EINVAL;
     }
@@ -289,10 +296,10 @@ int plan__check_op_shape(json_t *jop, int index, struct fr_error *err)
         fr_buf_init(&names);
         json_object_foreach(jop, key, v)
             fr_buf_printf(&names, "%s%s", names.len ? " and " : "", key);
-        fr_error_set(err, FR_EINVAL,
-                     "ops[%d]: an op is an object with one key (groupby may come with agg), not %s",
-                     index, nkeys ? names.data : "none");
-        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+        fr_error_setk(
+            err, FR_EINVAL, "invalid-plan",
+            "ops[%d]: an op is an object with one key (groupby may come with agg), not %s", index,
+            nkeys ? names.data : "none");
         fr_buf_cleanup(&names);
         return FR_EINVAL;
     }

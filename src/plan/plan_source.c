@@ -52,9 +52,11 @@ static int dataset_candidate(const char *data_dir, const char *name, const char 
     struct fr_error rerr;
     fr_error_init(&rerr);
     if (fr_path_resolve_inside(data_dir, entry, &full, &rerr) != FR_OK) {
-        fr_error_set(err, FR_ENOTFOUND, "%s.%s is not a dataset: %s", name, format, rerr.message);
+        fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found", "%s.%s is not a dataset: %s", name,
+                      format, rerr.message);
     } else if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fr_error_set(err, FR_ENOTFOUND, "%s.%s is not a dataset: not a regular file", name, format);
+        fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found",
+                      "%s.%s is not a dataset: not a regular file", name, format);
     } else {
         *refused = false;
         *path = full;
@@ -80,9 +82,8 @@ int plan_dataset_resolve(const char *data_dir, const char *name, char **path, co
 {
     static const char *const formats[] = {"csv", "ndjson"};
     if (!name_ok(name)) {
-        fr_error_set(err, FR_EINVAL, "'%s' is not a valid dataset name (letters, digits, _ - .)",
-                     name);
-        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+        fr_error_setk(err, FR_EINVAL, "invalid-plan",
+                      "'%s' is not a valid dataset name (letters, digits, _ - .)", name);
         return FR_EINVAL;
     }
     char *found[2] = {NULL, NULL};
@@ -102,11 +103,10 @@ int plan_dataset_resolve(const char *data_dir, const char *name, char **path, co
         return FR_OK;
     }
     if (!refused)
-        fr_error_set(err, FR_ENOTFOUND,
-                     "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)", name, name,
-                     name);
-    snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
-    return FR_ENOTFOUND;
+        return fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found",
+                             "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)", name,
+                             name, name);
+    return FR_ENOTFOUND; /* dataset_candidate said why it refused the entry */
 }
 
 int plan_path_resolve(const char *data_dir, const char *rel, char **path, struct fr_error *err)
@@ -114,48 +114,50 @@ int plan_path_resolve(const char *data_dir, const char *rel, char **path, struct
     int result = FR_EINVAL;
     char root[PATH_MAX], full[PATH_MAX];
     char *joined = NULL;
-    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
     if (rel[0] == '/' || strstr(rel, "..")) {
-        fr_error_set(err, FR_EINVAL, "path '%s' leaves the data dir: give a path relative to it",
-                     rel);
+        fr_error_setk(err, FR_EINVAL, "invalid-plan",
+                      "path '%s' leaves the data dir: give a path relative to it", rel);
         goto out;
     }
     if (!realpath(data_dir, root)) {
-        fr_error_set(err, FR_EIO, "the data dir is not readable: %s", strerror(errno));
+        fr_error_setk(err, FR_EIO, "invalid-plan", "the data dir is not readable: %s",
+                      strerror(errno));
         goto out;
     }
     joined = fr_xasprintf("%s/%s", root, rel);
     if (!realpath(joined, full)) {
-        result = fr_error_set(err, FR_ENOTFOUND, "no file '%s' in the data dir", rel);
-        snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
+        result = fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found",
+                               "no file '%s' in the data dir", rel);
         goto out;
     }
     size_t rl = strlen(root);
     if (strncmp(full, root, rl) != 0 || full[rl] != '/') {
-        fr_error_set(err, FR_EINVAL, "path '%s' leaves the data dir", rel);
+        fr_error_setk(err, FR_EINVAL, "invalid-plan", "path '%s' leaves the data dir", rel);
         goto out;
     }
     /* Only a regular file is data: opening a FIFO would block the reader and
      * a device could be read forever. stat never opens it. */
     struct stat st;
     if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
-        result = fr_error_set(err, FR_ENOTFOUND,
-                              "no file '%s' in the data dir (not a regular file)", rel);
-        snprintf(err->kind, sizeof(err->kind), "dataset-not-found");
+        result = fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found",
+                               "no file '%s' in the data dir (not a regular file)", rel);
         goto out;
     }
     *path = fr_xstrdup(full);
-    err->kind[0] = '\0';
     result = FR_OK;
 out:
     free(joined);
     return result;
 }
 
-static int plan_error(struct fr_error *err, const char *fmt, const char *a)
+static int plan_error(struct fr_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int plan_error(struct fr_error *err, const char *fmt, ...)
 {
-    fr_error_set(err, FR_EINVAL, fmt, a);
-    snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    va_list ap;
+    va_start(ap, fmt);
+    fr_error_vsetk(err, FR_EINVAL, "invalid-plan", fmt, ap);
+    va_end(ap);
     return FR_EINVAL;
 }
 
@@ -253,8 +255,8 @@ static int file_source(struct lsource *s, const struct df_options *opts, struct 
     plan__csv_options(s, &o);
     int rc = strcmp(s->format, "csv") == 0 ? df_csv_infer_schema(s->path, &o, opts, &s->schema, err)
                                            : df_ndjson_infer_schema(s->path, &o, &s->schema, err);
-    if (rc != FR_OK && !err->kind[0])
-        snprintf(err->kind, sizeof(err->kind), "malformed-data");
+    if (rc != FR_OK)
+        plan__kind_default(err, "malformed-data");
     return rc;
 }
 
@@ -268,8 +270,7 @@ static int rows_source(json_t *rows, struct lsource *s, struct fr_error *err)
     struct df_table *t = NULL;
     int rc = df_rows_read(rows, s->hints.nfields ? &s->hints : NULL, &t, err);
     if (rc != FR_OK) {
-        if (!err->kind[0])
-            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+        plan__kind_default(err, "invalid-plan");
         return rc;
     }
     df_schema_of_table(&s->schema, t);
@@ -304,11 +305,10 @@ static int source_kind(json_t *src, const struct lsource *s, struct fr_error *er
         if (!json_object_get(src, kinds[k]))
             continue;
         if (first) {
-            fr_error_set(err, FR_EINVAL,
-                         "the source has both %s and %s: give one of dataset, path, rows or "
-                         "dataframe",
-                         first, kinds[k]);
-            snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+            fr_error_setk(err, FR_EINVAL, "invalid-plan",
+                          "the source has both %s and %s: give one of dataset, path, rows or "
+                          "dataframe",
+                          first, kinds[k]);
             snprintf(err->field, sizeof(err->field), "%s", kinds[k]);
             return FR_EINVAL;
         }

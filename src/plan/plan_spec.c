@@ -206,10 +206,14 @@ int plan__schema_from_json(json_t *pairs, struct df_schema *out, struct fr_error
  * is checked for its type and bounds first: a bad spec is a 400, never an
  * allocation sized by a hostile number. */
 
-static int bad_spec(struct fr_error *err, const char *fmt, const char *a)
+static int bad_spec(struct fr_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int bad_spec(struct fr_error *err, const char *fmt, ...)
 {
-    fr_error_set(err, FR_EINVAL, fmt, a);
-    snprintf(err->kind, sizeof(err->kind), "invalid-task");
+    va_list ap;
+    va_start(ap, fmt);
+    fr_error_vsetk(err, FR_EINVAL, "invalid-task", fmt, ap);
+    va_end(ap);
     return FR_EINVAL;
 }
 
@@ -233,8 +237,8 @@ static bool int_in(json_t *obj, const char *key, json_int_t lo, json_int_t hi)
 /* FR_MAX_COLUMNS is one limit for every reader, plan and partition. */
 static int too_many_columns(struct fr_error *err, const char *what)
 {
-    fr_error_set(err, FR_EINVAL, "%s has more than %d columns", what, FR_MAX_COLUMNS);
-    snprintf(err->kind, sizeof(err->kind), "too-many-columns");
+    fr_error_setk(err, FR_EINVAL, "too-many-columns", "%s has more than %d columns", what,
+                  FR_MAX_COLUMNS);
     return FR_EINVAL;
 }
 

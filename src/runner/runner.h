@@ -98,7 +98,8 @@ void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *),
 /* Turns a succeeded query into a failed one and drops its result (used when
  * keeping the result would go over the memory budget). */
 void runner_query_fail(runner_query *q, const struct fr_error *err);
-/* Starts it; the runner takes its own reference until it finishes. */
+/* Starts it; the runner takes its own reference until it finishes. A failed
+ * call never fires the on_finish hook: q ends failed, settled, hook unrun. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err);
 /* Asks it to stop; it ends as cancelled. */
 void runner_query_cancel(runner_query *q);
@@ -106,8 +107,6 @@ void runner_query_cancel(runner_query *q);
  * Returns true when final. */
 bool runner_query_wait(runner_query *q, int64_t timeout_ms);
 enum runner_qstate runner_query_state(runner_query *q);
-/* True once runner_submit started it (its on_finish hook will run). */
-bool runner_query_started(runner_query *q);
 /* new: {"id","state","progress":{"tasks_total","tasks_done"},"config_id",
  * "task_config_ids","rows","elapsed_ms","error","null_errors"}; the error is
  * {"status","kind","message",...} or null. */
@@ -117,6 +116,10 @@ const struct fr_error *runner_query_error(runner_query *q);
 /* A succeeded query's result partitions, in order (borrowed while q is held). */
 int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts);
 int64_t runner_query_rows(runner_query *q);
+/* Drops a finished query's result tables (their memory goes once no reader
+ * shares them); its status keeps the row count. A dataframe's older run,
+ * whose data the dataframe released. */
+void runner_query_release_result(runner_query *q);
 /* Borrowed: the query's plan (its output schema, explain). */
 const plan_physical *runner_query_plan(const runner_query *q);
 int64_t runner_query_bytes(runner_query *q);
@@ -129,5 +132,11 @@ int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***i
 void runner_drop_kept(runner *r, const char *prefix);
 /* Number of queries running now. */
 int runner_running(runner *r);
+/* Tasks this runner ended, by outcome (counters: they only grow): ok, failed
+ * (an error ended it), cancelled (its query was cancelled), retried (attempts
+ * that failed and ran again). */
+enum runner_task_outcome { RT_OK, RT_FAILED, RT_CANCELLED, RT_RETRIED, RUNNER_TASK_OUTCOMES };
+const char *runner_task_outcome_name(enum runner_task_outcome o);
+void runner_task_counts(runner *r, int64_t out[RUNNER_TASK_OUTCOMES]);
 
 #endif

@@ -187,6 +187,17 @@ static void update_limit(runner_query *q, int64_t limit)
         q->limit_reached = true;
 }
 
+static int64_t count_tasks(const plan_physical *p)
+{
+    int64_t n = 0;
+    for (int s = 0; s < plan_physical_nstages(p); s++) {
+        struct plan_stage_view v;
+        plan_stage_view(p, s, &v);
+        n += v.ntasks;
+    }
+    return n;
+}
+
 /* Returns true when the runner's reference to q must be dropped. */
 static bool advance(runner_query *q)
 {
@@ -206,6 +217,9 @@ static bool advance(runner_query *q)
         for (int s = 0; s < plan_physical_nstages(q->plan); s++)
             free_stage_outputs(q, s);
         q->stage = -1;
+        /* the rerun's tasks are more work: the total grows with them, so
+         * tasks_done (which counts every ended task) never passes it */
+        q->tasks_total += count_tasks(q->plan);
     }
     int done = q->stage;
     for (int s = 0; s <= done; s++)
@@ -231,10 +245,34 @@ static bool input_lost(int rc, const struct fr_error *err)
     return rc != FR_OK && strcmp(err->kind, "input-lost") == 0;
 }
 
+static void count_task(runner *r, const struct rjob *job, int rc)
+{
+    enum runner_task_outcome o = rc == FR_OK ? RT_OK
+                                 : rc == FR_ECANCELLED || atomic_load(&job->q->cancel)
+                                     ? RT_CANCELLED
+                                     : RT_FAILED;
+    atomic_fetch_add(&r->tasks_by_outcome[o], 1);
+    if (job->attempt > 0) /* each retry was an attempt that failed and ran again */
+        atomic_fetch_add(&r->tasks_by_outcome[RT_RETRIED], job->attempt);
+}
+
+const char *runner_task_outcome_name(enum runner_task_outcome o)
+{
+    static const char *const names[] = {"ok", "failed", "cancelled", "retried"};
+    return names[o];
+}
+
+void runner_task_counts(runner *r, int64_t out[RUNNER_TASK_OUTCOMES])
+{
+    for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
+        out[i] = atomic_load(&r->tasks_by_outcome[i]);
+}
+
 void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id)
 {
     runner_query *q = job->q;
+    count_task(q->r, job, rc);
     pthread_mutex_lock(&q->lock);
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);
@@ -277,25 +315,17 @@ void runner__job_free(struct rjob *job)
     runner_query_unref(q);
 }
 
-static int64_t count_tasks(const plan_physical *p)
-{
-    int64_t n = 0;
-    for (int s = 0; s < plan_physical_nstages(p); s++) {
-        struct plan_stage_view v;
-        plan_stage_view(p, s, &v);
-        n += v.ntasks;
-    }
-    return n;
-}
-
+/* A failed call never fires its callback: when the first stage cannot be
+ * started (nothing was enqueued yet), the start is undone, q ends failed
+ * (settled, so waiters wake) and on_finish does not run. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err)
 {
     int nstages = plan_physical_nstages(q->plan);
     pthread_mutex_lock(&q->lock);
     int rc = FR_OK;
     if (q->state != RQ_QUEUED) {
-        rc = fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
-        goto out;
+        pthread_mutex_unlock(&q->lock);
+        return fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
     }
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
@@ -309,28 +339,14 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
     r->running++;
     pthread_mutex_unlock(&r->lock);
     rc = start_stage(q, err);
-    if (rc != FR_OK) {
+    if (rc != FR_OK) { /* start_stage fails before it enqueues anything */
         q->error = *err;
-        finish(q, RQ_FAILED);
-        pthread_mutex_unlock(&q->lock);
-        runner__finished(q);
-        return rc;
-    }
-out:
-    if (rc != FR_OK && q->state == RQ_QUEUED) { /* never started: fail it visibly */
-        q->error = *err;
-        q->state = RQ_FAILED;
+        finish(q, RQ_FAILED); /* frees the stage state, the running count */
         q->settled = true;
-        q->finished_us = fr_mono_us();
         pthread_cond_broadcast(&q->cond);
     }
-    if (rc != FR_OK) {
-        for (int i = 0; i < q->nstored; i++)
-            runner__part_free(r, q->stored[i]);
-        free(q->stored);
-        q->stored = NULL;
-        q->nstored = 0;
-    }
     pthread_mutex_unlock(&q->lock);
+    if (rc != FR_OK)
+        runner_query_unref(q); /* the runner's reference; the hook never runs */
     return rc;
 }

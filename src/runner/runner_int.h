@@ -37,7 +37,8 @@ struct runner_query {
     int nresult_parts;
     struct df_table **result;
     int nresult;
-    bool settled; /* final and the on_finish hook has run: waiters wake on this */
+    int64_t released_rows; /* rows of a result runner_query_release_result dropped, else -1 */
+    bool settled;          /* final and the on_finish hook has run: waiters wake on this */
     void (*on_finish)(runner_query *, void *);
     void *on_finish_arg;
 };
@@ -112,6 +113,7 @@ struct runner {
     int running;
     int64_t kept_seq;
     int64_t memory_budget; /* --memory-limit: results fetched are charged to it; 0 = none */
+    atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
 };
 
 struct kept_part {

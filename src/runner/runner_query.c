@@ -27,6 +27,7 @@ runner_query *runner_query_new(const char *id, plan_physical *plan)
     q->created_us = fr_mono_us();
     fr_error_init(&q->error);
     q->task_config_ids = json_array();
+    q->released_rows = -1;
     return q;
 }
 
@@ -120,7 +121,7 @@ json_t *runner_query_json(runner_query *q)
     pthread_mutex_lock(&q->lock);
     int64_t rows = -1;
     if (q->state == RQ_SUCCEEDED && q->settled) {
-        rows = 0;
+        rows = q->released_rows >= 0 ? q->released_rows : 0;
         for (int i = 0; i < q->nresult; i++)
             rows += q->result[i]->nrows;
     }
@@ -163,6 +164,20 @@ int64_t runner_query_rows(runner_query *q)
         rows += q->result[i]->nrows;
     pthread_mutex_unlock(&q->lock);
     return rows;
+}
+
+void runner_query_release_result(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    if (final(q->state) && q->released_rows < 0) { /* the result is collected by then */
+        q->released_rows = 0;
+        for (int i = 0; i < q->nresult; i++) {
+            q->released_rows += q->result[i]->nrows;
+            df_table_free(q->result[i]);
+        }
+        q->nresult = 0;
+    }
+    pthread_mutex_unlock(&q->lock);
 }
 
 int64_t runner_query_bytes(runner_query *q)
@@ -208,11 +223,10 @@ static int check_remote_result(const runner_query *q, const struct runner_part *
         ok = strcmp(t->names[i], s->fields[i].name) == 0 && t->cols[i]->type == s->fields[i].type;
     if (ok)
         return FR_OK;
-    fr_error_set(err, FR_EDATA,
-                 "worker %.200s sent result partition %.64s with columns that are not the "
-                 "plan's (%d columns, the plan has %d); the result is refused",
-                 p->url, p->id ? p->id : "?", t->ncols, s->nfields);
-    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+    fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                  "worker %.200s sent result partition %.64s with columns that are not the "
+                  "plan's (%d columns, the plan has %d); the result is refused",
+                  p->url, p->id ? p->id : "?", t->ncols, s->nfields);
     return FR_EDATA;
 }
 
@@ -226,11 +240,10 @@ static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *e
     int64_t cap = *left >= 0 ? (*left > 0 ? *left : 1) : 0;
     int rc = runner__part_table(q->r, p, cap, err);
     if (rc == FR_ENOSPACE || (rc == FR_OK && *left >= 0 && df_table_bytes(p->table) > *left)) {
-        fr_error_set(err, FR_ENOSPACE,
-                     "result partition %.64s from worker %.200s does not fit the memory budget "
-                     "(--memory-limit %lld bytes); add a limit or a filter",
-                     p->id ? p->id : "?", p->url, (long long)q->r->memory_budget);
-        snprintf(err->kind, sizeof(err->kind), "memory-budget-exceeded");
+        fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
+                      "result partition %.64s from worker %.200s does not fit the memory budget "
+                      "(--memory-limit %lld bytes); add a limit or a filter",
+                      p->id ? p->id : "?", p->url, (long long)q->r->memory_budget);
         return FR_ENOSPACE;
     }
     if (rc == FR_OK)
@@ -291,12 +304,4 @@ void runner__finished(runner_query *q)
 const plan_physical *runner_query_plan(const runner_query *q)
 {
     return q->plan;
-}
-
-bool runner_query_started(runner_query *q)
-{
-    pthread_mutex_lock(&q->lock);
-    bool started = q->started_us != 0;
-    pthread_mutex_unlock(&q->lock);
-    return started;
 }

@@ -207,7 +207,7 @@ const workersState = (liveUrl) => async (t) => {
 
 function announceCases() {
   const w = (over) => JSON.stringify({ id: 'w-hostile', url: 'http://127.0.0.1:9', threads: 2, running_tasks: 0, config_ids: [], ...over });
-  const bad = problem(400, 'invalid-worker');
+  const bad = problem(422, 'validation-failed');
   const a = (label, body, expect = bad) => json('POST', '/v1/workers', body, expect, { name: `announce ${label}` });
   return [
     a('threads 3e9', w({ threads: 3000000000 })), a('threads -1', w({ threads: -1 })), a('threads 0', w({ threads: 0 })),

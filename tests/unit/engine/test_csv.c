@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/engine_io_internal.h"
+#include "engine/engine_io_int.h"
 
 static const char *data_dir(void)
 {

@@ -153,11 +153,61 @@ static void test_largest_two(void **state)
     df_table_free(t);
 }
 
+/* The plan schema's promise: groups come out ordered by the `by` columns
+ * (ascending; nulls last, or first with the nulls_first option), not in
+ * first appearance; within a group the sort order, ties in input order. */
+static void test_groups_in_by_order(void **state)
+{
+    (void)state;
+    const int64_t g[] = {5, -2, 0, 5, 9, -2, 0, 7};
+    const bool gnull[] = {false, false, true, false, false, false, false, false};
+    const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    struct df_column *gc = df_column_new(DF_TYPE_INT64, 8), *vc = df_column_new(DF_TYPE_INT64, 8);
+    for (int r = 0; r < 8; r++) {
+        if (gnull[r])
+            df_column_append_null(gc);
+        else
+            df_column_append_int64(gc, g[r]);
+        df_column_append_int64(vc, v[r]);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "g", gc);
+    df_table_add(t, "v", vc);
+    t->nrows = 8;
+    int by[] = {0};
+    struct df_sort_key key[] = {{1, true, false}};
+    for (int nf = 0; nf <= 1; nf++) {
+        struct df_options o = {0};
+        o.nulls_first = nf;
+        o.morsel_size_rows = 3;
+        struct df_exec ex;
+        df_exec_init(&ex, &o, NULL);
+        struct fr_error err;
+        fr_error_init(&err);
+        struct df_table *r = NULL;
+        assert_int_equal(df_top_k(t, by, 1, key, 1, 2, &ex, &r, &err), FR_OK);
+        assert_int_equal(r->nrows, 8);
+        /* nulls last, then nulls first; -9 stands for the null group */
+        static const int64_t wg[2][8] = {{-2, -2, 0, 5, 5, 7, 9, -9}, {-9, -2, -2, 0, 5, 5, 7, 9}};
+        static const int64_t wv[2][8] = {{6, 2, 7, 4, 1, 8, 5, 3}, {3, 6, 2, 7, 4, 1, 8, 5}};
+        for (int i = 0; i < 8; i++) {
+            assert_int_equal(df_column_is_valid(r->cols[0], i), wg[nf][i] != -9);
+            if (wg[nf][i] != -9)
+                assert_int_equal(df_column_int64(r->cols[0], i), wg[nf][i]);
+            assert_int_equal(df_column_int64(r->cols[1], i), wv[nf][i]);
+        }
+        df_table_free(r);
+        assert_int_equal(ex.mem_used, 0);
+    }
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_equals_general),
         cmocka_unit_test(test_largest_two),
+        cmocka_unit_test(test_groups_in_by_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/engine_io_internal.h"
+#include "engine/engine_io_int.h"
 
 static void test_float_format(void **state)
 {

@@ -1,8 +1,8 @@
-/* engine_expr_impl: the private face shared by the engine_expr_*.c files:
+/* engine_expr_int: the private face shared by the engine_expr_*.c files:
  * tokens, the syntax tree, the binder and the vectorized evaluator. Nothing
  * outside engine_expr_*.c includes it; names carry the internal df__ prefix. */
-#ifndef FRAMED_ENGINE_EXPR_IMPL_H
-#define FRAMED_ENGINE_EXPR_IMPL_H
+#ifndef FRAMED_ENGINE_EXPR_INT_H
+#define FRAMED_ENGINE_EXPR_INT_H
 
 #include "engine.h"
 

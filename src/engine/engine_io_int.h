@@ -1,9 +1,9 @@
-/* engine_io_internal: pieces shared by the engine's readers and writers (the
+/* engine_io_int: pieces shared by the engine's readers and writers (the
  * CSV record tokenizer, value parsers, type inference state, the streaming
  * splitter, number formatting). Internal to the engine module: names carry
  * a double underscore (df__) and nothing outside src/engine includes this. */
-#ifndef FRAMED_ENGINE_IO_INTERNAL_H
-#define FRAMED_ENGINE_IO_INTERNAL_H
+#ifndef FRAMED_ENGINE_IO_INT_H
+#define FRAMED_ENGINE_IO_INT_H
 
 #include "engine.h"
 

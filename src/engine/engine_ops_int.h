@@ -1,9 +1,9 @@
-/* engine_ops: internal helpers shared by the operator files (aggregation,
+/* engine_ops_int: internal helpers shared by the operator files (aggregation,
  * join, sort, partitioning): key hashing, key equality, a grouping hash table
  * and the sort order of values. Not part of the engine's face: only
  * src/engine/engine_*.c include it. Names carry the internal df__ prefix. */
-#ifndef FRAMED_ENGINE_OPS_H
-#define FRAMED_ENGINE_OPS_H
+#ifndef FRAMED_ENGINE_OPS_INT_H
+#define FRAMED_ENGINE_OPS_INT_H
 
 #include "engine.h"
 

@@ -1,8 +1,8 @@
-/* config_internal: helpers shared by the config module's files and nobody
+/* config_int: helpers shared by the config module's files and nobody
  * else (libuv's double-underscore convention). Not part of the module's face:
  * other modules include config.h only. */
-#ifndef FRAMED_CONFIG_INTERNAL_H
-#define FRAMED_CONFIG_INTERNAL_H
+#ifndef FRAMED_CONFIG_INT_H
+#define FRAMED_CONFIG_INT_H
 
 #include "config.h"
 

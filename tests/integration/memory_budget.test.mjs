@@ -1,0 +1,126 @@
+// memory_budget: --memory-limit is exact. Every charged byte has one owner (a
+// query record's result or a dataframe's materialized run) and is released
+// once: cycles of materialize-until-507, plain query results, dataframe
+// deletes and runner resets keep framed_memory_used_bytes in [0, limit], the
+// runner's kept_bytes under the limit, and bring the gauge back to 0 after a
+// reset. The same on the local runner and the remote runner with a worker.
+import assert from 'node:assert/strict';
+import { copyFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { call, SOURCE_DIR, startServer, startWorker } from './lib.mjs';
+
+const LIMIT = 30000;
+const EXAMPLES = path.join(SOURCE_DIR, 'api', 'examples');
+const JOIN = JSON.parse(readFileSync(path.join(EXAMPLES, 'dataframe-join.json'), 'utf8'));
+
+function copyExamples(dataDir) {
+  for (const f of ['trips.csv', 'vendors.ndjson']) copyFileSync(path.join(EXAMPLES, f), path.join(dataDir, f));
+}
+
+// The gauge and the runner's kept bytes, each checked against [0, LIMIT].
+async function budget(base, where) {
+  const m = (await call(base, 'GET', '/metrics')).text.match(/^framed_memory_used_bytes (-?\d+)$/m);
+  assert.ok(m, 'framed_memory_used_bytes is exported');
+  const used = Number(m[1]);
+  assert.ok(used >= 0, `${where}: the gauge went below 0 (${used})`);
+  assert.ok(used <= LIMIT, `${where}: the gauge is over the limit (${used} > ${LIMIT})`);
+  const runner = (await call(base, 'GET', '/v1/runner')).body;
+  const kept = runner.detail?.kept_bytes ?? 0;
+  assert.ok(kept <= LIMIT, `${where}: kept_bytes ${kept} is over the limit ${LIMIT}`);
+  return { used, kept };
+}
+
+// Materializes dataframes of the join example until the budget answers 507
+// (at submit) or fails a run with memory-budget-exceeded; returns the ids
+// and the query of each materializing run (runs[frame]).
+async function fillUp(base, where, runs) {
+  const frames = [];
+  for (let i = 0; i < 200; i++) {
+    let r = await call(base, 'POST', '/v1/dataframes', { json: JOIN });
+    assert.equal(r.status, 201, r.text);
+    frames.push(r.body.id);
+    r = await call(base, 'POST', '/v1/queries?wait=60', { json: { dataframe: r.body.id } });
+    await budget(base, `${where}, run ${i}`);
+    if (r.status === 507) {
+      assert.equal(r.body.type, 'https://framed.dev/problems/memory-budget-exceeded');
+      return frames;
+    }
+    assert.ok(r.status === 200 || r.status === 201, r.text);
+    if (r.body.state === 'failed') {
+      assert.equal(r.body.error.kind, 'memory-budget-exceeded', r.text);
+      return frames;
+    }
+    assert.equal(r.body.state, 'succeeded', r.text);
+    runs[frames.at(-1)] = r.body.id;
+  }
+  assert.fail(`${where}: 200 materialized dataframes never reached the ${LIMIT}-byte budget`);
+}
+
+async function cycles(base) {
+  for (let cycle = 0; cycle < 3; cycle++) {
+    const where = `cycle ${cycle}`;
+    assert.equal((await budget(base, `${where} start`)).used, 0, `${where}: the reset left charges`);
+    // a plain query's kept result is charged to its record
+    let r = await call(base, 'POST', '/v1/queries?wait=60', { json: { plan: JOIN } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const afterQuery = await budget(base, `${where} query`);
+    assert.ok(afterQuery.used > 0, 'a kept result is charged');
+    const runs = {};
+    const frames = await fillUp(base, where, runs);
+    assert.ok(runs[frames[0]] && runs[frames[1]], `${where}: two frames materialized`);
+    // deleting a materialized frame frees its bytes, and its run's result with them
+    let before = await budget(base, `${where} full`);
+    r = await call(base, 'DELETE', `/v1/dataframes/${frames[0]}`);
+    assert.equal(r.status, 204, r.text);
+    let after = await budget(base, `${where} delete`);
+    assert.ok(after.used < before.used, `${where}: a delete freed nothing (${before.used} -> ${after.used})`);
+    r = await call(base, 'GET', `/v1/queries/${runs[frames[0]]}/result`);
+    assert.equal(r.status, 410, r.text);
+    assert.equal(r.body.type, 'https://framed.dev/problems/result-released');
+    r = await call(base, 'GET', `/v1/queries/${runs[frames[0]]}`);
+    assert.equal(r.body.state, 'succeeded', 'the run keeps its status');
+    // a run of a dataframe again replaces its data: the charge stays one frame's
+    before = after;
+    r = await call(base, 'POST', '/v1/queries?wait=60', { json: { dataframe: frames[1] } });
+    assert.ok([200, 201].includes(r.status), r.text);
+    assert.equal(r.body.state, 'succeeded', r.text);
+    after = await budget(base, `${where} rerun`);
+    assert.equal(after.used, before.used, `${where}: a rerun changed the charge ${before.used} -> ${after.used}`);
+    r = await call(base, 'GET', `/v1/queries/${runs[frames[1]]}/result`);
+    assert.equal(r.status, 410, `the older run's result went with the data it was: ${r.text}`);
+    r = await call(base, 'DELETE', `/v1/dataframes/${frames[1]}`);
+    assert.equal(r.status, 204, r.text);
+    await budget(base, `${where} delete again`);
+    r = await call(base, 'DELETE', '/v1/runner');
+    assert.equal(r.status, 200, r.text);
+    assert.equal((await budget(base, `${where} reset`)).used, 0, `${where}: the gauge is 0 after a reset`);
+  }
+}
+
+test('local runner: the budget returns to 0 and never goes below it or over the limit', async () => {
+  const srv = await startServer({ args: ['--memory-limit', String(LIMIT)] });
+  try {
+    copyExamples(srv.dataDir);
+    await cycles(srv.base);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('remote runner: the same accounting with a worker', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote', '--memory-limit', String(LIMIT)] });
+  const worker = await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir] });
+  try {
+    copyExamples(coord.dataDir);
+    for (let i = 0; i < 100; i++) {
+      const r = await call(coord.base, 'GET', '/v1/workers');
+      if (r.body.workers.some((w) => w.state === 'active')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    await cycles(coord.base);
+  } finally {
+    await worker.stop();
+    await coord.stop();
+  }
+});

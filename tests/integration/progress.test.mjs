@@ -1,0 +1,91 @@
+// progress: a query's progress never claims more tasks done than it has.
+// A worker holding a stage's outputs is killed (SIGKILL) while the query is
+// still in that stage, so a later task loses its input and the whole plan
+// reruns: every status read and the final one have tasks_done <= tasks_total,
+// and the total grew by the rerun's tasks.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { call, startServer, startWorker } from './lib.mjs';
+
+const SHUFFLE = 4;
+
+function bigCsv(dataDir, rows) {
+  let s = 'k,v\n';
+  for (let i = 0; i < rows; i++) s += `${i % 97},${i}\n`;
+  writeFileSync(path.join(dataDir, 'big.csv'), s);
+  const sums = new Map();
+  for (let i = 0; i < rows; i++) sums.set(i % 97, (sums.get(i % 97) ?? 0) + i);
+  return [...sums.entries()].map((e) => JSON.stringify(e)).sort();
+}
+
+function checkProgress(body, where) {
+  const { tasks_done: done, tasks_total: total } = body.progress;
+  assert.ok(done <= total, `${where}: tasks_done ${done} > tasks_total ${total}`);
+  return body.progress;
+}
+
+test('a rerun after a worker loss keeps tasks_done <= tasks_total', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const workers = [];
+  try {
+    for (let i = 0; i < 3; i++) { // two survive: a task that failed on one still has another
+      workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
+    }
+    for (let i = 0; i < 100; i++) {
+      const r = await call(coord.base, 'GET', '/v1/workers');
+      if (r.body.workers.filter((w) => w.state === 'active').length === 3) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const expect = bigCsv(coord.dataDir, 400000);
+    let r = await call(coord.base, 'POST', '/v1/config', {
+      json: { scan_tasks_max_size_bytes: 16384, scan_tasks_min_size_bytes: 1, shuffle_partitions: SHUFFLE, maintain_order: false },
+    });
+    assert.equal(r.status, 200, r.text);
+    const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    r = await call(coord.base, 'POST', '/v1/queries', { json: { plan } });
+    assert.equal(r.status, 202, r.text);
+    const id = r.body.id;
+    const first = checkProgress(r.body, 'submit');
+    const [victim] = workers;
+    // Wait until the victim holds a scan output while the scan stage still
+    // runs (the shuffle stages, SHUFFLE tasks each, have not started).
+    let killed = false;
+    for (let i = 0; i < 4000 && !killed; i++) {
+      const info = (await call(victim.base, 'GET', '/v1/info')).body;
+      r = await call(coord.base, 'GET', `/v1/queries/${id}`);
+      const p = checkProgress(r.body, 'before the kill');
+      assert.equal(r.body.state, 'running', 'the query ended before a scan output reached the victim');
+      if (info.partitions > 0) {
+        process.kill(victim.pid, 'SIGKILL');
+        victim.killed = true;
+        killed = true;
+        assert.ok(p.tasks_done < p.tasks_total - 2 * SHUFFLE, `the scan stage was over at the kill: ${JSON.stringify(p)}`);
+      }
+    }
+    assert.ok(killed, 'the victim never held a partition');
+    await victim.exited;
+    for (let i = 0; i < 6000; i++) {
+      r = await call(coord.base, 'GET', `/v1/queries/${id}`);
+      checkProgress(r.body, `poll ${i}`);
+      if (!['queued', 'running'].includes(r.body.state)) break;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.equal(r.body.state, 'succeeded', `${JSON.stringify(r.body)}\n${coord.stderr().slice(-3000)}`);
+    const last = checkProgress(r.body, 'the end');
+    const reran = coord.logLines().some((l) => /lost a partition with its worker: rerunning/.test(l.msg ?? ''));
+    assert.ok(reran, 'the plan reran after the loss');
+    assert.ok(last.tasks_total > first.tasks_total, `the rerun's tasks count in the total: ${JSON.stringify(last)}`);
+    // /metrics counted every ended task once (the only query of this process)
+    const text = (await call(coord.base, 'GET', '/metrics')).text;
+    const count = (o) => Number(new RegExp(`^framed_tasks_total\\{outcome="${o}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    assert.equal(count('ok') + count('failed') + count('cancelled'), last.tasks_done, text);
+    assert.ok(count('failed') + count('retried') >= 1, 'the loss shows as failed or retried tasks');
+    const res = await call(coord.base, 'GET', `/v1/queries/${id}/result`);
+    assert.deepEqual(res.body.rows.map((row) => JSON.stringify(row)).sort(), expect);
+  } finally {
+    for (const w of workers) if (!w.killed) await w.stop();
+    await coord.stop();
+  }
+});

@@ -1,0 +1,106 @@
+/* Tests of runner_submit (src/runner/runner_driver.c): a failed call never
+ * fires the query's on_finish hook, and the query it refused ends failed and
+ * settled; a good submit fires the hook exactly once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner.h"
+
+/* A dataframe lookup that names kept partitions the runner never kept (a
+ * dataframe deleted between planning and submit). */
+static int stale_frame(void *arg, const char *id, struct plan_source_info *info,
+                       struct fr_error *err)
+{
+    (void)arg;
+    (void)id;
+    (void)err;
+    memset(info, 0, sizeof(*info));
+    df_schema_add(&info->schema, "a", DF_TYPE_INT64);
+    info->nparts = 1;
+    info->part_ids = calloc(2, sizeof(char *));
+    info->part_ids[0] = strdup("df-gone-p0");
+    info->part_rows = calloc(2, sizeof(int64_t));
+    info->part_rows[0] = 1;
+    info->bytes = 8;
+    return FR_OK;
+}
+
+static void count_finish(runner_query *q, void *arg)
+{
+    (void)q;
+    (*(int *)arg)++;
+}
+
+static plan_physical *build(const char *text, const struct cfg *cfg)
+{
+    struct plan_env env = {.data_dir = ".", .lookup_dataframe = stale_frame, .arg = NULL};
+    struct fr_error err;
+    fr_error_init(&err);
+    json_t *plan = json_loads(text, 0, NULL);
+    assert_non_null(plan);
+    plan_physical *p = NULL;
+    assert_int_equal(plan_build(plan, cfg, &env, -1, &p, &err), FR_OK);
+    json_decref(plan);
+    return p;
+}
+
+static void test_failed_submit_never_fires_the_hook(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    runner *r = runner_local_new(cfg_freeze(&cfg), 1);
+    runner_query *q =
+        runner_query_new("q-stale", build("{\"source\": {\"dataframe\": \"df-gone\"}}", &cfg));
+    int calls = 0;
+    runner_query_on_finish(q, count_finish, &calls);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_not_equal(runner_submit(r, q, &err), FR_OK);
+    assert_int_equal(err.status, FR_ENOTFOUND);
+    assert_true(runner_query_wait(q, 0)); /* settled: a waiter does not hang */
+    assert_int_equal(runner_query_state(q), RQ_FAILED);
+    assert_int_equal(runner_running(r), 0);
+    assert_int_equal(calls, 0);
+    /* a second submit of the same query is refused, again without the hook */
+    assert_int_equal(runner_submit(r, q, &err), FR_ECONFLICT);
+    assert_int_equal(calls, 0);
+    runner_query_unref(q);
+    runner_free(r);
+    cfg_cleanup(&cfg);
+}
+
+static void test_good_submit_fires_the_hook_once(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    runner *r = runner_local_new(cfg_freeze(&cfg), 1);
+    runner_query *q = runner_query_new(
+        "q-rows", build("{\"source\": {\"rows\": [{\"a\": 1}, {\"a\": 2}]}}", &cfg));
+    int calls = 0;
+    runner_query_on_finish(q, count_finish, &calls);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_submit(r, q, &err), FR_OK);
+    assert_true(runner_query_wait(q, -1));
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    assert_int_equal(calls, 1);
+    runner_query_unref(q);
+    runner_free(r);
+    cfg_cleanup(&cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failed_submit_never_fires_the_hook),
+        cmocka_unit_test(test_good_submit_fires_the_hook_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
