@@ -82,12 +82,6 @@ void ctx__runner_release(ctx *c);
 void ctx__effective_config(ctx *c, struct cfg *out);
 /* The plan environment (data dir, dataframe lookup). */
 void ctx__plan_env(ctx *c, struct plan_env *env);
-/* context_frames.c, shared with context_queries.c: rows [start, start+n) of
- * t as JSON objects (new), a schema as [{"name","type"}] (new), and the
- * materialization of a frame by a finished query (context lock held). */
-json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
-json_t *ctx__schema_json(const struct df_schema *s);
-void ctx__frame_materialize(ctx *c, const char *frame_id, runner_query *q);
 /* Drops every frame (runner reset). Called with the lock held. */
 void ctx__frames_clear(ctx *c);
 void ctx__queries_clear(ctx *c);

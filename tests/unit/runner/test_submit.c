@@ -54,7 +54,8 @@ static void test_failed_submit_never_fires_the_hook(void **state)
     (void)state;
     struct cfg cfg;
     cfg_defaults(&cfg);
-    runner *r = runner_local_new(cfg_freeze(&cfg), 1);
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
     runner_query *q =
         runner_query_new("q-stale", build("{\"source\": {\"dataframe\": \"df-gone\"}}", &cfg));
     int calls = 0;
@@ -71,7 +72,7 @@ static void test_failed_submit_never_fires_the_hook(void **state)
     assert_int_equal(runner_submit(r, q, &err), FR_ECONFLICT);
     assert_int_equal(calls, 0);
     runner_query_unref(q);
-    runner_free(r);
+    runner_free(r, NULL);
     cfg_cleanup(&cfg);
 }
 
@@ -80,7 +81,8 @@ static void test_good_submit_fires_the_hook_once(void **state)
     (void)state;
     struct cfg cfg;
     cfg_defaults(&cfg);
-    runner *r = runner_local_new(cfg_freeze(&cfg), 1);
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
     runner_query *q = runner_query_new(
         "q-rows", build("{\"source\": {\"rows\": [{\"a\": 1}, {\"a\": 2}]}}", &cfg));
     int calls = 0;
@@ -92,7 +94,7 @@ static void test_good_submit_fires_the_hook_once(void **state)
     assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
     assert_int_equal(calls, 1);
     runner_query_unref(q);
-    runner_free(r);
+    runner_free(r, NULL);
     cfg_cleanup(&cfg);
 }
 
