@@ -1,7 +1,7 @@
 /* http_metrics: the HTTP layer's Prometheus metrics: a request counter by
  * route pattern, method and status, and a latency histogram by route. Route
  * patterns (not raw paths) are the labels, so their number stays bounded. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

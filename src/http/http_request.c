@@ -2,7 +2,7 @@
  * parameters, the JSON body) and to set its reply, plus the request ID and the
  * one JSON access-log line per request. The log never carries headers, so the
  * Authorization header and tokens cannot leak into it. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

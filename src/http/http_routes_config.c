@@ -1,7 +1,7 @@
 /* http_routes_config: the pending config (GET/POST /v1/config), its schema,
  * and the config store's frozen configs by ID (GET /v1/configs/{id}): bytes
  * that never change, so they are served with ETag = ID and cached forever. */
-#include "http.h"
+#include "http_int.h"
 
 #include "../config/config.h"
 

@@ -2,7 +2,7 @@
  * status, cancelling it, and its result: the rows (?offset=&limit=) streamed
  * in chunks as JSON, CSV or NDJSON, with the result held by reference until
  * the response is done. */
-#include "http.h"
+#include "http_int.h"
 
 #include "../engine/engine.h"
 

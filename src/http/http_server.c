@@ -8,7 +8,7 @@
  * deferral of slow handlers, the access log and a stop with a deadline. One
  * daemon serves either role (coordinator or worker): only the route table and
  * the handle differ. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 
