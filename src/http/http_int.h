@@ -66,6 +66,7 @@ struct http_request {
     struct MHD_Connection *conn;
     char *raw_uri;   /* owned: the request target as sent (path and query), for signatures */
     bool begun;      /* the access handler has seen the request */
+    bool counted;    /* begun before the drain: counted in the server's in_flight */
     bool answer_now; /* the reply goes out at once and the connection closes */
     char method[16];
     char *path;           /* owned copy of the URL path (no query string) */
@@ -104,6 +105,8 @@ const char *http__static_dir(const struct http_server *s);
 struct http__metrics *http__server_metrics(struct http_server *s);
 bool http__shutting_down(const struct http_server *s);
 bool http__is_worker(const struct http_server *s);
+/* /livez, /readyz and /metrics: answered during a drain, logged at debug. */
+bool http__is_probe(const char *path);
 /* Runs job(req) on a new thread with the connection suspended; the reply the
  * job sets is sent when it returns. Call from a handler, as its last act.
  * With --max-slow-requests jobs running already, job does not run: the reply

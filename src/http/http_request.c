@@ -388,9 +388,18 @@ void http__check_signature(struct http_request *req, const char *secret, fr_repl
                             "this cluster call needs a valid signature: %s", err.message);
 }
 
+bool http__is_probe(const char *path)
+{
+    return path && (strcmp(path, "/livez") == 0 || strcmp(path, "/readyz") == 0 ||
+                    strcmp(path, "/metrics") == 0);
+}
+
 void http__log_request(struct http_request *req)
 {
-    if (FR_LOG_INFO < fr_log_threshold)
+    /* Probes and scrapes come every few seconds from platforms: their lines
+     * are debug, so an info log shows the requests people make. */
+    bool probe = http__is_probe(req->path);
+    if ((probe ? FR_LOG_DEBUG : FR_LOG_INFO) < fr_log_threshold)
         return;
     char ts[40];
     fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
@@ -399,10 +408,10 @@ void http__log_request(struct http_request *req)
     if (!path)
         path = json_string("(not utf-8)");
     json_t *line =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level", "info", "msg",
-                  "request", "request_id", req->request_id, "method", req->method, "path", path,
-                  "status", (int)req->status, "bytes", (json_int_t)req->bytes, "duration_ms",
-                  (double)(int64_t)(ms * 1000) / 1000);
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level",
+                  probe ? "debug" : "info", "msg", "request", "request_id", req->request_id,
+                  "method", req->method, "path", path, "status", (int)req->status, "bytes",
+                  (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
     if (!line)
         return;
     char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

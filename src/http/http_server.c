@@ -41,12 +41,11 @@ struct http_server {
     atomic_int deferred;         /* handlers running on their own thread (suspended connections) */
     int max_deferred;            /* past this many, a deferred handler gets 503 */
     atomic_int deferred_threads; /* deferred threads not yet past their resume: stop waits */
-    atomic_bool shutting_down;
-    bool insecure;         /* serve --insecure */
-    bool quiesced;         /* the listening socket is closed (stop's thread only) */
-    atomic_int open_conns; /* TCP connections open now */
-    unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
-    unsigned max_per_ip;   /* the same for one client address */
+    atomic_bool shutting_down;   /* draining: probes answer, new work gets 503 */
+    bool insecure;               /* serve --insecure */
+    atomic_int open_conns;       /* TCP connections open now */
+    unsigned max_conns;          /* above this many, requests get 503 (MHD's own limit is higher) */
+    unsigned max_per_ip;         /* the same for one client address */
     struct http__ip_counts *ip_counts;
     struct http__conns *conns; /* phases, eviction past the limits, the head deadline */
     int64_t body_grace_us;     /* a body slower than HTTP__MIN_BODY_RATE after this closes */
@@ -203,6 +202,13 @@ static void request_begin(struct http_request *req, const char *method, const ch
         req->answer_now = true;
     } else if (!http__check_target(req)) {
         /* before the route: a NUL cut short would match another path */
+    } else if (http__shutting_down(req->srv) && !http__is_probe(req->path)) {
+        /* The listener stays open while the server drains, so orchestrators
+         * see /livez 200 and /readyz 503 until the process exits; new work
+         * is turned away at once. */
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is shutting down; send this request to another instance");
+        req->answer_now = true;
     } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns &&
                strcmp(req->path, "/livez") != 0) {
         /* /livez still answers: a full server is alive, and a liveness probe
@@ -366,7 +372,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req->begun) {
         http__conns_head_done(s->conns, conn);
         request_init(req, url, method);
-        atomic_fetch_add(&s->in_flight, 1);
+        /* The drain waits for the requests begun before it, not for the
+         * probes and refusals it answers itself. */
+        req->counted = !http__shutting_down(s);
+        if (req->counted)
+            atomic_fetch_add(&s->in_flight, 1);
         request_begin(req, method, url, version);
         if (req->response && (req->answer_now || req->answer_early || reply_before_body(req) ||
                               expects_continue(req)))
@@ -411,8 +421,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     double seconds = (double)(fr_mono_us() - req->start_us) / 1e6;
     http__metrics_observe(s->metrics, req->route_index, req->method, req->status, seconds);
     http__log_request(req);
+    bool counted = req->counted;
     request_free(req);
-    atomic_fetch_sub(&s->in_flight, 1);
+    if (counted)
+        atomic_fetch_sub(&s->in_flight, 1);
 }
 
 /* ---- deferral ---- */
@@ -634,13 +646,9 @@ static void sleep_ms(long ms)
 
 int http_server_drain(http_server *s, int64_t drain_ms)
 {
+    /* No quiesce: the listening socket stays open until MHD_stop_daemon,
+     * so the probes answer during the drain (request_begin refuses the rest). */
     atomic_store(&s->shutting_down, true);
-    if (!s->quiesced) {
-        MHD_socket listener = MHD_quiesce_daemon(s->daemon);
-        if (listener != MHD_INVALID_SOCKET)
-            close(listener);
-        s->quiesced = true;
-    }
     int64_t deadline = fr_mono_us() + drain_ms * 1000;
     while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
         sleep_ms(5);

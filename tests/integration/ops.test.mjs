@@ -6,7 +6,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, call, startServer, tempRoot } from './lib.mjs';
+import { assertProblem, call, startServer, startWorker, tempRoot } from './lib.mjs';
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -219,5 +219,79 @@ test('slow requests past the limit of deferred jobs get 503 with Retry-After, an
     process.kill(srv.pid, 'SIGKILL');
     await srv.exited;
     hole.close();
+  }
+});
+
+// Sends the headers and part of a JSON body, then holds the request open:
+// it stays in flight (the drain waits for it) until finish() or abort().
+function heldRequest(base, method, urlPath, headers = {}) {
+  const u = new URL(base);
+  const sock = net.connect(Number(u.port), u.hostname);
+  let text = '';
+  sock.on('data', (d) => { text += d; });
+  sock.on('error', () => {});
+  const closed = new Promise((r) => sock.on('close', () => r(text)));
+  const opened = new Promise((r) => sock.on('connect', r)).then(() => new Promise((r) => {
+    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    sock.write(`${method} ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+      `Content-Length: 100000\r\n${extra}\r\n{"plan":`, r);
+  }));
+  return { opened, closed, abort: () => sock.destroy() };
+}
+
+// During the drain a fresh connection still gets /livez 200 and /readyz 503
+// (problem+json unavailable): orchestrators see the drain until the exit.
+async function assertProbesDuringDrain(proc, held) {
+  await held.opened;
+  await new Promise((r) => setTimeout(r, 300)); // the server reads the headers
+  process.kill(proc.pid, 'SIGTERM');
+  let ready = null;
+  for (let i = 0; i < 200; i++) {
+    ready = await call(proc.base, 'GET', '/readyz', { headers: { connection: 'close' } });
+    if (ready.status === 503) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assertProblem(ready, 503, 'unavailable');
+  for (let i = 0; i < 5; i++) {
+    const live = await call(proc.base, 'GET', '/livez', { headers: { connection: 'close' } });
+    assert.equal(live.status, 200);
+    assert.equal(live.text, 'ok\n');
+    assertProblem(await call(proc.base, 'GET', '/readyz'), 503, 'unavailable');
+  }
+  // New work is turned away while the held request drains.
+  assertProblem(await call(proc.base, 'GET', '/v1/info'), 503, 'unavailable');
+  held.abort();
+  await proc.waitExit();
+}
+
+test('SIGTERM drain: /livez and /readyz keep answering until the exit (coordinator)', async () => {
+  const srv = await startServer();
+  await assertProbesDuringDrain(srv, heldRequest(srv.base, 'POST', '/v1/queries'));
+});
+
+test('SIGTERM drain: /livez and /readyz keep answering until the exit (worker)', async () => {
+  const coordinator = await startServer();
+  try {
+    const worker = await startWorker(coordinator.base);
+    await assertProbesDuringDrain(worker, heldRequest(worker.base, 'POST', '/v1/tasks',
+      { 'Framed-Config-Id': 'a'.repeat(64) }));
+  } finally {
+    await coordinator.stop();
+  }
+});
+
+test('probe and scrape requests log at debug, the others at info', async () => {
+  for (const level of ['info', 'debug']) {
+    const srv = await startServer({ args: ['--log-level', level] });
+    try {
+      for (const p of ['/livez', '/readyz', '/metrics']) await call(srv.base, 'GET', p, { headers: { 'x-request-id': `probe-${p.slice(1)}` } });
+      await call(srv.base, 'GET', '/v1/config', { headers: { 'x-request-id': 'after-probes' } });
+      assert.equal((await logLineFor(srv, 'after-probes')).level, 'info');
+      const probes = srv.logLines().filter((l) => l.msg === 'request' && /^probe-/.test(l.request_id));
+      if (level === 'info') assert.deepEqual(probes, []);
+      else assert.deepEqual(probes.map((l) => [l.path, l.level]), [['/livez', 'debug'], ['/readyz', 'debug'], ['/metrics', 'debug']]);
+    } finally {
+      await srv.stop();
+    }
   }
 });
