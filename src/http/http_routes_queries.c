@@ -245,6 +245,22 @@ static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max
     return (ssize_t)n;
 }
 
+/* The body's length, rendered and dropped, the stream rewound: HEAD says
+ * the length a GET would stream. MHD 0.9.75 sends a chunked reply's
+ * terminator after a HEAD's headers (the next response on the connection
+ * then starts with "0\r\n\r\n"), so HEAD gets a reply of known size, whose
+ * body MHD does not send. */
+static int64_t result_stream_length(struct result_stream *st)
+{
+    int64_t first_row = st->next_row, total = 0;
+    for (result_stream_refill(st); st->chunk.len > 0; result_stream_refill(st))
+        total += (int64_t)st->chunk.len;
+    st->next_row = first_row;
+    st->head_done = st->tail_done = false;
+    st->chunk.len = st->chunk_pos = 0;
+    return total;
+}
+
 /* The JSON members before the rows, ending in "rows":[ (new). */
 static char *json_head(const struct df_table *t, int64_t offset, int64_t limit)
 {
@@ -283,8 +299,10 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result's columns");
         return;
     }
-    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
-                                                               result_stream_read, st, NULL);
+    bool head = strcmp(req->method, "HEAD") == 0;
+    uint64_t size = head ? (uint64_t)result_stream_length(st) : MHD_SIZE_UNKNOWN;
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(size, 64 * 1024, result_stream_read, st, NULL);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, media[fmt]);
     http__reply_response(req, MHD_HTTP_OK, r, -1);
 }

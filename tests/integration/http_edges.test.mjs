@@ -5,6 +5,7 @@
 // idle connections time out; request bodies with unknown members, NUL bytes or
 // invalid UTF-8 are refused and change nothing.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 import { assertProblem, call, startServer } from './lib.mjs';
@@ -266,6 +267,54 @@ test('bodies: unknown members, NUL bytes and invalid UTF-8 are refused', async (
     assert.deepEqual(r.body.values.csv_null_values, []);
     assert.equal(r.body.values.shuffle_partitions, 8);
     assert.equal((await call(srv.base, 'GET', '/v1/runner')).body.state, 'none');
+  } finally {
+    await srv.stop();
+  }
+});
+
+// HEAD answers every GET route with the GET's headers and no body: on a
+// kept-alive connection the next response starts right after the headers.
+test('HEAD on a streamed result: headers only, the next response on the connection intact', async () => {
+  const srv = await startServer();
+  try {
+    const q = await call(srv.base, 'POST', '/v1/queries?wait=10', { json: { plan: { source: { rows: [{ a: 1 }, { a: 2 }] } } } });
+    assert.equal(q.body.state, 'succeeded', q.text);
+    const target = `/v1/queries/${q.body.id}/result`;
+    const get = await call(srv.base, 'GET', target);
+    assert.equal(get.status, 200);
+    for (const p of [target, `${target}?format=csv`, '/v1/info', '/livez', '/metrics']) {
+      const { text } = await rawExchange(srv.port,
+        `HEAD ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` +
+        `GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      const end = text.indexOf('\r\n\r\n');
+      assert.match(text, /^HTTP\/1\.1 200 /, `${p}: ${JSON.stringify(text)}`);
+      const head = text.slice(0, end);
+      assert.doesNotMatch(head, /transfer-encoding: chunked/i, p);
+      // Nothing between the HEAD's headers and the next status line.
+      assert.match(text.slice(end + 4), /^HTTP\/1\.1 200 [^]*\r\n\r\nok\n$/, `${p}: ${JSON.stringify(text)}`);
+      if (p === target) assert.match(head, new RegExp(`\r\ncontent-length: ${Buffer.byteLength(get.text)}(\r\n|$)`, 'i'));
+      if (p === target) assert.match(head, /\r\ncontent-type: application\/json/i);
+    }
+    // Node's client on a kept-alive connection: HEAD, then GET on the same socket.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const request = (method) => new Promise((resolve, reject) => {
+      const r = http.request(`${srv.base}${target}`, { method, agent }, (res) => {
+        let text = '';
+        res.on('data', (d) => { text += d; });
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text, socket: r.socket }));
+      });
+      r.on('error', reject);
+      r.end();
+    });
+    const h = await request('HEAD');
+    assert.equal(h.status, 200);
+    assert.equal(h.text, '');
+    assert.equal(h.headers['content-type'], 'application/json');
+    const g = await request('GET');
+    assert.equal(g.status, 200);
+    assert.equal(g.text, get.text);
+    assert.equal(g.socket, h.socket, 'the GET reused the HEAD\'s connection');
+    agent.destroy();
   } finally {
     await srv.stop();
   }
