@@ -270,5 +270,9 @@ void http__metrics_observe(struct http__metrics *m, int route_index, const char 
                            unsigned status, double seconds);
 /* Appends the Prometheus text of the HTTP counters and histograms. */
 void http__metrics_write(struct http__metrics *m, struct fr_buf *out);
+/* Appends framed_build_info{version,role} 1 and the process_* families of
+ * the Prometheus client conventions, read from /proc/self (http_process.c);
+ * a figure that cannot be read is left out. */
+void http__metrics_write_process(struct fr_buf *out, const char *role);
 
 #endif

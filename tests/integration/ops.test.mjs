@@ -74,8 +74,8 @@ test('metrics, info, probes and the dashboard', async () => {
     assert.match(r.headers.get('content-type'), /^text\/plain/);
     assert.match(r.text, /^framed_http_requests_total\{route="\/v1\/config",method="GET",status="200"\} [1-9]/m);
     assert.match(r.text, /^# TYPE framed_http_request_duration_seconds histogram$/m);
-    assert.match(r.text, /^framed_http_request_duration_seconds_bucket\{route="\/v1\/config",le="\+Inf"\} [1-9]/m);
-    assert.match(r.text, /^framed_http_request_duration_seconds_count\{route="\/v1\/config"\} [1-9]/m);
+    assert.match(r.text, /^framed_http_request_duration_seconds_bucket\{route="\/v1\/config",method="GET",le="\+Inf"\} [1-9]/m);
+    assert.match(r.text, /^framed_http_request_duration_seconds_count\{route="\/v1\/config",method="GET"\} [1-9]/m);
     assert.match(r.text, /^framed_config_locked 0$/m);
 
     r = await call(srv.base, 'GET', '/v1/info');
