@@ -158,9 +158,11 @@ bool http__check_signature_head(struct http_request *req);
 void http__log_request(struct http_request *req);
 /* Query parameters are parsed strictly, here only. http__check_target has
  * already refused an encoded NUL and a repeated parameter (400). */
-/* A non-negative integer query parameter (decimal digits only, at most 18):
- * def when absent, -1 when bad. */
-int64_t http__query_int(struct http_request *req, const char *name, int64_t def);
+/* Numbers in query strings are decimal only, read by one parser: no sign,
+ * space, hex, exponent, NaN or inf, at most 18 integer digits. */
+/* A non-negative integer query parameter from 0 to max: def when absent, -1
+ * when bad. */
+int64_t http__query_int(struct http_request *req, const char *name, int64_t def, int64_t max);
 /* A decimal number query parameter from 0 to max ("1", "0.5"; no sign, hex,
  * exponent, NaN or inf): 0 when absent (*out untouched), 1 with *out set, -1
  * when bad. */
@@ -173,6 +175,29 @@ int http__query_bool(struct http_request *req, const char *name);
  * there) or a repeated query parameter gets 400 invalid-parameter; false
  * then, with the reply set. */
 bool http__check_target(struct http_request *req);
+
+/* ---- content negotiation (http_accept.c) ---- */
+/* A media type the server can send: "type/subtype" and its parameters
+ * ("charset=utf-8", NULL = none); in the server's order of preference. */
+struct http__offer {
+    const char *type;
+    const char *params;
+};
+#define HTTP__ACCEPT_NONE (-1)      /* nothing offered is acceptable: 406 */
+#define HTTP__ACCEPT_MALFORMED (-2) /* the header breaks RFC 9110's grammar: 400 */
+#define HTTP__ACCEPT_MAX_BYTES 4096 /* a longer Accept is malformed */
+#define HTTP__ACCEPT_MAX_RANGES 64
+#define HTTP__ACCEPT_MAX_PARAMS 8 /* per media range, the weight included */
+#define HTTP__ACCEPT_MAX_VALUE 256
+/* The media ranges of accept (borrowed; NULL = absent): how many (0 for an
+ * absent or empty header), or -1 when malformed or past the limits above. */
+int http__accept_check(const char *accept);
+/* The index of the offer to send under accept (RFC 9110 section 12.5.1): the
+ * highest weight, the most specific range of those matching deciding each
+ * offer's (type/subtype;params > type/subtype > type/ * > * / *), q=0 and no
+ * match = not acceptable, ties to the earlier offer. An absent or empty
+ * header accepts the first offer. Else HTTP__ACCEPT_NONE or _MALFORMED. */
+int http__accept_pick(const char *accept, const struct http__offer *offers, int noffers);
 
 /* ---- problems (http_problem.c) ---- */
 /* A problem reply from a context error (its ext members are merged in). */

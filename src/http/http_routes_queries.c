@@ -16,7 +16,7 @@
 #define WAIT_MAX_S 300.0
 #define CHUNK_ROWS 1024
 
-enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_INVALID };
+enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_MALFORMED, FMT_INVALID };
 
 /* ---- submit, status, cancel ---- */
 
@@ -34,11 +34,10 @@ static bool query_members_known(struct http_request *req, json_t *body)
             json_t *ext = json_pack("{s:s}", "member", key);
             struct ctx_error e;
             ctx_error_init(&e);
-            fr_error_set(&e.base, FR_EINVAL,
-                         "unknown query member '%.200s' (a query has "
-                         "\"dataframe\" or \"plan\")",
-                         key);
-            snprintf(e.base.kind, sizeof(e.base.kind), "invalid-plan");
+            fr_error_setk(&e.base, FR_EINVAL, "invalid-plan",
+                          "unknown query member '%.200s' (a query has "
+                          "\"dataframe\" or \"plan\")",
+                          key);
             e.ext = ext;
             http__reply_error(req, &e);
             ctx_error_cleanup(&e);
@@ -114,25 +113,18 @@ static void query_cancel(struct http_request *req)
 
 /* ---- result ---- */
 
-static enum result_format format_of(const char *media, size_t n)
-{
-    static const struct {
-        const char *media;
-        enum result_format format;
-    } known[] = {{"text/csv", FMT_CSV},
-                 {"application/x-ndjson", FMT_NDJSON},
-                 {"application/ndjson", FMT_NDJSON},
-                 {"application/json", FMT_JSON},
-                 {"application/*", FMT_JSON},
-                 {"*/*", FMT_JSON}};
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-        if (strlen(known[i].media) == n && strncasecmp(known[i].media, media, n) == 0)
-            return known[i].format;
-    }
-    return FMT_UNACCEPTABLE;
-}
+/* What a result can be sent as, in the server's order of preference (the
+ * first is the answer to no Accept, to * / * and to application/ *). */
+static const struct http__offer result_offers[] = {
+    {"application/json", NULL},
+    {"text/csv", "charset=utf-8"},
+    {"application/x-ndjson", NULL},
+    {"application/ndjson", NULL},
+};
+static const enum result_format offer_formats[] = {FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_NDJSON};
+#define NOFFERS ((int)(sizeof(result_offers) / sizeof(result_offers[0])))
 
-/* ?format= wins; else the first media type of Accept that we can make. */
+/* ?format= wins; else Accept, negotiated (RFC 9110 section 12.5.1). */
 static enum result_format pick_format(struct http_request *req)
 {
     const char *f = http__query(req, "format");
@@ -143,22 +135,28 @@ static enum result_format pick_format(struct http_request *req)
                : strcmp(f, "arrow") == 0  ? FMT_UNACCEPTABLE /* not made yet */
                                           : FMT_INVALID;
     }
-    const char *accept = http__header(req, MHD_HTTP_HEADER_ACCEPT);
-    if (!accept || !*accept)
-        return FMT_JSON;
-    for (const char *p = accept; *p;) {
-        p += strspn(p, " ,\t");
-        size_t n = strcspn(p, ",;");
-        size_t trimmed = n;
-        while (trimmed > 0 && (p[trimmed - 1] == ' ' || p[trimmed - 1] == '\t'))
-            trimmed--;
-        enum result_format fmt = format_of(p, trimmed);
-        if (fmt != FMT_UNACCEPTABLE)
-            return fmt;
-        p += n;
-        p += strcspn(p, ","); /* skip parameters such as ;q=0.5 */
-    }
-    return FMT_UNACCEPTABLE;
+    int i = http__accept_pick(http__header(req, MHD_HTTP_HEADER_ACCEPT), result_offers, NOFFERS);
+    if (i == HTTP__ACCEPT_MALFORMED)
+        return FMT_MALFORMED;
+    return i >= 0 ? offer_formats[i] : FMT_UNACCEPTABLE;
+}
+
+/* 406 not-acceptable, its "offered" member listing the media types. */
+static void reply_not_acceptable(struct http_request *req, enum result_format fmt)
+{
+    struct ctx_error e;
+    ctx_error_init(&e);
+    fr_error_setk(&e.base, FR_EINVAL, "not-acceptable",
+                  "%sresults are offered as application/json, text/csv (charset=utf-8) or "
+                  "application/x-ndjson (also application/ndjson), or ?format=json|csv|ndjson",
+                  fmt == FMT_MALFORMED ? "the Accept header is malformed (RFC 9110 section "
+                                         "12.5.1: type/subtype;param=value;q=0.5, q with at most "
+                                         "3 decimals); "
+                                       : "");
+    e.ext = json_pack("{s:[s,s,s,s]}", "offered", "application/json", "text/csv",
+                      "application/x-ndjson", "application/ndjson");
+    http__reply_error(req, &e);
+    ctx_error_cleanup(&e);
 }
 
 static json_t *columns_json(const struct df_table *t)
@@ -310,12 +308,10 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
 static void query_result(struct http_request *req)
 {
     enum result_format fmt = pick_format(req);
-    int64_t offset = http__query_int(req, "offset", 0);
-    int64_t limit = http__query_int(req, "limit", -2);
-    if (fmt == FMT_UNACCEPTABLE) {
-        http__reply_problem(req, FR_EINVAL, "not-acceptable",
-                            "results are available as application/json, text/csv or "
-                            "application/x-ndjson");
+    int64_t offset = http__query_int(req, "offset", 0, INT64_MAX / 2);
+    int64_t limit = http__query_int(req, "limit", -2, INT64_MAX / 2);
+    if (fmt == FMT_UNACCEPTABLE || fmt == FMT_MALFORMED) {
+        reply_not_acceptable(req, fmt);
         return;
     }
     if (offset < 0 || limit == -1 || fmt == FMT_INVALID) {

@@ -319,3 +319,53 @@ test('HEAD on a streamed result: headers only, the next response on the connecti
     await srv.stop();
   }
 });
+
+// Content negotiation of results (RFC 9110 section 12.5.1) and numbers in
+// query strings (decimal only, one parser, a 400 naming the parameter).
+test('results: Accept with q-values and media ranges; numeric query parameters are decimal only', async () => {
+  const srv = await startServer();
+  try {
+    const q = await call(srv.base, 'POST', '/v1/queries?wait=10', { json: { plan: { source: { rows: [{ a: 1 }] } } } });
+    assert.equal(q.body.state, 'succeeded', q.text);
+    const target = `/v1/queries/${q.body.id}/result`;
+    const cases = [
+      ['application/json;q=0, text/csv', 'text/csv; charset=utf-8'],
+      ['text/*', 'text/csv; charset=utf-8'],
+      ['text/csv;q=0.5, application/x-ndjson;q=0.6', 'application/x-ndjson'],
+      ['*/*;q=0.1, text/csv', 'text/csv; charset=utf-8'],
+      ['application/*, application/json;q=0', 'application/x-ndjson'],
+      ['text/csv;charset=UTF-8', 'text/csv; charset=utf-8'],
+      ['*/*', 'application/json'],
+      ['', 'application/json'],
+    ];
+    for (const [accept, type] of cases) {
+      const r = await call(srv.base, 'GET', target, { headers: { accept } });
+      assert.equal(r.status, 200, `${accept}: ${r.text}`);
+      assert.equal(r.headers.get('content-type'), type, accept);
+    }
+    for (const accept of ['image/png', '*/*;q=0', 'text/csv;charset=latin1', 'text/csv;q=1.5', 'text/csv;q=0.0001', '*/csv']) {
+      const r = await call(srv.base, 'GET', target, { headers: { accept } });
+      assertProblem(r, 406, 'not-acceptable');
+      assert.deepEqual(r.body.offered, ['application/json', 'text/csv', 'application/x-ndjson', 'application/ndjson'], accept);
+    }
+    const bad = [
+      ['POST', '/v1/queries?wait=0x10', 'wait'], ['POST', '/v1/queries?wait=1e1', 'wait'],
+      ['POST', '/v1/queries?wait=-1', 'wait'], ['POST', '/v1/queries?wait=%2B1', 'wait'],
+      ['POST', '/v1/queries?wait=%201', 'wait'], ['POST', '/v1/queries?wait=301', 'wait'],
+      ['POST', '/v1/queries?wait=inf', 'wait'], ['POST', '/v1/queries?wait=', 'wait'],
+      ['GET', `${target}?offset=0x10`, 'offset'], ['GET', `${target}?limit=1e2`, 'limit'],
+      ['GET', `${target}?offset=1.5`, 'offset'], ['GET', `${target}?limit=-1`, 'limit'],
+      ['GET', `${target}?offset=1234567890123456789`, 'offset'],
+    ];
+    for (const [method, p, parameter] of bad) {
+      const r = await call(srv.base, method, p, method === 'POST' ? { json: { plan: { source: { rows: [{ a: 1 }] } } } } : {});
+      assertProblem(r, 400, 'invalid-parameter');
+      assert.equal(r.body.parameter, parameter, p);
+    }
+    const ok = await call(srv.base, 'GET', `${target}?offset=0&limit=000001`);
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.limit, 1);
+  } finally {
+    await srv.stop();
+  }
+});
