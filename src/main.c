@@ -68,6 +68,7 @@ struct serve_options {
     int64_t max_connections;
     int64_t max_connections_per_ip;
     int64_t max_slow_requests;
+    int64_t max_waiting_requests;
     int64_t idle_timeout;
 };
 
@@ -107,6 +108,8 @@ static const struct flag serve_flags[] = {
                "open connections served; past it requests get 503 (default 1000)"),
     SERVE_FLAG("max-slow-requests", FLAG_INT, max_slow_requests, "N",
                "requests served on threads of their own at once; past it 503 (default 256)"),
+    SERVE_FLAG("max-waiting-requests", FLAG_INT, max_waiting_requests, "N",
+               "?wait= requests waiting at once (no thread each); past it 503 (default 1024)"),
     SERVE_FLAG("max-connections-per-ip", FLAG_INT, max_connections_per_ip, "N",
                "open connections from one address (default 250)"),
     SERVE_FLAG("idle-timeout", FLAG_INT, idle_timeout, "S",
@@ -335,6 +338,7 @@ static int serve_validate(struct serve_options *o)
          1000000},
         {"idle-timeout", offsetof(struct serve_options, idle_timeout), 1, 86400},
         {"max-slow-requests", offsetof(struct serve_options, max_slow_requests), 1, 100000},
+        {"max-waiting-requests", offsetof(struct serve_options, max_waiting_requests), 1, 100000},
     };
     for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
         int64_t v = *(const int64_t *)((const char *)o + bounds[i].offset);
@@ -424,6 +428,7 @@ static int serve_run(struct serve_options *o, char *const *envp)
                                  .max_connections = (unsigned)o->max_connections,
                                  .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
                                  .max_slow_requests = (unsigned)o->max_slow_requests,
+                                 .max_waiting_requests = (unsigned)o->max_waiting_requests,
                                  .insecure = o->insecure != 0};
     if (http_server_start(c, &hopts, &srv, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
@@ -460,6 +465,7 @@ static int cmd_serve(int argc, char **argv, char **envp)
                               .max_connections = 1000,
                               .max_connections_per_ip = 250,
                               .max_slow_requests = 256,
+                              .max_waiting_requests = 1024,
                               .idle_timeout = 30};
     o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
     int rc = parse_flags(argc, argv, serve_flags, NSERVE_FLAGS, &o, serve_usage);

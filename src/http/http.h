@@ -27,6 +27,7 @@ struct http_options {
     unsigned max_connections;        /* open connections served; 0 = 1000 (README: limits) */
     unsigned max_connections_per_ip; /* 0 = 250 */
     unsigned max_slow_requests;      /* deferred jobs at once; 0 = 256 (README: limits) */
+    unsigned max_waiting_requests;   /* ?wait= requests suspended at once; 0 = 1024 */
     const char *cluster_secret;      /* NULL or "" = none; else cluster routes need a valid
                                         signature (api/internal-protocol.md); copied */
     bool insecure; /* without a cluster secret, take worker announces from any peer, not only

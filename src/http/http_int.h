@@ -96,6 +96,8 @@ struct http_request {
      * while the connection is suspended. */
     atomic_bool deferred;
     atomic_bool deferred_done;
+    bool wait_reserved;              /* holds a slot of --max-waiting-requests */
+    struct http__wait *pending_wait; /* handed off by the job, registered after it */
 };
 
 /* ---- server (http_server.c) ---- */
@@ -112,6 +114,40 @@ bool http__is_probe(const char *path);
  * With --max-slow-requests jobs running already, job does not run: the reply
  * is 503 unavailable with Retry-After (README: limits). */
 void http__defer(struct http_request *req, http__handler job);
+struct http__waits *http__server_waits(struct http_server *s);
+
+/* ---- waiting requests (http_waits.c) ---- */
+/* What a waiting request waits for; arg is the route's. ready runs on the
+ * waiter thread, often, with the waits' lock held: cheap, no locks that
+ * finish or a handler could hold while calling in here. finish sets the
+ * reply (ready: the awaited thing happened; else the wait timed out or the
+ * server stops); free frees arg. */
+struct http__wait_ops {
+    bool (*ready)(void *arg);
+    void (*finish)(struct http_request *req, void *arg, bool ready);
+    void (*free)(void *arg);
+};
+struct http__wait;
+struct http__waits;
+/* The waiter thread of a server; max = --max-waiting-requests (0 = 1024).
+ * NULL with err set when the thread cannot start. */
+struct http__waits *http__waits_new(int max, struct fr_error *err);
+/* Finishes every wait (not ready) and joins the thread. */
+void http__waits_stop(struct http__waits *w);
+void http__waits_free(struct http__waits *w); /* accepts NULL; stops first */
+int http__waits_count(struct http__waits *w);
+/* In a deferred job, before starting what it will wait for: takes a slot,
+ * or sets a 503 unavailable reply (with Retry-After) and returns false. */
+bool http__wait_reserve(struct http_request *req);
+/* Gives a reserved slot back (the job answers at once); no-op without one. */
+void http__wait_unreserve(struct http_request *req);
+/* In a deferred job holding a slot, as its last act: the job returns and
+ * the connection stays suspended, with no thread, until ops->ready(arg) or
+ * wait_ms pass; arg is stolen. */
+void http__wait_hand_off(struct http_request *req, const struct http__wait_ops *ops, void *arg,
+                         int64_t wait_ms);
+/* The server's side of a hand-off, once the job returned (http_server.c). */
+void http__wait_register(struct http_request *req);
 
 /* ---- request helpers (http_request.c) ---- */
 const char *http__header(struct http_request *req, const char *name);

@@ -167,6 +167,11 @@ void http__reply_metrics(struct http_request *req, struct fr_buf *role)
     fr_buf_init(&b);
     http__metrics_write(http__server_metrics(req->srv), &b);
     http__metrics_write_process(&b, http__is_worker(req->srv) ? "worker" : "coordinator");
+    fr_buf_printf(&b,
+                  "# HELP framed_http_waiting_requests Requests waiting (?wait=) with no thread "
+                  "of their own.\n# TYPE framed_http_waiting_requests gauge\n"
+                  "framed_http_waiting_requests %d\n",
+                  http__waits_count(http__server_waits(req->srv)));
     if (role->len)
         fr_buf_append(&b, role->data, role->len);
     fr_buf_cleanup(role);

@@ -47,6 +47,50 @@ static bool query_members_known(struct http_request *req, json_t *body)
     return true;
 }
 
+/* The query's status as the answer to its submit: 200 once finished (a
+ * ?wait= that saw it end), else 202 with the Location to poll. */
+static void reply_submitted(struct http_request *req, const char *id, bool finished)
+{
+    json_t *out = NULL;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    if (ctx_query_get(req->ctx, id, &out, &err) == 0) {
+        char location[160];
+        snprintf(location, sizeof(location), "/v1/queries/%s", id);
+        http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
+        http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
+    } else {
+        http__reply_error(req, &err); /* evicted meanwhile */
+    }
+    ctx_error_cleanup(&err);
+}
+
+/* A ?wait= submit waiting on the server's waiter thread, no thread of its own. */
+struct query_wait {
+    ctx_query_watch *watch;
+    char id[40];
+};
+
+static bool query_wait_ready(void *arg)
+{
+    return ctx_query_watch_settled(((struct query_wait *)arg)->watch);
+}
+
+static void query_wait_finish(struct http_request *req, void *arg, bool ready)
+{
+    reply_submitted(req, ((struct query_wait *)arg)->id, ready);
+}
+
+static void query_wait_free(void *arg)
+{
+    struct query_wait *qw = arg;
+    ctx_query_watch_free(qw->watch);
+    free(qw);
+}
+
+static const struct http__wait_ops query_wait_ops = {query_wait_ready, query_wait_finish,
+                                                     query_wait_free};
+
 static void query_submit_job(struct http_request *req)
 {
     double wait_s = 0;
@@ -55,6 +99,9 @@ static void query_submit_job(struct http_request *req)
                                   WAIT_MAX_S);
         return;
     }
+    int64_t wait_ms = (int64_t)(wait_s * 1000);
+    if (wait_ms > 0 && !http__wait_reserve(req)) /* before the query exists: a 503 ran nothing */
+        return;
     json_t *body = http__body_json(req);
     if (!body)
         return;
@@ -66,24 +113,33 @@ static void query_submit_job(struct http_request *req)
     bool finished = false;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_query_submit(req->ctx, body, req->request_id, (int64_t)(wait_s * 1000), &out, &finished,
-                         &err) == 0) {
-        const char *id = json_string_value(json_object_get(out, "id"));
-        char location[160];
-        snprintf(location, sizeof(location), "/v1/queries/%s", id ? id : "");
-        http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
-        if (id)
-            http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
+    char id[40] = "";
+    if (ctx_query_submit(req->ctx, body, req->request_id, 0, &out, &finished, &err) == 0) {
+        snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(out, "id")));
+        json_decref(out);
     } else {
         http__reply_error(req, &err);
     }
     ctx_error_cleanup(&err);
     json_decref(body);
+    if (!id[0])
+        return;
+    ctx_query_watch *watch = wait_ms > 0 ? ctx_query_watch_new(req->ctx, id) : NULL;
+    if (!watch || ctx_query_watch_settled(watch)) {
+        reply_submitted(req, id, watch != NULL); /* without ?wait= always 202 */
+        ctx_query_watch_free(watch);
+        return;
+    }
+    struct query_wait *qw = fr_xcalloc(1, sizeof(*qw));
+    qw->watch = watch;
+    snprintf(qw->id, sizeof(qw->id), "%s", id);
+    http__wait_hand_off(req, &query_wait_ops, qw, wait_ms);
 }
 
 static void query_submit(struct http_request *req)
 {
-    /* ?wait= blocks for up to minutes: never on one of the server's threads. */
+    /* The submit may freeze the config (a store put): not on one of the
+     * server's threads. A ?wait= then waits with no thread (http_waits.c). */
     http__defer(req, query_submit_job);
 }
 

@@ -48,6 +48,7 @@ struct http_server {
     unsigned max_per_ip;         /* the same for one client address */
     struct http__ip_counts *ip_counts;
     struct http__conns *conns; /* phases, eviction past the limits, the head deadline */
+    struct http__waits *waits; /* ?wait= requests, suspended without a thread each */
     int64_t body_grace_us;     /* a body slower than HTTP__MIN_BODY_RATE after this closes */
 };
 
@@ -69,6 +70,11 @@ struct http__metrics *http__server_metrics(struct http_server *s)
 bool http__shutting_down(const struct http_server *s)
 {
     return atomic_load(&s->shutting_down);
+}
+
+struct http__waits *http__server_waits(struct http_server *s)
+{
+    return s->waits;
 }
 
 bool http__is_worker(const struct http_server *s)
@@ -441,6 +447,14 @@ static void *deferred_main(void *arg)
     struct http_server *s = req->srv;
     d->job(req);
     free(d);
+    if (req->pending_wait) {
+        /* the waiter resumes the connection: this thread is done with it */
+        atomic_fetch_sub(&s->deferred, 1);
+        http__wait_register(req); /* req may be freed from here on */
+        atomic_fetch_sub(&s->deferred_threads, 1);
+        return NULL;
+    }
+    http__wait_unreserve(req); /* a slot the job did not hand off */
     atomic_store(&req->deferred_done, true);
     /* the limit's count before the resume (the client may send its next
      * request at once), stop's count after it (MHD must not stop meanwhile) */
@@ -540,6 +554,7 @@ static void server_free(struct http_server *s)
     free(s->data_token);
     http__ip_counts_free(s->ip_counts);
     http__conns_free(s->conns);
+    http__waits_free(s->waits);
     free(s->cluster_secret);
     fr_replay_free(s->replay);
     free(s->static_dir);
@@ -595,6 +610,8 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
     s->conns = http__conns_new(timeout);
     s->body_grace_us = (int64_t)timeout * 1000000;
+    if (!(s->waits = http__waits_new((int)opts->max_waiting_requests, err)))
+        goto out;
     result =
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)
@@ -660,9 +677,11 @@ void http_server_stop(http_server *s, int64_t drain_ms)
     if (!s)
         return;
     http_server_drain(s, drain_ms);
-    /* MHD must not be stopped with a suspended connection. */
+    /* MHD must not be stopped with a suspended connection: the jobs end
+     * (handing their waits over), then the waiter answers what still waits. */
     while (atomic_load(&s->deferred_threads) > 0)
         sleep_ms(5);
+    http__waits_stop(s->waits);
     if (atomic_load(&s->in_flight) > 0)
         FR_LOG(FR_LOG_WARN, "stopping with %d requests still in flight",
                atomic_load(&s->in_flight));

@@ -2,7 +2,7 @@
 // and a graceful stop that lets an in-flight request finish.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -194,31 +194,76 @@ test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query i
   }
 });
 
-test('slow requests past the limit of deferred jobs get 503 with Retry-After, and the server still serves', async () => {
+// Threads: of /proc/<pid>/status.
+function threadsOf(pid) {
+  return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+}
+
+test('?wait= requests wait with no thread each; past --max-waiting-requests 503 with Retry-After', async () => {
   const hole = await blackHoleWorker();
   const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1',
-    '--max-slow-requests', '64'] });
+    '--max-waiting-requests', '256', '--max-slow-requests', '512', '--max-connections-per-ip', '1000'] });
   try {
-    // Each waits on its own thread for a query the black hole never answers:
-    // past --max-slow-requests (README: limits) no more threads start.
-    Array.from({ length: 80 }, () =>
-      call(srv.base, 'POST', '/v1/queries?wait=300', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
-        .catch((e) => ({ error: e })));
-    let full = null;
-    for (let i = 0; i < 200 && !full; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const r = await call(srv.base, 'GET', '/v1/datasets');
-      if (r.status === 503) full = r;
+    // 300 waits for queries the black hole never answers: 256 wait, 44 get 503.
+    const answers = [];
+    const all = Array.from({ length: 300 }, () =>
+      call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
+        .then((r) => { answers.push(r); return r; }));
+    for (let i = 0; i < 600 && answers.length < 44; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(answers.length, 44, `${answers.length} answers while 256 should wait`);
+    for (const r of answers) {
+      assertProblem(r, 503, 'unavailable');
+      assert.ok(Number(r.headers.get('retry-after')) > 0);
+      assert.match(r.body.detail, /--max-waiting-requests/);
     }
-    assert.ok(full, 'GET /v1/datasets never got 503 with 80 slow requests held');
-    assertProblem(full, 503, 'unavailable');
-    assert.ok(Number(full.headers.get('retry-after')) > 0);
+    // The 256 waiting hold no thread each (the submit jobs have returned).
+    let threads = threadsOf(srv.pid);
+    for (let i = 0; i < 200 && threads >= 64; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      threads = threadsOf(srv.pid);
+    }
+    assert.ok(threads < 64, `${threads} threads with 256 requests waiting`);
+    const m = await call(srv.base, 'GET', '/metrics');
+    assert.match(m.text, /^framed_http_waiting_requests 256$/m);
     assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
     assert.equal((await call(srv.base, 'GET', '/v1/config')).status, 200);
+    // At their deadline every wait gets its answer: 202, the query not finished.
+    const results = await Promise.all(all);
+    const waited = results.filter((r) => r.status !== 503);
+    assert.equal(waited.length, 256);
+    for (const r of waited) {
+      assert.equal(r.status, 202, r.text);
+      assert.match(r.body.id, /^q-/);
+      assert.equal(r.headers.get('location'), `/v1/queries/${r.body.id}`);
+      assert.ok(['queued', 'running'].includes(r.body.state), r.body.state);
+    }
+    assert.match((await call(srv.base, 'GET', '/metrics')).text, /^framed_http_waiting_requests 0$/m);
   } finally {
     process.kill(srv.pid, 'SIGKILL');
     await srv.exited;
     hole.close();
+  }
+});
+
+test('?wait= requests resumed by their queries\' completion answer 200 with the finished query', async () => {
+  const srv = await startServer({ args: ['--threads', '1', '--max-slow-requests', '512', '--max-connections-per-ip', '1000'] });
+  try {
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ k: i % 7, v: i }));
+    const plan = { source: { rows }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    const first = await call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan } });
+    assert.equal(first.status, 200, first.text);
+    const results = await Promise.all(Array.from({ length: 300 }, () =>
+      call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan } })));
+    for (const r of results) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.state, 'succeeded');
+      assert.equal(r.headers.get('location'), `/v1/queries/${r.body.id}`);
+    }
+    const res = await call(srv.base, 'GET', `/v1/queries/${results[299].body.id}/result`);
+    assert.equal(res.body.total_rows, 7);
+    assert.match((await call(srv.base, 'GET', '/metrics')).text, /^framed_http_waiting_requests 0$/m);
+  } finally {
+    await srv.stop();
   }
 });
 
