@@ -195,6 +195,35 @@ test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query i
   }
 });
 
+test('slow requests past --max-slow-requests get 503 with Retry-After, and the server still serves', async () => {
+  const hole = await blackHoleWorker();
+  const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1',
+    '--max-slow-requests', '1'] });
+  try {
+    // A query the black hole never answers, then a reset that drains it: the
+    // reset holds the one slow-request thread for as long as the query runs.
+    const q = await call(srv.base, 'POST', '/v1/queries', { json: { plan: { source: { rows: [{ a: 1 }] } } } });
+    assert.equal(q.status, 202, q.text);
+    call(srv.base, 'DELETE', '/v1/runner').catch((e) => ({ error: e }));
+    let full = null;
+    for (let i = 0; i < 200 && !full; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const r = await call(srv.base, 'GET', '/v1/datasets');
+      if (r.status === 503) full = r;
+    }
+    assert.ok(full, 'GET /v1/datasets never got 503 with the one slow-request thread held');
+    assertProblem(full, 503, 'unavailable');
+    assert.match(full.body.detail, /slow requests/);
+    assert.ok(Number(full.headers.get('retry-after')) > 0);
+    assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
+    assert.equal((await call(srv.base, 'GET', '/v1/config')).status, 200);
+  } finally {
+    process.kill(srv.pid, 'SIGKILL');
+    await srv.exited;
+    hole.close();
+  }
+});
+
 // Threads: of /proc/<pid>/status.
 function threadsOf(pid) {
   return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
