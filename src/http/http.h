@@ -46,9 +46,10 @@ int http_server_start_worker(worker *w, const struct http_options *opts, http_se
                              struct fr_error *err);
 /* The port actually bound (useful when opts->port was 0). */
 int http_server_port(const http_server *s);
-/* First half of a stop: stops accepting and waits up to drain_ms for the
- * requests in flight. Returns how many are still in flight (0: all done).
- * Call ctx_begin_shutdown first so /readyz fails while the server drains. */
+/* First half of a stop: waits up to drain_ms for the requests in flight.
+ * The listener stays open until http_server_stop: /livez, /readyz (503) and
+ * /metrics answer, any other new request gets 503 at once. Returns how many
+ * are still in flight (0: all done). Call ctx_begin_shutdown first. */
 int http_server_drain(http_server *s, int64_t drain_ms);
 /* Graceful stop: http_server_drain, then waits for deferred handlers (they
  * hold suspended connections, which MHD cannot be stopped with: cancel
