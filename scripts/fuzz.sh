@@ -13,7 +13,7 @@
 #   -r RUNS     executions per target (default 10000000)
 #   -t SECONDS  stop a target after this long instead (0 = no limit, default)
 #   -j JOBS     parallel libFuzzer jobs per target (default 1)
-#   TARGET      config plan expr csv ndjson serde task http (default: all)
+#   TARGET      config plan expr csv ndjson serde task http accept (default: all)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$(pwd)"

@@ -95,8 +95,7 @@ async function startCluster(k) {
         s.local_s += g(/^framed_worker_input_fetch_seconds_total\{source="local"\} (\S+)/m);
         s.exec_s += g(/^framed_worker_task_execute_seconds_total (\S+)/m);
         s[`exec_w${i}`] = g(/^framed_worker_task_execute_seconds_total (\S+)/m);
-        s.serve_s += g(/^framed_http_request_duration_seconds_sum\{route="GET \/v1\/partitions\/\{id\}"\} (\S+)/m)
-          || g(/^framed_http_request_duration_seconds_sum\{route="\/v1\/partitions\/\{id\}"\} (\S+)/m);
+        s.serve_s += g(/^framed_http_request_duration_seconds_sum\{route="\/v1\/partitions\/\{id\}",method="GET"\} (\S+)/m);
       }
       return s;
     },

@@ -43,6 +43,7 @@ struct serve_options {
     int64_t max_connections;
     int64_t max_connections_per_ip;
     int64_t max_slow_requests;
+    int64_t max_waiting_requests;
     int64_t idle_timeout;
 };
 
@@ -75,6 +76,7 @@ static const struct cli_flag serve_flags[] = {
     F("shutdown-timeout", CLI_INT, shutdown_timeout, "S", "seconds a stop waits for requests before cancelling them (default 30)"),
     F("max-connections", CLI_INT, max_connections, "N", "open connections served; past it requests get 503 (default 1000)"),
     F("max-slow-requests", CLI_INT, max_slow_requests, "N", "requests served on threads of their own at once; past it 503 (default 256)"),
+    F("max-waiting-requests", CLI_INT, max_waiting_requests, "N", "?wait= requests waiting at once (no thread each); past it 503 (default 1024)"),
     F("max-connections-per-ip", CLI_INT, max_connections_per_ip, "N", "open connections from one address (default 250)"),
     F("idle-timeout", CLI_INT, idle_timeout, "S", "seconds before an idle connection is closed (default 30)"),
 };
@@ -126,6 +128,7 @@ static int serve_validate(struct serve_options *o)
          1000000},
         {"idle-timeout", offsetof(struct serve_options, idle_timeout), 1, 86400},
         {"max-slow-requests", offsetof(struct serve_options, max_slow_requests), 1, 100000},
+        {"max-waiting-requests", offsetof(struct serve_options, max_waiting_requests), 1, 100000},
         {"store-lease-ms", offsetof(struct serve_options, store_lease_ms), 300, 3600000},
     };
     for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
@@ -228,6 +231,7 @@ static struct http_options serve_http_options(const struct serve_options *o,
                                  .max_connections = (unsigned)o->max_connections,
                                  .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
                                  .max_slow_requests = (unsigned)o->max_slow_requests,
+                                 .max_waiting_requests = (unsigned)o->max_waiting_requests,
                                  .insecure = o->insecure != 0};
 }
 
@@ -296,6 +300,7 @@ int cli_serve(int argc, char **argv, char **envp)
                               .max_connections = 1000,
                               .max_connections_per_ip = 250,
                               .max_slow_requests = 256,
+                              .max_waiting_requests = 1024,
                               .idle_timeout = 30};
     o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
     struct cli_parsed parsed;

@@ -101,6 +101,13 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
                      bool *finished, struct ctx_error *err);
 int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* A watch on query id for a waiting request (new; NULL when there is no such
+ * query): ctx_query_watch_settled tells cheaply (no context lock, no JSON)
+ * whether it reached a final state. */
+typedef struct ctx_query_watch ctx_query_watch;
+ctx_query_watch *ctx_query_watch_new(ctx *c, const char *id);
+bool ctx_query_watch_settled(ctx_query_watch *w);
+void ctx_query_watch_free(ctx_query_watch *w); /* accepts NULL */
 /* A finished query's result, held by reference while it is being sent.
  * FR_ECONFLICT kind query-not-finished while running; FR_EDATA kind
  * query-failed when it failed. */

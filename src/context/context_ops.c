@@ -23,9 +23,11 @@ json_t *ctx_info(ctx *c)
     return j;
 }
 
-void ctx_metrics(ctx *c, struct fr_buf *out)
+/* The metric families of the context, one writer per area, each called with
+ * c->lock held (ctx_metrics). A new family goes into its area's writer or a
+ * new writer called from ctx_metrics: HELP and TYPE once, then its series. */
+static void write_runner_metrics(ctx *c, struct fr_buf *out)
 {
-    pthread_mutex_lock(&c->lock);
     fr_buf_puts(out, "# HELP framed_runner_state Runner state (1 for the current one).\n"
                      "# TYPE framed_runner_state gauge\n");
     for (int s = 0; s < 3; s++)
@@ -35,6 +37,10 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
                   "# HELP framed_config_locked 1 while a runner holds a frozen config.\n"
                   "# TYPE framed_config_locked gauge\nframed_config_locked %d\n",
                   c->runner != NULL);
+}
+
+static void write_query_metrics(ctx *c, struct fr_buf *out)
+{
     int64_t by_state[5] = {0};
     for (int i = 0; i < c->nqueries; i++)
         by_state[runner_query_state(c->queries[i]->q)]++;
@@ -43,6 +49,10 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
     for (int s = 0; s < 5; s++)
         fr_buf_printf(out, "framed_queries{state=\"%s\"} %lld\n", runner_qstate_name(s),
                       (long long)by_state[s]);
+}
+
+static void write_memory_metrics(ctx *c, struct fr_buf *out)
+{
     fr_buf_printf(out,
                   "# HELP framed_dataframes Dataframes alive.\n# TYPE framed_dataframes "
                   "gauge\nframed_dataframes %d\n",
@@ -51,6 +61,14 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
                   "# HELP framed_memory_used_bytes Bytes of kept results and dataframes.\n"
                   "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
                   (long long)c->mem_used);
+}
+
+void ctx_metrics(ctx *c, struct fr_buf *out)
+{
+    pthread_mutex_lock(&c->lock);
+    write_runner_metrics(c, out);
+    write_query_metrics(c, out);
+    write_memory_metrics(c, out);
     ctx__tasks_metrics(c, out);
     pthread_mutex_unlock(&c->lock);
     store_metrics(c, out);

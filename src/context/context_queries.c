@@ -349,3 +349,35 @@ void ctx_result_release(ctx_result *r)
     runner_query_unref(r->q);
     free(r);
 }
+
+/* A watch is the query held by reference: its state is read without the
+ * context lock or a lookup, so one waiter can check many often. */
+struct ctx_query_watch {
+    runner_query *q;
+};
+
+ctx_query_watch *ctx_query_watch_new(ctx *c, const char *id)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_qrec *rec = find_query(c, id, NULL);
+    runner_query *q = rec ? runner_query_ref(rec->q) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (!q)
+        return NULL;
+    ctx_query_watch *w = fr_xmalloc(sizeof(*w));
+    w->q = q;
+    return w;
+}
+
+bool ctx_query_watch_settled(ctx_query_watch *w)
+{
+    return runner_query_wait(w->q, 0);
+}
+
+void ctx_query_watch_free(ctx_query_watch *w)
+{
+    if (!w)
+        return;
+    runner_query_unref(w->q);
+    free(w);
+}

@@ -6,7 +6,7 @@
  * line and headers have not all arrived within the idle timeout, which MHD 0.9.75 measures per byte
  * only (a header sent a byte a second never timed out), and one whose client shut its side down in
  * the middle of the body. Closing is shutdown(2) on the socket: MHD sees the end and cleans up. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

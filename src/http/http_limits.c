@@ -3,7 +3,7 @@
  * close libmicrohttpd gives (its own per-IP limit is set a little higher and
  * stays the hard stop). One table under one lock: the number of distinct
  * addresses is bounded by the connection limit. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

@@ -1,7 +1,8 @@
 /* http_metrics: the HTTP layer's Prometheus metrics: a request counter by
- * route pattern, method and status, and a latency histogram by route. Route
- * patterns (not raw paths) are the labels, so their number stays bounded. */
-#include "http.h"
+ * route pattern, method and status, and a latency histogram by route and
+ * method. Route patterns (not raw paths) are the labels, so their number
+ * stays bounded. */
+#include "http_int.h"
 
 #include <microhttpd.h>
 
@@ -35,8 +36,19 @@ struct http__metrics {
     pthread_mutex_t lock;              /* guards counters and histograms */
     struct request_counter *counters;
     int ncounters, cap;
-    struct route_histogram *histograms;
+    struct route_histogram *histograms; /* [route * (NMETHODS + 1) + method] */
 };
+
+/* One histogram per route and method (the last method slot is "OTHER"). */
+static struct route_histogram *histogram_at(struct http__metrics *m, int route, int method)
+{
+    return &m->histograms[(size_t)route * (NMETHODS + 1) + (size_t)method];
+}
+
+static const char *method_name(int method)
+{
+    return method < NMETHODS ? known_methods[method] : "OTHER";
+}
 
 struct http__metrics *http__metrics_new(const struct http__router *r)
 {
@@ -44,7 +56,7 @@ struct http__metrics *http__metrics_new(const struct http__router *r)
     m->router = r;
     m->nroutes = http__router_count(r);
     pthread_mutex_init(&m->lock, NULL);
-    m->histograms = fr_xcalloc((size_t)m->nroutes + 1, sizeof(*m->histograms));
+    m->histograms = fr_xcalloc(((size_t)m->nroutes + 1) * (NMETHODS + 1), sizeof(*m->histograms));
     return m;
 }
 
@@ -89,7 +101,7 @@ void http__metrics_observe(struct http__metrics *m, int route_index, const char 
         *c = (struct request_counter){route_index, mi, status, 0};
     }
     c->count++;
-    struct route_histogram *h = &m->histograms[route_index];
+    struct route_histogram *h = histogram_at(m, route_index, mi);
     for (int b = 0; b < NBUCKETS; b++) {
         if (seconds <= bucket_bounds[b]) {
             h->buckets[b]++;
@@ -101,32 +113,34 @@ void http__metrics_observe(struct http__metrics *m, int route_index, const char 
     pthread_mutex_unlock(&m->lock);
 }
 
+static void write_histogram(const struct route_histogram *h, const char *route, const char *method,
+                            struct fr_buf *out)
+{
+    static const char name[] = "framed_http_request_duration_seconds";
+    uint64_t cumulative = 0;
+    for (int b = 0; b < NBUCKETS; b++) {
+        cumulative += h->buckets[b];
+        fr_buf_printf(out, "%s_bucket{route=\"%s\",method=\"%s\",le=\"%g\"} %llu\n", name, route,
+                      method, bucket_bounds[b], (unsigned long long)cumulative);
+    }
+    fr_buf_printf(out, "%s_bucket{route=\"%s\",method=\"%s\",le=\"+Inf\"} %llu\n", name, route,
+                  method, (unsigned long long)h->count);
+    fr_buf_printf(out, "%s_sum{route=\"%s\",method=\"%s\"} %.6f\n", name, route, method, h->sum);
+    fr_buf_printf(out, "%s_count{route=\"%s\",method=\"%s\"} %llu\n", name, route, method,
+                  (unsigned long long)h->count);
+}
+
 static void write_histograms(struct http__metrics *m, struct fr_buf *out)
 {
     fr_buf_puts(out, "# HELP framed_http_request_duration_seconds Time from a request's first "
-                     "byte to its completion.\n"
+                     "byte to its completion, by route pattern and method.\n"
                      "# TYPE framed_http_request_duration_seconds histogram\n");
     for (int r = 0; r <= m->nroutes; r++) {
-        const struct route_histogram *h = &m->histograms[r];
-        if (h->count == 0)
-            continue;
-        const char *route = http__router_pattern(m->router, r);
-        uint64_t cumulative = 0;
-        for (int b = 0; b < NBUCKETS; b++) {
-            cumulative += h->buckets[b];
-            fr_buf_printf(out,
-                          "framed_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} "
-                          "%llu\n",
-                          route, bucket_bounds[b], (unsigned long long)cumulative);
+        for (int mi = 0; mi <= NMETHODS; mi++) {
+            const struct route_histogram *h = histogram_at(m, r, mi);
+            if (h->count > 0)
+                write_histogram(h, http__router_pattern(m->router, r), method_name(mi), out);
         }
-        fr_buf_printf(out,
-                      "framed_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
-                      "%llu\n",
-                      route, (unsigned long long)h->count);
-        fr_buf_printf(out, "framed_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route,
-                      h->sum);
-        fr_buf_printf(out, "framed_http_request_duration_seconds_count{route=\"%s\"} %llu\n", route,
-                      (unsigned long long)h->count);
     }
 }
 
@@ -140,8 +154,7 @@ void http__metrics_write(struct http__metrics *m, struct fr_buf *out)
         fr_buf_printf(out,
                       "framed_http_requests_total{route=\"%s\",method=\"%s\",status=\"%u\"} "
                       "%llu\n",
-                      http__router_pattern(m->router, c->route),
-                      c->method < NMETHODS ? known_methods[c->method] : "OTHER", c->status,
+                      http__router_pattern(m->router, c->route), method_name(c->method), c->status,
                       (unsigned long long)c->count);
     }
     write_histograms(m, out);
@@ -153,6 +166,12 @@ void http__reply_metrics(struct http_request *req, struct fr_buf *role)
     struct fr_buf b;
     fr_buf_init(&b);
     http__metrics_write(http__server_metrics(req->srv), &b);
+    http__metrics_write_process(&b, http__is_worker(req->srv) ? "worker" : "coordinator");
+    fr_buf_printf(&b,
+                  "# HELP framed_http_waiting_requests Requests waiting (?wait=) with no thread "
+                  "of their own.\n# TYPE framed_http_waiting_requests gauge\n"
+                  "framed_http_waiting_requests %d\n",
+                  http__waits_count(http__server_waits(req->srv)));
     if (role->len)
         fr_buf_append(&b, role->data, role->len);
     fr_buf_cleanup(role);

@@ -2,7 +2,7 @@
  * set) to an HTTP status code, a problem type URI and a title, and the writer
  * of RFC 9457 application/problem+json bodies. Any new kind of error gets a
  * row here and nowhere else. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

@@ -2,7 +2,7 @@
  * parameters, the JSON body) and to set its reply, plus the request ID and the
  * one JSON access-log line per request. The log never carries headers, so the
  * Authorization header and tokens cannot leak into it. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 
@@ -55,15 +55,34 @@ static bool query_value(struct http_request *req, const char *name, const char *
     return true;
 }
 
-int64_t http__query_int(struct http_request *req, const char *name, int64_t def)
+/* The one reader of numbers in query strings: decimal digits, with a
+ * fraction when allowed ("0.5"); no sign, space, hex, exponent, NaN or inf;
+ * at most 18 digits before the point (no overflow) and 32 bytes in all;
+ * from 0 to max. */
+static bool parse_query_number(const char *v, bool fraction, double max, double *out)
+{
+    size_t n = strlen(v), whole = strcspn(v, ".");
+    if (n > 32 || whole > 18 || !all_digits(v, whole))
+        return false;
+    if (whole < n && (!fraction || !all_digits(v + whole + 1, n - whole - 1)))
+        return false;
+    double d = strtod(v, NULL);
+    if (!(d >= 0 && d <= max))
+        return false;
+    *out = d;
+    return true;
+}
+
+int64_t http__query_int(struct http_request *req, const char *name, int64_t def, int64_t max)
 {
     const char *v = NULL;
     if (!query_value(req, name, &v))
         return def;
-    size_t n = strlen(v);
-    if (n > 18 || !all_digits(v, n)) /* 18 digits cannot overflow an int64 */
+    double d = 0;
+    if (!parse_query_number(v, false, (double)max, &d))
         return -1;
-    return (int64_t)strtoll(v, NULL, 10);
+    int64_t i = (int64_t)strtoll(v, NULL, 10); /* exact: d may round */
+    return i <= max ? i : -1;
 }
 
 int http__query_decimal(struct http_request *req, const char *name, double max, double *out)
@@ -71,14 +90,7 @@ int http__query_decimal(struct http_request *req, const char *name, double max, 
     const char *v = NULL;
     if (!query_value(req, name, &v))
         return 0;
-    size_t n = strlen(v), whole = strcspn(v, ".");
-    if (n > 32 || !all_digits(v, whole) || (whole < n && !all_digits(v + whole + 1, n - whole - 1)))
-        return -1;
-    double d = strtod(v, NULL);
-    if (!(d >= 0 && d <= max))
-        return -1;
-    *out = d;
-    return 1;
+    return parse_query_number(v, true, max, out) ? 1 : -1;
 }
 
 int http__query_bool(struct http_request *req, const char *name)
@@ -267,9 +279,9 @@ json_t *http__body_json(struct http_request *req)
     if (!v) {
         struct ctx_error e;
         ctx_error_init(&e);
-        fr_error_set(&e.base, FR_EINVAL, "malformed JSON at line %d, column %d: %s", jerr.line,
-                     jerr.column, jerr.text);
-        snprintf(e.base.kind, sizeof(e.base.kind), "invalid-json");
+        fr_error_setk(&e.base, FR_EINVAL, "invalid-json",
+                      "malformed JSON at line %d, column %d: %s", jerr.line, jerr.column,
+                      jerr.text);
         e.base.line = jerr.line;
         e.base.column = jerr.column;
         http__reply_error(req, &e);
@@ -388,9 +400,18 @@ void http__check_signature(struct http_request *req, const char *secret, fr_repl
                             "this cluster call needs a valid signature: %s", err.message);
 }
 
+bool http__is_probe(const char *path)
+{
+    return path && (strcmp(path, "/livez") == 0 || strcmp(path, "/readyz") == 0 ||
+                    strcmp(path, "/metrics") == 0);
+}
+
 void http__log_request(struct http_request *req)
 {
-    if (FR_LOG_INFO < fr_log_threshold)
+    /* Probes and scrapes come every few seconds from platforms: their lines
+     * are debug, so an info log shows the requests people make. */
+    bool probe = http__is_probe(req->path);
+    if ((probe ? FR_LOG_DEBUG : FR_LOG_INFO) < fr_log_threshold)
         return;
     char ts[40];
     fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
@@ -399,10 +420,10 @@ void http__log_request(struct http_request *req)
     if (!path)
         path = json_string("(not utf-8)");
     json_t *line =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level", "info", "msg",
-                  "request", "request_id", req->request_id, "method", req->method, "path", path,
-                  "status", (int)req->status, "bytes", (json_int_t)req->bytes, "duration_ms",
-                  (double)(int64_t)(ms * 1000) / 1000);
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level",
+                  probe ? "debug" : "info", "msg", "request", "request_id", req->request_id,
+                  "method", req->method, "path", path, "status", (int)req->status, "bytes",
+                  (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
     if (!line)
         return;
     char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

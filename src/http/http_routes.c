@@ -2,7 +2,7 @@
  * pattern with {param} segments, handler, admin flag, body kind) through its
  * *_register function; a request is matched segment by segment, and a path
  * that matches with another method yields 405 with the Allow list. */
-#include "http.h"
+#include "http_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* http_routes_cluster: the coordinator's side of the cluster: workers announce
  * themselves and send heartbeats (POST /v1/workers, signed when a cluster
  * secret is set) and operators list them (GET /v1/workers). */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

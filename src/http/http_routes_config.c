@@ -2,7 +2,7 @@
  * and the config store's frozen configs by ID (GET /v1/configs/{id}): bytes
  * that never change, so they are served with ETag = ID and cached forever;
  * never bytes that do not hash to the ID (ctx_config_bytes checks). */
-#include "http.h"
+#include "http_int.h"
 
 #include "../config/config.h"
 

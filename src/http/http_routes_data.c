@@ -3,7 +3,7 @@
  * early (the client went away, a limit, an error) aborts the upload so
  * nothing is left behind. Listings and descriptions read files, so they run
  * off the pool threads. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

@@ -1,7 +1,7 @@
 /* http_routes_dataframes: creating a dataframe from a plan (the first one
  * creates the runner and freezes the config), reading it, its explained plan,
  * and deleting it. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

@@ -1,7 +1,7 @@
 /* http_routes_ops: what operators and platforms ask of a running server:
  * liveness, readiness (503 once shutdown has begun), Prometheus metrics,
  * build and runtime info, and the dashboard page from the static dir. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

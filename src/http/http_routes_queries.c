@@ -2,7 +2,7 @@
  * status, cancelling it, and its result: the rows (?offset=&limit=) streamed
  * in chunks as JSON, CSV or NDJSON, with the result held by reference until
  * the response is done. */
-#include "http.h"
+#include "http_int.h"
 
 #include "../engine/engine.h"
 
@@ -16,7 +16,7 @@
 #define WAIT_MAX_S 300.0
 #define CHUNK_ROWS 1024
 
-enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_INVALID };
+enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_MALFORMED, FMT_INVALID };
 
 /* ---- submit, status, cancel ---- */
 
@@ -34,11 +34,10 @@ static bool query_members_known(struct http_request *req, json_t *body)
             json_t *ext = json_pack("{s:s}", "member", key);
             struct ctx_error e;
             ctx_error_init(&e);
-            fr_error_set(&e.base, FR_EINVAL,
-                         "unknown query member '%.200s' (a query has "
-                         "\"dataframe\" or \"plan\")",
-                         key);
-            snprintf(e.base.kind, sizeof(e.base.kind), "invalid-plan");
+            fr_error_setk(&e.base, FR_EINVAL, "invalid-plan",
+                          "unknown query member '%.200s' (a query has "
+                          "\"dataframe\" or \"plan\")",
+                          key);
             e.ext = ext;
             http__reply_error(req, &e);
             ctx_error_cleanup(&e);
@@ -48,6 +47,50 @@ static bool query_members_known(struct http_request *req, json_t *body)
     return true;
 }
 
+/* The query's status as the answer to its submit: 200 once finished (a
+ * ?wait= that saw it end), else 202 with the Location to poll. */
+static void reply_submitted(struct http_request *req, const char *id, bool finished)
+{
+    json_t *out = NULL;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    if (ctx_query_get(req->ctx, id, &out, &err) == 0) {
+        char location[160];
+        snprintf(location, sizeof(location), "/v1/queries/%s", id);
+        http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
+        http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
+    } else {
+        http__reply_error(req, &err); /* evicted meanwhile */
+    }
+    ctx_error_cleanup(&err);
+}
+
+/* A ?wait= submit waiting on the server's waiter thread, no thread of its own. */
+struct query_wait {
+    ctx_query_watch *watch;
+    char id[40];
+};
+
+static bool query_wait_ready(void *arg)
+{
+    return ctx_query_watch_settled(((struct query_wait *)arg)->watch);
+}
+
+static void query_wait_finish(struct http_request *req, void *arg, bool ready)
+{
+    reply_submitted(req, ((struct query_wait *)arg)->id, ready);
+}
+
+static void query_wait_free(void *arg)
+{
+    struct query_wait *qw = arg;
+    ctx_query_watch_free(qw->watch);
+    free(qw);
+}
+
+static const struct http__wait_ops query_wait_ops = {query_wait_ready, query_wait_finish,
+                                                     query_wait_free};
+
 static void query_submit_job(struct http_request *req)
 {
     double wait_s = 0;
@@ -56,6 +99,9 @@ static void query_submit_job(struct http_request *req)
                                   WAIT_MAX_S);
         return;
     }
+    int64_t wait_ms = (int64_t)(wait_s * 1000);
+    if (wait_ms > 0 && !http__wait_reserve(req)) /* before the query exists: a 503 ran nothing */
+        return;
     json_t *body = http__body_json(req);
     if (!body)
         return;
@@ -67,24 +113,33 @@ static void query_submit_job(struct http_request *req)
     bool finished = false;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_query_submit(req->ctx, body, req->request_id, (int64_t)(wait_s * 1000), &out, &finished,
-                         &err) == 0) {
-        const char *id = json_string_value(json_object_get(out, "id"));
-        char location[160];
-        snprintf(location, sizeof(location), "/v1/queries/%s", id ? id : "");
-        http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
-        if (id)
-            http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
+    char id[40] = "";
+    if (ctx_query_submit(req->ctx, body, req->request_id, 0, &out, &finished, &err) == 0) {
+        snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(out, "id")));
+        json_decref(out);
     } else {
         http__reply_error(req, &err);
     }
     ctx_error_cleanup(&err);
     json_decref(body);
+    if (!id[0])
+        return;
+    ctx_query_watch *watch = wait_ms > 0 ? ctx_query_watch_new(req->ctx, id) : NULL;
+    if (!watch || ctx_query_watch_settled(watch)) {
+        reply_submitted(req, id, watch != NULL); /* without ?wait= always 202 */
+        ctx_query_watch_free(watch);
+        return;
+    }
+    struct query_wait *qw = fr_xcalloc(1, sizeof(*qw));
+    qw->watch = watch;
+    snprintf(qw->id, sizeof(qw->id), "%s", id);
+    http__wait_hand_off(req, &query_wait_ops, qw, wait_ms);
 }
 
 static void query_submit(struct http_request *req)
 {
-    /* ?wait= blocks for up to minutes: never on one of the server's threads. */
+    /* The submit may freeze the config (a store put): not on one of the
+     * server's threads. A ?wait= then waits with no thread (http_waits.c). */
     http__defer(req, query_submit_job);
 }
 
@@ -114,25 +169,18 @@ static void query_cancel(struct http_request *req)
 
 /* ---- result ---- */
 
-static enum result_format format_of(const char *media, size_t n)
-{
-    static const struct {
-        const char *media;
-        enum result_format format;
-    } known[] = {{"text/csv", FMT_CSV},
-                 {"application/x-ndjson", FMT_NDJSON},
-                 {"application/ndjson", FMT_NDJSON},
-                 {"application/json", FMT_JSON},
-                 {"application/*", FMT_JSON},
-                 {"*/*", FMT_JSON}};
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-        if (strlen(known[i].media) == n && strncasecmp(known[i].media, media, n) == 0)
-            return known[i].format;
-    }
-    return FMT_UNACCEPTABLE;
-}
+/* What a result can be sent as, in the server's order of preference (the
+ * first is the answer to no Accept, to * / * and to application/ *). */
+static const struct http__offer result_offers[] = {
+    {"application/json", NULL},
+    {"text/csv", "charset=utf-8"},
+    {"application/x-ndjson", NULL},
+    {"application/ndjson", NULL},
+};
+static const enum result_format offer_formats[] = {FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_NDJSON};
+#define NOFFERS ((int)(sizeof(result_offers) / sizeof(result_offers[0])))
 
-/* ?format= wins; else the first media type of Accept that we can make. */
+/* ?format= wins; else Accept, negotiated (RFC 9110 section 12.5.1). */
 static enum result_format pick_format(struct http_request *req)
 {
     const char *f = http__query(req, "format");
@@ -143,22 +191,28 @@ static enum result_format pick_format(struct http_request *req)
                : strcmp(f, "arrow") == 0  ? FMT_UNACCEPTABLE /* not made yet */
                                           : FMT_INVALID;
     }
-    const char *accept = http__header(req, MHD_HTTP_HEADER_ACCEPT);
-    if (!accept || !*accept)
-        return FMT_JSON;
-    for (const char *p = accept; *p;) {
-        p += strspn(p, " ,\t");
-        size_t n = strcspn(p, ",;");
-        size_t trimmed = n;
-        while (trimmed > 0 && (p[trimmed - 1] == ' ' || p[trimmed - 1] == '\t'))
-            trimmed--;
-        enum result_format fmt = format_of(p, trimmed);
-        if (fmt != FMT_UNACCEPTABLE)
-            return fmt;
-        p += n;
-        p += strcspn(p, ","); /* skip parameters such as ;q=0.5 */
-    }
-    return FMT_UNACCEPTABLE;
+    int i = http__accept_pick(http__header(req, MHD_HTTP_HEADER_ACCEPT), result_offers, NOFFERS);
+    if (i == HTTP__ACCEPT_MALFORMED)
+        return FMT_MALFORMED;
+    return i >= 0 ? offer_formats[i] : FMT_UNACCEPTABLE;
+}
+
+/* 406 not-acceptable, its "offered" member listing the media types. */
+static void reply_not_acceptable(struct http_request *req, enum result_format fmt)
+{
+    struct ctx_error e;
+    ctx_error_init(&e);
+    fr_error_setk(&e.base, FR_EINVAL, "not-acceptable",
+                  "%sresults are offered as application/json, text/csv (charset=utf-8) or "
+                  "application/x-ndjson (also application/ndjson), or ?format=json|csv|ndjson",
+                  fmt == FMT_MALFORMED ? "the Accept header is malformed (RFC 9110 section "
+                                         "12.5.1: type/subtype;param=value;q=0.5, q with at most "
+                                         "3 decimals); "
+                                       : "");
+    e.ext = json_pack("{s:[s,s,s,s]}", "offered", "application/json", "text/csv",
+                      "application/x-ndjson", "application/ndjson");
+    http__reply_error(req, &e);
+    ctx_error_cleanup(&e);
 }
 
 static json_t *columns_json(const struct df_table *t)
@@ -245,6 +299,22 @@ static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max
     return (ssize_t)n;
 }
 
+/* The body's length, rendered and dropped, the stream rewound: HEAD says
+ * the length a GET would stream. MHD 0.9.75 sends a chunked reply's
+ * terminator after a HEAD's headers (the next response on the connection
+ * then starts with "0\r\n\r\n"), so HEAD gets a reply of known size, whose
+ * body MHD does not send. */
+static int64_t result_stream_length(struct result_stream *st)
+{
+    int64_t first_row = st->next_row, total = 0;
+    for (result_stream_refill(st); st->chunk.len > 0; result_stream_refill(st))
+        total += (int64_t)st->chunk.len;
+    st->next_row = first_row;
+    st->head_done = st->tail_done = false;
+    st->chunk.len = st->chunk_pos = 0;
+    return total;
+}
+
 /* The JSON members before the rows, ending in "rows":[ (new). */
 static char *json_head(const struct df_table *t, int64_t offset, int64_t limit)
 {
@@ -283,8 +353,10 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result's columns");
         return;
     }
-    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
-                                                               result_stream_read, st, NULL);
+    bool head = strcmp(req->method, "HEAD") == 0;
+    uint64_t size = head ? (uint64_t)result_stream_length(st) : MHD_SIZE_UNKNOWN;
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(size, 64 * 1024, result_stream_read, st, NULL);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, media[fmt]);
     http__reply_response(req, MHD_HTTP_OK, r, -1);
 }
@@ -292,12 +364,10 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
 static void query_result(struct http_request *req)
 {
     enum result_format fmt = pick_format(req);
-    int64_t offset = http__query_int(req, "offset", 0);
-    int64_t limit = http__query_int(req, "limit", -2);
-    if (fmt == FMT_UNACCEPTABLE) {
-        http__reply_problem(req, FR_EINVAL, "not-acceptable",
-                            "results are available as application/json, text/csv or "
-                            "application/x-ndjson");
+    int64_t offset = http__query_int(req, "offset", 0, INT64_MAX / 2);
+    int64_t limit = http__query_int(req, "limit", -2, INT64_MAX / 2);
+    if (fmt == FMT_UNACCEPTABLE || fmt == FMT_MALFORMED) {
+        reply_not_acceptable(req, fmt);
         return;
     }
     if (offset < 0 || limit == -1 || fmt == FMT_INVALID) {

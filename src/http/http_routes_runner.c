@@ -1,7 +1,7 @@
 /* http_routes_runner: the runner's state (GET /v1/runner) and its teardown
  * (DELETE /v1/runner[?force=true]), which waits for running queries and so
  * runs deferred, off the server's threads. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

@@ -2,7 +2,7 @@
  * release of a config, and the operations endpoints. Every task and
  * partition call names its config in Framed-Config-Id, and every answer
  * echoes it. Tasks run on their own thread (deferred), never on the pool. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 

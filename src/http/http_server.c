@@ -8,7 +8,7 @@
  * deferral of slow handlers, the access log and a stop with a deadline. One
  * daemon serves either role (coordinator or worker): only the route table and
  * the handle differ. */
-#include "http.h"
+#include "http_int.h"
 
 #include <microhttpd.h>
 
@@ -41,14 +41,14 @@ struct http_server {
     atomic_int deferred;         /* handlers running on their own thread (suspended connections) */
     int max_deferred;            /* past this many, a deferred handler gets 503 */
     atomic_int deferred_threads; /* deferred threads not yet past their resume: stop waits */
-    atomic_bool shutting_down;
-    bool insecure;         /* serve --insecure */
-    bool quiesced;         /* the listening socket is closed (stop's thread only) */
-    atomic_int open_conns; /* TCP connections open now */
-    unsigned max_conns;    /* above this many, requests get 503 (MHD's own limit is higher) */
-    unsigned max_per_ip;   /* the same for one client address */
+    atomic_bool shutting_down;   /* draining: probes answer, new work gets 503 */
+    bool insecure;               /* serve --insecure */
+    atomic_int open_conns;       /* TCP connections open now */
+    unsigned max_conns;          /* above this many, requests get 503 (MHD's own limit is higher) */
+    unsigned max_per_ip;         /* the same for one client address */
     struct http__ip_counts *ip_counts;
     struct http__conns *conns; /* phases, eviction past the limits, the head deadline */
+    struct http__waits *waits; /* ?wait= requests, suspended without a thread each */
     int64_t body_grace_us;     /* a body slower than HTTP__MIN_BODY_RATE after this closes */
 };
 
@@ -70,6 +70,11 @@ struct http__metrics *http__server_metrics(struct http_server *s)
 bool http__shutting_down(const struct http_server *s)
 {
     return atomic_load(&s->shutting_down);
+}
+
+struct http__waits *http__server_waits(struct http_server *s)
+{
+    return s->waits;
 }
 
 bool http__is_worker(const struct http_server *s)
@@ -203,6 +208,13 @@ static void request_begin(struct http_request *req, const char *method, const ch
         req->answer_now = true;
     } else if (!http__check_target(req)) {
         /* before the route: a NUL cut short would match another path */
+    } else if (http__shutting_down(req->srv) && !http__is_probe(req->path)) {
+        /* The listener stays open while the server drains, so orchestrators
+         * see /livez 200 and /readyz 503 until the process exits; new work
+         * is turned away at once. */
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "the server is shutting down; send this request to another instance");
+        req->answer_now = true;
     } else if ((unsigned)atomic_load(&req->srv->open_conns) > req->srv->max_conns &&
                strcmp(req->path, "/livez") != 0) {
         /* /livez still answers: a full server is alive, and a liveness probe
@@ -366,7 +378,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (!req->begun) {
         http__conns_head_done(s->conns, conn);
         request_init(req, url, method);
-        atomic_fetch_add(&s->in_flight, 1);
+        /* The drain waits for the requests begun before it, not for the
+         * probes and refusals it answers itself. */
+        req->counted = !http__shutting_down(s);
+        if (req->counted)
+            atomic_fetch_add(&s->in_flight, 1);
         request_begin(req, method, url, version);
         if (req->response && (req->answer_now || req->answer_early || reply_before_body(req) ||
                               expects_continue(req)))
@@ -411,8 +427,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     double seconds = (double)(fr_mono_us() - req->start_us) / 1e6;
     http__metrics_observe(s->metrics, req->route_index, req->method, req->status, seconds);
     http__log_request(req);
+    bool counted = req->counted;
     request_free(req);
-    atomic_fetch_sub(&s->in_flight, 1);
+    if (counted)
+        atomic_fetch_sub(&s->in_flight, 1);
 }
 
 /* ---- deferral ---- */
@@ -429,6 +447,14 @@ static void *deferred_main(void *arg)
     struct http_server *s = req->srv;
     d->job(req);
     free(d);
+    if (req->pending_wait) {
+        /* the waiter resumes the connection: this thread is done with it */
+        atomic_fetch_sub(&s->deferred, 1);
+        http__wait_register(req); /* req may be freed from here on */
+        atomic_fetch_sub(&s->deferred_threads, 1);
+        return NULL;
+    }
+    http__wait_unreserve(req); /* a slot the job did not hand off */
     atomic_store(&req->deferred_done, true);
     /* the limit's count before the resume (the client may send its next
      * request at once), stop's count after it (MHD must not stop meanwhile) */
@@ -528,6 +554,7 @@ static void server_free(struct http_server *s)
     free(s->data_token);
     http__ip_counts_free(s->ip_counts);
     http__conns_free(s->conns);
+    http__waits_free(s->waits);
     free(s->cluster_secret);
     fr_replay_free(s->replay);
     free(s->static_dir);
@@ -583,6 +610,8 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
     s->conns = http__conns_new(timeout);
     s->body_grace_us = (int64_t)timeout * 1000000;
+    if (!(s->waits = http__waits_new((int)opts->max_waiting_requests, err)))
+        goto out;
     result =
         resolve_listen(s, opts->listen_addr ? opts->listen_addr : "127.0.0.1", opts->port, err);
     if (result != 0)
@@ -634,13 +663,9 @@ static void sleep_ms(long ms)
 
 int http_server_drain(http_server *s, int64_t drain_ms)
 {
+    /* No quiesce: the listening socket stays open until MHD_stop_daemon,
+     * so the probes answer during the drain (request_begin refuses the rest). */
     atomic_store(&s->shutting_down, true);
-    if (!s->quiesced) {
-        MHD_socket listener = MHD_quiesce_daemon(s->daemon);
-        if (listener != MHD_INVALID_SOCKET)
-            close(listener);
-        s->quiesced = true;
-    }
     int64_t deadline = fr_mono_us() + drain_ms * 1000;
     while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
         sleep_ms(5);
@@ -652,9 +677,11 @@ void http_server_stop(http_server *s, int64_t drain_ms)
     if (!s)
         return;
     http_server_drain(s, drain_ms);
-    /* MHD must not be stopped with a suspended connection. */
+    /* MHD must not be stopped with a suspended connection: the jobs end
+     * (handing their waits over), then the waiter answers what still waits. */
     while (atomic_load(&s->deferred_threads) > 0)
         sleep_ms(5);
+    http__waits_stop(s->waits);
     if (atomic_load(&s->in_flight) > 0)
         FR_LOG(FR_LOG_WARN, "stopping with %d requests still in flight",
                atomic_load(&s->in_flight));

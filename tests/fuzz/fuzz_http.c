@@ -11,7 +11,7 @@
  * file outside the data dir, or the bytes of a file outside the data and
  * static dirs in a reply. */
 #include "fuzz_util.h"
-#include "http/http.h"
+#include "http/http_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

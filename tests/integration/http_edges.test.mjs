@@ -5,6 +5,7 @@
 // idle connections time out; request bodies with unknown members, NUL bytes or
 // invalid UTF-8 are refused and change nothing.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 import { assertProblem, call, startServer } from './lib.mjs';
@@ -266,6 +267,104 @@ test('bodies: unknown members, NUL bytes and invalid UTF-8 are refused', async (
     assert.deepEqual(r.body.values.csv_null_values, []);
     assert.equal(r.body.values.shuffle_partitions, 8);
     assert.equal((await call(srv.base, 'GET', '/v1/runner')).body.state, 'none');
+  } finally {
+    await srv.stop();
+  }
+});
+
+// HEAD answers every GET route with the GET's headers and no body: on a
+// kept-alive connection the next response starts right after the headers.
+test('HEAD on a streamed result: headers only, the next response on the connection intact', async () => {
+  const srv = await startServer();
+  try {
+    const q = await call(srv.base, 'POST', '/v1/queries?wait=10', { json: { plan: { source: { rows: [{ a: 1 }, { a: 2 }] } } } });
+    assert.equal(q.body.state, 'succeeded', q.text);
+    const target = `/v1/queries/${q.body.id}/result`;
+    const get = await call(srv.base, 'GET', target);
+    assert.equal(get.status, 200);
+    for (const p of [target, `${target}?format=csv`, '/v1/info', '/livez', '/metrics']) {
+      const { text } = await rawExchange(srv.port,
+        `HEAD ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` +
+        `GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      const end = text.indexOf('\r\n\r\n');
+      assert.match(text, /^HTTP\/1\.1 200 /, `${p}: ${JSON.stringify(text)}`);
+      const head = text.slice(0, end);
+      assert.doesNotMatch(head, /transfer-encoding: chunked/i, p);
+      // Nothing between the HEAD's headers and the next status line.
+      assert.match(text.slice(end + 4), /^HTTP\/1\.1 200 [^]*\r\n\r\nok\n$/, `${p}: ${JSON.stringify(text)}`);
+      if (p === target) assert.match(head, new RegExp(`\r\ncontent-length: ${Buffer.byteLength(get.text)}(\r\n|$)`, 'i'));
+      if (p === target) assert.match(head, /\r\ncontent-type: application\/json/i);
+    }
+    // Node's client on a kept-alive connection: HEAD, then GET on the same socket.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const request = (method) => new Promise((resolve, reject) => {
+      const r = http.request(`${srv.base}${target}`, { method, agent }, (res) => {
+        let text = '';
+        res.on('data', (d) => { text += d; });
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text, socket: r.socket }));
+      });
+      r.on('error', reject);
+      r.end();
+    });
+    const h = await request('HEAD');
+    assert.equal(h.status, 200);
+    assert.equal(h.text, '');
+    assert.equal(h.headers['content-type'], 'application/json');
+    const g = await request('GET');
+    assert.equal(g.status, 200);
+    assert.equal(g.text, get.text);
+    assert.equal(g.socket, h.socket, 'the GET reused the HEAD\'s connection');
+    agent.destroy();
+  } finally {
+    await srv.stop();
+  }
+});
+
+// Content negotiation of results (RFC 9110 section 12.5.1) and numbers in
+// query strings (decimal only, one parser, a 400 naming the parameter).
+test('results: Accept with q-values and media ranges; numeric query parameters are decimal only', async () => {
+  const srv = await startServer();
+  try {
+    const q = await call(srv.base, 'POST', '/v1/queries?wait=10', { json: { plan: { source: { rows: [{ a: 1 }] } } } });
+    assert.equal(q.body.state, 'succeeded', q.text);
+    const target = `/v1/queries/${q.body.id}/result`;
+    const cases = [
+      ['application/json;q=0, text/csv', 'text/csv; charset=utf-8'],
+      ['text/*', 'text/csv; charset=utf-8'],
+      ['text/csv;q=0.5, application/x-ndjson;q=0.6', 'application/x-ndjson'],
+      ['*/*;q=0.1, text/csv', 'text/csv; charset=utf-8'],
+      ['application/*, application/json;q=0', 'application/x-ndjson'],
+      ['text/csv;charset=UTF-8', 'text/csv; charset=utf-8'],
+      ['*/*', 'application/json'],
+      ['', 'application/json'],
+    ];
+    for (const [accept, type] of cases) {
+      const r = await call(srv.base, 'GET', target, { headers: { accept } });
+      assert.equal(r.status, 200, `${accept}: ${r.text}`);
+      assert.equal(r.headers.get('content-type'), type, accept);
+    }
+    for (const accept of ['image/png', '*/*;q=0', 'text/csv;charset=latin1', 'text/csv;q=1.5', 'text/csv;q=0.0001', '*/csv']) {
+      const r = await call(srv.base, 'GET', target, { headers: { accept } });
+      assertProblem(r, 406, 'not-acceptable');
+      assert.deepEqual(r.body.offered, ['application/json', 'text/csv', 'application/x-ndjson', 'application/ndjson'], accept);
+    }
+    const bad = [
+      ['POST', '/v1/queries?wait=0x10', 'wait'], ['POST', '/v1/queries?wait=1e1', 'wait'],
+      ['POST', '/v1/queries?wait=-1', 'wait'], ['POST', '/v1/queries?wait=%2B1', 'wait'],
+      ['POST', '/v1/queries?wait=%201', 'wait'], ['POST', '/v1/queries?wait=301', 'wait'],
+      ['POST', '/v1/queries?wait=inf', 'wait'], ['POST', '/v1/queries?wait=', 'wait'],
+      ['GET', `${target}?offset=0x10`, 'offset'], ['GET', `${target}?limit=1e2`, 'limit'],
+      ['GET', `${target}?offset=1.5`, 'offset'], ['GET', `${target}?limit=-1`, 'limit'],
+      ['GET', `${target}?offset=1234567890123456789`, 'offset'],
+    ];
+    for (const [method, p, parameter] of bad) {
+      const r = await call(srv.base, method, p, method === 'POST' ? { json: { plan: { source: { rows: [{ a: 1 }] } } } } : {});
+      assertProblem(r, 400, 'invalid-parameter');
+      assert.equal(r.body.parameter, parameter, p);
+    }
+    const ok = await call(srv.base, 'GET', `${target}?offset=0&limit=000001`);
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.limit, 1);
   } finally {
     await srv.stop();
   }

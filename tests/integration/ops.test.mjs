@@ -2,11 +2,11 @@
 // and a graceful stop that lets an in-flight request finish.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, call, startServer, tempRoot } from './lib.mjs';
+import { assertProblem, call, startServer, startWorker, tempRoot } from './lib.mjs';
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -74,8 +74,8 @@ test('metrics, info, probes and the dashboard', async () => {
     assert.match(r.headers.get('content-type'), /^text\/plain/);
     assert.match(r.text, /^framed_http_requests_total\{route="\/v1\/config",method="GET",status="200"\} [1-9]/m);
     assert.match(r.text, /^# TYPE framed_http_request_duration_seconds histogram$/m);
-    assert.match(r.text, /^framed_http_request_duration_seconds_bucket\{route="\/v1\/config",le="\+Inf"\} [1-9]/m);
-    assert.match(r.text, /^framed_http_request_duration_seconds_count\{route="\/v1\/config"\} [1-9]/m);
+    assert.match(r.text, /^framed_http_request_duration_seconds_bucket\{route="\/v1\/config",method="GET",le="\+Inf"\} [1-9]/m);
+    assert.match(r.text, /^framed_http_request_duration_seconds_count\{route="\/v1\/config",method="GET"\} [1-9]/m);
     assert.match(r.text, /^framed_config_locked 0$/m);
 
     r = await call(srv.base, 'GET', '/v1/info');
@@ -180,10 +180,11 @@ test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query i
     assert.deepEqual(exit, { code: 3, signal: null }, srv.stderr().slice(-3000));
     assert.match(srv.stderr(), /shutdown deadline of 1 s passed with 1 requests in flight/);
     assert.match(srv.stderr(), /cancelling running work/);
-    // The waiting request got its answer (the query, not finished) or a closed connection.
+    // The waiting request got its answer (the query not finished, or cancelled by the
+    // deadline) or a closed connection.
     const res = await stuck;
     if (!res.error) {
-      assert.equal(res.status, 202, res.text);
+      assert.ok(res.status === 202 || (res.status === 200 && res.body.state === 'cancelled'), res.text);
       assert.notEqual(res.body.state, 'succeeded');
     }
   } finally {
@@ -194,24 +195,25 @@ test('SIGTERM with a stuck query: readyz fails, the deadline passes, the query i
   }
 });
 
-test('slow requests past the limit of deferred jobs get 503 with Retry-After, and the server still serves', async () => {
+test('slow requests past --max-slow-requests get 503 with Retry-After, and the server still serves', async () => {
   const hole = await blackHoleWorker();
   const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1',
-    '--max-slow-requests', '64'] });
+    '--max-slow-requests', '1'] });
   try {
-    // Each waits on its own thread for a query the black hole never answers:
-    // past --max-slow-requests (README: limits) no more threads start.
-    Array.from({ length: 80 }, () =>
-      call(srv.base, 'POST', '/v1/queries?wait=300', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
-        .catch((e) => ({ error: e })));
+    // A query the black hole never answers, then a reset that drains it: the
+    // reset holds the one slow-request thread for as long as the query runs.
+    const q = await call(srv.base, 'POST', '/v1/queries', { json: { plan: { source: { rows: [{ a: 1 }] } } } });
+    assert.equal(q.status, 202, q.text);
+    call(srv.base, 'DELETE', '/v1/runner').catch((e) => ({ error: e }));
     let full = null;
     for (let i = 0; i < 200 && !full; i++) {
       await new Promise((r) => setTimeout(r, 50));
       const r = await call(srv.base, 'GET', '/v1/datasets');
       if (r.status === 503) full = r;
     }
-    assert.ok(full, 'GET /v1/datasets never got 503 with 80 slow requests held');
+    assert.ok(full, 'GET /v1/datasets never got 503 with the one slow-request thread held');
     assertProblem(full, 503, 'unavailable');
+    assert.match(full.body.detail, /slow requests/);
     assert.ok(Number(full.headers.get('retry-after')) > 0);
     assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
     assert.equal((await call(srv.base, 'GET', '/v1/config')).status, 200);
@@ -219,5 +221,152 @@ test('slow requests past the limit of deferred jobs get 503 with Retry-After, an
     process.kill(srv.pid, 'SIGKILL');
     await srv.exited;
     hole.close();
+  }
+});
+
+// Threads: of /proc/<pid>/status.
+function threadsOf(pid) {
+  return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+}
+
+test('?wait= requests wait with no thread each; past --max-waiting-requests 503 with Retry-After', async () => {
+  const hole = await blackHoleWorker();
+  const srv = await startServer({ args: ['--runner', 'remote', '--workers', hole.url, '--shutdown-timeout', '1',
+    '--max-waiting-requests', '256', '--max-slow-requests', '512', '--max-connections-per-ip', '1000'] });
+  try {
+    // 300 waits for queries the black hole never answers: 256 wait, 44 get 503.
+    const answers = [];
+    const all = Array.from({ length: 300 }, () =>
+      call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan: { source: { rows: [{ a: 1 }] } } } })
+        .then((r) => { answers.push(r); return r; }));
+    for (let i = 0; i < 600 && answers.length < 44; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(answers.length, 44, `${answers.length} answers while 256 should wait`);
+    for (const r of answers) {
+      assertProblem(r, 503, 'unavailable');
+      assert.ok(Number(r.headers.get('retry-after')) > 0);
+      assert.match(r.body.detail, /--max-waiting-requests/);
+    }
+    // The 256 waiting hold no thread each (the submit jobs have returned).
+    let threads = threadsOf(srv.pid);
+    for (let i = 0; i < 200 && threads >= 64; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      threads = threadsOf(srv.pid);
+    }
+    assert.ok(threads < 64, `${threads} threads with 256 requests waiting`);
+    const m = await call(srv.base, 'GET', '/metrics');
+    assert.match(m.text, /^framed_http_waiting_requests 256$/m);
+    assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
+    assert.equal((await call(srv.base, 'GET', '/v1/config')).status, 200);
+    // At their deadline every wait gets its answer: 202, the query not finished.
+    const results = await Promise.all(all);
+    const waited = results.filter((r) => r.status !== 503);
+    assert.equal(waited.length, 256);
+    for (const r of waited) {
+      assert.equal(r.status, 202, r.text);
+      assert.match(r.body.id, /^q-/);
+      assert.equal(r.headers.get('location'), `/v1/queries/${r.body.id}`);
+      assert.ok(['queued', 'running'].includes(r.body.state), r.body.state);
+    }
+    assert.match((await call(srv.base, 'GET', '/metrics')).text, /^framed_http_waiting_requests 0$/m);
+  } finally {
+    process.kill(srv.pid, 'SIGKILL');
+    await srv.exited;
+    hole.close();
+  }
+});
+
+test('?wait= requests resumed by their queries\' completion answer 200 with the finished query', async () => {
+  const srv = await startServer({ args: ['--threads', '1', '--max-slow-requests', '512', '--max-connections-per-ip', '1000'] });
+  try {
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ k: i % 7, v: i }));
+    const plan = { source: { rows }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    const first = await call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan } });
+    assert.equal(first.status, 200, first.text);
+    const results = await Promise.all(Array.from({ length: 300 }, () =>
+      call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan } })));
+    for (const r of results) {
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.state, 'succeeded');
+      assert.equal(r.headers.get('location'), `/v1/queries/${r.body.id}`);
+    }
+    const res = await call(srv.base, 'GET', `/v1/queries/${results[299].body.id}/result`);
+    assert.equal(res.body.total_rows, 7);
+    assert.match((await call(srv.base, 'GET', '/metrics')).text, /^framed_http_waiting_requests 0$/m);
+  } finally {
+    await srv.stop();
+  }
+});
+
+// Sends the headers and part of a JSON body, then holds the request open:
+// it stays in flight (the drain waits for it) until finish() or abort().
+function heldRequest(base, method, urlPath, headers = {}) {
+  const u = new URL(base);
+  const sock = net.connect(Number(u.port), u.hostname);
+  let text = '';
+  sock.on('data', (d) => { text += d; });
+  sock.on('error', () => {});
+  const closed = new Promise((r) => sock.on('close', () => r(text)));
+  const opened = new Promise((r) => sock.on('connect', r)).then(() => new Promise((r) => {
+    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    sock.write(`${method} ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+      `Content-Length: 100000\r\n${extra}\r\n{"plan":`, r);
+  }));
+  return { opened, closed, abort: () => sock.destroy() };
+}
+
+// During the drain a fresh connection still gets /livez 200 and /readyz 503
+// (problem+json unavailable): orchestrators see the drain until the exit.
+async function assertProbesDuringDrain(proc, held) {
+  await held.opened;
+  await new Promise((r) => setTimeout(r, 300)); // the server reads the headers
+  process.kill(proc.pid, 'SIGTERM');
+  let ready = null;
+  for (let i = 0; i < 200; i++) {
+    ready = await call(proc.base, 'GET', '/readyz', { headers: { connection: 'close' } });
+    if (ready.status === 503) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assertProblem(ready, 503, 'unavailable');
+  for (let i = 0; i < 5; i++) {
+    const live = await call(proc.base, 'GET', '/livez', { headers: { connection: 'close' } });
+    assert.equal(live.status, 200);
+    assert.equal(live.text, 'ok\n');
+    assertProblem(await call(proc.base, 'GET', '/readyz'), 503, 'unavailable');
+  }
+  // New work is turned away while the held request drains.
+  assertProblem(await call(proc.base, 'GET', '/v1/info'), 503, 'unavailable');
+  held.abort();
+  await proc.waitExit();
+}
+
+test('SIGTERM drain: /livez and /readyz keep answering until the exit (coordinator)', async () => {
+  const srv = await startServer();
+  await assertProbesDuringDrain(srv, heldRequest(srv.base, 'POST', '/v1/queries'));
+});
+
+test('SIGTERM drain: /livez and /readyz keep answering until the exit (worker)', async () => {
+  const coordinator = await startServer();
+  try {
+    const worker = await startWorker(coordinator.base);
+    await assertProbesDuringDrain(worker, heldRequest(worker.base, 'POST', '/v1/tasks',
+      { 'Framed-Config-Id': 'a'.repeat(64) }));
+  } finally {
+    await coordinator.stop();
+  }
+});
+
+test('probe and scrape requests log at debug, the others at info', async () => {
+  for (const level of ['info', 'debug']) {
+    const srv = await startServer({ args: ['--log-level', level] });
+    try {
+      for (const p of ['/livez', '/readyz', '/metrics']) await call(srv.base, 'GET', p, { headers: { 'x-request-id': `probe-${p.slice(1)}` } });
+      await call(srv.base, 'GET', '/v1/config', { headers: { 'x-request-id': 'after-probes' } });
+      assert.equal((await logLineFor(srv, 'after-probes')).level, 'info');
+      const probes = srv.logLines().filter((l) => l.msg === 'request' && /^probe-/.test(l.request_id));
+      if (level === 'info') assert.deepEqual(probes, []);
+      else assert.deepEqual(probes.map((l) => [l.path, l.level]), [['/livez', 'debug'], ['/readyz', 'debug'], ['/metrics', 'debug']]);
+    } finally {
+      await srv.stop();
+    }
   }
 });

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http/http.h"
+#include "http/http_int.h"
 
 /* A connected loopback TCP pair: *client and *server. */
 static void tcp_pair(int *client, int *server)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/http.h"
+#include "http/http_int.h"
 
 /* A request as the router sees it: method and path only. */
 static struct http_request *request(const char *method, const char *path)
