@@ -9,6 +9,7 @@
 struct runner_query {
     atomic_int refcount;
     char id[64];
+    char request_id[64]; /* the request that made it, "" if none: sent to workers */
     plan_physical *plan;
     pthread_mutex_t lock; /* "query lock": everything below */
     pthread_cond_t cond;  /* signalled on reaching a final state */

@@ -147,7 +147,7 @@ static bool config_ids_ok(json_t *ids)
     json_array_foreach(ids, i, v)
     {
         const char *id = json_string_value(v);
-        if (!id || strlen(id) != json_string_length(v) || !store_id_valid(id))
+        if (!id || strlen(id) != json_string_length(v) || !fr_config_id_valid(id))
             return false;
     }
     return true;

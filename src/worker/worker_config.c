@@ -134,8 +134,8 @@ static int resolve(worker *w, const char *id, struct cfg_frozen **out, struct fr
 {
     *kind = WORKER__RESOLVE_FETCH;
     *out = NULL;
-    if (!store_id_valid(id)) {
-        fr_error_set(err, FR_EINVAL, "Framed-Config-Id must be sha256:<64 lowercase hex>");
+    if (!fr_config_id_valid(id)) {
+        fr_error_set(err, FR_EINVAL, FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
         return set_kind(err, FR_EINVAL, "missing-config-id");
     }
     pthread_mutex_lock(&w->cache_lock);
@@ -191,8 +191,8 @@ int worker_config_inline(worker *w, const char *id, const char *bytes, size_t le
 {
     *out = NULL;
     int64_t t0 = now_ns();
-    if (!store_id_valid(id)) {
-        fr_error_set(err, FR_EINVAL, "Framed-Config-Id must be sha256:<64 lowercase hex>");
+    if (!fr_config_id_valid(id)) {
+        fr_error_set(err, FR_EINVAL, FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
         return set_kind(err, FR_EINVAL, "missing-config-id");
     }
     int rc = cfg_frozen_from_bytes(bytes, len, id, out, err);

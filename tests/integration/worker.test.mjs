@@ -196,8 +196,18 @@ describe('a worker beside its coordinator', () => {
     assert.equal(r.body.field_index, 1);
   });
 
+  test('DELETE /v1/configs/{id} needs Framed-Config-Id naming that config (400 missing-config-id)', async () => {
+    const bare = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    assertProblem(bare, 400, 'missing-config-id');
+    const other = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, { headers: { 'framed-config-id': OTHER_ID } });
+    assertProblem(other, 400, 'missing-config-id');
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.config_ids, [configId], 'nothing was dropped');
+  });
+
   test('DELETE /v1/configs/{id} drops the config and its partitions', async () => {
-    const r = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    const hdr = { headers: { 'framed-config-id': configId } };
+    const r = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, hdr);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.dropped_partitions, 2);
     assert.equal(r.body.was_cached, true);
@@ -206,7 +216,7 @@ describe('a worker beside its coordinator', () => {
     // The two failing tasks above ran too: they count.
     assert.deepEqual(info.body.configs[configId], { fetches: 1, cache_hits: 3, tasks: 4 }, 'counters stay');
     assert.equal(info.body.partitions, 0);
-    const again = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    const again = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, hdr);
     assert.equal(again.body.was_cached, false);
   });
 });

@@ -233,7 +233,7 @@ static void test_task_runs_with_its_config(void **state)
     struct fr_error err;
     fr_error_init(&err);
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(worker_task_run(fx->w, fx->id, body, &out, &ext, &err), FR_OK);
+        assert_int_equal(worker_task_run(fx->w, fx->id, NULL, body, &out, &ext, &err), FR_OK);
         assert_null(ext);
         assert_string_equal(json_string_value(json_object_get(out, "config_id")), fx->id);
         json_t *o = json_array_get(json_object_get(out, "outputs"), 0);
@@ -270,7 +270,7 @@ static void test_task_input_lost(void **state)
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(worker_task_run(fx->w, fx->id, body, &out, &ext, &err), FR_EIO);
+    assert_int_equal(worker_task_run(fx->w, fx->id, NULL, body, &out, &ext, &err), FR_EIO);
     assert_null(out);
     assert_string_equal(err.kind, "input-lost");
     json_t *lost = json_object_get(ext, "lost");
