@@ -48,6 +48,7 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
                   "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
                   (long long)c->mem_used);
     pthread_mutex_unlock(&c->lock);
+    runner_registry_metrics(c->registry, out);
 }
 
 bool ctx_ready(ctx *c)

@@ -193,6 +193,12 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
         if ((rc = ctx__plan(c, r, plan, -1, &p, err)) != FR_OK)
             ctx__runner_release(c);
     }
+    struct fr_error aerr; /* no worker at all: say so now, not as a failed query */
+    fr_error_init(&aerr);
+    if (rc == FR_OK && (rc = runner_admit(r, &aerr)) != FR_OK) {
+        ctx__from_fr(err, &aerr);
+        ctx__runner_release(c);
+    }
     cfg_cleanup(&snap);
     json_decref(plan);
     if (rc != FR_OK) {

@@ -40,6 +40,8 @@ bool runner_worker_url_ok(const char *url);
 /* new: [{"id","url","state","last_heartbeat","running_tasks","threads","config_ids","static"}] */
 json_t *runner_registry_list(runner_registry *g);
 int64_t runner_registry_heartbeat_ms(const runner_registry *g);
+/* Appends the framed_workers{state="active|suspect|gone"} gauges to out. */
+void runner_registry_metrics(runner_registry *g, struct fr_buf *out);
 
 /* new: a remote runner dispatching tasks to the registry's workers over HTTP
  * (libcurl multi), signing requests when secret is set. Steals frozen. */
@@ -74,6 +76,9 @@ void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *),
 void runner_query_fail(runner_query *q, const struct fr_error *err);
 /* Starts it; the runner takes its own reference until it finishes. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err);
+/* FR_OK when a query can start now; else why not (the remote runner with no
+ * worker known: FR_EUNAVAILABLE no-workers). runner_submit checks it too. */
+int runner_admit(runner *r, struct fr_error *err);
 /* Asks it to stop; it ends as cancelled. */
 void runner_query_cancel(runner_query *q);
 /* Waits until it reaches a final state or timeout_ms passes (-1 = forever).

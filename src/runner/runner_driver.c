@@ -288,6 +288,11 @@ static int64_t count_tasks(const plan_physical *p)
     return n;
 }
 
+int runner_admit(runner *r, struct fr_error *err)
+{
+    return r->be->admit ? r->be->admit(r, err) : FR_OK;
+}
+
 int runner_submit(runner *r, runner_query *q, struct fr_error *err)
 {
     int nstages = plan_physical_nstages(q->plan);
@@ -297,6 +302,8 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
         rc = fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
         goto out;
     }
+    if ((rc = runner_admit(r, err)) != FR_OK)
+        goto out;
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
     compute_consumers(q, nstages);

@@ -203,7 +203,8 @@ static void dispatch(struct remote_runner *rr)
         if (worker) {
             start_task(rr, job, worker);
             free(worker);
-        } else if (!alive && fr_now_ms() - job->waiting_since_ms > patience) {
+        } else if (!alive && (fr_now_ms() - job->waiting_since_ms > patience ||
+                              runner__registry_live(rr->reg) == 0)) {
             fail_job(job, FR_EUNAVAILABLE, "no-workers",
                      "no worker is available to run the task (start `framed worker "
                      "--coordinator ...` or check --workers)");
@@ -241,13 +242,38 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
              worker, why);
 }
 
+/* A worker that cannot find the config in the store (the store lost the key:
+ * Redis restarted without persistence, say): the runner puts its canonical
+ * bytes back and the task is sent once more. True when it was requeued. */
+static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct fr_error *err)
+{
+    if (job->config_reput || strcmp(err->kind, "config-not-found") != 0)
+        return false;
+    job->config_reput = true;
+    struct fr_error perr;
+    fr_error_init(&perr);
+    if (runner__config_reput(&rr->base, &perr) != FR_OK) {
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, err->status, err->kind, "%.240s; putting the config back failed: %.240s",
+                      why, perr.message);
+        return false;
+    }
+    FR_LOG(FR_LOG_WARN,
+           "the store lost config %s: put back, task %d of stage %d of query %s sent again",
+           rr->base.frozen->id, job->task, job->stage, job->q->id);
+    remote_enqueue(&rr->base, job);
+    return true;
+}
+
 /* A worker's problem answer becomes the task's error, kind and location kept. */
-static void task_problem(struct transfer *t)
+static void task_problem(struct remote_runner *rr, struct transfer *t)
 {
     struct fr_error err;
     fr_error_init(&err);
     proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
-    runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
+    if (!reput_and_retry(rr, t->job, &err))
+        runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
 }
 
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
@@ -295,7 +321,10 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         code = CURLE_RECV_ERROR;
     long status = t->resp.status;
     bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
-    runner__registry_done(rr->reg, t->url, transport && t->job);
+    if (t->job) /* a DELETE never took a slot */
+        runner__registry_done(rr->reg, t->url, transport);
+    if (t->job && code == CURLE_OPERATION_TIMEDOUT)
+        runner__registry_owe_drop(rr->reg, t->url);
     if (!t->job) {
         free_transfer(t);
         return;
@@ -306,7 +335,7 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     else if (status == 200)
         task_succeeded(rr, t);
     else
-        task_problem(t);
+        task_problem(rr, t);
     free_transfer(t);
 }
 
@@ -351,6 +380,23 @@ static void start_deletes(struct remote_runner *rr)
     }
 }
 
+/* A worker that hung and came back holds partitions (and maybe a task's
+ * late output) that this runner gave up on: it drops the config and them. */
+static void release_returned(struct remote_runner *rr)
+{
+    char **urls = runner__registry_take_returned(rr->reg);
+    for (int i = 0; urls && urls[i]; i++) {
+        FR_LOG(FR_LOG_INFO,
+               "worker %s is back after hanging: it drops config %s and its partitions", urls[i],
+               rr->base.frozen->id);
+        char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
+        new_transfer(rr, NULL, urls[i], "DELETE", url, NULL, PROTO_RELEASE_TIMEOUT_MS);
+        free(url);
+        free(urls[i]);
+    }
+    free(urls);
+}
+
 static bool idle_and_stopping(struct remote_runner *rr)
 {
     pthread_mutex_lock(&rr->lock);
@@ -380,6 +426,7 @@ static void *loop_main(void *arg)
             complete(rr, t, code);
         }
         abandon_gone(rr);
+        release_returned(rr);
         curl_multi_poll(rr->multi, NULL, 0, 100, NULL);
     }
     return NULL;
@@ -478,6 +525,18 @@ static json_t *remote_info(runner *r)
     return j;
 }
 
+/* A query starts only when some worker is known and not gone: with none,
+ * waiting cannot help soon, so the caller hears it at once (503, Retry-After). */
+static int remote_admit(runner *r, struct fr_error *err)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    if (runner__registry_live(rr->reg) > 0)
+        return FR_OK;
+    return fr_error_setk(err, FR_EUNAVAILABLE, "no-workers",
+                         "no worker has announced itself to this coordinator: start `framed "
+                         "worker --coordinator URL` (or give serve --workers)");
+}
+
 static const struct runner_backend remote_backend = {
     .kind = "remote",
     .enqueue = remote_enqueue,
@@ -486,6 +545,7 @@ static const struct runner_backend remote_backend = {
     .stop = remote_stop,
     .destroy = remote_destroy,
     .info = remote_info,
+    .admit = remote_admit,
 };
 
 runner *runner_remote_new(struct cfg_frozen *frozen, runner_registry *g, const char *secret,

@@ -313,3 +313,31 @@ test('a worker answering for another config is not believed: the query fails wit
     await coord.stop();
   }
 });
+
+test('a remote coordinator with no workers says so at once (503 no-workers, Retry-After); /metrics counts workers by state', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  let worker;
+  try {
+    const gauges = async () => {
+      const m = await call(coord.base, 'GET', '/metrics');
+      return Object.fromEntries([...m.text.matchAll(/^framed_workers\{state="(\w+)"\} (\d+)$/gm)].map((x) => [x[1], Number(x[2])]));
+    };
+    assert.deepEqual(await gauges(), { active: 0, suspect: 0, gone: 0 });
+    const plan = { source: { rows: [{ a: 1 }, { a: 2 }] }, ops: [{ where: 'a > 1' }] };
+    for (const [method, url, json] of [['POST', '/v1/queries?wait=30', { plan }], ['POST', '/v1/dataframes', plan]]) {
+      const r = await call(coord.base, method, url, { json });
+      assert.equal(r.status, 503, `${url}: ${r.text}`);
+      assert.equal(r.body.type, 'https://framed.dev/problems/no-workers');
+      assert.match(r.headers.get('retry-after') ?? '', /^\d+$/);
+      assert.match(r.body.detail, /framed worker --coordinator/);
+    }
+    worker = await startWorker(coord.base);
+    for (let i = 0; i < 100 && (await gauges()).active !== 1; i++) await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(await gauges(), { active: 1, suspect: 0, gone: 0 });
+    const r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+  } finally {
+    await worker?.stop();
+    await coord.stop();
+  }
+});
