@@ -390,7 +390,8 @@ void http__check_signature(struct http_request *req, const char *secret, fr_repl
 
 void http__log_request(struct http_request *req)
 {
-    if (FR_LOG_INFO < fr_log_threshold)
+    int level = req->log_debug ? FR_LOG_DEBUG : FR_LOG_INFO;
+    if (level < fr_log_threshold)
         return;
     char ts[40];
     fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
@@ -398,11 +399,11 @@ void http__log_request(struct http_request *req)
     json_t *path = json_string(req->path);
     if (!path)
         path = json_string("(not utf-8)");
-    json_t *line =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level", "info", "msg",
-                  "request", "request_id", req->request_id, "method", req->method, "path", path,
-                  "status", (int)req->status, "bytes", (json_int_t)req->bytes, "duration_ms",
-                  (double)(int64_t)(ms * 1000) / 1000);
+    json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level",
+                             req->log_debug ? "debug" : "info", "msg", "request", "request_id",
+                             req->request_id, "method", req->method, "path", path, "status",
+                             (int)req->status, "bytes", (json_int_t)req->bytes, "duration_ms",
+                             (double)(int64_t)(ms * 1000) / 1000);
     if (!line)
         return;
     char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));

@@ -336,6 +336,19 @@ test('a remote coordinator with no workers says so at once (503 no-workers, Retr
     assert.deepEqual(await gauges(), { active: 1, suspect: 0, gone: 0 });
     const r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan } });
     assert.equal(r.body.state, 'succeeded', r.text);
+    // Defect 18: the worker logs the coordinator's request and query IDs of its tasks...
+    const requestId = r.headers.get('x-request-id');
+    const traced = worker.logLines().filter((l) => /^task /.test(l.msg ?? ''));
+    assert.ok(traced.some((l) => l.msg.includes(`query ${r.body.id}`) && l.msg.includes(`request ${requestId}`)),
+      `a task line names the query and the request: ${JSON.stringify(traced)}`);
+    // ...and heartbeats are routine: the coordinator access-logs them at debug only.
+    assert.ok(!coord.logLines().some((l) => l.msg === 'request' && l.path === '/v1/workers'), 'no heartbeat at info');
+    // A bad tracing ID is refused, bounded and printable.
+    const bad = await call(worker.base, 'POST', '/v1/tasks', {
+      json: {}, headers: { 'framed-config-id': r.body.config_id, 'framed-request-id': 'x'.repeat(65) },
+    });
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.body.type, 'https://framed.dev/problems/invalid-parameter');
   } finally {
     await worker?.stop();
     await coord.stop();
