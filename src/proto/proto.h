@@ -15,6 +15,10 @@
 #define PROTO_DROP_TIMEOUT_MS 5000
 #define PROTO_RELEASE_TIMEOUT_MS 3000
 #define PROTO_TASK_GRACE_MS 5000
+/* How long a worker remembers that the store does not hold a config ID (it
+ * answers config-not-found without a fetch meanwhile); a coordinator that put
+ * the config back waits this long before it sends the task again. */
+#define PROTO_CONFIG_NEGATIVE_TTL_MS 1000
 /* Bounds of the tracing IDs a worker accepts (printable ASCII, no spaces). */
 #define PROTO_TRACE_ID_MAX 64
 

@@ -77,6 +77,7 @@ struct rjob {
     char *avoid_url;          /* a worker that failed this job */
     int64_t waiting_since_ms; /* remote: when it started waiting for a worker */
     bool config_reput;        /* remote: the config was put back once for it */
+    int64_t not_before_ms;    /* remote: not sent again before then (0 = at once) */
     struct rjob *next;
 };
 

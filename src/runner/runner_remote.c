@@ -197,6 +197,12 @@ static void dispatch(struct remote_runner *rr)
             fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
             continue;
         }
+        if (job->not_before_ms > fr_now_ms()) {
+            pthread_mutex_lock(&rr->lock);
+            push_job(rr, job, false);
+            pthread_mutex_unlock(&rr->lock);
+            continue;
+        }
         const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
         bool alive = false;
         char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, &alive);
@@ -262,6 +268,7 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
     FR_LOG(FR_LOG_WARN,
            "the store lost config %s: put back, task %d of stage %d of query %s sent again",
            rr->base.frozen->id, job->task, job->stage, job->q->id);
+    job->not_before_ms = fr_now_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS; /* workers forget the miss */
     remote_enqueue(&rr->base, job);
     return true;
 }

@@ -117,6 +117,10 @@ struct worker_trace {
 int worker_task_run(worker *w, const char *config_id, const struct worker_trace *trace,
                     json_t *body, json_t **out, json_t **ext, struct fr_error *err);
 
+/* Counters (and /v1/info "configs") are kept for the cached configs plus this
+ * many recent others: dropped ones, IDs that failed. */
+#define WORKER_RECENT_WINDOW 16
+
 /* ---- operations (worker_info.c) ---- */
 /* new: {version, role:"worker", id, url, config_ids, uptime_s, running_tasks,
  * partitions, configs: {<id>: {fetches, cache_hits, tasks}},
