@@ -13,11 +13,14 @@
 #include <string.h>
 #include <time.h>
 
-static int set_kind(struct fr_error *err, int status, const char *kind)
+/* Keeps err's message and gives it status and kind (err may be NULL). */
+static int with_kind(struct fr_error *err, int status, const char *kind)
 {
-    if (err)
-        snprintf(err->kind, sizeof(err->kind), "%s", kind);
-    return status;
+    if (!err)
+        return status;
+    char why[sizeof(err->message)];
+    snprintf(why, sizeof(why), "%s", err->message);
+    return fr_error_setk(err, status, kind, "%s", why);
 }
 
 /* The linked entry of id, or NULL. Caller holds cache_lock. */
@@ -133,17 +136,17 @@ static int fetch_verified(worker *w, const char *id, struct cfg_frozen **out, st
     size_t len = 0;
     int rc = store_get(w->store, id, &bytes, &len, err);
     if (rc == FR_ENOTFOUND) {
-        fr_error_set(err, FR_ENOTFOUND, "the config store does not hold %s", id);
-        rc = set_kind(err, FR_ENOTFOUND, "config-not-found");
+        rc = fr_error_setk(err, FR_ENOTFOUND, "config-not-found",
+                           "the config store does not hold %s", id);
     } else if (rc != FR_OK) {
         char why[sizeof(err->message)];
         snprintf(why, sizeof(why), "%s", err->message);
-        fr_error_set(err, FR_EUNAVAILABLE, "cannot reach the config store for %s: %s", id, why);
-        rc = set_kind(err, FR_EUNAVAILABLE, "store-unavailable");
+        rc = fr_error_setk(err, FR_EUNAVAILABLE, "store-unavailable",
+                           "cannot reach the config store for %s: %s", id, why);
     } else {
         rc = cfg_frozen_from_bytes(bytes, len, id, out, err);
         if (rc != FR_OK)
-            rc = set_kind(err, FR_EDATA, "config-integrity");
+            rc = with_kind(err, FR_EDATA, "config-integrity");
     }
     free(bytes);
     return rc;
@@ -203,8 +206,8 @@ static int resolve(worker *w, const char *id, struct cfg_frozen **out, struct fr
     *kind = WORKER__RESOLVE_FETCH;
     *out = NULL;
     if (!fr_config_id_valid(id)) {
-        fr_error_set(err, FR_EINVAL, FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
-        return set_kind(err, FR_EINVAL, "missing-config-id");
+        return fr_error_setk(err, FR_EINVAL, "missing-config-id",
+                             FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
     }
     pthread_mutex_lock(&w->cache_lock);
     struct worker__centry *e = centry_find(w, id);
@@ -222,10 +225,9 @@ static int resolve(worker *w, const char *id, struct cfg_frozen **out, struct fr
     }
     if (negative_has(w, id)) {
         pthread_mutex_unlock(&w->cache_lock);
-        fr_error_set(err, FR_ENOTFOUND,
-                     "the config store does not hold %s (asked less than %d ms ago)", id,
-                     PROTO_CONFIG_NEGATIVE_TTL_MS);
-        return set_kind(err, FR_ENOTFOUND, "config-not-found");
+        return fr_error_setk(err, FR_ENOTFOUND, "config-not-found",
+                             "the config store does not hold %s (asked less than %d ms ago)", id,
+                             PROTO_CONFIG_NEGATIVE_TTL_MS);
     }
     e = fr_xcalloc(1, sizeof(*e));
     snprintf(e->id, sizeof(e->id), "%s", id);
@@ -267,12 +269,12 @@ int worker_config_inline(worker *w, const char *id, const char *bytes, size_t le
     *out = NULL;
     int64_t t0 = now_ns();
     if (!fr_config_id_valid(id)) {
-        fr_error_set(err, FR_EINVAL, FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
-        return set_kind(err, FR_EINVAL, "missing-config-id");
+        return fr_error_setk(err, FR_EINVAL, "missing-config-id",
+                             FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
     }
     int rc = cfg_frozen_from_bytes(bytes, len, id, out, err);
     if (rc != FR_OK)
-        return set_kind(err, FR_EDATA, "config-integrity");
+        return with_kind(err, FR_EDATA, "config-integrity");
     worker__resolve_record(w, WORKER__RESOLVE_INLINE, now_ns() - t0);
     return FR_OK;
 }

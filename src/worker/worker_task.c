@@ -185,9 +185,12 @@ static int execute(worker *w, const struct cfg_frozen *frozen, json_t *spec, str
     atomic_fetch_add(&w->exec_n, 1);
     atomic_fetch_add(&w->exec_ns, now_ns() - t0);
     worker__config_count_task(w, frozen->id);
-    ex->opts = NULL; /* opts dies with this frame */
-    if (rc == FR_EINVAL && !err->kind[0])
-        snprintf(err->kind, sizeof(err->kind), "%s", "invalid-plan"); /* the message stays */
+    ex->opts = NULL;                        /* opts dies with this frame */
+    if (rc == FR_EINVAL && !err->kind[0]) { /* the message stays */
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, rc, "invalid-plan", "%s", why);
+    }
     return rc;
 }
 
