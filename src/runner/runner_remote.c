@@ -261,8 +261,8 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
     if (runner__config_reput(&rr->base, &perr) != FR_OK) {
         char why[sizeof(err->message)];
         snprintf(why, sizeof(why), "%s", err->message);
-        fr_error_setk(err, err->status, err->kind, "%.240s; putting the config back failed: %.240s",
-                      why, perr.message);
+        fr_error_setk(err, err->status, "config-not-found",
+                      "%.240s; putting the config back failed: %.240s", why, perr.message);
         return false;
     }
     FR_LOG(FR_LOG_WARN,
