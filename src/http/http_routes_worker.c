@@ -3,7 +3,6 @@
  * partition call names its config in Framed-Config-Id, and every answer
  * echoes it. Tasks run on their own thread (deferred), never on the pool. */
 #include "http.h"
-#include "../proto/proto.h"
 
 #include <microhttpd.h>
 
@@ -17,7 +16,7 @@ static bool trace_of(struct http_request *req, struct worker_trace *trace)
 {
     trace->request_id = http__header(req, FR_REQUEST_ID_HEADER);
     trace->query_id = http__header(req, FR_QUERY_ID_HEADER);
-    if (proto_trace_id_ok(trace->request_id) && proto_trace_id_ok(trace->query_id))
+    if (worker_trace_ok(trace))
         return true;
     http__reply_problem(req, FR_EINVAL, "invalid-parameter",
                         FR_REQUEST_ID_HEADER " and " FR_QUERY_ID_HEADER

@@ -114,6 +114,8 @@ struct worker_trace {
     const char *request_id;
     const char *query_id;
 };
+/* True when both IDs are absent or bounded and printable (they get logged). */
+bool worker_trace_ok(const struct worker_trace *trace);
 int worker_task_run(worker *w, const char *config_id, const struct worker_trace *trace,
                     json_t *body, json_t **out, json_t **ext, struct fr_error *err);
 

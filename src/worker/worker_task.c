@@ -250,6 +250,11 @@ static int check_body(json_t *body, struct fr_error *err)
     return FR_OK;
 }
 
+bool worker_trace_ok(const struct worker_trace *trace)
+{
+    return proto_trace_id_ok(trace->request_id) && proto_trace_id_ok(trace->query_id);
+}
+
 int worker_task_run(worker *w, const char *config_id, const struct worker_trace *trace,
                     json_t *body, json_t **out, json_t **ext, struct fr_error *err)
 {
