@@ -54,6 +54,7 @@ struct runner_part {
     char *id;  /* its partition id on that worker */
     int64_t rows, bytes;
     bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
+    char request_id[64], query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,

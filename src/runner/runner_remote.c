@@ -30,6 +30,7 @@ struct transfer {
 struct pending_delete {
     char *url; /* full URL of the resource to delete */
     char *worker;
+    char request_id[64], query_id[64]; /* of the query that made it, "" if none */
     struct pending_delete *next;
 };
 
@@ -85,28 +86,28 @@ static void free_transfer(struct transfer *t)
 }
 
 /* The protocol's identity of this runner's calls (borrowed from rr and q). */
-static struct proto_peer peer_of(struct remote_runner *rr, const struct runner_query *q)
+static struct proto_peer peer_of(struct remote_runner *rr, const char *request_id,
+                                 const char *query_id)
 {
     return (struct proto_peer){.config_id = rr->base.frozen->id,
                                .secret = rr->secret,
                                .sender = rr->sender,
-                               .request_id = q && q->request_id[0] ? q->request_id : NULL,
-                               .query_id = q ? q->id : NULL};
+                               .request_id = request_id && request_id[0] ? request_id : NULL,
+                               .query_id = query_id && query_id[0] ? query_id : NULL};
 }
 
 /* A call on the multi handle, or NULL (logged) when it cannot be made. A
  * task answer is a small JSON object: a longer one fails the call (and the
  * task is retried elsewhere) before it can grow the buffer. */
-static struct transfer *new_transfer(struct remote_runner *rr, const struct runner_query *q,
+static struct transfer *new_transfer(struct remote_runner *rr, const struct proto_peer *peer,
                                      const char *worker, const char *method, const char *url,
                                      char *body /* steals */, int64_t timeout_ms)
 {
     struct transfer *t = fr_xcalloc(1, sizeof(*t));
-    struct proto_peer peer = peer_of(rr, q);
     struct fr_client_req req;
     struct fr_error err;
     fr_error_init(&err);
-    proto_req_init(&req, &peer, method, url);
+    proto_req_init(&req, peer, method, url);
     req.body = body;
     req.body_len = body ? strlen(body) : 0;
     req.content_type = body ? "application/json" : NULL;
@@ -165,7 +166,8 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     json_decref(body);
     char *url = fr_xasprintf("%s/v1/tasks", worker);
     int64_t timeout = rr->base.frozen->values.task_timeout_ms + PROTO_TASK_GRACE_MS;
-    struct transfer *t = new_transfer(rr, job->q, worker, "POST", url, text, timeout);
+    struct proto_peer peer = peer_of(rr, job->q->request_id, job->q->id);
+    struct transfer *t = new_transfer(rr, &peer, worker, "POST", url, text, timeout);
     free(url);
     if (!t) {
         runner__registry_done(rr->reg, worker, false);
@@ -310,10 +312,12 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(outs, i);
         const char *id = json_string_value(json_object_get(o, "id"));
-        if (id)
-            parts[i] =
-                runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
-                                    json_integer_value(json_object_get(o, "bytes")));
+        if (!id)
+            continue;
+        parts[i] = runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
+                                       json_integer_value(json_object_get(o, "bytes")));
+        snprintf(parts[i]->request_id, sizeof(parts[i]->request_id), "%s", t->job->q->request_id);
+        snprintf(parts[i]->query_id, sizeof(parts[i]->query_id), "%s", t->job->q->id);
     }
     runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
                       json_integer_value(json_object_get(body, "null_errors")), cid);
@@ -379,7 +383,8 @@ static void start_deletes(struct remote_runner *rr)
     pthread_mutex_unlock(&rr->lock);
     while (d) {
         struct pending_delete *next = d->next;
-        new_transfer(rr, NULL, d->worker, "DELETE", d->url, NULL, PROTO_DROP_TIMEOUT_MS);
+        struct proto_peer peer = peer_of(rr, d->request_id, d->query_id);
+        new_transfer(rr, &peer, d->worker, "DELETE", d->url, NULL, PROTO_DROP_TIMEOUT_MS);
         free(d->url);
         free(d->worker);
         free(d);
@@ -397,7 +402,8 @@ static void release_returned(struct remote_runner *rr)
                "worker %s is back after hanging: it drops config %s and its partitions", urls[i],
                rr->base.frozen->id);
         char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
-        new_transfer(rr, NULL, urls[i], "DELETE", url, NULL, PROTO_RELEASE_TIMEOUT_MS);
+        struct proto_peer peer = peer_of(rr, NULL, NULL);
+        new_transfer(rr, &peer, urls[i], "DELETE", url, NULL, PROTO_RELEASE_TIMEOUT_MS);
         free(url);
         free(urls[i]);
     }
@@ -442,7 +448,7 @@ static void *loop_main(void *arg)
 static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
-    struct proto_peer peer = peer_of(rr, NULL);
+    struct proto_peer peer = peer_of(rr, p->request_id, p->query_id);
     struct fr_buf bytes;
     fr_buf_init(&bytes);
     int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, &bytes, err);
@@ -474,6 +480,8 @@ static void remote_drop(runner *r, struct runner_part *p)
         struct pending_delete *d = fr_xcalloc(1, sizeof(*d));
         d->url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
         d->worker = fr_xstrdup(p->url);
+        snprintf(d->request_id, sizeof(d->request_id), "%s", p->request_id);
+        snprintf(d->query_id, sizeof(d->query_id), "%s", p->query_id);
         d->next = rr->deletes;
         rr->deletes = d;
     }
@@ -484,7 +492,7 @@ static void remote_drop(runner *r, struct runner_part *p)
 /* Teardown: every worker drops the config and the partitions made with it. */
 static void release_on_workers(struct remote_runner *rr)
 {
-    struct proto_peer peer = peer_of(rr, NULL);
+    struct proto_peer peer = peer_of(rr, NULL, NULL);
     char **urls = runner__registry_urls(rr->reg);
     for (int i = 0; urls[i]; i++) {
         struct fr_error err;

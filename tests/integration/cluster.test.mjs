@@ -331,7 +331,7 @@ test('a remote coordinator with no workers says so at once (503 no-workers, Retr
       assert.match(r.headers.get('retry-after') ?? '', /^\d+$/);
       assert.match(r.body.detail, /framed worker --coordinator/);
     }
-    worker = await startWorker(coord.base);
+    worker = await startWorker(coord.base, { args: ['--log-level', 'debug'] });
     for (let i = 0; i < 100 && (await gauges()).active !== 1; i++) await new Promise((res) => setTimeout(res, 100));
     assert.deepEqual(await gauges(), { active: 1, suspect: 0, gone: 0 });
     const r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan } });
@@ -341,6 +341,11 @@ test('a remote coordinator with no workers says so at once (503 no-workers, Retr
     const traced = worker.logLines().filter((l) => /^task /.test(l.msg ?? ''));
     assert.ok(traced.some((l) => l.msg.includes(`query ${r.body.id}`) && l.msg.includes(`request ${requestId}`)),
       `a task line names the query and the request: ${JSON.stringify(traced)}`);
+    // The coordinator's fetch of the result carries them too (logged at debug).
+    await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.ok(worker.logLines().some((l) => l.level === 'debug' && /^GET \/v1\/partitions\//.test(l.msg)
+      && l.msg.includes(`request ${requestId} query ${r.body.id}`)), 'the partition fetch is traced');
+    assert.ok(worker.logLines().some((l) => l.level === 'debug' && /^heartbeat to /.test(l.msg)), 'beats at debug');
     // ...and heartbeats are routine: the coordinator access-logs them at debug only.
     assert.ok(!coord.logLines().some((l) => l.msg === 'request' && l.path === '/v1/workers'), 'no heartbeat at info');
     // A bad tracing ID is refused, bounded and printable.
