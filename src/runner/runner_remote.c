@@ -85,7 +85,8 @@ static void free_transfer(struct transfer *t)
     free(t);
 }
 
-/* The protocol's identity of this runner's calls (borrowed from rr and q). */
+/* The protocol's identity of this runner's calls: rr's config and secret, and the
+ * tracing IDs of the query behind the call (all borrowed; "" or NULL = none). */
 static struct proto_peer peer_of(struct remote_runner *rr, const char *request_id,
                                  const char *query_id)
 {
