@@ -169,8 +169,10 @@ static int load(worker *w, struct worker__centry *e, struct cfg_frozen **out, st
             negative_add(w, e->id);
     }
     bool keep = rc == FR_OK && e->linked; /* a drop during the load wins */
-    if (!keep && e->linked)
+    if (!keep && e->linked) {
         centry_unlink(w, e);
+        stats_trim(w); /* its counters join the window of recent ones */
+    }
     pthread_cond_broadcast(&w->cache_cond);
     if (!keep && e->waiters == 0)
         centry_free(e);
