@@ -244,7 +244,6 @@ struct fr_client_xfer {
     struct curl_slist *headers;
     struct call_state st;
     char *method, *url; /* new copies, for the messages */
-    int64_t max_body;
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -258,7 +257,7 @@ static int transfer_error(const struct fr_client_xfer *x, CURLcode rc, struct fr
     if (x->st.too_large)
         return fr_error_set(err, FR_ENOSPACE,
                             "%s %.200s: the response body is larger than the %lld bytes allowed",
-                            x->method, x->url, (long long)x->max_body);
+                            x->method, x->url, (long long)x->st.max_body);
     if (rc == CURLE_OPERATION_TIMEDOUT)
         return fr_error_set(err, FR_ETIMEOUT, "%s %.200s timed out: %s", x->method, x->url, why);
     return fr_error_set(err, FR_EIO, "%s %.200s failed: %s", x->method, x->url, why);
@@ -291,7 +290,6 @@ int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *r
     x->st = (struct call_state){.resp = resp, .max_body = req->max_body_bytes};
     x->method = fr_xstrdup(req->method);
     x->url = fr_xstrdup(req->url);
-    x->max_body = req->max_body_bytes;
     result = build_headers(req, &x->headers, err);
     if (result != FR_OK)
         goto out;
