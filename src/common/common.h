@@ -176,6 +176,13 @@ int fr_verify_request_headers(const char *sender, const char *timestamp, const c
 int fr_secret_load(const char *path, char **out, struct fr_error *err);
 
 /* ---- a small synchronous HTTP client (libcurl easy) for internal calls ---- */
+/* The internal protocol's headers: the config a call runs under (echoed by
+ * the answer), and the coordinator's request and query IDs, for tracing. */
+#define FR_CONFIG_ID_HEADER "Framed-Config-Id"
+#define FR_REQUEST_ID_HEADER "Framed-Request-Id"
+#define FR_QUERY_ID_HEADER "Framed-Query-Id"
+/* The one check of a config ID: "sha256:" and 64 lowercase hex digits. */
+bool fr_config_id_valid(const char *id);
 struct fr_client_req {
     const char *method;       /* "GET", "POST", "DELETE", ... */
     const char *url;          /* absolute */
@@ -187,6 +194,8 @@ struct fr_client_req {
     const char *secret;     /* sign with it when non-NULL */
     const char *sender;     /* Framed-Sender when signing */
     int64_t max_body_bytes; /* a longer response body fails the call (FR_ENOSPACE); 0 = none */
+    const char *request_id; /* sent as Framed-Request-Id when non-NULL */
+    const char *query_id;   /* sent as Framed-Query-Id when non-NULL */
 };
 struct fr_client_resp {
     long status; /* HTTP status; 0 if no answer */
@@ -199,6 +208,17 @@ struct fr_client_resp {
 int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
                    struct fr_error *err);
 void fr_client_resp_cleanup(struct fr_client_resp *resp);
+/* The same call for a caller that drives libcurl itself (a multi handle):
+ * *out is new, its easy handle set up (headers, signature, callbacks,
+ * timeouts) and filling resp (borrowed, initialized here; req's body is
+ * borrowed too: both must outlive *out). After the transfer, finish takes
+ * the CURLcode and gives fr_client_call's result. */
+struct fr_client_xfer;
+int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *resp,
+                       struct fr_client_xfer **out, struct fr_error *err);
+void *fr_client_xfer_easy(struct fr_client_xfer *x); /* borrowed CURL * */
+int fr_client_xfer_finish(struct fr_client_xfer *x, int curl_code, struct fr_error *err);
+void fr_client_xfer_free(struct fr_client_xfer *x); /* accepts NULL */
 
 /* ---- files --------------------------------------------------------------- */
 /* Writes data to path atomically: temp file, fsync, rename, fsync of the dir. */

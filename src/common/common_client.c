@@ -1,7 +1,8 @@
-/* common_client: a small synchronous HTTP client (libcurl easy, one handle
- * per call) for the coordinator-worker protocol: it sends the config ID and,
- * with a cluster secret, the signing headers, and captures status, body, the
- * Framed-Config-Id echo and the content type. */
+/* common_client: the HTTP client of the coordinator-worker protocol (libcurl
+ * easy, one handle per call, run here or by a caller's multi handle): it sends
+ * the config ID, the tracing IDs and, with a cluster secret, the signing
+ * headers (path and query parsed from the URL), and captures status, body, the
+ * Framed-Config-Id echo and the content type. src/proto builds on it. */
 #include "common.h"
 
 #include <curl/curl.h>
@@ -24,7 +25,14 @@ static void curl_init_once(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* What the callbacks write into; borrowed from fr_client_call's frame. */
+bool fr_config_id_valid(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    return n == 7 + 64 && strncmp(id, "sha256:", 7) == 0 &&
+           strspn(id + 7, "0123456789abcdef") == 64;
+}
+
+/* What the callbacks write into; part of a struct fr_client_xfer. */
 struct call_state {
     struct fr_client_resp *resp;
     bool out_of_memory;
@@ -71,7 +79,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
 {
     struct call_state *st = userdata;
     size_t n = size * nmemb;
-    static const char name[] = "Framed-Config-Id:";
+    static const char name[] = FR_CONFIG_ID_HEADER ":";
     size_t name_len = sizeof(name) - 1;
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         st->resp->config_id[0] = '\0';
@@ -125,28 +133,51 @@ out:
     return result;
 }
 
+/* Appends "name: value" to *list. */
+static void add_header(struct curl_slist **list, const char *name, const char *value)
+{
+    char *line = fr_xasprintf("%s: %s", name, value);
+    *list = curl_slist_append(*list, line);
+    free(line);
+}
+
+/* Appends the signing headers of a request to path (api/internal-protocol.md). */
+static void add_signature(const struct fr_client_req *req, const char *path,
+                          struct curl_slist **list)
+{
+    int64_t now = fr_now_ms() / 1000;
+    char sig[80], nonce[2 * FR_SIGN_NONCE_BYTES + 1], stamp[24];
+    fr_sign_nonce(nonce, sizeof(nonce));
+    fr_sign_request_nonce(req->secret, req->method, path, req->body, req->body_len, req->sender,
+                          now, nonce, sig, sizeof(sig));
+    snprintf(stamp, sizeof(stamp), "%lld", (long long)now);
+    add_header(list, "Framed-Nonce", nonce);
+    add_header(list, "Framed-Sender", req->sender);
+    add_header(list, "Framed-Timestamp", stamp);
+    add_header(list, "Framed-Signature", sig);
+}
+
 /* Appends the Framed-* and Content-Type headers to *list (new). */
 static int build_headers(const struct fr_client_req *req, struct curl_slist **list,
                          struct fr_error *err)
 {
     int result = FR_EINVAL;
-    char *path = NULL, *line = NULL;
+    char *path = NULL;
     if (!header_value_ok(req->config_id) || !header_value_ok(req->content_type) ||
-        !header_value_ok(req->sender))
+        !header_value_ok(req->sender) || !header_value_ok(req->request_id) ||
+        !header_value_ok(req->query_id))
         return fr_error_set(err, FR_EINVAL, "a request header value contains a line break");
     /* curl would add "Expect: 100-continue" to larger bodies and wait for it. */
     *list = curl_slist_append(*list, "Expect:");
-    if (req->config_id) {
-        line = fr_xasprintf("Framed-Config-Id: %s", req->config_id);
-        *list = curl_slist_append(*list, line);
-        free(line);
-    }
-    if (req->body_len > 0 || req->content_type) {
-        line = fr_xasprintf("Content-Type: %s",
-                            req->content_type ? req->content_type : "application/octet-stream");
-        *list = curl_slist_append(*list, line);
-        free(line);
-    }
+    if (req->config_id)
+        add_header(list, FR_CONFIG_ID_HEADER, req->config_id);
+    if (req->request_id)
+        add_header(list, FR_REQUEST_ID_HEADER, req->request_id);
+    if (req->query_id)
+        add_header(list, FR_QUERY_ID_HEADER, req->query_id);
+    if (req->body_len > 0 || req->content_type)
+        add_header(list, "Content-Type",
+                   req->content_type ? req->content_type : "application/octet-stream");
     if (req->secret) {
         if (!req->sender || !req->sender[0]) {
             fr_error_set(err, FR_EINVAL, "a signed request needs a sender ID");
@@ -155,23 +186,7 @@ static int build_headers(const struct fr_client_req *req, struct curl_slist **li
         result = url_path_query(req->url, &path, err);
         if (result != FR_OK)
             goto out;
-        int64_t now = fr_now_ms() / 1000;
-        char sig[80], nonce[2 * FR_SIGN_NONCE_BYTES + 1];
-        fr_sign_nonce(nonce, sizeof(nonce));
-        fr_sign_request_nonce(req->secret, req->method, path, req->body, req->body_len, req->sender,
-                              now, nonce, sig, sizeof(sig));
-        line = fr_xasprintf("Framed-Nonce: %s", nonce);
-        *list = curl_slist_append(*list, line);
-        free(line);
-        line = fr_xasprintf("Framed-Sender: %s", req->sender);
-        *list = curl_slist_append(*list, line);
-        free(line);
-        line = fr_xasprintf("Framed-Timestamp: %lld", (long long)now);
-        *list = curl_slist_append(*list, line);
-        free(line);
-        line = fr_xasprintf("Framed-Signature: %s", sig);
-        *list = curl_slist_append(*list, line);
-        free(line);
+        add_signature(req, path, list);
     }
     result = FR_OK;
 out:
@@ -224,64 +239,103 @@ static void resp_init(struct fr_client_resp *resp)
     resp->content_type[0] = '\0';
 }
 
+struct fr_client_xfer {
+    CURL *h;
+    struct curl_slist *headers;
+    struct call_state st;
+    char *method, *url; /* new copies, for the messages */
+    char errbuf[CURL_ERROR_SIZE];
+};
+
 /* Turns a failed transfer into FR_EIO or FR_ETIMEOUT naming the call. */
-static int transfer_error(const struct fr_client_req *req, CURLcode rc, const char *errbuf,
-                          const struct call_state *st, struct fr_error *err)
+static int transfer_error(const struct fr_client_xfer *x, CURLcode rc, struct fr_error *err)
 {
-    const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
-    if (st->out_of_memory)
+    const char *why = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+    if (x->st.out_of_memory)
         return fr_error_set(err, FR_ENOSPACE, "%s %.200s: no memory for the response body",
-                            req->method, req->url);
-    if (st->too_large)
+                            x->method, x->url);
+    if (x->st.too_large)
         return fr_error_set(err, FR_ENOSPACE,
                             "%s %.200s: the response body is larger than the %lld bytes allowed",
-                            req->method, req->url, (long long)req->max_body_bytes);
+                            x->method, x->url, (long long)x->st.max_body);
     if (rc == CURLE_OPERATION_TIMEDOUT)
-        return fr_error_set(err, FR_ETIMEOUT, "%s %.200s timed out: %s", req->method, req->url,
-                            why);
-    return fr_error_set(err, FR_EIO, "%s %.200s failed: %s", req->method, req->url, why);
+        return fr_error_set(err, FR_ETIMEOUT, "%s %.200s timed out: %s", x->method, x->url, why);
+    return fr_error_set(err, FR_EIO, "%s %.200s failed: %s", x->method, x->url, why);
 }
 
-int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
-                   struct fr_error *err)
+void fr_client_xfer_free(struct fr_client_xfer *x)
+{
+    if (!x)
+        return;
+    curl_easy_cleanup(x->h);
+    curl_slist_free_all(x->headers);
+    free(x->method);
+    free(x->url);
+    free(x);
+}
+
+int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *resp,
+                       struct fr_client_xfer **out, struct fr_error *err)
 {
     int result = FR_EINVAL;
-    struct curl_slist *headers = NULL;
-    char errbuf[CURL_ERROR_SIZE] = "";
-    struct call_state st = {.resp = resp, .max_body = req->max_body_bytes};
-    CURL *h = NULL;
+    struct fr_client_xfer *x = NULL;
+    *out = NULL;
     resp_init(resp);
     if (!req->method || !req->url) {
         fr_error_set(err, FR_EINVAL, "fr_client_call: a method and a URL are required");
         goto out;
     }
     pthread_once(&curl_once, curl_init_once);
-    result = build_headers(req, &headers, err);
+    x = fr_xcalloc(1, sizeof(*x));
+    x->st = (struct call_state){.resp = resp, .max_body = req->max_body_bytes};
+    x->method = fr_xstrdup(req->method);
+    x->url = fr_xstrdup(req->url);
+    result = build_headers(req, &x->headers, err);
     if (result != FR_OK)
         goto out;
-    h = curl_easy_init();
-    if (!h) {
+    x->h = curl_easy_init();
+    if (!x->h) {
         result = fr_error_set(err, FR_EIO, "cannot initialize libcurl");
         goto out;
     }
-    set_options(h, req, headers, &st, errbuf);
-    CURLcode rc = curl_easy_perform(h);
-    if (rc != CURLE_OK) {
-        result = transfer_error(req, rc, errbuf, &st, err);
-        goto out;
-    }
-    char *ctype = NULL;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
-    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype)
-        snprintf(resp->content_type, sizeof(resp->content_type), "%s", ctype);
+    set_options(x->h, req, x->headers, &x->st, x->errbuf);
+    *out = x;
+    x = NULL;
     result = FR_OK;
 out:
-    if (result != FR_OK) {
-        /* No answer: a half-read body must not look like one. */
-        fr_client_resp_cleanup(resp);
+    fr_client_xfer_free(x);
+    return result;
+}
+
+void *fr_client_xfer_easy(struct fr_client_xfer *x)
+{
+    return x->h;
+}
+
+int fr_client_xfer_finish(struct fr_client_xfer *x, int curl_code, struct fr_error *err)
+{
+    struct fr_client_resp *resp = x->st.resp;
+    int result = FR_OK;
+    char *ctype = NULL;
+    if (curl_code != CURLE_OK) {
+        result = transfer_error(x, (CURLcode)curl_code, err);
+        fr_client_resp_cleanup(resp); /* a half-read body must not look like an answer */
+        return result;
     }
-    curl_easy_cleanup(h);
-    curl_slist_free_all(headers);
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &resp->status);
+    if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype)
+        snprintf(resp->content_type, sizeof(resp->content_type), "%s", ctype);
+    return result;
+}
+
+int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
+                   struct fr_error *err)
+{
+    struct fr_client_xfer *x = NULL;
+    int result = fr_client_xfer_new(req, resp, &x, err);
+    if (result == FR_OK)
+        result = fr_client_xfer_finish(x, curl_easy_perform(x->h), err);
+    fr_client_xfer_free(x);
     return result;
 }
 

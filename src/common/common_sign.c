@@ -131,9 +131,9 @@ int fr_verify_request_headers(const char *sender, const char *timestamp, const c
                             timestamp);
     if (ts < now - FR_SIGN_MAX_SKEW_S || ts > now + FR_SIGN_MAX_SKEW_S)
         return fr_error_set(err, FR_EINVAL,
-                            "the Framed-Timestamp %" PRId64 " is %" PRId64
-                            " s %s this clock (%" PRId64 "); at most %d s are allowed: the "
-                            "request is stale or a clock is wrong",
+                            "clock skew: the Framed-Timestamp %" PRId64 " is %" PRId64
+                            " s %s this clock (%" PRId64 "); at most %d s of skew are allowed: "
+                            "the request is stale or a clock is wrong (sync the clocks, NTP)",
                             ts, ts < now ? now - ts : ts - now, ts < now ? "behind" : "ahead of",
                             now, FR_SIGN_MAX_SKEW_S);
     if (strncmp(signature, SIGN_PREFIX, 3) != 0)

@@ -75,6 +75,12 @@ int ctx__plan_frozen(ctx *c, json_t *plan, const char *request_id, int64_t limit
             ctx__runner_release(c);
     }
     cfg_cleanup(&snap);
+    struct fr_error aerr; /* no worker at all: say so now (503 no-workers), not as a failed query */
+    fr_error_init(&aerr);
+    if (rc == FR_OK && (rc = runner_admit(*r, &aerr)) != FR_OK) {
+        ctx__from_fr(err, &aerr);
+        ctx__runner_release(c);
+    }
     if (rc != FR_OK) {
         plan_physical_free(p);
         return rc;

@@ -72,6 +72,7 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
     ctx__tasks_metrics(c, out);
     pthread_mutex_unlock(&c->lock);
     store_metrics(c, out);
+    runner_registry_metrics(c->registry, out);
 }
 
 bool ctx_ready(ctx *c)

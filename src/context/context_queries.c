@@ -202,6 +202,7 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
     snprintf(rec->frame_id, sizeof(rec->frame_id), "%s", frame_id);
     rec->created_ms = fr_now_ms();
     rec->q = runner_query_new(rec->id, p);
+    runner_query_set_request_id(rec->q, request_id);
     struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
     fa->c = c;
     snprintf(fa->id, sizeof(fa->id), "%s", rec->id);

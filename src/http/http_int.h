@@ -78,6 +78,7 @@ struct http_request {
     http__handler route_head_check;  /* NULL or run before the body (_add_signed_limited) */
     bool answer_early;               /* the reply goes out before the body is read */
     int route_index;                 /* metrics slot; the last slot is "unmatched" */
+    bool log_debug;                  /* routine traffic (heartbeats): access-logged at debug */
     int nparams;
     char *param_names[HTTP__MAX_PARAMS];  /* owned */
     char *param_values[HTTP__MAX_PARAMS]; /* owned (MHD has already percent-decoded the path) */

@@ -408,10 +408,11 @@ bool http__is_probe(const char *path)
 
 void http__log_request(struct http_request *req)
 {
-    /* Probes and scrapes come every few seconds from platforms: their lines
-     * are debug, so an info log shows the requests people make. */
-    bool probe = http__is_probe(req->path);
-    if ((probe ? FR_LOG_DEBUG : FR_LOG_INFO) < fr_log_threshold)
+    /* Probes and scrapes come every few seconds from platforms, heartbeats
+     * every second from workers: their lines are debug, so an info log shows
+     * the requests people make. */
+    bool quiet = req->log_debug || http__is_probe(req->path);
+    if ((quiet ? FR_LOG_DEBUG : FR_LOG_INFO) < fr_log_threshold)
         return;
     char ts[40];
     fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
@@ -421,7 +422,7 @@ void http__log_request(struct http_request *req)
         path = json_string("(not utf-8)");
     json_t *line =
         json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:i, s:I, s:f}", "ts", ts, "level",
-                  probe ? "debug" : "info", "msg", "request", "request_id", req->request_id,
+                  quiet ? "debug" : "info", "msg", "request", "request_id", req->request_id,
                   "method", req->method, "path", path, "status", (int)req->status, "bytes",
                   (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
     if (!line)

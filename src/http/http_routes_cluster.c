@@ -34,6 +34,7 @@ static void workers_post_head(struct http_request *req)
 
 static void workers_post(struct http_request *req)
 {
+    req->log_debug = true; /* a heartbeat a second per worker: not for the info log */
     json_t *body = http__body_json(req);
     if (!body)
         return;

@@ -71,18 +71,10 @@ static void add_cache_headers(struct http_request *req, const char *etag)
     http__add_header(req, MHD_HTTP_HEADER_CACHE_CONTROL, "public, max-age=31536000, immutable");
 }
 
-/* sha256: and 64 lowercase hex digits. */
-static bool config_id_valid(const char *id)
-{
-    if (strncmp(id, "sha256:", 7) != 0 || strlen(id) != 7 + 64)
-        return false;
-    return strspn(id + 7, "0123456789abcdef") == 64;
-}
-
 static void configs_get(struct http_request *req)
 {
     const char *id = http__param(req, "id");
-    if (!config_id_valid(id)) {
+    if (!fr_config_id_valid(id)) {
         http__reply_bad_parameter(req, "id", "a config ID is sha256: and 64 lowercase hex digits");
         return;
     }

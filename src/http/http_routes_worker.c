@@ -10,29 +10,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONFIG_ID_HEADER "Framed-Config-Id"
+/* The coordinator's tracing IDs, or false after a 400 invalid-parameter
+ * reply: they are logged, so they are bounded and printable. */
+static bool trace_of(struct http_request *req, struct worker_trace *trace)
+{
+    trace->request_id = http__header(req, FR_REQUEST_ID_HEADER);
+    trace->query_id = http__header(req, FR_QUERY_ID_HEADER);
+    if (worker_trace_ok(trace))
+        return true;
+    http__reply_problem(req, FR_EINVAL, "invalid-parameter",
+                        FR_REQUEST_ID_HEADER " and " FR_QUERY_ID_HEADER
+                                             " are 1-64 printable ASCII characters without spaces");
+    return false;
+}
 
-/* The request's config ID, or NULL after a 400 missing-config-id reply. */
+/* The request's config ID, or NULL after a 400 reply: missing-config-id, or
+ * invalid-parameter for a bad tracing ID (checked on every call that names a
+ * config, logged at debug). */
 static const char *config_id_of(struct http_request *req)
 {
-    const char *id = http__header(req, CONFIG_ID_HEADER);
+    struct worker_trace trace;
+    if (!trace_of(req, &trace))
+        return NULL;
+    const char *id = http__header(req, FR_CONFIG_ID_HEADER);
     if (!id || !*id) {
         http__reply_problem(req, FR_EINVAL, "missing-config-id",
-                            "worker calls need the header Framed-Config-Id: sha256:<hex>");
+                            "worker calls need the header " FR_CONFIG_ID_HEADER ": sha256:<hex>");
         return NULL;
     }
-    if (!store_id_valid(id)) {
+    if (!fr_config_id_valid(id)) {
         http__reply_problem(req, FR_EINVAL, "missing-config-id",
-                            "Framed-Config-Id must be sha256:<64 lowercase hex>");
+                            FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
         return NULL;
     }
+    FR_LOG(FR_LOG_DEBUG, "%s %s config %s request %s query %s", req->method, req->path, id,
+           trace.request_id ? trace.request_id : "-", trace.query_id ? trace.query_id : "-");
     return id;
 }
 
 static void echo_config_id(struct http_request *req, const char *id)
 {
     if (id)
-        http__add_header(req, CONFIG_ID_HEADER, id);
+        http__add_header(req, FR_CONFIG_ID_HEADER, id);
 }
 
 /* A worker's problem: the error's kind and location; the column of a data
@@ -52,7 +71,7 @@ static void reply_fr_error(struct http_request *req, const struct fr_error *e, j
 /* On its own thread: the task may run for as long as task_timeout_ms. */
 static void task_job(struct http_request *req)
 {
-    const char *id = http__header(req, CONFIG_ID_HEADER);
+    const char *id = http__header(req, FR_CONFIG_ID_HEADER);
     json_t *body = http__body_json(req);
     if (!body) {
         echo_config_id(req, id);
@@ -60,8 +79,18 @@ static void task_job(struct http_request *req)
     }
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
+    struct worker_trace trace;
     fr_error_init(&err);
-    if (worker_task_run(req->worker, id, body, &out, &ext, &err) == FR_OK)
+    trace_of(req, &trace); /* checked by task_post */
+    int rc = worker_task_run(req->worker, id, &trace, body, &out, &ext, &err);
+    const char *qid =
+        trace.query_id ? trace.query_id : json_string_value(json_object_get(body, "query_id"));
+    FR_LOG(rc == FR_OK ? FR_LOG_INFO : FR_LOG_WARN,
+           "task %lld of stage %lld of query %s (request %s) under %s: %s",
+           (long long)json_integer_value(json_object_get(body, "task")),
+           (long long)json_integer_value(json_object_get(body, "stage")), qid ? qid : "-",
+           trace.request_id ? trace.request_id : "-", id, rc == FR_OK ? "done" : err.message);
+    if (rc == FR_OK)
         http__reply_json(req, MHD_HTTP_OK, out);
     else
         reply_fr_error(req, &err, ext);
@@ -112,8 +141,18 @@ static void config_delete(struct http_request *req)
 {
     const char *id = http__param(req, "id");
     /* an encoded NUL never gets here: http__check_target refuses it */
-    if (!store_id_valid(id)) {
+    if (!fr_config_id_valid(id)) {
         http__reply_bad_parameter(req, "id", "a config ID is sha256:<64 lowercase hex>");
+        return;
+    }
+    /* like every worker call, the release names its config in the header */
+    const char *named = config_id_of(req);
+    if (!named)
+        return;
+    if (strcmp(named, id) != 0) {
+        http__reply_problem(req, FR_EINVAL, "missing-config-id",
+                            FR_CONFIG_ID_HEADER " names another config than the path");
+        echo_config_id(req, named);
         return;
     }
     bool was_cached = false;

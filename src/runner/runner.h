@@ -48,6 +48,8 @@ bool runner_worker_url_ok(const char *url);
 /* new: [{"id","url","state","last_heartbeat","running_tasks","threads","config_ids","static"}] */
 json_t *runner_registry_list(runner_registry *g);
 int64_t runner_registry_heartbeat_ms(const runner_registry *g);
+/* Appends the framed_workers{state="active|suspect|gone"} gauges to out. */
+void runner_registry_metrics(runner_registry *g, struct fr_buf *out);
 
 /* *out new: a remote runner dispatching tasks to the registry's workers over
  * HTTP (libcurl multi), signing requests when secret is set, holding its
@@ -90,6 +92,8 @@ json_t *runner_info(runner *r);
 
 /* new (refcount 1): a query over plan (stolen). id is copied. */
 runner_query *runner_query_new(const char *id, plan_physical *plan);
+/* Names the request that made q (copied, cut to 63 bytes), for the workers' logs. */
+void runner_query_set_request_id(runner_query *q, const char *request_id);
 runner_query *runner_query_ref(runner_query *q);
 void runner_query_unref(runner_query *q); /* accepts NULL */
 /* fn(q, arg) is called once when q reaches a final state, on the thread
@@ -101,6 +105,9 @@ void runner_query_fail(runner_query *q, const struct fr_error *err);
 /* Starts it; the runner takes its own reference until it finishes. A failed
  * call never fires the on_finish hook: q ends failed, settled, hook unrun. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err);
+/* FR_OK when a query can start now; else why not (the remote runner with no
+ * worker known: FR_EUNAVAILABLE no-workers). runner_submit checks it too. */
+int runner_admit(runner *r, struct fr_error *err);
 /* Asks it to stop; it ends as cancelled. */
 void runner_query_cancel(runner_query *q);
 /* Waits until it reaches a final state or timeout_ms passes (-1 = forever).

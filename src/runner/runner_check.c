@@ -40,10 +40,8 @@ int runner__check_fetched(const struct runner_part *p, struct fr_error *err)
 {
     if (p->table->nrows == p->rows)
         return FR_OK;
-    fr_error_set(err, FR_EDATA,
-                 "worker %.200s sent partition %.64s with %lld rows after reporting %lld; it "
-                 "is refused",
-                 p->url, p->id, (long long)p->table->nrows, (long long)p->rows);
-    snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
-    return FR_EDATA;
+    return fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                         "worker %.200s sent partition %.64s with %lld rows after reporting "
+                         "%lld; it is refused",
+                         p->url, p->id, (long long)p->table->nrows, (long long)p->rows);
 }

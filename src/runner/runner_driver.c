@@ -315,6 +315,11 @@ void runner__job_free(struct rjob *job)
     runner_query_unref(q);
 }
 
+int runner_admit(runner *r, struct fr_error *err)
+{
+    return r->be->admit ? r->be->admit(r, err) : FR_OK;
+}
+
 /* A failed call never fires its callback: when the first stage cannot be
  * started (nothing was enqueued yet), the start is undone, q ends failed
  * (settled, so waiters wake) and on_finish does not run. */
@@ -326,6 +331,15 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
     if (q->state != RQ_QUEUED) {
         pthread_mutex_unlock(&q->lock);
         return fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
+    }
+    if ((rc = runner_admit(r, err)) != FR_OK) { /* nothing started: the hook never runs */
+        q->error = *err;
+        q->state = RQ_FAILED;
+        q->finished_us = fr_mono_us();
+        q->settled = true;
+        pthread_cond_broadcast(&q->cond);
+        pthread_mutex_unlock(&q->lock);
+        return rc;
     }
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);

@@ -9,6 +9,7 @@
 struct runner_query {
     atomic_int refcount;
     char id[64];
+    char request_id[64]; /* the request that made it, "" if none: sent to workers */
     plan_physical *plan;
     pthread_mutex_t lock; /* "query lock": everything below */
     pthread_cond_t cond;  /* signalled on reaching a final state */
@@ -54,6 +55,7 @@ struct runner_part {
     char *id;  /* its partition id on that worker */
     int64_t rows, bytes;
     bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
+    char request_id[64], query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
@@ -76,6 +78,8 @@ struct rjob {
     int ninputs[3];
     char *avoid_url;          /* a worker that failed this job */
     int64_t waiting_since_ms; /* remote: when it started waiting for a worker */
+    bool config_reput;        /* remote: the config was put back once for it */
+    int64_t not_before_ms;    /* remote: not sent again before then (0 = at once) */
     struct rjob *next;
 };
 
@@ -89,6 +93,8 @@ struct runner_backend {
     void (*stop)(runner *r);                        /* joins threads; queued jobs drained */
     void (*destroy)(runner *r);                     /* frees the backend's state */
     json_t *(*info)(runner *r);
+    /* NULL or FR_OK: a query may start; else why not (runner_submit fails) */
+    int (*admit)(runner *r, struct fr_error *err);
 };
 
 struct runner {
@@ -133,6 +139,14 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
 void runner__registry_done(runner_registry *g, const char *url, bool failed);
 bool runner__registry_gone(runner_registry *g, const char *url);
 char **runner__registry_urls(runner_registry *g);
+/* How many workers are known and not gone (announced or static). */
+int runner__registry_live(runner_registry *g);
+/* A call to url hung (timed out, or its heartbeats stopped): what it holds
+ * of this runner is given up, and it is told to drop it when it is back. */
+void runner__registry_owe_drop(runner_registry *g, const char *url);
+/* new (NULL when none): the announced workers that owe a drop and are now
+ * active again with no task running, NULL-terminated; each is taken once. */
+char **runner__registry_take_returned(runner_registry *g);
 
 /* runner_check.c: what is accepted from a worker. "p-" and 1-64 lower-case
  * hex digits. */

@@ -31,6 +31,11 @@ runner_query *runner_query_new(const char *id, plan_physical *plan)
     return q;
 }
 
+void runner_query_set_request_id(runner_query *q, const char *request_id)
+{
+    snprintf(q->request_id, sizeof(q->request_id), "%s", request_id ? request_id : "");
+}
+
 runner_query *runner_query_ref(runner_query *q)
 {
     atomic_fetch_add(&q->refcount, 1);

@@ -31,6 +31,9 @@ struct wentry {
     int64_t last_failure_ms; /* an announced one stays suspect until it beats again */
     json_t *config_ids;
     bool is_static;
+    bool owes_drop; /* it hung on a call: once back and idle it must drop what it holds */
+    int beats_owed; /* heartbeats since: the first one after a hang can race the late
+                     * requests the worker reads when it wakes, so two are awaited */
 };
 
 struct runner_registry {
@@ -147,7 +150,7 @@ static bool config_ids_ok(json_t *ids)
     json_array_foreach(ids, i, v)
     {
         const char *id = json_string_value(v);
-        if (!id || strlen(id) != json_string_length(v) || !store_id_valid(id))
+        if (!id || strlen(id) != json_string_length(v) || !fr_config_id_valid(id))
             return false;
     }
     return true;
@@ -230,6 +233,8 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     e->threads = threads ? (int)json_integer_value(threads) : e->threads;
     e->reported_running = json_integer_value(json_object_get(body, "running_tasks"));
     e->last_heartbeat_ms = fr_now_ms();
+    if (e->owes_drop)
+        e->beats_owed++;
     json_t *ids = json_object_get(body, "config_ids");
     json_decref(e->config_ids);
     e->config_ids = json_is_array(ids) ? json_deep_copy(ids) : json_array();
@@ -335,6 +340,66 @@ char **runner__registry_urls(runner_registry *g)
     for (int i = 0; i < g->n; i++)
         if (strcmp(state_of(g, &g->w[i], now), "gone") != 0)
             urls[k++] = fr_xstrdup(g->w[i].url);
+    pthread_mutex_unlock(&g->lock);
+    return urls;
+}
+
+int runner__registry_live(runner_registry *g)
+{
+    int64_t now = fr_now_ms();
+    int live = 0;
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        live += strcmp(state_of(g, &g->w[i], now), "gone") != 0;
+    pthread_mutex_unlock(&g->lock);
+    return live;
+}
+
+void runner_registry_metrics(runner_registry *g, struct fr_buf *out)
+{
+    static const char *const states[] = {"active", "suspect", "gone"};
+    int count[3] = {0, 0, 0};
+    int64_t now = fr_now_ms();
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++) {
+        const char *st = state_of(g, &g->w[i], now);
+        for (int k = 0; k < 3; k++)
+            count[k] += strcmp(st, states[k]) == 0;
+    }
+    pthread_mutex_unlock(&g->lock);
+    fr_buf_puts(out, "# HELP framed_workers Workers the coordinator knows, by state.\n"
+                     "# TYPE framed_workers gauge\n");
+    for (int k = 0; k < 3; k++)
+        fr_buf_printf(out, "framed_workers{state=\"%s\"} %d\n", states[k], count[k]);
+}
+
+void runner__registry_owe_drop(runner_registry *g, const char *url)
+{
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0) {
+            g->w[i].owes_drop = true;
+            g->w[i].beats_owed = 0;
+        }
+    pthread_mutex_unlock(&g->lock);
+}
+
+char **runner__registry_take_returned(runner_registry *g)
+{
+    int64_t now = fr_now_ms();
+    pthread_mutex_lock(&g->lock);
+    char **urls = NULL;
+    int k = 0;
+    for (int i = 0; i < g->n; i++) {
+        struct wentry *e = &g->w[i];
+        if (!e->owes_drop || e->beats_owed < 2 || e->reported_running > 0 || e->is_static ||
+            strcmp(state_of(g, e, now), "active") != 0)
+            continue;
+        e->owes_drop = false;
+        urls = fr_xrealloc(urls, sizeof(char *) * (size_t)(k + 2));
+        urls[k++] = fr_xstrdup(e->url);
+        urls[k] = NULL;
+    }
     pthread_mutex_unlock(&g->lock);
     return urls;
 }

@@ -6,8 +6,10 @@
  * input partition makes the driver rerun the plan. Partitions stay on the
  * workers; results and sort samples are fetched when needed. */
 #include "runner_int.h"
+#include "../proto/proto.h"
 
 #include <curl/curl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +20,17 @@
 
 struct transfer {
     struct rjob *job; /* NULL for a fire-and-forget DELETE */
-    CURL *easy;
-    char *url; /* the worker */
-    struct curl_slist *headers;
-    char *body;
-    struct fr_buf resp;
-    char echo[80];
+    struct fr_client_xfer *x;
+    char *url;  /* the worker */
+    char *body; /* borrowed by x */
+    struct fr_client_resp resp;
     struct transfer *next;
 };
 
 struct pending_delete {
     char *url; /* full URL of the resource to delete */
     char *worker;
+    char request_id[64], query_id[64]; /* of the query that made it, "" if none */
     struct pending_delete *next;
 };
 
@@ -75,101 +76,57 @@ static void remote_enqueue(runner *r, struct rjob *job)
     curl_multi_wakeup(rr->multi);
 }
 
-/* A task answer is a small JSON object: a longer one is cut off (the call
- * fails and the task is retried elsewhere) before it can grow the buffer. */
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
+static void free_transfer(struct transfer *t)
 {
-    struct fr_buf *b = arg;
-    if (b->len + size * n > REMOTE_MAX_ANSWER_BYTES)
-        return 0;
-    fr_buf_append(b, data, size * n);
-    return size * n;
+    fr_client_xfer_free(t->x);
+    fr_client_resp_cleanup(&t->resp);
+    free(t->body);
+    free(t->url);
+    free(t);
 }
 
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
+/* The protocol's identity of this runner's calls: rr's config and secret, and the
+ * tracing IDs of the query behind the call (all borrowed; "" or NULL = none). */
+static struct proto_peer peer_of(struct remote_runner *rr, const char *request_id,
+                                 const char *query_id)
 {
-    struct transfer *t = arg;
-    size_t len = size * n;
-    static const char name[] = "framed-config-id:";
-    if (len > sizeof(name) && strncasecmp(data, name, sizeof(name) - 1) == 0) {
-        const char *v = data + sizeof(name) - 1;
-        size_t vl = len - (sizeof(name) - 1);
-        while (vl && (*v == ' ' || *v == '\t'))
-            v++, vl--;
-        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-            vl--;
-        snprintf(t->echo, sizeof(t->echo), "%.*s", (int)vl, v);
-    }
-    return len;
+    return (struct proto_peer){.config_id = rr->base.frozen->id,
+                               .secret = rr->secret,
+                               .sender = rr->sender,
+                               .request_id = request_id && request_id[0] ? request_id : NULL,
+                               .query_id = query_id && query_id[0] ? query_id : NULL};
 }
 
-static struct curl_slist *signed_headers(struct remote_runner *rr, const char *method,
-                                         const char *path, const char *body, size_t len)
-{
-    struct curl_slist *h = NULL;
-    char line[256];
-    snprintf(line, sizeof(line), "Framed-Config-Id: %s", rr->base.frozen->id);
-    h = curl_slist_append(h, line);
-    h = curl_slist_append(h, "Expect:");
-    if (body)
-        h = curl_slist_append(h, "Content-Type: application/json");
-    if (rr->secret) {
-        int64_t now = fr_now_ms() / 1000;
-        char sig[80], nonce[2 * FR_SIGN_NONCE_BYTES + 1];
-        fr_sign_nonce(nonce, sizeof(nonce));
-        fr_sign_request_nonce(rr->secret, method, path, body, len, rr->sender, now, nonce, sig,
-                              sizeof(sig));
-        snprintf(line, sizeof(line), "Framed-Nonce: %s", nonce);
-        h = curl_slist_append(h, line);
-        snprintf(line, sizeof(line), "Framed-Sender: %s", rr->sender);
-        h = curl_slist_append(h, line);
-        snprintf(line, sizeof(line), "Framed-Timestamp: %lld", (long long)now);
-        h = curl_slist_append(h, line);
-        snprintf(line, sizeof(line), "Framed-Signature: %s", sig);
-        h = curl_slist_append(h, line);
-    }
-    return h;
-}
-
-static struct transfer *new_transfer(struct remote_runner *rr, const char *worker,
-                                     const char *method, const char *url, const char *path,
+/* A call on the multi handle, or NULL (logged) when it cannot be made. A
+ * task answer is a small JSON object: a longer one fails the call (and the
+ * task is retried elsewhere) before it can grow the buffer. */
+static struct transfer *new_transfer(struct remote_runner *rr, const struct proto_peer *peer,
+                                     const char *worker, const char *method, const char *url,
                                      char *body /* steals */, int64_t timeout_ms)
 {
     struct transfer *t = fr_xcalloc(1, sizeof(*t));
+    struct fr_client_req req;
+    struct fr_error err;
+    fr_error_init(&err);
+    proto_req_init(&req, peer, method, url);
+    req.body = body;
+    req.body_len = body ? strlen(body) : 0;
+    req.content_type = body ? "application/json" : NULL;
+    req.timeout_ms = timeout_ms;
+    req.max_body_bytes = REMOTE_MAX_ANSWER_BYTES;
     t->url = fr_xstrdup(worker);
     t->body = body;
-    fr_buf_init(&t->resp);
-    t->headers = signed_headers(rr, method, path, body, body ? strlen(body) : 0);
-    t->easy = curl_easy_init();
-    curl_easy_setopt(t->easy, CURLOPT_URL, url);
-    curl_easy_setopt(t->easy, CURLOPT_CUSTOMREQUEST, method);
-    if (body) {
-        curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    if (fr_client_xfer_new(&req, &t->resp, &t->x, &err) != FR_OK) {
+        FR_LOG(FR_LOG_ERROR, "%s %s cannot be sent: %s", method, url, err.message);
+        free_transfer(t);
+        return NULL;
     }
-    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, &t->resp);
-    curl_easy_setopt(t->easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(t->easy, CURLOPT_HEADERDATA, t);
-    curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-    curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-    curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+    CURL *easy = fr_client_xfer_easy(t->x);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
     t->next = rr->transfers;
     rr->transfers = t;
-    curl_multi_add_handle(rr->multi, t->easy);
+    curl_multi_add_handle(rr->multi, easy);
     return t;
-}
-
-static void free_transfer(struct transfer *t)
-{
-    curl_easy_cleanup(t->easy);
-    curl_slist_free_all(t->headers);
-    free(t->body);
-    free(t->url);
-    fr_buf_cleanup(&t->resp);
-    free(t);
 }
 
 static json_t *inputs_json(const struct rjob *job)
@@ -187,6 +144,20 @@ static json_t *inputs_json(const struct rjob *job)
     return slots;
 }
 
+static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
+{
+    struct fr_error err;
+    va_list ap;
+    fr_error_init(&err);
+    va_start(ap, fmt);
+    fr_error_vsetk(&err, status, kind, fmt, ap);
+    va_end(ap);
+    runner__task_done(job, status, NULL, 0, &err, 0, NULL);
+}
+
 static void start_task(struct remote_runner *rr, struct rjob *job, const char *worker)
 {
     json_t *body = json_pack("{ss si si si sO so}", "query_id", job->q->id, "stage", job->stage,
@@ -195,23 +166,19 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     char *url = fr_xasprintf("%s/v1/tasks", worker);
-    int64_t timeout = rr->base.frozen->values.task_timeout_ms + 5000;
-    struct transfer *t = new_transfer(rr, worker, "POST", url, "/v1/tasks", text, timeout);
-    t->job = job;
+    int64_t timeout = rr->base.frozen->values.task_timeout_ms + PROTO_TASK_GRACE_MS;
+    struct proto_peer peer = peer_of(rr, job->q->request_id, job->q->id);
+    struct transfer *t = new_transfer(rr, &peer, worker, "POST", url, text, timeout);
     free(url);
+    if (!t) {
+        runner__registry_done(rr->reg, worker, false);
+        fail_job(job, FR_EINTERNAL, "internal", "the task could not be sent to %s", worker);
+        return;
+    }
+    t->job = job;
     pthread_mutex_lock(&rr->lock);
     rr->tasks_sent++;
     pthread_mutex_unlock(&rr->lock);
-}
-
-static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, const char *a,
-                     const char *b)
-{
-    struct fr_error err;
-    fr_error_init(&err);
-    fr_error_set(&err, status, fmt, a, b);
-    snprintf(err.kind, sizeof(err.kind), "%s", kind);
-    runner__task_done(job, status, NULL, 0, &err, 0, NULL);
 }
 
 /* Hands waiting jobs to workers with free slots, oldest first. */
@@ -230,7 +197,13 @@ static void dispatch(struct remote_runner *rr)
         list = list->next;
         job->next = NULL;
         if (stopping || atomic_load(&job->q->cancel)) {
-            fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled%s%s", "", "");
+            fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
+            continue;
+        }
+        if (job->not_before_ms > fr_now_ms()) {
+            pthread_mutex_lock(&rr->lock);
+            push_job(rr, job, false);
+            pthread_mutex_unlock(&rr->lock);
             continue;
         }
         const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
@@ -239,11 +212,11 @@ static void dispatch(struct remote_runner *rr)
         if (worker) {
             start_task(rr, job, worker);
             free(worker);
-        } else if (!alive && fr_now_ms() - job->waiting_since_ms > patience) {
+        } else if (!alive && (fr_now_ms() - job->waiting_since_ms > patience ||
+                              runner__registry_live(rr->reg) == 0)) {
             fail_job(job, FR_EUNAVAILABLE, "no-workers",
-                     "no worker is available to run the task%s%s (start `framed worker "
-                     "--coordinator ...` or check --workers)",
-                     "", "");
+                     "no worker is available to run the task (start `framed worker "
+                     "--coordinator ...` or check --workers)");
         } else {
             pthread_mutex_lock(&rr->lock); /* wait for a free slot, keeping the order */
             push_job(rr, job, false);
@@ -278,61 +251,55 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
              worker, why);
 }
 
-static int status_of_kind(const char *kind)
+/* A worker that cannot find the config in the store (the store lost the key:
+ * Redis restarted without persistence, say): the runner puts its canonical
+ * bytes back and the task is sent once more. True when it was requeued. */
+static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct fr_error *err)
 {
-    static const struct {
-        const char *kind;
-        int status;
-    } map[] = {
-        {"malformed-data", FR_EDATA},       {"task-memory-limit", FR_EMEMLIMIT},
-        {"task-timeout", FR_ETIMEOUT},      {"config-not-found", FR_ENOTFOUND},
-        {"config-integrity", FR_EDATA},     {"input-lost", FR_EUNAVAILABLE},
-        {"missing-config-id", FR_EINVAL},   {"unauthorized", FR_EINVAL},
-        {"query-cancelled", FR_ECANCELLED},
-    };
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (strcmp(map[i].kind, kind) == 0)
-            return map[i].status;
-    return FR_EINTERNAL;
+    if (job->config_reput || strcmp(err->kind, "config-not-found") != 0)
+        return false;
+    job->config_reput = true;
+    struct fr_error perr;
+    fr_error_init(&perr);
+    if (runner__config_reput(&rr->base, &perr) != FR_OK) {
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, err->status, "config-not-found",
+                      "%.240s; putting the config back failed: %.240s", why, perr.message);
+        return false;
+    }
+    FR_LOG(FR_LOG_WARN,
+           "the store lost config %s: put back, task %d of stage %d of query %s sent again",
+           rr->base.frozen->id, job->task, job->stage, job->q->id);
+    job->not_before_ms = fr_now_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS; /* workers forget the miss */
+    remote_enqueue(&rr->base, job);
+    return true;
 }
 
 /* A worker's problem answer becomes the task's error, kind and location kept. */
-static void task_problem(struct transfer *t, long status)
+static void task_problem(struct remote_runner *rr, struct transfer *t)
 {
-    json_t *p = json_loadb(t->resp.data ? t->resp.data : "", t->resp.len, 0, NULL);
-    const char *type = json_string_value(json_object_get(p, "type"));
-    const char *slash = type ? strrchr(type, '/') : NULL;
-    const char *kind = slash ? slash + 1 : "internal";
-    const char *detail = json_string_value(json_object_get(p, "detail"));
     struct fr_error err;
     fr_error_init(&err);
-    fr_error_set(&err, status_of_kind(kind), "%s (worker %s answered %ld)",
-                 detail ? detail : "no detail", t->url, status);
-    snprintf(err.kind, sizeof(err.kind), "%s", kind);
-    const char *file = json_string_value(json_object_get(p, "file"));
-    if (file)
-        snprintf(err.file, sizeof(err.file), "%s", file);
-    if (json_is_integer(json_object_get(p, "line")))
-        err.line = json_integer_value(json_object_get(p, "line"));
-    if (json_is_integer(json_object_get(p, "field_index")))
-        err.column = json_integer_value(json_object_get(p, "field_index"));
-    json_decref(p);
-    runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
+    proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
+    if (!reput_and_retry(rr, t->job, &err))
+        runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
 }
 
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
-    json_t *body = json_loadb(t->resp.data ? t->resp.data : "", t->resp.len, 0, NULL);
+    json_t *body =
+        json_loadb(t->resp.body.data ? t->resp.body.data : "", t->resp.body.len, 0, NULL);
     const char *cid = json_string_value(json_object_get(body, "config_id"));
     json_t *outs = json_object_get(body, "outputs");
     const char *want = rr->base.frozen->id;
     if (!body || !json_is_array(outs) || !cid || strcmp(cid, want) != 0 ||
-        strcmp(t->echo, want) != 0) {
+        !proto_echo_ok(&t->resp, want)) {
         json_decref(body);
         fail_job(t->job, FR_EINTERNAL, "config-mismatch",
                  "worker %s answered for config '%s', not the runner's; the result is rejected",
-                 t->url, t->echo[0] ? t->echo : (cid ? cid : "(none)"));
+                 t->url, t->resp.config_id[0] ? t->resp.config_id : (cid ? cid : "(none)"));
         return;
     }
     const char *bad = runner__outputs_problem(outs);
@@ -346,10 +313,12 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(outs, i);
         const char *id = json_string_value(json_object_get(o, "id"));
-        if (id)
-            parts[i] =
-                runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
-                                    json_integer_value(json_object_get(o, "bytes")));
+        if (!id)
+            continue;
+        parts[i] = runner__part_remote(t->url, id, json_integer_value(json_object_get(o, "rows")),
+                                       json_integer_value(json_object_get(o, "bytes")));
+        snprintf(parts[i]->request_id, sizeof(parts[i]->request_id), "%s", t->job->q->request_id);
+        snprintf(parts[i]->query_id, sizeof(parts[i]->query_id), "%s", t->job->q->id);
     }
     runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
                       json_integer_value(json_object_get(body, "null_errors")), cid);
@@ -358,10 +327,16 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 
 static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code)
 {
-    long status = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    struct fr_error err;
+    fr_error_init(&err);
+    if (fr_client_xfer_finish(t->x, (int)code, &err) != FR_OK && code == CURLE_OK)
+        code = CURLE_RECV_ERROR;
+    long status = t->resp.status;
     bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
-    runner__registry_done(rr->reg, t->url, transport && t->job);
+    if (t->job) /* a DELETE never took a slot */
+        runner__registry_done(rr->reg, t->url, transport);
+    if (t->job && code == CURLE_OPERATION_TIMEDOUT)
+        runner__registry_owe_drop(rr->reg, t->url);
     if (!t->job) {
         free_transfer(t);
         return;
@@ -372,7 +347,7 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     else if (status == 200)
         task_succeeded(rr, t);
     else
-        task_problem(t, status);
+        task_problem(rr, t);
     free_transfer(t);
 }
 
@@ -393,7 +368,7 @@ static void abandon_gone(struct remote_runner *rr)
     while (t) {
         struct transfer *next = t->next;
         if (t->job && runner__registry_gone(rr->reg, t->url)) {
-            curl_multi_remove_handle(rr->multi, t->easy);
+            curl_multi_remove_handle(rr->multi, fr_client_xfer_easy(t->x));
             unlink_transfer(rr, t);
             complete(rr, t, CURLE_OPERATION_TIMEDOUT);
         }
@@ -409,13 +384,31 @@ static void start_deletes(struct remote_runner *rr)
     pthread_mutex_unlock(&rr->lock);
     while (d) {
         struct pending_delete *next = d->next;
-        const char *path = strstr(d->url + 8, "/"); /* after the scheme and host */
-        new_transfer(rr, d->worker, "DELETE", d->url, path ? path : "/", NULL, 5000);
+        struct proto_peer peer = peer_of(rr, d->request_id, d->query_id);
+        new_transfer(rr, &peer, d->worker, "DELETE", d->url, NULL, PROTO_DROP_TIMEOUT_MS);
         free(d->url);
         free(d->worker);
         free(d);
         d = next;
     }
+}
+
+/* A worker that hung and came back holds partitions (and maybe a task's
+ * late output) that this runner gave up on: it drops the config and them. */
+static void release_returned(struct remote_runner *rr)
+{
+    char **urls = runner__registry_take_returned(rr->reg);
+    for (int i = 0; urls && urls[i]; i++) {
+        FR_LOG(FR_LOG_INFO,
+               "worker %s is back after hanging: it drops config %s and its partitions", urls[i],
+               rr->base.frozen->id);
+        char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
+        struct proto_peer peer = peer_of(rr, NULL, NULL);
+        new_transfer(rr, &peer, urls[i], "DELETE", url, NULL, PROTO_RELEASE_TIMEOUT_MS);
+        free(url);
+        free(urls[i]);
+    }
+    free(urls);
 }
 
 static bool idle_and_stopping(struct remote_runner *rr)
@@ -447,6 +440,7 @@ static void *loop_main(void *arg)
             complete(rr, t, code);
         }
         abandon_gone(rr);
+        release_returned(rr);
         curl_multi_poll(rr->multi, NULL, 0, 100, NULL);
     }
     return NULL;
@@ -455,35 +449,27 @@ static void *loop_main(void *arg)
 static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
-    char *url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
-    struct fr_client_req req = {.method = "GET",
-                                .url = url,
-                                .config_id = r->frozen->id,
-                                .timeout_ms = 60000,
-                                .secret = rr->secret,
-                                .sender = rr->sender,
-                                .max_body_bytes = max_bytes};
-    struct fr_client_resp resp;
-    int rc = fr_client_call(&req, &resp, err);
-    if (rc == FR_OK && resp.status != 200)
-        rc = fr_error_set(err, FR_EUNAVAILABLE, "partition %s on %s: HTTP %ld", p->id, p->url,
-                          resp.status);
+    struct proto_peer peer = peer_of(rr, p->request_id, p->query_id);
+    struct fr_buf bytes;
+    fr_buf_init(&bytes);
+    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, &bytes, err);
     if (rc == FR_OK)
-        rc = df_table_deserialize(resp.body.data, resp.body.len, &p->table, err);
+        rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
     if (rc == FR_EDATA) { /* name the worker that sent it */
         char why[sizeof(err->message)];
         snprintf(why, sizeof(why), "%s", err->message);
-        fr_error_set(err, FR_EDATA, "worker %.200s sent partition %.64s that is refused: %.400s",
-                     p->url, p->id, why);
-        snprintf(err->kind, sizeof(err->kind), "invalid-worker-answer");
+        fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                      "worker %.200s sent partition %.64s that is refused: %.400s", p->url, p->id,
+                      why);
     } else if (rc == FR_OK && (rc = runner__check_fetched(p, err)) != FR_OK) {
         df_table_free(p->table);
         p->table = NULL;
     } else if (rc != FR_OK && rc != FR_ENOSPACE) {
-        snprintf(err->kind, sizeof(err->kind), "input-lost");
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, rc, "input-lost", "%s", why);
     }
-    fr_client_resp_cleanup(&resp);
-    free(url);
+    fr_buf_cleanup(&bytes);
     return rc;
 }
 
@@ -495,6 +481,8 @@ static void remote_drop(runner *r, struct runner_part *p)
         struct pending_delete *d = fr_xcalloc(1, sizeof(*d));
         d->url = fr_xasprintf("%s/v1/partitions/%s", p->url, p->id);
         d->worker = fr_xstrdup(p->url);
+        snprintf(d->request_id, sizeof(d->request_id), "%s", p->request_id);
+        snprintf(d->query_id, sizeof(d->query_id), "%s", p->query_id);
         d->next = rr->deletes;
         rr->deletes = d;
     }
@@ -505,23 +493,14 @@ static void remote_drop(runner *r, struct runner_part *p)
 /* Teardown: every worker drops the config and the partitions made with it. */
 static void release_on_workers(struct remote_runner *rr)
 {
+    struct proto_peer peer = peer_of(rr, NULL, NULL);
     char **urls = runner__registry_urls(rr->reg);
     for (int i = 0; urls[i]; i++) {
-        char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
-        struct fr_client_req req = {.method = "DELETE",
-                                    .url = url,
-                                    .config_id = rr->base.frozen->id,
-                                    .timeout_ms = 3000,
-                                    .secret = rr->secret,
-                                    .sender = rr->sender};
-        struct fr_client_resp resp;
         struct fr_error err;
         fr_error_init(&err);
-        if (fr_client_call(&req, &resp, &err) != FR_OK || resp.status >= 300)
+        if (proto_release_config(&peer, urls[i], &err) != FR_OK)
             FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s", urls[i],
-                   rr->base.frozen->id, err.message[0] ? err.message : "HTTP error");
-        fr_client_resp_cleanup(&resp);
-        free(url);
+                   rr->base.frozen->id, err.message);
         free(urls[i]);
     }
     free(urls);
@@ -562,6 +541,18 @@ static json_t *remote_info(runner *r)
     return j;
 }
 
+/* A query starts only when some worker is known and not gone: with none,
+ * waiting cannot help soon, so the caller hears it at once (503, Retry-After). */
+static int remote_admit(runner *r, struct fr_error *err)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    if (runner__registry_live(rr->reg) > 0)
+        return FR_OK;
+    return fr_error_setk(err, FR_EUNAVAILABLE, "no-workers",
+                         "no worker has announced itself to this coordinator: start `framed "
+                         "worker --coordinator URL` (or give serve --workers)");
+}
+
 static const struct runner_backend remote_backend = {
     .kind = "remote",
     .enqueue = remote_enqueue,
@@ -570,6 +561,7 @@ static const struct runner_backend remote_backend = {
     .stop = remote_stop,
     .destroy = remote_destroy,
     .info = remote_info,
+    .admit = remote_admit,
 };
 
 int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, const char *secret,

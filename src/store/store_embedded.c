@@ -33,12 +33,7 @@ struct embedded_store {
 
 bool store_id_valid(const char *id)
 {
-    if (!id || strlen(id) != STORE_ID_LEN || strncmp(id, STORE_PREFIX, 7) != 0)
-        return false;
-    for (const char *p = id + 7; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-            return false;
-    return true;
+    return fr_config_id_valid(id); /* the one check, common's */
 }
 
 static struct embedded_store *emb(store *s)

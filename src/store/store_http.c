@@ -48,7 +48,7 @@ static int http_get(store *s, const char *id, char **bytes, size_t *len, struct 
     struct http_store *hs = hst(s);
     int result = FR_EIO;
     struct fr_client_resp resp;
-    if (!store_id_valid(id))
+    if (!fr_config_id_valid(id))
         return fr_error_set(err, FR_EINVAL, "'%.100s' is not a config ID (sha256:<64 hex>)",
                             id ? id : "");
     char *url = fr_xasprintf("%s/v1/configs/%s", hs->base_url, id);

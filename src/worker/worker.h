@@ -108,8 +108,20 @@ void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes);
  * {config_id, outputs, null_errors, elapsed_ms}. On error, err says why
  * (kind set, or derived from the status by the HTTP edge) and *ext may get
  * new extension members of the problem (input-lost: {"lost": {url, id}}). */
-int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out, json_t **ext,
-                    struct fr_error *err);
+/* The coordinator's tracing IDs of a call (borrowed; either may be NULL):
+ * logged with the task and passed on to the peers it fetches inputs from. */
+struct worker_trace {
+    const char *request_id;
+    const char *query_id;
+};
+/* True when both IDs are absent or bounded and printable (they get logged). */
+bool worker_trace_ok(const struct worker_trace *trace);
+int worker_task_run(worker *w, const char *config_id, const struct worker_trace *trace,
+                    json_t *body, json_t **out, json_t **ext, struct fr_error *err);
+
+/* Counters (and /v1/info "configs") are kept for the cached configs plus this
+ * many recent others: dropped ones, IDs that failed. */
+#define WORKER_RECENT_WINDOW 16
 
 /* ---- operations (worker_info.c) ---- */
 /* new: {version, role:"worker", id, url, config_ids, uptime_s, running_tasks,

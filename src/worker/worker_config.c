@@ -2,19 +2,25 @@
  * the bytes from the store once, however many tasks miss the same ID at the
  * same time (single-flight: one in-flight entry, the others wait on
  * cache_cond), and verifies that they hash to the ID before caching them.
- * Counters per ID outlive the entry. */
+ * An ID the store does not hold is remembered for a short time (no fetch
+ * meanwhile); counters are kept for cached configs and a small window of
+ * recent others, so neither grows with the IDs asked for. */
 #include "worker_int.h"
+#include "../proto/proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static int set_kind(struct fr_error *err, int status, const char *kind)
+/* Keeps err's message and gives it status and kind (err may be NULL). */
+static int with_kind(struct fr_error *err, int status, const char *kind)
 {
-    if (err)
-        snprintf(err->kind, sizeof(err->kind), "%s", kind);
-    return status;
+    if (!err)
+        return status;
+    char why[sizeof(err->message)];
+    snprintf(why, sizeof(why), "%s", err->message);
+    return fr_error_setk(err, status, kind, "%s", why);
 }
 
 /* The linked entry of id, or NULL. Caller holds cache_lock. */
@@ -27,18 +33,83 @@ static struct worker__centry *centry_find(worker *w, const char *id)
     return NULL;
 }
 
-/* The counters of id, made on first use. Caller holds cache_lock. */
+bool worker__config_held(worker *w, const char *id)
+{
+    const struct worker__centry *e = centry_find(w, id);
+    return e && !e->loading && e->frozen;
+}
+
+/* Forgets the oldest counters of configs not cached beyond the window of
+ * WORKER__RECENT_MAX. Caller holds cache_lock. */
+static void stats_trim(worker *w)
+{
+    int others = 0;
+    for (struct worker__cstats **p = &w->cstats; *p;) {
+        struct worker__cstats *s = *p;
+        if (!worker__config_held(w, s->id) && centry_find(w, s->id) == NULL &&
+            ++others > WORKER__RECENT_MAX) {
+            *p = s->next;
+            free(s);
+            continue;
+        }
+        p = &s->next;
+    }
+}
+
+/* The counters of id, made on first use (and moved to the front: the window
+ * keeps the most recent). Caller holds cache_lock. */
 static struct worker_config_stats *stats_of(worker *w, const char *id)
 {
-    for (struct worker__cstats *s = w->cstats; s; s = s->next) {
-        if (strcmp(s->id, id) == 0)
+    for (struct worker__cstats **p = &w->cstats; *p; p = &(*p)->next) {
+        struct worker__cstats *s = *p;
+        if (strcmp(s->id, id) == 0) {
+            *p = s->next;
+            s->next = w->cstats;
+            w->cstats = s;
             return &s->stats;
+        }
     }
     struct worker__cstats *s = fr_xcalloc(1, sizeof(*s));
     snprintf(s->id, sizeof(s->id), "%s", id);
     s->next = w->cstats;
     w->cstats = s;
+    stats_trim(w);
     return &s->stats;
+}
+
+/* The first slot of id's bucket in the negative table (FNV-1a). */
+static struct worker__negative *negative_bucket(worker *w, const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = id; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    size_t buckets = WORKER__NEGATIVE_MAX / WORKER__NEGATIVE_WAYS;
+    return &w->negative[(h % buckets) * WORKER__NEGATIVE_WAYS];
+}
+
+/* The store said it does not hold id: remembered for a while, in the
+ * bucket's oldest slot. Caller holds cache_lock. */
+static void negative_add(worker *w, const char *id)
+{
+    struct worker__negative *b = negative_bucket(w, id), *slot = b;
+    for (int i = 1; i < WORKER__NEGATIVE_WAYS; i++)
+        if (b[i].until_ms < slot->until_ms)
+            slot = &b[i];
+    size_t n = strnlen(id, sizeof(slot->id) - 1); /* a valid ID fits: sha256: + 64 hex */
+    memcpy(slot->id, id, n);
+    slot->id[n] = '\0';
+    slot->until_ms = fr_now_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS;
+}
+
+/* True when id is remembered as absent. Caller holds cache_lock. */
+static bool negative_has(worker *w, const char *id)
+{
+    int64_t now = fr_now_ms();
+    const struct worker__negative *b = negative_bucket(w, id);
+    for (int i = 0; i < WORKER__NEGATIVE_WAYS; i++)
+        if (b[i].until_ms > now && strcmp(b[i].id, id) == 0)
+            return true;
+    return false;
 }
 
 /* Takes e out of the list. Caller holds cache_lock. */
@@ -67,17 +138,17 @@ static int fetch_verified(worker *w, const char *id, struct cfg_frozen **out, st
     size_t len = 0;
     int rc = store_get(w->store, id, &bytes, &len, err);
     if (rc == FR_ENOTFOUND) {
-        fr_error_set(err, FR_ENOTFOUND, "the config store does not hold %s", id);
-        rc = set_kind(err, FR_ENOTFOUND, "config-not-found");
+        rc = fr_error_setk(err, FR_ENOTFOUND, "config-not-found",
+                           "the config store does not hold %s", id);
     } else if (rc != FR_OK) {
         char why[sizeof(err->message)];
         snprintf(why, sizeof(why), "%s", err->message);
-        fr_error_set(err, FR_EUNAVAILABLE, "cannot reach the config store for %s: %s", id, why);
-        rc = set_kind(err, FR_EUNAVAILABLE, "store-unavailable");
+        rc = fr_error_setk(err, FR_EUNAVAILABLE, "store-unavailable",
+                           "cannot reach the config store for %s: %s", id, why);
     } else {
         rc = cfg_frozen_from_bytes(bytes, len, id, out, err);
         if (rc != FR_OK)
-            rc = set_kind(err, FR_EDATA, "config-integrity");
+            rc = with_kind(err, FR_EDATA, "config-integrity");
     }
     free(bytes);
     return rc;
@@ -96,10 +167,14 @@ static int load(worker *w, struct worker__centry *e, struct cfg_frozen **out, st
         *out = cfg_frozen_ref(f);
     } else {
         e->err = *err;
+        if (rc == FR_ENOTFOUND)
+            negative_add(w, e->id);
     }
     bool keep = rc == FR_OK && e->linked; /* a drop during the load wins */
-    if (!keep && e->linked)
+    if (!keep && e->linked) {
         centry_unlink(w, e);
+        stats_trim(w); /* its counters join the window of recent ones */
+    }
     pthread_cond_broadcast(&w->cache_cond);
     if (!keep && e->waiters == 0)
         centry_free(e);
@@ -134,9 +209,9 @@ static int resolve(worker *w, const char *id, struct cfg_frozen **out, struct fr
 {
     *kind = WORKER__RESOLVE_FETCH;
     *out = NULL;
-    if (!store_id_valid(id)) {
-        fr_error_set(err, FR_EINVAL, "Framed-Config-Id must be sha256:<64 lowercase hex>");
-        return set_kind(err, FR_EINVAL, "missing-config-id");
+    if (!fr_config_id_valid(id)) {
+        return fr_error_setk(err, FR_EINVAL, "missing-config-id",
+                             FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
     }
     pthread_mutex_lock(&w->cache_lock);
     struct worker__centry *e = centry_find(w, id);
@@ -151,6 +226,12 @@ static int resolve(worker *w, const char *id, struct cfg_frozen **out, struct fr
         int rc = wait_load(w, e, out, err);
         pthread_mutex_unlock(&w->cache_lock);
         return rc;
+    }
+    if (negative_has(w, id)) {
+        pthread_mutex_unlock(&w->cache_lock);
+        return fr_error_setk(err, FR_ENOTFOUND, "config-not-found",
+                             "the config store does not hold %s (asked less than %d ms ago)", id,
+                             PROTO_CONFIG_NEGATIVE_TTL_MS);
     }
     e = fr_xcalloc(1, sizeof(*e));
     snprintf(e->id, sizeof(e->id), "%s", id);
@@ -191,13 +272,13 @@ int worker_config_inline(worker *w, const char *id, const char *bytes, size_t le
 {
     *out = NULL;
     int64_t t0 = now_ns();
-    if (!store_id_valid(id)) {
-        fr_error_set(err, FR_EINVAL, "Framed-Config-Id must be sha256:<64 lowercase hex>");
-        return set_kind(err, FR_EINVAL, "missing-config-id");
+    if (!fr_config_id_valid(id)) {
+        return fr_error_setk(err, FR_EINVAL, "missing-config-id",
+                             FR_CONFIG_ID_HEADER " must be sha256:<64 lowercase hex>");
     }
     int rc = cfg_frozen_from_bytes(bytes, len, id, out, err);
     if (rc != FR_OK)
-        return set_kind(err, FR_EDATA, "config-integrity");
+        return with_kind(err, FR_EDATA, "config-integrity");
     worker__resolve_record(w, WORKER__RESOLVE_INLINE, now_ns() - t0);
     return FR_OK;
 }
@@ -306,6 +387,7 @@ void worker_config_drop(worker *w, const char *id, bool *was_cached, int64_t *dr
         if (!e->loading && e->waiters == 0)
             centry_free(e);
     }
+    stats_trim(w); /* its counters join the window of recent ones */
     pthread_mutex_unlock(&w->cache_lock);
     int64_t n = worker__partitions_drop_config(w, id);
     if (was_cached)

@@ -48,6 +48,7 @@ int worker_new_with_store(const struct worker_options *o, store *st, worker **ou
     pthread_mutex_init(&w->url_lock, NULL);
     pthread_mutex_init(&w->cache_lock, NULL);
     pthread_cond_init(&w->cache_cond, NULL);
+    w->negative = fr_xcalloc(WORKER__NEGATIVE_MAX, sizeof(*w->negative));
     pthread_mutex_init(&w->parts_lock, NULL);
     pthread_mutex_init(&w->slots_lock, NULL);
     pthread_cond_init(&w->slots_cond, NULL);
@@ -120,6 +121,7 @@ void worker_free(worker *w)
     pthread_mutex_destroy(&w->url_lock);
     pthread_mutex_destroy(&w->cache_lock);
     pthread_cond_destroy(&w->cache_cond);
+    free(w->negative);
     pthread_mutex_destroy(&w->parts_lock);
     pthread_mutex_destroy(&w->slots_lock);
     pthread_cond_destroy(&w->slots_cond);
@@ -199,13 +201,14 @@ static void metric_help(struct fr_buf *out, const char *name, const char *type, 
     fr_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* One counter family over the cached configs; which: 0 fetches, 1 hits, 2 tasks. */
-/* One counter family over every config ID seen; which: 0 fetches, 1 hits,
- * 2 tasks. */
+/* One counter family over the cached configs (a dropped config's series go
+ * with it); which: 0 fetches, 1 hits, 2 tasks. */
 static void config_counters(worker *w, struct fr_buf *out, const char *name, int which)
 {
     pthread_mutex_lock(&w->cache_lock);
     for (struct worker__cstats *s = w->cstats; s; s = s->next) {
+        if (!worker__config_held(w, s->id))
+            continue;
         const struct worker_config_stats *st = &s->stats;
         int64_t v = which == 0 ? st->fetches : which == 1 ? st->cache_hits : st->tasks;
         fr_buf_printf(out, "%s{config_id=\"%s\"} %lld\n", name, s->id, (long long)v);

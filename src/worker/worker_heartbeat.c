@@ -65,6 +65,7 @@ static void *heartbeat_main(void *arg)
         struct fr_error err;
         fr_error_init(&err);
         bool ok = beat(w, url, &err);
+        FR_LOG(FR_LOG_DEBUG, "heartbeat to %s: %s", w->coordinator, ok ? "ok" : err.message);
         if (!ok && reachable)
             FR_LOG(FR_LOG_WARN, "the coordinator at %s is unreachable (%s); retrying every %lld ms",
                    w->coordinator, err.message, (long long)w->heartbeat_ms);

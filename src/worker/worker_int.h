@@ -22,12 +22,26 @@ struct worker__centry {
     struct fr_error err;
 };
 
-/* The counters of a config ID, kept past drops of its cache entry so that
- * they only grow (Prometheus counters; a re-fetch after a drop shows). */
+/* The counters of a config ID: kept while the config is cached, and for a
+ * bounded window of the WORKER__RECENT_MAX most recent others (a dropped
+ * config, an ID that failed), so memory does not grow with the IDs asked
+ * for. /metrics shows only cached configs' series. */
+#define WORKER__RECENT_MAX WORKER_RECENT_WINDOW
 struct worker__cstats {
-    struct worker__cstats *next;
+    struct worker__cstats *next; /* newest first */
     char id[80];
     struct worker_config_stats stats;
+};
+
+/* IDs the store said it does not hold, refused without a fetch until
+ * until_ms (PROTO_CONFIG_NEGATIVE_TTL_MS). A fixed table: an ID's hash picks
+ * a bucket of WORKER__NEGATIVE_WAYS slots, the oldest of which is reused, so
+ * memory is bounded and only a flood past it costs extra fetches. */
+#define WORKER__NEGATIVE_WAYS 16
+#define WORKER__NEGATIVE_MAX (512 * WORKER__NEGATIVE_WAYS)
+struct worker__negative {
+    char id[72];
+    int64_t until_ms;
 };
 
 /* Latency of config resolution, per result: a Prometheus histogram (atomic
@@ -71,6 +85,7 @@ struct worker {
     pthread_cond_t cache_cond;
     struct worker__centry *centries;
     struct worker__cstats *cstats;
+    struct worker__negative *negative; /* WORKER__NEGATIVE_MAX entries */
 
     struct worker__resolve_hist resolve[WORKER__RESOLVE_KINDS]; /* atomic, no lock */
 
@@ -101,6 +116,8 @@ struct worker {
 void worker__random_id(const char *prefix, int nbytes, char *out, size_t outsz);
 /* Counts a task run with config id. */
 void worker__config_count_task(worker *w, const char *id);
+/* True when id is cached and ready. Caller holds cache_lock. */
+bool worker__config_held(worker *w, const char *id);
 /* Records one resolution of kind WORKER__RESOLVE_* that took ns. */
 void worker__resolve_record(worker *w, int kind, int64_t ns);
 /* new: {"hit_p50", "hit_p99", "fetch_p50", "fetch_p99", "inline_p50",

@@ -11,10 +11,8 @@
 
 static int not_found(const char *id, struct fr_error *err)
 {
-    fr_error_set(err, FR_ENOTFOUND, "this worker holds no partition %s", id);
-    if (err)
-        snprintf(err->kind, sizeof(err->kind), "partition-not-found");
-    return FR_ENOTFOUND;
+    return fr_error_setk(err, FR_ENOTFOUND, "partition-not-found",
+                         "this worker holds no partition %s", id);
 }
 
 static void part_free(struct worker__part *p)
@@ -74,10 +72,9 @@ int worker_partition_table(worker *w, const char *id, const char *config_id, str
     if (!p) {
         rc = not_found(id, err);
     } else if (!config_id || strcmp(p->config_id, config_id) != 0) {
-        rc = fr_error_set(err, FR_ECONFLICT, "partition %s was made with config %s, not %s", id,
-                          p->config_id, config_id ? config_id : "(none)");
-        if (err)
-            snprintf(err->kind, sizeof(err->kind), "config-mismatch");
+        rc = fr_error_setk(err, FR_ECONFLICT, "config-mismatch",
+                           "partition %s was made with config %s, not %s", id, p->config_id,
+                           config_id ? config_id : "(none)");
     } else {
         *out = share_table(p->table);
     }

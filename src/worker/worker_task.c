@@ -6,6 +6,7 @@
 #include "worker_int.h"
 #include "../engine/engine.h"
 #include "../plan/plan.h"
+#include "../proto/proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,6 @@
 #include <time.h>
 
 #define MAX_SLOTS 8
-#define FETCH_TIMEOUT_MS 120000
 
 /* The task's input tables, per slot. Every slot has an array, named by the
  * request or not: the executor may read slot 0 of a "stored" input. */
@@ -33,9 +33,7 @@ static void inputs_cleanup(struct task_inputs *in)
 
 static int task_error(struct fr_error *err, int status, const char *kind, const char *msg)
 {
-    fr_error_set(err, status, "%s", msg);
-    snprintf(err->kind, sizeof(err->kind), "%s", kind);
-    return status;
+    return fr_error_setk(err, status, kind, "%s", msg);
 }
 
 static int64_t now_ns(void)
@@ -46,26 +44,17 @@ static int64_t now_ns(void)
 }
 
 /* GET {url}/v1/partitions/{id} under the same config, signed like every
- * internal call. *out new. */
-static int fetch_remote(worker *w, const char *url, const char *id, const char *config_id,
+ * internal call, carrying the task's tracing IDs. *out new. */
+static int fetch_remote(worker *w, const struct proto_peer *peer, const char *url, const char *id,
                         int64_t max_bytes, struct df_table **out, struct fr_error *err)
 {
-    char *full = fr_xasprintf("%s/v1/partitions/%s", url, id);
-    struct fr_client_req req = {.method = "GET",
-                                .url = full,
-                                .config_id = config_id,
-                                .timeout_ms = FETCH_TIMEOUT_MS,
-                                .secret = w->secret,
-                                .sender = w->id,
-                                .max_body_bytes = max_bytes};
-    struct fr_client_resp resp;
-    int rc = fr_client_call(&req, &resp, err);
-    if (rc == FR_OK && resp.status != 200)
-        rc = fr_error_set(err, FR_EIO, "the owner answered %ld", resp.status);
+    struct fr_buf bytes;
+    fr_buf_init(&bytes);
+    (void)w;
+    int rc = proto_fetch_partition(peer, url, id, max_bytes, &bytes, err);
     if (rc == FR_OK)
-        rc = df_table_deserialize(resp.body.data, resp.body.len, out, err);
-    fr_client_resp_cleanup(&resp);
-    free(full);
+        rc = df_table_deserialize(bytes.data, bytes.len, out, err);
+    fr_buf_cleanup(&bytes);
     return rc;
 }
 
@@ -91,7 +80,7 @@ static bool peer_url_ok(const char *url)
     return true;
 }
 
-static int fetch_input(worker *w, json_t *ref, const char *config_id, int64_t max_bytes,
+static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, int64_t max_bytes,
                        const char *own_url, struct df_table **out, json_t **ext,
                        struct fr_error *err)
 {
@@ -107,8 +96,8 @@ static int fetch_input(worker *w, json_t *ref, const char *config_id, int64_t ma
         n--;
     bool own = strlen(own_url) == n && strncmp(url, own_url, n) == 0;
     int64_t t0 = now_ns();
-    int rc = own ? worker_partition_table(w, id, config_id, out, err)
-                 : fetch_remote(w, url, id, config_id, max_bytes, out, err);
+    int rc = own ? worker_partition_table(w, id, peer->config_id, out, err)
+                 : fetch_remote(w, peer, url, id, max_bytes, out, err);
     if (rc == FR_OK) {
         int64_t ns = now_ns() - t0;
         if (own) {
@@ -123,8 +112,8 @@ static int fetch_input(worker *w, json_t *ref, const char *config_id, int64_t ma
     }
     char why[sizeof(err->message)];
     snprintf(why, sizeof(why), "%s", err->message);
-    fr_error_set(err, FR_EIO, "input partition %s at %s could not be fetched: %s", id, url, why);
-    snprintf(err->kind, sizeof(err->kind), "input-lost");
+    fr_error_setk(err, FR_EIO, "input-lost", "input partition %s at %s could not be fetched: %s",
+                  id, url, why);
     *ext = json_pack("{s{ss ss}}", "lost", "url", url, "id", id);
     return FR_EIO;
 }
@@ -132,9 +121,14 @@ static int fetch_input(worker *w, json_t *ref, const char *config_id, int64_t ma
 /* Inputs come from peers: each is bounded by the task's memory limit
  * (twice it, as the encoding is not the in-memory size), before allocation. */
 static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *frozen,
-                        struct task_inputs *in, json_t **ext, struct fr_error *err)
+                        const struct worker_trace *trace, struct task_inputs *in, json_t **ext,
+                        struct fr_error *err)
 {
-    const char *config_id = frozen->id;
+    const struct proto_peer peer = {.config_id = frozen->id,
+                                    .secret = w->secret,
+                                    .sender = w->id,
+                                    .request_id = trace ? trace->request_id : NULL,
+                                    .query_id = trace ? trace->query_id : NULL};
     int64_t limit = frozen->values.task_memory_limit_bytes;
     int64_t max_bytes = limit > 0 && limit < INT64_MAX / 2 ? 2 * limit : 0;
     if (inputs && !json_is_array(inputs))
@@ -149,7 +143,7 @@ static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *froz
             return task_error(err, FR_EINVAL, "invalid-task", "inputs must be an array of arrays");
         in->tables[k] = fr_xcalloc(json_array_size(slot) + 1, sizeof(struct df_table *));
         for (size_t i = 0; i < json_array_size(slot); i++) {
-            int rc = fetch_input(w, json_array_get(slot, i), config_id, max_bytes, own_url,
+            int rc = fetch_input(w, json_array_get(slot, i), &peer, max_bytes, own_url,
                                  &in->tables[k][i], ext, err);
             if (rc != FR_OK)
                 return rc;
@@ -191,9 +185,12 @@ static int execute(worker *w, const struct cfg_frozen *frozen, json_t *spec, str
     atomic_fetch_add(&w->exec_n, 1);
     atomic_fetch_add(&w->exec_ns, now_ns() - t0);
     worker__config_count_task(w, frozen->id);
-    ex->opts = NULL; /* opts dies with this frame */
-    if (rc == FR_EINVAL && !err->kind[0])
-        snprintf(err->kind, sizeof(err->kind), "invalid-plan");
+    ex->opts = NULL;                        /* opts dies with this frame */
+    if (rc == FR_EINVAL && !err->kind[0]) { /* the message stays */
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, rc, "invalid-plan", "%s", why);
+    }
     return rc;
 }
 
@@ -253,8 +250,13 @@ static int check_body(json_t *body, struct fr_error *err)
     return FR_OK;
 }
 
-int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out, json_t **ext,
-                    struct fr_error *err)
+bool worker_trace_ok(const struct worker_trace *trace)
+{
+    return proto_trace_id_ok(trace->request_id) && proto_trace_id_ok(trace->query_id);
+}
+
+int worker_task_run(worker *w, const char *config_id, const struct worker_trace *trace,
+                    json_t *body, json_t **out, json_t **ext, struct fr_error *err)
 {
     int64_t start_us = fr_mono_us();
     struct cfg_frozen *frozen = NULL;
@@ -288,7 +290,7 @@ int worker_task_run(worker *w, const char *config_id, json_t *body, json_t **out
         goto out;
     }
     slot_acquire(w);
-    result = fetch_inputs(w, json_object_get(body, "inputs"), frozen, &in, ext, err);
+    result = fetch_inputs(w, json_object_get(body, "inputs"), frozen, trace, &in, ext, err);
     if (result == FR_OK)
         result = execute(w, frozen, spec, &in, &ex, &outs, &nouts, err);
     slot_release(w);

@@ -314,3 +314,49 @@ test('a worker answering for another config is not believed: the query fails wit
     await coord.stop();
   }
 });
+
+test('a remote coordinator with no workers says so at once (503 no-workers, Retry-After); /metrics counts workers by state', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  let worker;
+  try {
+    const gauges = async () => {
+      const m = await call(coord.base, 'GET', '/metrics');
+      return Object.fromEntries([...m.text.matchAll(/^framed_workers\{state="(\w+)"\} (\d+)$/gm)].map((x) => [x[1], Number(x[2])]));
+    };
+    assert.deepEqual(await gauges(), { active: 0, suspect: 0, gone: 0 });
+    const plan = { source: { rows: [{ a: 1 }, { a: 2 }] }, ops: [{ where: 'a > 1' }] };
+    for (const [method, url, json] of [['POST', '/v1/queries?wait=30', { plan }], ['POST', '/v1/dataframes', plan]]) {
+      const r = await call(coord.base, method, url, { json });
+      assert.equal(r.status, 503, `${url}: ${r.text}`);
+      assert.equal(r.body.type, 'https://framed.dev/problems/no-workers');
+      assert.match(r.headers.get('retry-after') ?? '', /^\d+$/);
+      assert.match(r.body.detail, /framed worker --coordinator/);
+    }
+    worker = await startWorker(coord.base, { args: ['--log-level', 'debug'] });
+    for (let i = 0; i < 100 && (await gauges()).active !== 1; i++) await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(await gauges(), { active: 1, suspect: 0, gone: 0 });
+    const r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    // Defect 18: the worker logs the coordinator's request and query IDs of its tasks...
+    const requestId = r.headers.get('x-request-id');
+    const traced = worker.logLines().filter((l) => /^task /.test(l.msg ?? ''));
+    assert.ok(traced.some((l) => l.msg.includes(`query ${r.body.id}`) && l.msg.includes(`request ${requestId}`)),
+      `a task line names the query and the request: ${JSON.stringify(traced)}`);
+    // The coordinator's fetch of the result carries them too (logged at debug).
+    await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.ok(worker.logLines().some((l) => l.level === 'debug' && /^GET \/v1\/partitions\//.test(l.msg)
+      && l.msg.includes(`request ${requestId} query ${r.body.id}`)), 'the partition fetch is traced');
+    assert.ok(worker.logLines().some((l) => l.level === 'debug' && /^heartbeat to /.test(l.msg)), 'beats at debug');
+    // ...and heartbeats are routine: the coordinator access-logs them at debug only.
+    assert.ok(!coord.logLines().some((l) => l.msg === 'request' && l.path === '/v1/workers'), 'no heartbeat at info');
+    // A bad tracing ID is refused, bounded and printable.
+    const bad = await call(worker.base, 'POST', '/v1/tasks', {
+      json: {}, headers: { 'framed-config-id': r.body.config_id, 'framed-request-id': 'x'.repeat(65) },
+    });
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.body.type, 'https://framed.dev/problems/invalid-parameter');
+  } finally {
+    await worker?.stop();
+    await coord.stop();
+  }
+});

@@ -45,6 +45,11 @@ async function startRogue(coordinatorBase) {
         rogue.tasks++;
         res.setHeader('framed-config-id', cid);
         res.setHeader('content-type', 'application/json');
+        if (rogue.mode === 'config-not-found') { // as if the store had lost the key
+          res.statusCode = 404;
+          res.setHeader('content-type', 'application/problem+json');
+          return res.end(JSON.stringify({ type: 'https://framed.dev/problems/config-not-found', status: 404, detail: `the config store does not hold ${cid}` }));
+        }
         if (rogue.mode === 'endless-answer') {
           res.write('{"config_id":"');
           const blob = 'x'.repeat(1 << 16);
@@ -116,6 +121,21 @@ describe('a coordinator with a rogue worker', () => {
     assert.ok(r.body.error.message.includes(rogue.url), `${mode}: ${r.body.error.message}`);
     return r.body;
   }
+
+  // Defect 3: a worker's config-not-found makes the coordinator put its
+  // config back into the store (runner__config_reput) and send the task once
+  // more, not more. Whether the re-put succeeds is the store's part (tested
+  // end to end with Redis there); either way the query ends, and without a
+  // re-put the error says so.
+  test('config-not-found: the config is put back and the task sent once more', async () => {
+    const before = rogue.tasks;
+    const q = await failedQuery('config-not-found');
+    assert.equal(q.error.kind, 'config-not-found');
+    const sent = rogue.tasks - before;
+    assert.ok(sent === 2 || (sent === 1 && /putting the config back failed/.test(q.error.message)),
+      `tasks sent: ${sent}; ${q.error.message}`);
+    assert.ok(coordinator.stderr().includes('put back') || /putting the config back failed/.test(q.error.message));
+  });
 
   test('a zero-column partition of 2^60-1 rows fails the query, naming the worker', async () => {
     const q = await failedQuery('zero-columns');

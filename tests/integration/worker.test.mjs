@@ -196,8 +196,18 @@ describe('a worker beside its coordinator', () => {
     assert.equal(r.body.field_index, 1);
   });
 
+  test('DELETE /v1/configs/{id} needs Framed-Config-Id naming that config (400 missing-config-id)', async () => {
+    const bare = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    assertProblem(bare, 400, 'missing-config-id');
+    const other = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, { headers: { 'framed-config-id': OTHER_ID } });
+    assertProblem(other, 400, 'missing-config-id');
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.deepEqual(info.body.config_ids, [configId], 'nothing was dropped');
+  });
+
   test('DELETE /v1/configs/{id} drops the config and its partitions', async () => {
-    const r = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    const hdr = { headers: { 'framed-config-id': configId } };
+    const r = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, hdr);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.dropped_partitions, 2);
     assert.equal(r.body.was_cached, true);
@@ -206,7 +216,7 @@ describe('a worker beside its coordinator', () => {
     // The two failing tasks above ran too: they count.
     assert.deepEqual(info.body.configs[configId], { fetches: 1, cache_hits: 3, tasks: 4 }, 'counters stay');
     assert.equal(info.body.partitions, 0);
-    const again = await call(worker.base, 'DELETE', `/v1/configs/${configId}`);
+    const again = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, hdr);
     assert.equal(again.body.was_cached, false);
   });
 });
@@ -329,12 +339,15 @@ describe('a worker with a cluster secret', () => {
 
 // A config store that counts its fetches and answers slowly: the real bytes
 // of `goodId` (taken from a coordinator), and the same bytes under `badId`,
-// where they do not hash to the ID.
+// where they do not hash to the ID; any other ID at once with a 404.
 function fakeStore(goodId, bytes, badId) {
   const fetches = new Map();
+  const times = new Map(); // id -> [Date.now() of each fetch]
   const server = createServer((req, res) => {
     const id = decodeURIComponent(req.url.replace('/v1/configs/', ''));
     fetches.set(id, (fetches.get(id) ?? 0) + 1);
+    times.set(id, [...(times.get(id) ?? []), Date.now()]);
+    const known = id === goodId || id === badId;
     setTimeout(() => {
       if (id === goodId || id === badId) {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -343,11 +356,11 @@ function fakeStore(goodId, bytes, badId) {
         res.writeHead(404, { 'content-type': 'application/problem+json' });
         res.end('{}');
       }
-    }, 300);
+    }, known ? 300 : 0);
   });
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
-      resolve({ base: `http://127.0.0.1:${server.address().port}`, fetches, close: () => server.close() });
+      resolve({ base: `http://127.0.0.1:${server.address().port}`, fetches, times, close: () => server.close() });
     });
   });
 }
@@ -395,6 +408,42 @@ describe('a worker resolving configs from a store', () => {
     assert.deepEqual(info.body.config_ids, [configId]);
     assert.deepEqual(info.body.configs[badId], { fetches: 2, cache_hits: 0, tasks: 0 });
     assert.equal(info.body.partitions, 6);
+  });
+
+  // Defect 8: a stream of well-formed unknown IDs costs one store fetch per
+  // ID per window (asked again at once: none), and neither /metrics nor
+  // /v1/info grows with it; a dropped config's series go with it.
+  test('thousands of unknown config IDs: one fetch each, bounded memory and series', async () => {
+    const N = 2000;
+    const ids = [...Array(N).keys()].map((i) => `sha256:${i.toString(16).padStart(64, 'c')}`);
+    const series = async () => (await call(worker.base, 'GET', '/metrics')).text.split('\n').filter((l) => l.includes('config_id="')).length;
+    const held = await series();
+    assert.equal(held, 3, 'fetches, hits and tasks of the one cached config');
+    const task = JSON.stringify(rowsTask([{ a: 1 }], 'a > 0'));
+    const ask = async (list) => {
+      for (let i = 0; i < list.length; i += 8) {
+        const batch = list.slice(i, i + 8).map((id) => call(worker.base, 'POST', '/v1/tasks', {
+          body: task, headers: { 'content-type': 'application/json', 'framed-config-id': id },
+        }));
+        for (const r of await Promise.all(batch)) assertProblem(r, 404, 'config-not-found');
+      }
+    };
+    await ask(ids);
+    assert.equal(ids.reduce((n, id) => n + (store.fetches.get(id) ?? 0), 0), N, 'one fetch per ID');
+    // Asked again, the latest first: an ID is fetched again only once the
+    // worker's window (1 s, PROTO_CONFIG_NEGATIVE_TTL_MS) has passed since
+    // its last fetch, however slow this machine is.
+    await ask([...ids].reverse());
+    for (const id of ids) {
+      const t = store.times.get(id);
+      assert.ok(t.length === 1 || (t.length === 2 && t[1] - t[0] >= 900), `${id}: fetched at ${t}`);
+    }
+    assert.equal(await series(), held);
+    const info = await call(worker.base, 'GET', '/v1/info');
+    assert.ok(Object.keys(info.body.configs).length <= 1 + 16, `counters bounded: ${Object.keys(info.body.configs).length}`);
+    const d = await call(worker.base, 'DELETE', `/v1/configs/${configId}`, { headers: { 'framed-config-id': configId } });
+    assert.equal(d.status, 200, d.text);
+    assert.equal(await series(), 0, 'the dropped config\'s series are gone');
   });
 });
 

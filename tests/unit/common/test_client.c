@@ -11,6 +11,8 @@
 
 #include "mhd_fixture.h"
 
+#include <curl/curl.h>
+
 #define SECRET "cluster-secret"
 #define CONFIG_ID "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -21,6 +23,8 @@ struct seen {
     char method[16];
     char uri[256];
     char config_id[80];
+    char request_id[80];
+    char query_id[80];
     char content_type[64];
     size_t body_len;
     int verify_rc;
@@ -58,6 +62,9 @@ static enum MHD_Result handle(void *cls, struct mhd_request *rq)
                 mhd_fixture_header(rq, "Framed-Config-Id"));
     copy_header(seen->content_type, sizeof(seen->content_type),
                 mhd_fixture_header(rq, "Content-Type"));
+    copy_header(seen->request_id, sizeof(seen->request_id),
+                mhd_fixture_header(rq, FR_REQUEST_ID_HEADER));
+    copy_header(seen->query_id, sizeof(seen->query_id), mhd_fixture_header(rq, FR_QUERY_ID_HEADER));
     seen->body_len = rq->body.len;
     seen->verify_rc = rc;
     copy_header(seen->verify_message, sizeof(seen->verify_message), err.message);
@@ -307,6 +314,104 @@ static void test_refuses_bad_requests(void **state)
     free(url);
 }
 
+/* The same call driven by a caller's multi handle (as the remote runner
+ * does): signed (the path and query parsed from the URL), the tracing IDs
+ * sent, the answer and its echo captured by finish. */
+static void test_xfer_on_a_multi_handle(void **state)
+{
+    struct fixture *f = *state;
+    static const char body[] = "{\"task\":1}";
+    char *url = fr_xasprintf("%s/v1/tasks?attempt=2", f->server.base_url);
+    struct fr_client_req req = {.method = "POST",
+                                .url = url,
+                                .config_id = CONFIG_ID,
+                                .content_type = "application/json",
+                                .body = body,
+                                .body_len = strlen(body),
+                                .secret = SECRET,
+                                .sender = "coordinator",
+                                .request_id = "req-123",
+                                .query_id = "q-456"};
+    struct fr_client_resp resp;
+    struct fr_client_xfer *x = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(fr_client_xfer_new(&req, &resp, &x, &err), FR_OK);
+    CURLM *m = curl_multi_init();
+    curl_multi_add_handle(m, fr_client_xfer_easy(x));
+    int running = 1;
+    while (running) {
+        curl_multi_perform(m, &running);
+        if (running)
+            curl_multi_poll(m, NULL, 0, 100, NULL);
+    }
+    int left = 0;
+    CURLMsg *msg = curl_multi_info_read(m, &left);
+    assert_non_null(msg);
+    assert_int_equal(fr_client_xfer_finish(x, (int)msg->data.result, &err), FR_OK);
+    assert_int_equal(resp.status, 201);
+    assert_string_equal(resp.config_id, CONFIG_ID);
+    assert_memory_equal(resp.body.data, body, strlen(body));
+    pthread_mutex_lock(&f->seen.lock);
+    assert_int_equal(f->seen.verify_rc, FR_OK);
+    assert_string_equal(f->seen.uri, "/v1/tasks?attempt=2");
+    assert_string_equal(f->seen.request_id, "req-123");
+    assert_string_equal(f->seen.query_id, "q-456");
+    pthread_mutex_unlock(&f->seen.lock);
+    curl_multi_remove_handle(m, fr_client_xfer_easy(x));
+    fr_client_xfer_free(x);
+    curl_multi_cleanup(m);
+    fr_client_resp_cleanup(&resp);
+
+    req.query_id = "q\r\nX-Injected: 1"; /* a tracing ID is a header value too */
+    assert_int_equal(fr_client_xfer_new(&req, &resp, &x, &err), FR_EINVAL);
+    assert_null(x);
+    free(url);
+}
+
+/* A peer that answers 100 Continue with an echo, then a final answer
+ * without one: the echo of the interim response must not count. */
+static void *continue_peer(void *arg)
+{
+    int lfd = *(int *)arg;
+    int c = accept(lfd, NULL, NULL);
+    char buf[4096];
+    ssize_t n = recv(c, buf, sizeof(buf), 0);
+    (void)n;
+    static const char answer[] = "HTTP/1.1 100 Continue\r\nFramed-Config-Id: " CONFIG_ID
+                                 "\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                                 "Connection: close\r\n\r\nok";
+    ssize_t w = send(c, answer, sizeof(answer) - 1, 0);
+    (void)w;
+    close(c);
+    return NULL;
+}
+
+static void test_echo_forgotten_after_100_continue(void **state)
+{
+    (void)state;
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(addr);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    assert_int_equal(listen(lfd, 1), 0);
+    getsockname(lfd, (struct sockaddr *)&addr, &alen);
+    pthread_t t;
+    pthread_create(&t, NULL, continue_peer, &lfd);
+    char *url = fr_xasprintf("http://127.0.0.1:%u/v1/tasks", (unsigned)ntohs(addr.sin_port));
+    struct fr_client_req req = {.method = "GET", .url = url, .config_id = CONFIG_ID};
+    struct fr_client_resp resp;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(fr_client_call(&req, &resp, &err), FR_OK);
+    assert_int_equal(resp.status, 200);
+    assert_string_equal(resp.config_id, "");
+    fr_client_resp_cleanup(&resp);
+    pthread_join(t, NULL);
+    close(lfd);
+    free(url);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_closed_port),
         cmocka_unit_test(test_refuses_bad_requests),
+        cmocka_unit_test(test_xfer_on_a_multi_handle),
+        cmocka_unit_test(test_echo_forgotten_after_100_continue),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -243,6 +243,58 @@ static void test_static_workers(void **s)
     runner_registry_free(g);
 }
 
+/* Workers by state as /metrics gauges, and the live count the remote
+ * runner's admission reads (no worker: 503 no-workers at once). */
+static void test_live_count_and_metrics(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 20);
+    assert_int_equal(runner__registry_live(g), 0);
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w2", "http://w2", 2);
+    assert_int_equal(runner__registry_live(g), 2);
+    struct fr_buf b;
+    fr_buf_init(&b);
+    runner_registry_metrics(g, &b);
+    assert_non_null(strstr(b.data, "framed_workers{state=\"active\"} 2\n"));
+    assert_non_null(strstr(b.data, "framed_workers{state=\"gone\"} 0\n"));
+    fr_buf_cleanup(&b);
+    sleep_ms(300); /* > 10 beats of 20 ms: both gone */
+    assert_int_equal(runner__registry_live(g), 0);
+    fr_buf_init(&b);
+    runner_registry_metrics(g, &b);
+    assert_non_null(strstr(b.data, "framed_workers{state=\"gone\"} 2\n"));
+    fr_buf_cleanup(&b);
+    runner_registry_free(g);
+}
+
+/* A worker that hung owes a drop: it is handed out once, only after two
+ * heartbeats since and with no task running. */
+static void test_returned_after_hang(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 1000);
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w2", "http://w2", 2);
+    assert_null(runner__registry_take_returned(g));
+    runner__registry_owe_drop(g, "http://w1");
+    runner__registry_done(g, "http://w1", true);
+    assert_null(runner__registry_take_returned(g)); /* suspect, no beat yet */
+    sleep_ms(2); /* a heartbeat later than the failure, to the millisecond */
+    announce(g, "w1", "http://w1", 2);
+    assert_null(runner__registry_take_returned(g)); /* one beat: late requests may run */
+    announce(g, "w1", "http://w1", 2);
+    char **urls = runner__registry_take_returned(g);
+    assert_non_null(urls);
+    assert_string_equal(urls[0], "http://w1");
+    assert_null(urls[1]);
+    free(urls[0]);
+    free(urls);
+    announce(g, "w1", "http://w1", 2);
+    assert_null(runner__registry_take_returned(g)); /* taken once */
+    runner_registry_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +306,8 @@ int main(void)
         cmocka_unit_test(test_ties_rotate),
         cmocka_unit_test(test_announced_url_trailing_slash),
         cmocka_unit_test(test_static_workers),
+        cmocka_unit_test(test_live_count_and_metrics),
+        cmocka_unit_test(test_returned_after_hang),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@ struct fake_store {
     store base;
     struct cfg_frozen *frozen; /* what it holds */
     bool tamper;               /* answer other bytes than the ID's */
+    bool fast;                 /* answer at once */
     atomic_int gets;
 };
 
@@ -30,7 +31,8 @@ static int fake_get(store *s, const char *id, char **bytes, size_t *len, struct 
     struct fake_store *f = (struct fake_store *)s;
     atomic_fetch_add(&f->gets, 1);
     struct timespec ts = {0, 100 * 1000000L};
-    nanosleep(&ts, NULL); /* long enough for the other threads to miss too */
+    if (!f->fast)
+        nanosleep(&ts, NULL); /* long enough for the other threads to miss too */
     if (strcmp(id, f->frozen->id) != 0)
         return fr_error_set(err, FR_ENOTFOUND, "absent");
     *bytes = strdup(f->frozen->canonical);
@@ -220,6 +222,50 @@ static void test_unknown_and_malformed_ids(void **state)
     assert_int_equal(atomic_load(&fx->store->gets), 1);
 }
 
+/* Series of /metrics labelled by a config ID. */
+static int config_series(worker *w)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    worker_metrics(w, &b);
+    int n = 0;
+    for (const char *p = b.data; p && (p = strstr(p, "{config_id=\"")); p++)
+        n++;
+    fr_buf_cleanup(&b);
+    return n;
+}
+
+/* Defect 8: thousands of well-formed unknown IDs cost one store fetch each
+ * (asked again at once: none), and neither counters nor /metrics series grow
+ * with them; a dropped config's series go with it. */
+static void test_unknown_ids_bounded(void **state)
+{
+    struct fixture *fx = *state;
+    enum { NIDS = 2000 };
+    fx->store->fast = true;
+    struct cfg_frozen *f = NULL;
+    assert_int_equal(worker_config_get(fx->w, fx->id, &f, NULL), FR_OK);
+    cfg_frozen_unref(f);
+    assert_int_equal(config_series(fx->w), 3); /* fetches, hits, tasks of the held one */
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < NIDS; i++) {
+            char id[80];
+            snprintf(id, sizeof(id), "sha256:%064x", i);
+            struct fr_error err;
+            fr_error_init(&err);
+            assert_int_equal(worker_config_get(fx->w, id, &f, &err), FR_ENOTFOUND);
+            assert_string_equal(err.kind, "config-not-found");
+        }
+        assert_int_equal(atomic_load(&fx->store->gets), 1 + NIDS); /* round 2: no fetch */
+    }
+    assert_int_equal(config_series(fx->w), 3);
+    json_t *info = worker_info(fx->w);
+    assert_true(json_object_size(json_object_get(info, "configs")) <= 1 + WORKER_RECENT_WINDOW);
+    json_decref(info);
+    worker_config_drop(fx->w, fx->id, NULL, NULL);
+    assert_int_equal(config_series(fx->w), 0);
+}
+
 static json_t *rows_task(void)
 {
     return json_pack("{s{si si s{ss s[{si}{si}{si}] s[]} sn s[{ss}] sn si} s[]}", "spec", "stage",
@@ -234,7 +280,7 @@ static void test_task_runs_with_its_config(void **state)
     struct fr_error err;
     fr_error_init(&err);
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(worker_task_run(fx->w, fx->id, body, &out, &ext, &err), FR_OK);
+        assert_int_equal(worker_task_run(fx->w, fx->id, NULL, body, &out, &ext, &err), FR_OK);
         assert_null(ext);
         assert_string_equal(json_string_value(json_object_get(out, "config_id")), fx->id);
         json_t *o = json_array_get(json_object_get(out, "outputs"), 0);
@@ -271,7 +317,7 @@ static void test_task_input_lost(void **state)
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(worker_task_run(fx->w, fx->id, body, &out, &ext, &err), FR_EIO);
+    assert_int_equal(worker_task_run(fx->w, fx->id, NULL, body, &out, &ext, &err), FR_EIO);
     assert_null(out);
     assert_string_equal(err.kind, "input-lost");
     json_t *lost = json_object_get(ext, "lost");
@@ -288,6 +334,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drop_then_fetch_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_integrity_failure_caches_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_and_malformed_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_ids_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_runs_with_its_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_input_lost, setup, teardown),
     };

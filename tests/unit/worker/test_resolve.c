@@ -97,7 +97,8 @@ static void test_hit_is_counted(void **state)
         json_t *out = NULL, *ext = NULL;
         struct fr_error err;
         fr_error_init(&err);
-        assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err), FR_OK);
+        assert_int_equal(worker_task_run(fx->w, fx->frozen->id, NULL, body, &out, &ext, &err),
+                         FR_OK);
         json_decref(out);
     }
     json_decref(body);
@@ -139,7 +140,8 @@ static void test_inline_wrong_bytes_refused(void **state)
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err), FR_EDATA);
+    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, NULL, body, &out, &ext, &err),
+                     FR_EDATA);
     assert_string_equal(err.kind, "config-integrity");
     assert_null(out);
     json_decref(body);
@@ -149,7 +151,8 @@ static void test_inline_wrong_bytes_refused(void **state)
                      "rows", "rows", "hints", "core", "pipeline", "sink", "nbuckets", 1,
                      "config_inline", 7);
     fr_error_init(&err);
-    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err), FR_EINVAL);
+    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, NULL, body, &out, &ext, &err),
+                     FR_EINVAL);
     assert_string_equal(err.kind, "invalid-task");
     json_decref(body);
     /* The task never ran: no task counted, no partition, nothing cached. */
@@ -175,7 +178,8 @@ static void test_inline_runs_without_cache(void **state)
         json_t *out = NULL, *ext = NULL;
         struct fr_error err;
         fr_error_init(&err);
-        assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err), FR_OK);
+        assert_int_equal(worker_task_run(fx->w, fx->frozen->id, NULL, body, &out, &ext, &err),
+                         FR_OK);
         assert_string_equal(json_string_value(json_object_get(out, "config_id")), fx->frozen->id);
         json_decref(out);
     }
@@ -201,7 +205,8 @@ static void test_inline_runs_without_cache(void **state)
     json_t *out = NULL, *ext = NULL;
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, body, &out, &ext, &err), FR_ENOTFOUND);
+    assert_int_equal(worker_task_run(fx->w, fx->frozen->id, NULL, body, &out, &ext, &err),
+                     FR_ENOTFOUND);
     assert_string_equal(err.kind, "config-not-found");
     json_decref(body);
 }

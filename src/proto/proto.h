@@ -1,0 +1,67 @@
+/* proto: the client side of the coordinator<->worker protocol, shared by the
+ * remote runner (its tasks, partition fetches and releases) and the worker
+ * (inputs from its peers). It builds on common's HTTP client (signing, the
+ * config-ID header and its echo) and adds what the protocol means: who calls
+ * under which config, the echo check, partition fetch, timeouts, and the one
+ * mapping of a worker's problem answer to a status. proto -> common only. */
+#ifndef FRAMED_PROTO_H
+#define FRAMED_PROTO_H
+
+#include "../common/common.h"
+
+/* Timeouts of the protocol's calls (a task's is its task_timeout_ms plus
+ * PROTO_TASK_GRACE_MS, so the worker's own timeout answers first). */
+#define PROTO_FETCH_TIMEOUT_MS 120000
+#define PROTO_DROP_TIMEOUT_MS 5000
+#define PROTO_RELEASE_TIMEOUT_MS 3000
+#define PROTO_TASK_GRACE_MS 5000
+/* How long a worker remembers that the store does not hold a config ID (it
+ * answers config-not-found without a fetch meanwhile); a coordinator that put
+ * the config back waits this long before it sends the task again. */
+#define PROTO_CONFIG_NEGATIVE_TTL_MS 1000
+/* Bounds of the tracing IDs a worker accepts (printable ASCII, no spaces). */
+#define PROTO_TRACE_ID_MAX 64
+
+/* Who calls, under which config: every string borrowed for the call. */
+struct proto_peer {
+    const char *config_id;  /* required: sent and checked in the echo */
+    const char *secret;     /* NULL = unsigned */
+    const char *sender;     /* Framed-Sender when signing */
+    const char *request_id; /* the coordinator request behind the call, or NULL */
+    const char *query_id;   /* the query behind the call, or NULL */
+};
+
+/* Fills *req for a call of peer to url (all borrowed). */
+void proto_req_init(struct fr_client_req *req, const struct proto_peer *peer, const char *method,
+                    const char *url);
+
+/* True when the answer echoes config_id (an answer for another config, or
+ * none, must not be used). */
+bool proto_echo_ok(const struct fr_client_resp *resp, const char *config_id);
+
+/* The status a worker's HTTP answer code stands for, by the rule of the HTTP
+ * edge's problem table read backwards (404 -> FR_ENOTFOUND, 507 ->
+ * FR_EMEMLIMIT, ...); 5xx without a better match -> FR_EINTERNAL. */
+int proto_status_of_http(long http);
+
+/* A worker's problem answer (body of HTTP code http from worker) into err:
+ * its kind, detail and location kept; the status by proto_status_of_http.
+ * Returns err->status. */
+int proto_problem_to_error(const struct fr_buf *body, long http, const char *worker,
+                           struct fr_error *err);
+
+/* GET {owner}/v1/partitions/{id} under peer's config: *out (new, the
+ * serialized table) on FR_OK. A non-200 answer becomes its problem's error;
+ * an answer for another config is refused (FR_EDATA config-mismatch). */
+int proto_fetch_partition(const struct proto_peer *peer, const char *owner, const char *id,
+                          int64_t max_bytes, struct fr_buf *out, struct fr_error *err);
+
+/* DELETE {worker}/v1/configs/{config_id}: the worker drops the config and the
+ * partitions made under it. FR_OK when it confirmed. */
+int proto_release_config(const struct proto_peer *peer, const char *worker, struct fr_error *err);
+
+/* True when a tracing ID from a header is acceptable: NULL (absent), or
+ * 1..PROTO_TRACE_ID_MAX printable ASCII characters without spaces. */
+bool proto_trace_id_ok(const char *id);
+
+#endif

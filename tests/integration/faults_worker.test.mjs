@@ -1,0 +1,156 @@
+// faults_worker: faults between the coordinator and its workers. A worker
+// that hangs (SIGSTOP) mid-query: its tasks time out and run on the other
+// worker, the query completes; when it wakes (SIGCONT) the coordinator tells
+// it to drop what it holds of the runner. Clock skew: requests signed with a
+// timestamp within the allowed skew are served by a worker and a coordinator
+// alike; beyond it, in either direction, a 401 that names the skew.
+import assert from 'node:assert/strict';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { assertProblem, call, startServer, startWorker } from './lib.mjs';
+
+const MAX_SKEW_S = 300; // FR_SIGN_MAX_SKEW_S, api/internal-protocol.md
+
+// Polls fn until it returns something truthy; the deadline only bounds a hang.
+async function waitFor(fn, what, timeoutMs = 60000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`waited in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The signature headers of api/internal-protocol.md, stamped skewS seconds
+// off this machine's clock.
+function signed(secret, method, target, body, skewS, sender = 'w-skewed') {
+  const stamp = Math.floor(Date.now() / 1000) + skewS;
+  const nonce = randomBytes(16).toString('hex');
+  const bodyHash = createHash('sha256').update(body ?? '').digest('hex');
+  const text = `${method}\n${target}\n${bodyHash}\n${stamp}\n${sender}\n${nonce}`;
+  const mac = createHmac('sha256', secret).update(text).digest('hex');
+  return {
+    'framed-sender': sender, 'framed-timestamp': String(stamp), 'framed-nonce': nonce,
+    'framed-signature': `v1=${mac}`,
+  };
+}
+
+function bigCsv(dataDir, rows) {
+  let s = 'k,v\n';
+  for (let i = 0; i < rows; i++) s += `${i % 31},${i}\n`;
+  writeFileSync(path.join(dataDir, 'big.csv'), s);
+  const expect = new Map();
+  for (let i = 0; i < rows; i++) expect.set(i % 31, (expect.get(i % 31) ?? 0) + i);
+  return [...expect.entries()].map(([k, v]) => JSON.stringify([k, v])).sort();
+}
+
+const canon = (rows) => rows.map((r) => JSON.stringify(Array.isArray(r) ? r : Object.values(r))).sort();
+
+async function workerInfo(w) {
+  const r = await call(w.base, 'GET', '/v1/info');
+  assert.equal(r.status, 200, r.text);
+  return r.body;
+}
+
+async function workersByUrl(coord) {
+  const r = await call(coord.base, 'GET', '/v1/workers');
+  return new Map(r.body.workers.map((w) => [w.url, w]));
+}
+
+test('a worker that hangs mid-query: its tasks run elsewhere; awake, it drops what it held', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const workers = [];
+  let stopped = null;
+  try {
+    for (let i = 0; i < 2; i++) {
+      workers.push(await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir] }));
+    }
+    await waitFor(async () => [...(await workersByUrl(coord)).values()].filter((w) => w.state === 'active').length === 2,
+      'two active workers');
+    const expect = bigCsv(coord.dataDir, 20000);
+    const cfg = await call(coord.base, 'POST', '/v1/config', {
+      json: { scan_tasks_max_size_bytes: 4096, scan_tasks_min_size_bytes: 1, shuffle_partitions: 4, maintain_order: false, task_timeout_ms: 1000 },
+    });
+    assert.equal(cfg.status, 200, cfg.text);
+    const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    // A first query: both workers hold the runner's config.
+    let r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const configId = r.body.config_id;
+    const [victim, survivor] = workers;
+    assert.ok((await workerInfo(victim)).config_ids.includes(configId), 'the victim ran tasks');
+
+    // Stopped, it still accepts connections (the kernel does) and answers nothing.
+    process.kill(victim.pid, 'SIGSTOP');
+    stopped = victim;
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.deepEqual(canon(res.body.rows), expect);
+    const runner = await call(coord.base, 'GET', '/v1/runner');
+    assert.ok(runner.text.includes('"tasks_retried"'), runner.text);
+    assert.ok(/"tasks_retried":\s*[1-9]/.test(runner.text), `some task was retried: ${runner.text}`);
+    assert.notEqual((await workersByUrl(coord)).get(victim.base).state, 'active');
+
+    process.kill(victim.pid, 'SIGCONT');
+    stopped = null;
+    await waitFor(async () => (await workersByUrl(coord)).get(victim.base)?.state === 'active', 'the victim active again');
+    const info = await waitFor(async () => {
+      const i = await workerInfo(victim);
+      return !i.config_ids.includes(configId) && i.partitions === 0 ? i : null;
+    }, 'the woken worker to drop the runner\'s config and partitions');
+    assert.deepEqual(info.config_ids, []);
+    assert.ok(coord.stderr().includes(`worker ${victim.base} is back after hanging`), 'the coordinator logged it');
+    // The other worker keeps its config; the cluster still works.
+    assert.ok((await workerInfo(survivor)).config_ids.includes(configId));
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+  } finally {
+    if (stopped) process.kill(stopped.pid, 'SIGCONT');
+    for (const w of workers) await w.stop();
+    await coord.stop();
+  }
+});
+
+test('clock skew within the allowed age works; beyond it, a 401 that names the skew', async () => {
+  const secret = randomBytes(24).toString('hex');
+  const env = { FRAMED_CLUSTER_SECRET: secret };
+  const coord = await startServer({ args: ['--runner', 'remote'], env });
+  const worker = await startWorker(coord.base, { env });
+  try {
+    const within = MAX_SKEW_S - 60;
+    const beyond = MAX_SKEW_S + 60;
+    for (const skew of [within, -within]) {
+      const r = await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '', skew) });
+      assert.equal(r.status, 200, `a worker takes a request ${skew} s off: ${r.text}`);
+      const announce = JSON.stringify({ id: `w-skew${skew < 0 ? 'm' : 'p'}`, url: 'http://127.0.0.1:9', threads: 1, running_tasks: 0, config_ids: [] });
+      const a = await call(coord.base, 'POST', '/v1/workers', {
+        body: announce, headers: { 'content-type': 'application/json', ...signed(secret, 'POST', '/v1/workers', announce, skew) },
+      });
+      assert.equal(a.status, 200, `a coordinator takes an announce ${skew} s off: ${a.text}`);
+    }
+    for (const [skew, word] of [[beyond, 'ahead of'], [-beyond, 'behind']]) {
+      const r = await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '', skew) });
+      assertProblem(r, 401, 'unauthorized');
+      assert.match(r.body.detail, /clock skew/);
+      assert.match(r.body.detail, new RegExp(`${word} this clock`));
+      assert.match(r.body.detail, new RegExp(`at most ${MAX_SKEW_S} s`));
+      const announce = JSON.stringify({ id: 'w-far', url: 'http://127.0.0.1:9', threads: 1, running_tasks: 0, config_ids: [] });
+      const a = await call(coord.base, 'POST', '/v1/workers', {
+        body: announce, headers: { 'content-type': 'application/json', ...signed(secret, 'POST', '/v1/workers', announce, skew) },
+      });
+      assertProblem(a, 401, 'unauthorized');
+      assert.match(a.body.detail, /clock skew/);
+    }
+    // The real worker, its clock in sync, is part of the cluster all along.
+    assertProblem(await call(worker.base, 'GET', '/v1/info'), 401, 'unauthorized');
+    const listed = await waitFor(async () => (await workersByUrl(coord)).get(worker.base), 'the worker listed');
+    assert.equal(listed.state, 'active');
+  } finally {
+    await worker.stop();
+    await coord.stop();
+  }
+});
