@@ -67,10 +67,11 @@ export async function startCoordinator({ runner = 'remote', dataDir, threads = 2
 }
 
 // dataDir: the coordinator's, so task file inputs (relative to it) resolve.
-export async function startWorker(coordBase, { threads = 2, dir, dataDir } = {}) {
+// args: extra flags (e.g. --data-source remote).
+export async function startWorker(coordBase, { threads = 2, dir, dataDir, args = [] } = {}) {
   const root = dir || mkdtempSync(join(tmpdir(), 'framed-cbench-'));
   const p = await startProc(['worker', '--coordinator', coordBase, '--port', '0', '--threads', String(threads),
-    ...(dataDir ? ['--data-dir', dataDir] : []), '--log-level', 'warn'], join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`));
+    ...(dataDir ? ['--data-dir', dataDir] : []), '--log-level', 'warn', ...args], join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`));
   const stop = p.stop;
   p.stop = async () => {
     const r = await stop();

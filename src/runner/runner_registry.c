@@ -276,12 +276,18 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
     struct wentry *best = NULL;
     *any_alive = false;
     pthread_mutex_lock(&g->lock);
+    /* The worker a job failed on is avoided only while another one is active:
+     * a lone survivor is better than no worker at all. */
+    bool other_active = false;
+    for (int k = 0; avoid && k < g->n && !other_active; k++)
+        other_active = strcmp(g->w[k].url, avoid) != 0 &&
+                       strcmp(state_of(g, &g->w[k], now), "active") == 0;
     unsigned first = g->n ? g->rotation++ % (unsigned)g->n : 0;
     for (int k = 0; k < g->n; k++) {
         struct wentry *e = &g->w[(first + (unsigned)k) % (unsigned)g->n];
         if (strcmp(state_of(g, e, now), "active") != 0)
             continue;
-        if (avoid && strcmp(e->url, avoid) == 0 && g->n > 1)
+        if (avoid && other_active && strcmp(e->url, avoid) == 0)
             continue;
         *any_alive = true;
         if (e->inflight >= e->threads)

@@ -209,6 +209,8 @@ static void dispatch(struct remote_runner *rr)
         const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
         bool alive = false;
         char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, &alive);
+        if (alive)
+            job->waiting_since_ms = fr_now_ms(); /* patience counts from the last active worker */
         if (worker) {
             start_task(rr, job, worker);
             free(worker);

@@ -171,13 +171,21 @@ static void test_pick_slots_locality_failures(void **s)
     char *u5 = runner__registry_pick(g, NULL, NULL, &alive);
     assert_null(u5); /* a is free but suspect, b is full */
     runner__registry_done(g, "http://b", false);
-    char *u6 = runner__registry_pick(g, NULL, "http://b", &alive); /* avoid b: none left */
-    assert_null(u6);
+    /* avoid b, but a is suspect: the lone active worker is better than none
+     * (a job that failed once on it must not wait for a worker that is not there) */
+    char *u6 = runner__registry_pick(g, NULL, "http://b", &alive);
+    assert_string_equal(u6, "http://b");
+    runner__registry_done(g, "http://b", false);
     sleep_ms(2);
     announce(g, "w1", "http://a", 1); /* a newer heartbeat makes it active again */
     assert_string_equal(state(g, "http://a"), "active");
+    char *u8 = runner__registry_pick(g, NULL, "http://b", &alive); /* avoid b: a is there */
+    assert_string_equal(u8, "http://a");
+    runner__registry_done(g, "http://a", false);
     char *u7 = runner__registry_pick(g, NULL, NULL, &alive);
     assert_string_equal(u7, "http://a");
+    free(u6);
+    free(u8);
     free(u1);
     free(u2);
     free(u3);
