@@ -12,7 +12,8 @@
 #      bookworm` (needs root and deb.debian.org) and the tarball saved there;
 #   2. framed:$TAG from docker/Dockerfile, framed-redis:$TAG from
 #      docker/redis/Dockerfile: `podman build --pull=never --format docker
-#      --network host` (docker format keeps the HEALTHCHECK).
+#      --network host` (docker format keeps the HEALTHCHECK); both also
+#      tagged with the project's version (0.1.0: the tag docker/k8s/ uses).
 #
 # usage: scripts/container-image.sh [--base-only] [--probe]
 #   --base-only  only step 1
@@ -115,4 +116,13 @@ build() { # image dockerfile
 }
 build "framed:$tag" docker/Dockerfile
 build "framed-redis:$tag" docker/redis/Dockerfile
+# Also the project's version (CMakeLists.txt), the tag docker/k8s/ names.
+version="$(sed -n 's/^project(framed VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
+if [ -n "$version" ] && [ "$version" != "$tag" ]; then
+    "${podman[@]}" tag "framed:$tag" "framed:$version"
+    "${podman[@]}" tag "framed-redis:$tag" "framed-redis:$version"
+fi
+# The untagged build-stage images are the layer cache of the next build (a
+# changed src/ shares all but its last layer): `container-podman.sh image
+# prune` reclaims them.
 log "done in $((SECONDS - start_s))s: framed:$tag $("${podman[@]}" image inspect -f '{{.Size}}' "framed:$tag") bytes"
