@@ -108,6 +108,10 @@ before(async () => {
   assert.equal(await activeWorkers(), 3, `three active workers:\n${await clusterLogs()}`);
   console.log(`# cluster up in ${Date.now() - t0} ms`);
   cl.local = await startServer();
+  for (const f of readdirSync(path.join(GOLDEN, 'inputs'))) { // the coordinator's data volume only
+    copyFileSync(path.join(GOLDEN, 'inputs', f), path.join(cl.data, f));
+    copyFileSync(path.join(GOLDEN, 'inputs', f), path.join(cl.local.dataDir, f));
+  }
 });
 
 after(async () => {
@@ -126,10 +130,6 @@ async function runPlan(base, plan) {
 }
 
 test('golden plans on the cluster of containers give the local runner\'s answers', { skip: !ready }, async () => {
-  for (const f of readdirSync(path.join(GOLDEN, 'inputs'))) {
-    copyFileSync(path.join(GOLDEN, 'inputs', f), path.join(cl.data, f));
-    copyFileSync(path.join(GOLDEN, 'inputs', f), path.join(cl.local.dataDir, f));
-  }
   const cases = readdirSync(GOLDEN).filter((f) => f.endsWith('.json'))
     .map((f) => [f, readFileSync(path.join(GOLDEN, f), 'utf8')])
     .filter(([, text]) => !/\d{16,}/.test(JSON.stringify(JSON.parse(text).plan)))
@@ -173,11 +173,8 @@ test('golden plans on the cluster of containers give the local runner\'s answers
 });
 
 test('Redis container restart: no config lost (AOF), the coordinator puts back what it holds', { skip: !ready }, async () => {
+  await call(cl.base, 'DELETE', '/v1/runner?force=true'); // whatever an earlier test left
   let r = await call(cl.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'trips' }, ops: [{ where: 'fare > 10' }] } });
-  if (r.status === 404) { // golden inputs have no trips: use the demo file
-    copyFileSync(path.join(SOURCE_DIR, 'scripts', 'demo', 'trips.csv'), path.join(cl.data, 'trips.csv'));
-    r = await call(cl.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'trips' }, ops: [{ where: 'fare > 10' }] } });
-  }
   assert.equal(r.status, 201, r.text);
   const id = r.body.config_id;
   const key = `framed:config:${id}`;
@@ -223,6 +220,7 @@ test('a worker container killed mid-query: the query still gives the right answe
   for (let i = 0; i < 300000; i++) { s += `${i % 97},${i}\n`; expect.set(i % 97, (expect.get(i % 97) ?? 0) + i); }
   writeFileSync(path.join(cl.data, 'big.csv'), s);
   const want = canon([...expect.entries()].map(([k, v]) => [k, v]));
+  await call(cl.base, 'DELETE', '/v1/runner?force=true'); // whatever an earlier test left
   let r = await call(cl.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, shuffle_partitions: 6, maintain_order: false } });
   assert.equal(r.status, 200, r.text);
   const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
