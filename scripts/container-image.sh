@@ -20,7 +20,8 @@
 #   --probe      after step 1, check that podman can start a container at
 #                all: exit 77 with a message if it cannot (tests skip on it)
 # environment: FRAMED_IMAGE_TAG (default latest), FRAMED_PODMAN_STORAGE_DRIVER
-# (see container-podman.sh), DEBIAN_MIRROR (default http://deb.debian.org/debian)
+# and FRAMED_PODMAN_RUNTIME (see container-podman.sh), DEBIAN_MIRROR (default
+# http://deb.debian.org/debian)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -33,7 +34,7 @@ for arg in "$@"; do
     --base-only) base_only=1 ;;
     --probe) probe=1 ;;
     -h | --help)
-        sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -97,8 +98,9 @@ else
 fi
 
 if [ "$probe" = 1 ]; then
-    if ! out="$("${podman[@]}" run --rm --network host --pull=never debian:bookworm true 2>&1)"; then
-        printf '%s\n' "$out" >&2
+    if ! "${podman[@]}" run --rm --network host --pull=never debian:bookworm true \
+        >"$cache/probe.log" 2>&1; then
+        tr -d '\0' <"$cache/probe.log" >&2
         log "podman cannot start a container on this machine"
         exit 77
     fi
