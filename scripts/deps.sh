@@ -7,7 +7,8 @@
 #
 # usage: scripts/deps.sh [--test]
 #   --test   also the packages that only the tests need (Chromium for the
-#            dashboard test, clang for the fuzz targets)
+#            dashboard test, clang for the fuzz targets, podman for the
+#            container tests)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -38,8 +39,12 @@ packages=(
 )
 # Only the tests: the dashboard test drives Debian's Chromium headless; the
 # fuzz targets need clang with libFuzzer and the sanitizer runtimes; test.sh
-# checks the C formatting with clang-format.
-test_packages=(chromium fonts-liberation clang libclang-rt-14-dev clang-format)
+# checks the C formatting with clang-format; the container tests
+# (tests/container/) build and run the images with podman and runc on a
+# debootstrap base (uidmap, slirp4netns and fuse-overlayfs for rootless
+# podman) and check docker/compose.yaml with both compose tools.
+test_packages=(chromium fonts-liberation clang libclang-rt-14-dev clang-format
+    podman runc uidmap slirp4netns fuse-overlayfs debootstrap podman-compose docker-compose)
 
 # Any Node.js >= 18 already on PATH will do (with its npm); else Debian's.
 node_usable() {

@@ -91,7 +91,10 @@ step "fuzz smoke"
 ctest --test-dir build-fuzz -L fuzz --output-on-failure -j2 || rc=$?
 # ---- end of fuzz smoke -------------------------------------------------------
 
-# The whole suite last, so its summary closes the output.
+# The whole suite last, so its summary closes the output. It includes the
+# container tests (label container, tests/container/): they build framed's
+# images with podman (scripts/container-image.sh, which sets CONTAINERS_CONF
+# and podman's storage itself) and run a server and a cluster of containers.
 step "ctest"
 ctest --test-dir build-asan --output-on-failure -j2 || rc=$?
 
