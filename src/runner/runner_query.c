@@ -253,8 +253,10 @@ static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *e
     }
     if (rc == FR_OK)
         rc = check_remote_result(q, p, err);
+    if (rc == FR_OK) /* one measure: what the context charges, not the worker's word */
+        p->bytes = df_table_bytes(p->table);
     if (rc == FR_OK && *left >= 0)
-        *left -= df_table_bytes(p->table);
+        *left -= p->bytes;
     return rc;
 }
 
