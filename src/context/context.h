@@ -107,7 +107,12 @@ int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err
 typedef struct ctx_query_watch ctx_query_watch;
 ctx_query_watch *ctx_query_watch_new(ctx *c, const char *id);
 bool ctx_query_watch_settled(ctx_query_watch *w);
-void ctx_query_watch_free(ctx_query_watch *w); /* accepts NULL */
+json_t *ctx_query_watch_json(ctx_query_watch *w); /* new: its status, as GET answers it */
+void ctx_query_watch_free(ctx_query_watch *w);    /* accepts NULL */
+/* As ctx_query_submit without waiting, *watch (new) the accepted query held
+ * by reference: its answer never needs a second lookup a reset may lose. */
+int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_t **out,
+                             ctx_query_watch **watch, struct ctx_error *err);
 /* A finished query's result, held by reference while it is being sent.
  * FR_ECONFLICT kind query-not-finished while running; FR_EDATA kind
  * query-failed when it failed. */

@@ -110,14 +110,6 @@ static void query_finished(runner_query *q, void *arg)
     free(fa);
 }
 
-static json_t *query_json(struct ctx_qrec *rec)
-{
-    json_t *j = runner_query_json(rec->q);
-    if (rec->frame_id[0])
-        json_object_set_new(j, "dataframe", json_string(rec->frame_id));
-    return j;
-}
-
 static int resolve_body(ctx *c, json_t *body, json_t **plan, char *frame_id, size_t fsz,
                         struct ctx_error *err)
 {
@@ -180,14 +172,12 @@ static bool wait_query(ctx *c, runner_query *q, int64_t wait_ms)
     }
 }
 
-int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
-                     bool *finished, struct ctx_error *err)
+/* Plans and submits the query; *q (a new reference) is the accepted query. */
+static int submit_query(ctx *c, json_t *body, const char *request_id, runner_query **qout,
+                        char *frame_id, size_t fsz, struct ctx_error *err)
 {
-    *out = NULL;
-    *finished = false;
     json_t *plan = NULL;
-    char frame_id[40] = "";
-    int rc = resolve_body(c, body, &plan, frame_id, sizeof(frame_id), err);
+    int rc = resolve_body(c, body, &plan, frame_id, fsz, err);
     if (rc == FR_OK)
         rc = check_budget(c, err);
     runner *r = NULL;
@@ -220,13 +210,32 @@ int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_
         free(fa);
     }
     ctx__runner_release(c);
+    *qout = q;
+    return FR_OK;
+}
+
+/* The status of q (borrowed), with its dataframe when it ran one (new). */
+static json_t *status_json(runner_query *q, const char *frame_id)
+{
+    json_t *j = runner_query_json(q);
+    if (frame_id[0])
+        json_object_set_new(j, "dataframe", json_string(frame_id));
+    return j;
+}
+
+int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
+                     bool *finished, struct ctx_error *err)
+{
+    *out = NULL;
+    *finished = false;
+    runner_query *q = NULL;
+    char frame_id[40] = "";
+    int rc = submit_query(c, body, request_id, &q, frame_id, sizeof(frame_id), err);
+    if (rc != FR_OK)
+        return rc;
     /* without ?wait the answer is always 202: the query was accepted */
     *finished = wait_ms > 0 && wait_query(c, q, wait_ms);
-    pthread_mutex_lock(&c->lock);
-    *out = runner_query_json(q);
-    if (frame_id[0])
-        json_object_set_new(*out, "dataframe", json_string(frame_id));
-    pthread_mutex_unlock(&c->lock);
+    *out = status_json(q, frame_id);
     runner_query_unref(q);
     return FR_OK;
 }
@@ -254,7 +263,7 @@ int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err)
     pthread_mutex_lock(&c->lock);
     struct ctx_qrec *rec = find_query(c, id, NULL);
     if (rec)
-        *out = query_json(rec);
+        *out = status_json(rec->q, rec->frame_id);
     pthread_mutex_unlock(&c->lock);
     return rec ? FR_OK : query_missing(err, id);
 }
@@ -355,24 +364,50 @@ void ctx_result_release(ctx_result *r)
  * context lock or a lookup, so one waiter can check many often. */
 struct ctx_query_watch {
     runner_query *q;
+    char frame_id[40];
 };
+
+static ctx_query_watch *watch_of(runner_query *q, const char *frame_id)
+{
+    ctx_query_watch *w = fr_xmalloc(sizeof(*w));
+    w->q = q;
+    snprintf(w->frame_id, sizeof(w->frame_id), "%s", frame_id);
+    return w;
+}
 
 ctx_query_watch *ctx_query_watch_new(ctx *c, const char *id)
 {
     pthread_mutex_lock(&c->lock);
     struct ctx_qrec *rec = find_query(c, id, NULL);
     runner_query *q = rec ? runner_query_ref(rec->q) : NULL;
+    ctx_query_watch *w = q ? watch_of(q, rec->frame_id) : NULL;
     pthread_mutex_unlock(&c->lock);
-    if (!q)
-        return NULL;
-    ctx_query_watch *w = fr_xmalloc(sizeof(*w));
-    w->q = q;
     return w;
+}
+
+int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_t **out,
+                             ctx_query_watch **watch, struct ctx_error *err)
+{
+    *out = NULL;
+    *watch = NULL;
+    runner_query *q = NULL;
+    char frame_id[40] = "";
+    int rc = submit_query(c, body, request_id, &q, frame_id, sizeof(frame_id), err);
+    if (rc != FR_OK)
+        return rc;
+    *out = status_json(q, frame_id);
+    *watch = watch_of(q, frame_id); /* steals the reference */
+    return FR_OK;
 }
 
 bool ctx_query_watch_settled(ctx_query_watch *w)
 {
     return runner_query_wait(w->q, 0);
+}
+
+json_t *ctx_query_watch_json(ctx_query_watch *w)
+{
+    return status_json(w->q, w->frame_id);
 }
 
 void ctx_query_watch_free(ctx_query_watch *w)

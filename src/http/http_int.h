@@ -152,6 +152,9 @@ void http__wait_register(struct http_request *req);
 
 /* ---- request helpers (http_request.c) ---- */
 const char *http__header(struct http_request *req, const char *name);
+/* Every field line of header name joined with ", " (RFC 9110 section 5.3);
+ * new, NULL when absent or (with *too_long) past max bytes. */
+char *http__header_joined(struct http_request *req, const char *name, size_t max, bool *too_long);
 const char *http__query(struct http_request *req, const char *name);
 const char *http__param(struct http_request *req, const char *name);
 /* Picks the client's X-Request-Id if sane, else generates one. */

@@ -17,6 +17,45 @@ const char *http__header(struct http_request *req, const char *name)
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+struct joined_header {
+    const char *name;
+    struct fr_buf out;
+    size_t max;
+    bool any, too_long;
+};
+
+static enum MHD_Result join_header_value(void *cls, enum MHD_ValueKind kind, const char *key,
+                                         const char *value)
+{
+    (void)kind;
+    struct joined_header *j = cls;
+    if (!key || !value || strcasecmp(key, j->name) != 0)
+        return MHD_YES;
+    size_t n = strlen(value);
+    if (j->out.len + n + 2 > j->max) {
+        j->too_long = true;
+        return MHD_NO;
+    }
+    if (j->any)
+        fr_buf_puts(&j->out, ", ");
+    fr_buf_append(&j->out, value, n);
+    j->any = true;
+    return MHD_YES;
+}
+
+char *http__header_joined(struct http_request *req, const char *name, size_t max, bool *too_long)
+{
+    struct joined_header j = {.name = name, .max = max};
+    fr_buf_init(&j.out);
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, join_header_value, &j);
+    *too_long = j.too_long;
+    if (!j.any || j.too_long) {
+        fr_buf_cleanup(&j.out);
+        return NULL;
+    }
+    return fr_buf_steal(&j.out, NULL);
+}
+
 const char *http__query(struct http_request *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);

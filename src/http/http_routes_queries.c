@@ -47,28 +47,22 @@ static bool query_members_known(struct http_request *req, json_t *body)
     return true;
 }
 
-/* The query's status as the answer to its submit: 200 once finished (a
- * ?wait= that saw it end), else 202 with the Location to poll. */
-static void reply_submitted(struct http_request *req, const char *id, bool finished)
+/* The query's status as the answer to its submit (out stolen): 200 once
+ * finished (a ?wait= that saw it end), else 202 with the Location to poll.
+ * Always from the submit's own query, never looked up again: a reset or an
+ * eviction meanwhile must not turn an accepted query into a 404. */
+static void reply_submitted(struct http_request *req, json_t *out, bool finished)
 {
-    json_t *out = NULL;
-    struct ctx_error err;
-    ctx_error_init(&err);
-    if (ctx_query_get(req->ctx, id, &out, &err) == 0) {
-        char location[160];
-        snprintf(location, sizeof(location), "/v1/queries/%s", id);
-        http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
-        http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
-    } else {
-        http__reply_error(req, &err); /* evicted meanwhile */
-    }
-    ctx_error_cleanup(&err);
+    char location[160];
+    snprintf(location, sizeof(location), "/v1/queries/%s",
+             json_string_value(json_object_get(out, "id")));
+    http__reply_json(req, finished ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, out);
+    http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
 }
 
 /* A ?wait= submit waiting on the server's waiter thread, no thread of its own. */
 struct query_wait {
     ctx_query_watch *watch;
-    char id[40];
 };
 
 static bool query_wait_ready(void *arg)
@@ -78,7 +72,7 @@ static bool query_wait_ready(void *arg)
 
 static void query_wait_finish(struct http_request *req, void *arg, bool ready)
 {
-    reply_submitted(req, ((struct query_wait *)arg)->id, ready);
+    reply_submitted(req, ctx_query_watch_json(((struct query_wait *)arg)->watch), ready);
 }
 
 static void query_wait_free(void *arg)
@@ -110,29 +104,29 @@ static void query_submit_job(struct http_request *req)
         return;
     }
     json_t *out = NULL;
-    bool finished = false;
+    ctx_query_watch *watch = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    char id[40] = "";
-    if (ctx_query_submit(req->ctx, body, req->request_id, 0, &out, &finished, &err) == 0) {
-        snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(out, "id")));
-        json_decref(out);
-    } else {
+    int rc = ctx_query_submit_watched(req->ctx, body, req->request_id, &out, &watch, &err);
+    if (rc != FR_OK)
         http__reply_error(req, &err);
-    }
     ctx_error_cleanup(&err);
     json_decref(body);
-    if (!id[0])
+    if (rc != FR_OK)
         return;
-    ctx_query_watch *watch = wait_ms > 0 ? ctx_query_watch_new(req->ctx, id) : NULL;
-    if (!watch || ctx_query_watch_settled(watch)) {
-        reply_submitted(req, id, watch != NULL); /* without ?wait= always 202 */
+    if (wait_ms <= 0 || ctx_query_watch_settled(watch)) {
+        bool settled = wait_ms > 0; /* without ?wait= always 202 */
+        if (settled) {
+            json_decref(out);
+            out = ctx_query_watch_json(watch); /* the state it settled in */
+        }
+        reply_submitted(req, out, settled);
         ctx_query_watch_free(watch);
         return;
     }
+    json_decref(out);
     struct query_wait *qw = fr_xcalloc(1, sizeof(*qw));
     qw->watch = watch;
-    snprintf(qw->id, sizeof(qw->id), "%s", id);
     http__wait_hand_off(req, &query_wait_ops, qw, wait_ms);
 }
 
@@ -191,7 +185,11 @@ static enum result_format pick_format(struct http_request *req)
                : strcmp(f, "arrow") == 0  ? FMT_UNACCEPTABLE /* not made yet */
                                           : FMT_INVALID;
     }
-    int i = http__accept_pick(http__header(req, MHD_HTTP_HEADER_ACCEPT), result_offers, NOFFERS);
+    bool too_long = false; /* every Accept line counts (RFC 9110 section 5.3) */
+    char *accept =
+        http__header_joined(req, MHD_HTTP_HEADER_ACCEPT, HTTP__MAX_HEADER_BYTES, &too_long);
+    int i = too_long ? HTTP__ACCEPT_MALFORMED : http__accept_pick(accept, result_offers, NOFFERS);
+    free(accept);
     if (i == HTTP__ACCEPT_MALFORMED)
         return FMT_MALFORMED;
     return i >= 0 ? offer_formats[i] : FMT_UNACCEPTABLE;

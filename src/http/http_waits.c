@@ -2,12 +2,14 @@
  * thread each. A deferred job hands its suspended connection over; one waiter
  * thread per server checks the waits (a cheap predicate each, at most
  * HTTP__WAIT_TICK_MS apart) and, when one is ready, times out or the server
- * stops, has the route set its reply and resumes the connection. At most
+ * stops, or its client went away (the query keeps running), has the route set
+ * its reply and resumes the connection. At most
  * --max-waiting-requests wait at once (README: limits): past that, 503. */
 #include "http_int.h"
 
 #include <microhttpd.h>
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -152,14 +154,31 @@ static void wait_finish(struct http__waits *w, struct http__wait *wt, bool ready
     MHD_resume_connection(req->conn); /* req may be freed by MHD from here on */
 }
 
-/* Takes the waits that are done (ready, past their deadline, or all of them
- * when stopping) off the list, w->lock held; returns them linked. */
+/* True when the suspended connection's client closed or reset it: MHD does
+ * not watch a suspended socket, so a client that gave up would keep its slot
+ * of --max-waiting-requests until the wait ends. Bytes pipelined behind the
+ * request (POLLIN alone) are not a departure. */
+static bool client_gone(struct http_request *req)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci || ci->connect_fd == MHD_INVALID_SOCKET)
+        return true;
+    struct pollfd pfd = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&pfd, 1, 0) <= 0)
+        return false;
+    return (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* Takes the waits that are done (ready, past their deadline, their client
+ * gone, or all of them when stopping) off the list, w->lock held; returns them linked. */
 static struct http__wait *take_done(struct http__waits *w, int64_t now)
 {
     struct http__wait *done = NULL, **p = &w->head;
     while (*p) {
         struct http__wait *wt = *p;
-        if (w->stopping || now >= wt->deadline_us || wt->ops->ready(wt->arg)) {
+        if (w->stopping || now >= wt->deadline_us || wt->ops->ready(wt->arg) ||
+            client_gone(wt->req)) {
             *p = wt->next;
             wt->next = done;
             done = wt;

@@ -56,24 +56,89 @@ static void gather(runner_query *q, const struct plan_slot *slot, int task,
             (*out)[(*n)++] = o[t][bucket];
 }
 
+/* The sample partitions (bucket 1 of each task of the stage `from`) that a
+ * sort's boundaries are computed from; borrowed from q->out (new array). */
+static struct runner_part **sample_parts(runner_query *q, int from, int *n)
+{
+    struct plan_stage_view pv;
+    plan_stage_view(q->plan, from, &pv);
+    struct runner_part **parts = fr_xcalloc((size_t)pv.ntasks + 1, sizeof(*parts));
+    *n = 0;
+    for (int t = 0; t < pv.ntasks; t++)
+        if (q->out[from][t] && q->out[from][t][1])
+            parts[(*n)++] = q->out[from][t][1];
+    return parts;
+}
+
+/* Called with q->lock held, every part of the stage before fetched. */
 static int prepare_boundaries(runner_query *q, const struct plan_stage_view *v,
                               struct fr_error *err)
 {
-    int from = v->slots[0].stage;
-    struct plan_stage_view pv;
-    plan_stage_view(q->plan, from, &pv);
-    struct df_table **samples = fr_xcalloc((size_t)pv.ntasks + 1, sizeof(*samples));
     int n = 0, rc = FR_OK;
-    for (int t = 0; t < pv.ntasks && rc == FR_OK; t++) {
-        struct runner_part *p = q->out[from][t] ? q->out[from][t][1] : NULL;
-        if (p && (rc = runner__part_table(q->r, p, 0, err)) == FR_OK)
-            samples[n++] = p->table;
-    }
+    struct runner_part **parts = sample_parts(q, v->slots[0].stage, &n);
+    struct df_table **samples = fr_xcalloc((size_t)n + 1, sizeof(*samples));
+    for (int i = 0; i < n && rc == FR_OK; i++)
+        if ((rc = runner__part_table(q->r, parts[i], 0, err)) == FR_OK)
+            samples[i] = parts[i]->table;
     df_table_free(q->boundaries);
     q->boundaries = NULL;
     if (rc == FR_OK)
         rc = plan_sort_boundaries(q->plan, q->stage, samples, n, &q->r->opts, &q->boundaries, err);
     free(samples);
+    free(parts);
+    return rc;
+}
+
+/* Fetches parts (borrowed from q->out) with q->lock released: a fetch is
+ * HTTP (up to its timeout) and status reads must not wait for it. Safe
+ * because no task of q runs (pending is 0): nothing else touches q->out.
+ * budget >= 0: the parts share it (a result; past it the fetching stops and
+ * collect_result says so), else each has the runner's fetch cap. */
+static int fetch_unlocked(runner_query *q, struct runner_part **parts, int n, int64_t budget,
+                          struct fr_error *err)
+{
+    int rc = FR_OK;
+    bool capped = budget >= 0;
+    pthread_mutex_unlock(&q->lock);
+    for (int i = 0; i < n && rc == FR_OK && !atomic_load(&q->cancel); i++) {
+        if (parts[i]->table)
+            continue;
+        if (capped && budget <= 0)
+            break;
+        rc = runner__part_table(q->r, parts[i], capped ? budget : 0, err);
+        if (rc == FR_OK && capped)
+            budget -= df_table_bytes(parts[i]->table);
+    }
+    pthread_mutex_lock(&q->lock);
+    return rc;
+}
+
+/* Before q->stage starts, out of q->lock: the samples its boundaries need;
+ * after the last stage, the result partitions (the final collect). An
+ * input-lost here is a lost partition like a task's: the plan reruns. */
+static int prefetch(runner_query *q, bool result, struct fr_error *err)
+{
+    int n = 0, rc = FR_OK;
+    struct runner_part **parts = NULL;
+    int64_t budget = -1;
+    if (result) {
+        struct plan_stage_view v;
+        int last = plan_physical_nstages(q->plan) - 1;
+        plan_stage_view(q->plan, last, &v);
+        parts = fr_xcalloc((size_t)v.ntasks + 1, sizeof(*parts));
+        for (int t = 0; t < v.ntasks; t++)
+            if (q->out[last][t] && q->out[last][t][0])
+                parts[n++] = q->out[last][t][0];
+        budget = q->r->memory_budget > 0 ? q->r->memory_budget : -1;
+    } else {
+        struct plan_stage_view v;
+        plan_stage_view(q->plan, q->stage, &v);
+        if (!v.needs_boundaries)
+            return FR_OK;
+        parts = sample_parts(q, v.slots[0].stage, &n);
+    }
+    rc = fetch_unlocked(q, parts, n, budget, err);
+    free(parts);
     return rc;
 }
 
@@ -198,51 +263,77 @@ static int64_t count_tasks(const plan_physical *p)
     return n;
 }
 
-/* Returns true when the runner's reference to q must be dropped. */
+static bool input_lost(int rc, const struct fr_error *err)
+{
+    return rc != FR_OK && strcmp(err->kind, "input-lost") == 0;
+}
+
+/* A partition died with its worker: the plan may rerun from its start. */
+static bool may_rerun(runner_query *q, int rc, const struct fr_error *err)
+{
+    return input_lost(rc, err) && q->restarts < q->r->frozen->values.task_max_retries &&
+           !atomic_load(&q->cancel);
+}
+
+static void restart(runner_query *q)
+{
+    q->restart_pending = false;
+    q->restarts++;
+    FR_LOG(FR_LOG_WARN, "query %s lost a partition with its worker: rerunning it (%d of %lld)",
+           q->id, q->restarts, (long long)q->r->frozen->values.task_max_retries);
+    for (int s = 0; s < plan_physical_nstages(q->plan); s++)
+        free_stage_outputs(q, s);
+    q->stage = -1;
+    /* the rerun's tasks are more work: the total grows with them, so
+     * tasks_done (which counts every ended task) never passes it */
+    q->tasks_total += count_tasks(q->plan);
+}
+
+/* Returns true when the runner's reference to q must be dropped. Called with
+ * q->lock held; a prefetch releases it meanwhile. */
 static bool advance(runner_query *q)
 {
-    if (q->error.status != FR_OK) {
-        finish(q, q->error.status == FR_ECANCELLED ? RQ_CANCELLED : RQ_FAILED);
-        return true;
-    }
-    if (atomic_load(&q->cancel)) {
-        finish(q, RQ_CANCELLED);
-        return true;
-    }
-    if (q->restart_pending) { /* rerun the plan from its first stage */
-        q->restart_pending = false;
-        q->restarts++;
-        FR_LOG(FR_LOG_WARN, "query %s lost a partition with its worker: rerunning it (%d of %lld)",
-               q->id, q->restarts, (long long)q->r->frozen->values.task_max_retries);
-        for (int s = 0; s < plan_physical_nstages(q->plan); s++)
-            free_stage_outputs(q, s);
-        q->stage = -1;
-        /* the rerun's tasks are more work: the total grows with them, so
-         * tasks_done (which counts every ended task) never passes it */
-        q->tasks_total += count_tasks(q->plan);
-    }
-    int done = q->stage;
-    for (int s = 0; s <= done; s++)
-        if (q->last_consumer[s] == done)
-            free_stage_outputs(q, s);
-    if (q->stage + 1 >= plan_physical_nstages(q->plan)) {
-        finish(q, RQ_SUCCEEDED);
-        return true;
-    }
-    q->stage++;
-    struct fr_error err;
-    fr_error_init(&err);
-    if (start_stage(q, &err) != FR_OK) {
+    for (;;) {
+        if (q->error.status != FR_OK) {
+            finish(q, q->error.status == FR_ECANCELLED ? RQ_CANCELLED : RQ_FAILED);
+            return true;
+        }
+        if (atomic_load(&q->cancel)) {
+            finish(q, RQ_CANCELLED);
+            return true;
+        }
+        if (q->restart_pending) /* rerun the plan from its first stage */
+            restart(q);
+        int done = q->stage;
+        for (int s = 0; s <= done; s++)
+            if (q->last_consumer[s] == done)
+                free_stage_outputs(q, s);
+        bool last = q->stage + 1 >= plan_physical_nstages(q->plan);
+        if (!last)
+            q->stage++;
+        struct fr_error err;
+        fr_error_init(&err);
+        int rc = prefetch(q, last, &err);
+        if (rc == FR_OK && atomic_load(&q->cancel))
+            continue; /* cancelled while fetching */
+        if (rc == FR_OK && last) {
+            finish(q, RQ_SUCCEEDED);
+            return true;
+        }
+        if (rc == FR_OK && (rc = start_stage(q, &err)) == FR_OK)
+            return false;
+        if (may_rerun(q, rc, &err)) {
+            q->restart_pending = true;
+            continue;
+        }
+        if (last) { /* not lost: collect_result fails it with its own words */
+            finish(q, RQ_SUCCEEDED);
+            return true;
+        }
         q->error = err;
         finish(q, RQ_FAILED);
         return true;
     }
-    return false;
-}
-
-static bool input_lost(int rc, const struct fr_error *err)
-{
-    return rc != FR_OK && strcmp(err->kind, "input-lost") == 0;
 }
 
 static void count_task(runner *r, const struct rjob *job, int rc)
@@ -285,8 +376,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
             runner__part_free(q->r, outs[b]);
         q->task_rows[job->task] = nouts && outs[0] ? outs[0]->rows : 0;
         update_limit(q, v.limit_rows);
-    } else if (input_lost(rc, err) && q->restarts < q->r->frozen->values.task_max_retries &&
-               !atomic_load(&q->cancel)) {
+    } else if (may_rerun(q, rc, err)) {
         q->restart_pending = true; /* a partition died with its worker: recompute */
     } else if (q->error.status == FR_OK) {
         q->error = *err;

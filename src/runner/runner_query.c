@@ -240,10 +240,10 @@ static int check_remote_result(const runner_query *q, const struct runner_part *
 static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *err)
 {
     struct runner_part *p = q->result_parts[i];
-    if (p->table) /* local: the context charges it when the query settles */
+    if (p->table && !p->url) /* local: the context charges it when the query settles */
         return FR_OK;
     int64_t cap = *left >= 0 ? (*left > 0 ? *left : 1) : 0;
-    int rc = runner__part_table(q->r, p, cap, err);
+    int rc = runner__part_table(q->r, p, cap, err); /* a no-op once prefetched */
     if (rc == FR_ENOSPACE || (rc == FR_OK && *left >= 0 && df_table_bytes(p->table) > *left)) {
         fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
                       "result partition %.64s from worker %.200s does not fit the memory budget "
@@ -253,8 +253,10 @@ static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *e
     }
     if (rc == FR_OK)
         rc = check_remote_result(q, p, err);
+    if (rc == FR_OK) /* one measure: what the context charges, not the worker's word */
+        p->bytes = df_table_bytes(p->table);
     if (rc == FR_OK && *left >= 0)
-        *left -= df_table_bytes(p->table);
+        *left -= p->bytes;
     return rc;
 }
 

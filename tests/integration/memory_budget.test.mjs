@@ -3,7 +3,8 @@
 // once: cycles of materialize-until-507, plain query results, dataframe
 // deletes and runner resets keep framed_memory_used_bytes in [0, limit], the
 // runner's kept_bytes under the limit, and bring the gauge back to 0 after a
-// reset. The same on the local runner and the remote runner with a worker.
+// reset. A materialized frame is charged what the runner reports it keeps.
+// The same on the local runner and the remote runner with a worker.
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -61,6 +62,17 @@ async function cycles(base) {
   for (let cycle = 0; cycle < 3; cycle++) {
     const where = `cycle ${cycle}`;
     assert.equal((await budget(base, `${where} start`)).used, 0, `${where}: the reset left charges`);
+    // one materialized frame: the gauge charges what the runner keeps, one measure
+    let m = await call(base, 'POST', '/v1/dataframes', { json: JOIN });
+    assert.equal(m.status, 201, m.text);
+    const only = m.body.id;
+    m = await call(base, 'POST', '/v1/queries?wait=60', { json: { dataframe: only } });
+    assert.equal(m.body.state, 'succeeded', m.text);
+    const one = await budget(base, `${where} one frame`);
+    assert.ok(one.kept > 0, `${where}: the frame keeps bytes`);
+    assert.equal(one.used, one.kept, `${where}: the gauge charges ${one.used} for ${one.kept} kept bytes`);
+    assert.equal((await call(base, 'DELETE', `/v1/dataframes/${only}`)).status, 204);
+    assert.equal((await budget(base, `${where} one frame deleted`)).used, 0);
     // a plain query's kept result is charged to its record
     let r = await call(base, 'POST', '/v1/queries?wait=60', { json: { plan: JOIN } });
     assert.equal(r.body.state, 'succeeded', r.text);

@@ -2,7 +2,10 @@
 // A worker holding a stage's outputs is killed (SIGKILL) while the query is
 // still in that stage, so a later task loses its input and the whole plan
 // reruns: every status read and the final one have tasks_done <= tasks_total,
-// and the total grew by the rerun's tasks.
+// and the total grew by the rerun's tasks. A sort loses a worker the same way:
+// its boundaries' samples (fetched before the sort stage starts) or its result
+// partitions lost with the worker rerun the plan too, and its rows are the
+// local runner's.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -87,5 +90,68 @@ test('a rerun after a worker loss keeps tasks_done <= tasks_total', async () => 
   } finally {
     for (const w of workers) if (!w.killed) await w.stop();
     await coord.stop();
+  }
+});
+
+// Polls the victim until it holds a partition while query id still runs,
+// then kills it (SIGKILL).
+async function killHolder(coord, victim, id) {
+  for (let i = 0; i < 4000; i++) {
+    const info = (await call(victim.base, 'GET', '/v1/info')).body;
+    const r = await call(coord.base, 'GET', `/v1/queries/${id}`);
+    assert.equal(r.body.state, 'running', 'the query ended before a partition reached the victim');
+    if (info.partitions > 0) {
+      process.kill(victim.pid, 'SIGKILL');
+      victim.killed = true;
+      await victim.exited;
+      return;
+    }
+  }
+  assert.fail('the victim never held a partition');
+}
+
+test('a sort that loses a worker reruns and answers the local runner\'s rows', async () => {
+  const config = { scan_tasks_max_size_bytes: 16384, scan_tasks_min_size_bytes: 1, shuffle_partitions: 8 };
+  const plan = { source: { dataset: 'big' }, ops: [{ sort: ['k', 'v'] }] };
+  const local = await startServer();
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const workers = [];
+  try {
+    bigCsv(local.dataDir, 400000);
+    bigCsv(coord.dataDir, 400000);
+    assert.equal((await call(local.base, 'POST', '/v1/config', { json: config })).status, 200);
+    let r = await call(local.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const expect = (await call(local.base, 'GET', `/v1/queries/${r.body.id}/result?format=csv`)).text;
+    for (let i = 0; i < 3; i++) {
+      workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
+    }
+    for (let i = 0; i < 100; i++) {
+      r = await call(coord.base, 'GET', '/v1/workers');
+      if (r.body.workers.filter((w) => w.state === 'active').length === 3) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    r = await call(coord.base, 'POST', '/v1/config', { json: config });
+    assert.equal(r.status, 200, r.text);
+    r = await call(coord.base, 'POST', '/v1/queries', { json: { plan } });
+    assert.equal(r.status, 202, r.text);
+    const id = r.body.id;
+    await killHolder(coord, workers[0], id);
+    for (let i = 0; i < 6000; i++) {
+      r = await call(coord.base, 'GET', `/v1/queries/${id}`);
+      checkProgress(r.body, `poll ${i}`);
+      if (!['queued', 'running'].includes(r.body.state)) break;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.equal(r.body.state, 'succeeded', `${JSON.stringify(r.body)}\n${coord.stderr().slice(-3000)}`);
+    const reran = coord.logLines().some((l) => /lost a partition with its worker: rerunning/.test(l.msg ?? ''));
+    assert.ok(reran, 'the plan reran after the loss');
+    const got = (await call(coord.base, 'GET', `/v1/queries/${id}/result?format=csv`)).text;
+    assert.equal(got.length, expect.length);
+    assert.ok(got === expect, 'the remote sort\'s rows differ from the local runner\'s');
+  } finally {
+    for (const w of workers) if (!w.killed) await w.stop();
+    await coord.stop();
+    await local.stop();
   }
 });
