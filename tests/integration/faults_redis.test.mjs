@@ -363,3 +363,47 @@ test('redis: a freeze that fails on a hung Redis returns to setup and fails its 
   assert.equal(r.status, 201, r.text);
   assert.equal(JSON.parse(redisCli(redis.port, 'GET', `framed:config:${r.body.config_id}`)).shuffle_partitions, 15);
 });
+
+// Item 3 end to end, with the lease renewal out of the way (a long lease):
+// the key is gone from Redis and the workers have forgotten the config, so a
+// worker answers config-not-found; the coordinator puts its bytes back and
+// sends the task again, and the query runs with the same config.
+test('redis: two workers, the key deleted from Redis: a worker\'s config-not-found makes the coordinator re-put it', async (t) => {
+  const root = tempRoot();
+  const servers = [], redises = [];
+  cleanup(t, servers, redises, root);
+  const redis = await startRedis(await freePort());
+  redises.push(redis);
+  const coord = await startServer({
+    root, args: ['--store', redis.url, '--runner', 'remote'], env: { FRAMED_STORE_LEASE_MS: '600000' },
+  });
+  servers.push(coord);
+  const workers = [];
+  for (let i = 0; i < 2; i++) {
+    const w = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir, '--store', redis.url] });
+    servers.push(w);
+    workers.push(w);
+  }
+  await until(async () => (await call(coord.base, 'GET', '/v1/workers')).body.workers.length === 2, 'both workers announced');
+  let r = await call(coord.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN });
+  assert.equal(r.status, 201, r.text);
+  const id = r.body.config_id;
+  const key = `framed:config:${id}`;
+  const bytes = redisCli(redis.port, 'GET', key);
+  assert.equal(sha(bytes), id);
+  const restores = async () => Number(/\nframed_store_restores_total (\d+)\n/.exec((await call(coord.base, 'GET', '/metrics')).text)[1]);
+  const before = await restores();
+  assert.equal(redisCli(redis.port, 'DEL', key), '1');
+  for (const w of workers) {
+    r = await call(w.base, 'DELETE', `/v1/configs/${id}`, { headers: { 'framed-config-id': id } });
+    assert.equal(r.status, 200, r.text);
+  }
+  assert.equal(redisCli(redis.port, 'EXISTS', key), '0', 'nothing put it back before the query');
+  r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: SAMPLE_PLAN } });
+  assert.equal(r.body.state, 'succeeded', r.text);
+  assert.equal(r.body.config_id, id);
+  assert.deepEqual(r.body.task_config_ids, [id]);
+  assert.equal(redisCli(redis.port, 'GET', key), bytes, 'the store holds the bytes again');
+  assert.ok((await restores()) > before, 'framed_store_restores_total went up');
+  assert.ok(coord.logLines().some((l) => /the store lost config .* put back, task/.test(l.msg)), 'the re-put and retry are logged');
+});
