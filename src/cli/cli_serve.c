@@ -244,9 +244,11 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
     struct fr_error err;
     fr_error_init(&err);
     sigset_t stop;
+    /* secrets first: a stuck read stays killable by SIGTERM until the mask */
+    if ((result = cli__secrets_load(&cli__serve_role, o, parsed, &s)) != 0)
+        goto out;
     cli__block_stop_signals(&stop);
-    if ((result = cli__secrets_load(&cli__serve_role, o, parsed, &s)) != 0 ||
-        (result = serve_lock(o, &lock_fd)) != 0)
+    if ((result = serve_lock(o, &lock_fd)) != 0)
         goto out;
     result = 1;
     struct ctx_options copts = {.data_dir = o->data_dir,

@@ -163,9 +163,10 @@ static int worker_run(struct worker_cli *o, const struct cli_parsed *parsed)
     char *url = NULL;
     struct cli_secrets s = {{0}};
     sigset_t stop;
-    cli__block_stop_signals(&stop);
+    /* secrets first: a stuck read stays killable by SIGTERM until the mask */
     if ((result = cli__secrets_load(&cli__worker_role, o, parsed, &s)) != 0)
         goto out;
+    cli__block_stop_signals(&stop);
     const char *secret = s.value[CLI_CLUSTER_SECRET];
     const char *listen = worker_listen(o, secret);
     if (!listen) {

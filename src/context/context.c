@@ -135,6 +135,10 @@ void ctx_free(ctx *c)
     json_t *out = NULL;
     struct ctx_error e;
     ctx_error_init(&e);
+    pthread_mutex_lock(&c->lock);
+    while (c->freezing) /* a freeze under way ends (its store call times out) */
+        pthread_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
     if (c->runner)
         ctx_runner_reset(c, true, &out, &e);
     json_decref(out);

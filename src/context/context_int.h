@@ -56,6 +56,17 @@ struct ctx {
     int64_t frozen_at_ms;
     char frozen_by[136]; /* a whole request ID: [A-Za-z0-9._-]{1,128} (http_request.c) */
     int inflight;        /* requests using the runner outside the lock */
+    /* The freeze: the snapshot is taken under the lock, the runner (a store
+     * hold: I/O) is created outside it with freezing set, so other requests
+     * answer meanwhile; config changes get 409 and first requests wait on
+     * cond for this one freeze. freeze_gen counts finished freezes; a failed
+     * one leaves its error for the requests that waited on it. */
+    bool freezing;
+    uint64_t freeze_gen;
+    uint64_t freeze_failed_gen; /* the freeze_gen of the last failed freeze */
+    int freeze_fail_status;
+    char freeze_fail_kind[48];
+    char freeze_fail_msg[512];
     struct ctx_frame **frames;
     int nframes;
     struct ctx_qrec **queries;

@@ -1,23 +1,28 @@
 /* context_runner: the config lifecycle. Setup (pending config changes),
- * the freeze (the first dataframe request creates the runner exactly once,
- * under the context lock, so a config change either lands before it or
- * gets 409), and the reset (drain, destroy, release, unlock). */
+ * the freeze (the first dataframe request creates the runner exactly once:
+ * the snapshot under the context lock, the store hold outside it while the
+ * context is "freezing", so a config change either lands before the snapshot
+ * or gets 409, and a hung store stalls no other request), and the reset
+ * (drain, destroy, release, unlock). */
 #include "context_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
 
+/* The config as GET /v1/config shows it: locked from the snapshot of a
+ * freeze on (its values are the pending ones until the runner exists). */
 static json_t *config_json_locked(ctx *c)
 {
+    bool locked = c->runner || c->freezing;
     char at[40] = "";
-    if (c->runner)
+    if (locked)
         fr_iso8601_ms(c->frozen_at_ms, at, sizeof(at));
     const struct cfg *values = c->runner ? &runner_config(c->runner)->values : &c->pending;
-    return json_pack("{sb so? so? so? so}", "locked", c->runner != NULL, "config_id",
-                     c->runner ? json_string(c->config_id) : NULL, "frozen_at",
-                     c->runner ? json_string(at) : NULL, "frozen_by",
-                     c->runner ? json_string(c->frozen_by) : NULL, "values", cfg_to_json(values));
+    return json_pack("{sb so? so? so? so}", "locked", locked, "config_id",
+                     locked ? json_string(c->config_id) : NULL, "frozen_at",
+                     locked ? json_string(at) : NULL, "frozen_by",
+                     locked ? json_string(c->frozen_by) : NULL, "values", cfg_to_json(values));
 }
 
 json_t *ctx_config_get(ctx *c)
@@ -35,6 +40,11 @@ static int locked_error(ctx *c, struct ctx_error *err)
     err->ext = json_pack("{ss ss ss ss}", "config_id", c->config_id, "frozen_at", at, "frozen_by",
                          c->frozen_by, "unlock",
                          "DELETE /v1/runner drains the runner and unlocks the config");
+    if (c->freezing)
+        return ctx__fail(err, FR_ECONFLICT, "config-locked",
+                         "the config is being frozen as %s (since %s, by request %s): a change "
+                         "now would miss the snapshot; DELETE /v1/runner unlocks it once frozen",
+                         c->config_id, at, c->frozen_by);
     return ctx__fail(err, FR_ECONFLICT, "config-locked",
                      "the config is frozen into the running runner as %s (since %s, by request "
                      "%s); DELETE /v1/runner to unlock it",
@@ -46,7 +56,7 @@ int ctx_config_update(ctx *c, json_t *patch, json_t **out, struct ctx_error *err
     *out = NULL;
     pthread_mutex_lock(&c->lock);
     int rc;
-    if (c->runner) {
+    if (c->runner || c->freezing) { /* I2: after the snapshot, no change lands */
         rc = locked_error(c, err);
         goto out;
     }
@@ -137,37 +147,81 @@ static void runner_idle(void *arg)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* The runner of frozen (stolen), outside the context lock: its store hold
+ * is I/O that may hang as long as the store's command timeout. */
+static int create_runner(ctx *c, struct cfg_frozen *frozen, runner **r, struct fr_error *ferr)
+{
+    if (strcmp(ctx__runner_kind(c), "remote") == 0)
+        return runner_remote_new(frozen, c->store, c->registry, c->opts.cluster_secret, c->sender,
+                                 r, ferr);
+    return runner_local_new(frozen, c->store, c->opts.threads, r, ferr);
+}
+
+/* A failed freeze: the context is back in setup, the error kept for the
+ * requests that waited on this freeze. Lock held. */
+static int freeze_failed(ctx *c, const char *request_id, int rc, const struct fr_error *ferr,
+                         struct ctx_error *err)
+{
+    c->config_id[0] = '\0';
+    c->frozen_by[0] = '\0';
+    FR_LOG(FR_LOG_WARN, "freeze by request %s failed: %s", request_id ? request_id : "",
+           ferr->message);
+    if (rc == FR_EIO)
+        ctx__fail(err, FR_EUNAVAILABLE, "store-unavailable",
+                  "the config could not be frozen: the config store cannot be reached (%s); "
+                  "retry once it is back",
+                  ferr->message);
+    else
+        ctx__fail(err, FR_EINTERNAL, "internal", "the runner could not be created: %s",
+                  ferr->message);
+    c->freeze_failed_gen = c->freeze_gen;
+    c->freeze_fail_status = err->base.status;
+    snprintf(c->freeze_fail_kind, sizeof(c->freeze_fail_kind), "%s", err->base.kind);
+    snprintf(c->freeze_fail_msg, sizeof(c->freeze_fail_msg), "%s", err->base.message);
+    return err->base.status;
+}
+
+/* The freeze, lock held on entry and on return (released in between): the
+ * snapshot, its ID and who froze it are set under the lock with freezing, so
+ * config changes get 409 from here on; the runner is created outside it;
+ * then freezing ends, the runner is installed (or the context goes back to
+ * setup) and the waiting first requests are woken. */
 static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
 {
     struct cfg_frozen *frozen = cfg_freeze(&c->pending);
+    snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
+    snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");
+    c->frozen_at_ms = fr_now_ms();
+    c->freezing = true;
+    pthread_mutex_unlock(&c->lock);
     struct fr_error ferr;
     fr_error_init(&ferr);
-    snprintf(c->config_id, sizeof(c->config_id), "%s", frozen->id);
     runner *r = NULL;
-    int rc = strcmp(ctx__runner_kind(c), "remote") == 0
-                 ? runner_remote_new(frozen, c->store, c->registry, c->opts.cluster_secret,
-                                     c->sender, &r, &ferr)
-                 : runner_local_new(frozen, c->store, c->opts.threads, &r, &ferr);
-    if (rc != FR_OK) { /* the runner took frozen and left nothing behind */
-        c->config_id[0] = '\0';
-        FR_LOG(FR_LOG_WARN, "freeze by request %s failed: %s", request_id ? request_id : "",
-               ferr.message);
-        if (rc == FR_EIO)
-            return ctx__fail(err, FR_EUNAVAILABLE, "store-unavailable",
-                             "the config could not be frozen: the config store cannot be reached "
-                             "(%s); retry once it is back",
-                             ferr.message);
-        return ctx__fail(err, FR_EINTERNAL, "internal", "the runner could not be created: %s",
-                         ferr.message);
-    }
+    int rc = create_runner(c, frozen, &r, &ferr); /* the runner took frozen either way */
+    pthread_mutex_lock(&c->lock);
+    c->freezing = false;
+    c->freeze_gen++;
+    pthread_cond_broadcast(&c->cond);
+    if (rc != FR_OK)
+        return freeze_failed(c, request_id, rc, &ferr, err);
     runner_set_on_idle(r, runner_idle, c);
     runner_set_memory_budget(r, c->opts.memory_limit); /* fetched results: bounded */
     c->runner = r;
     c->runner_state = CTX_RUNNER_ACTIVE;
-    c->frozen_at_ms = fr_now_ms();
-    snprintf(c->frozen_by, sizeof(c->frozen_by), "%s", request_id ? request_id : "");
     FR_LOG(FR_LOG_INFO, "runner %s created: config %s frozen by request %s", runner_id(r),
            c->config_id, c->frozen_by);
+    return FR_OK;
+}
+
+/* Waits (lock held) for the freeze under way to end: FR_OK to look again,
+ * or the error of that freeze when it failed. */
+static int wait_freeze(ctx *c, struct ctx_error *err)
+{
+    uint64_t gen = c->freeze_gen;
+    while (c->freezing && c->freeze_gen == gen)
+        pthread_cond_wait(&c->cond, &c->lock);
+    if (!c->runner && c->freeze_failed_gen == gen + 1)
+        return ctx__fail(err, c->freeze_fail_status, c->freeze_fail_kind, "%s", c->freeze_fail_msg);
     return FR_OK;
 }
 
@@ -175,14 +229,21 @@ int ctx__runner_acquire(ctx *c, const char *request_id, runner **r, struct ctx_e
 {
     pthread_mutex_lock(&c->lock);
     int rc = FR_OK;
-    if (c->runner_state == CTX_RUNNER_DRAINING) {
-        err->ext = json_pack("{si}", "retry_after", 5); /* the Retry-After header's value */
-        rc = ctx__fail(err, FR_EUNAVAILABLE, "runner-draining",
-                       "the runner is being reset; retry in a moment");
-    } else if (c->shutting_down) {
-        rc = ctx__fail(err, FR_EUNAVAILABLE, "unavailable", "the server is shutting down");
-    } else if (!c->runner) {
-        rc = freeze_locked(c, request_id, err);
+    for (;;) {
+        if (c->runner_state == CTX_RUNNER_DRAINING) {
+            err->ext = json_pack("{si}", "retry_after", 5); /* the Retry-After header's value */
+            rc = ctx__fail(err, FR_EUNAVAILABLE, "runner-draining",
+                           "the runner is being reset; retry in a moment");
+        } else if (c->shutting_down) {
+            rc = ctx__fail(err, FR_EUNAVAILABLE, "unavailable", "the server is shutting down");
+        } else if (c->freezing) { /* another request's freeze: exactly one runner */
+            rc = wait_freeze(c, err);
+            if (rc == FR_OK)
+                continue;
+        } else if (!c->runner) {
+            rc = freeze_locked(c, request_id, err);
+        }
+        break;
     }
     if (rc == FR_OK) {
         c->inflight++;

@@ -63,6 +63,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "no-workers", 503, "No workers", 5},
     {FR_ETIMEOUT, "task-timeout", 504, "Task timed out", 0},
     {FR_ENOSPACE, "memory-budget-exceeded", 507, "Memory budget exceeded", 0},
+    {FR_OK, "insufficient-storage", 507, "Insufficient storage", 0}, /* a full disk */
     {FR_EMEMLIMIT, "task-memory-limit", 507, "Task memory limit exceeded", 0},
 };
 

@@ -1,7 +1,8 @@
 /* store_embedded: the in-process config store: entries {id, bytes, holders}
  * behind one mutex, persisted as <hex>.json (bytes) and <hex>.holds (a holder
  * a line). One server uses a state dir, so every hold found at open is a dead
- * incarnation's: open drops it and the entry (logged), keeping I4 after kill -9. */
+ * incarnation's: open drops it and the entry (logged), keeping I4 after kill -9,
+ * and removes the temp files of writes a crash cut short. */
 #include "store.h"
 
 #include <dirent.h>
@@ -360,6 +361,22 @@ static const char *entry_ext(const char *name)
                : NULL;
 }
 
+/* <64 hex>.json.tmp.<pid> or .holds.tmp.<pid>: what a write cut short by a
+ * crash leaves (fr_file_write_atomic's temp file). */
+static bool is_stale_temp(const char *name)
+{
+    if (strlen(name) < 65 || name[64] != '.' || strspn(name, "0123456789abcdef") != 64)
+        return false;
+    const char *rest = name + 65;
+    if (strncmp(rest, "json.tmp.", 9) == 0)
+        rest += 9;
+    else if (strncmp(rest, "holds.tmp.", 10) == 0)
+        rest += 10;
+    else
+        return false;
+    return *rest && strspn(rest, "0123456789") == strlen(rest);
+}
+
 /* Logs the holds a dead incarnation left in path (one holder a line; an old
  * count file: a number) and removes the file. */
 static void drop_dead_file(const char *dir, const char *name, const char *ext)
@@ -394,6 +411,15 @@ static int reclaim_dir(struct embedded_store *es, struct fr_error *err)
     struct dirent *de;
     int removed = 0;
     while ((de = readdir(d)) != NULL) {
+        if (is_stale_temp(de->d_name)) { /* the server is alone here: no write is under way */
+            char *path = fr_xasprintf("%s/%s", es->dir, de->d_name);
+            FR_LOG(FR_LOG_WARN, "store: removing %s, a write cut short by a crash", path);
+            if (unlink(path) != 0 && errno != ENOENT)
+                FR_LOG(FR_LOG_WARN, "store: cannot remove %s: %s", path, strerror(errno));
+            free(path);
+            removed++;
+            continue;
+        }
         const char *ext = entry_ext(de->d_name);
         if (!ext)
             continue;

@@ -6,7 +6,8 @@
 // what is open, and a coordinator with --cluster-secret-file runs queries on a
 // worker whose secret comes from FRAMED_CLUSTER_SECRET_FILE.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { call, runToExit, SAMPLE_PLAN, startServer, startWorker, tempRoot } from './lib.mjs';
@@ -84,16 +85,26 @@ for (const s of SERVE_SECRETS) {
 
   test(`serve stops on a bad ${s.what} file, naming the file and the secret`, async () => {
     const empty = secretFile(`${s.env}.empty`, ' \n\n');
+    const fifo = path.join(dir, `${s.env}.fifo`);
+    if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+    const big = secretFile(`${s.env}.big`, 'x'.repeat(1 << 20));
     const cases = [
       { args: [s.flag, '/nonexistent/secret'], env: {}, file: '/nonexistent/secret', source: s.flag },
       { args: [], env: { [`${s.env}_FILE`]: '/nonexistent/secret' }, file: '/nonexistent/secret', source: `${s.env}_FILE` },
       { args: [s.flag, empty], env: {}, file: empty, source: s.flag, why: /empty/ },
-      { args: [s.flag, dir], env: {}, file: dir, source: s.flag },
+      { args: [s.flag, dir], env: {}, file: dir, source: s.flag, why: /not a regular file/ },
+      // Bounded: a device or a FIFO stops the start at once (no endless read,
+      // no open blocked with the stop signals masked), a long file too.
+      { args: [s.flag, '/dev/zero'], env: {}, file: '/dev/zero', source: s.flag, why: /not a regular file/ },
+      { args: [], env: { [`${s.env}_FILE`]: '/dev/zero' }, file: '/dev/zero', source: `${s.env}_FILE` },
+      { args: [s.flag, fifo], env: {}, file: fifo, source: s.flag, why: /not a regular file/ },
+      { args: [s.flag, big], env: {}, file: big, source: s.flag, why: /longer than the limit of 4096 bytes/ },
     ];
     for (const c of cases) {
       const root = tempRoot();
       const r = await runToExit(['serve', '--port', '0', '--state-dir', path.join(root, 's'),
         '--data-dir', path.join(root, 'd'), ...c.args], c.env);
+      assert.equal(r.signal, null, `${c.file}: killed after the start timeout, not stopped by itself`);
       assert.equal(r.code, 1, r.stderr);
       assert.equal(r.listened, false);
       assert.ok(r.stderr.includes(`the ${s.what} file ${c.file}`), r.stderr);
@@ -130,10 +141,41 @@ test('worker takes the cluster secret from the flag, FRAMED_CLUSTER_SECRET_FILE 
     { FRAMED_CLUSTER_SECRET_FILE: '/nonexistent/secret' });
   assert.equal(r.code, 1, r.stderr);
   assert.ok(r.stderr.includes('the cluster secret file /nonexistent/secret (FRAMED_CLUSTER_SECRET_FILE)'), r.stderr);
+  const fifo = path.join(dir, 'worker.fifo');
+  if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+  for (const bad of ['/dev/zero', fifo, dir, secretFile('worker.big', 'y'.repeat(1 << 20))]) {
+    r = await runToExit(['worker', '--port', '0', '--coordinator', 'http://127.0.0.1:9'],
+      { FRAMED_CLUSTER_SECRET_FILE: bad });
+    assert.equal(r.signal, null, `${bad}: killed after the start timeout, not stopped by itself`);
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(r.stderr.includes(`the cluster secret file ${bad} (FRAMED_CLUSTER_SECRET_FILE)`), r.stderr);
+  }
   r = await runToExit(['worker', '--port', '0', '--coordinator', 'http://127.0.0.1:9'],
     { FRAMED_CLUSTER_SECRET_FILE: file, FRAMED_CLUSTER_SECRET: value });
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /FRAMED_CLUSTER_SECRET_FILE and FRAMED_CLUSTER_SECRET /);
+});
+
+test('worker warns that the serve-only secret variables do not apply to it, by name only', async () => {
+  const admin = secretFile('w-admin.txt', 'admin-secret-value\n');
+  const data = secretFile('w-data.txt', 'data-secret-value\n');
+  const env = {
+    FRAMED_ADMIN_TOKEN_FILE: admin, FRAMED_DATA_TOKEN_FILE: data,
+    FRAMED_ADMIN_TOKEN: 'plain-admin-value', FRAMED_DATA_TOKEN: 'plain-data-value',
+  };
+  const w = await startWorker('http://127.0.0.1:9', { env });
+  await w.stop();
+  const log = w.stderr();
+  for (const v of Object.keys(env)) {
+    assert.match(log, new RegExp(`${v} is ignored: the (admin|data) token applies only to serve`), log);
+  }
+  for (const v of ['admin-secret-value', 'data-secret-value', 'plain-admin-value', 'plain-data-value', admin, data]) {
+    assert.ok(!log.includes(v), `${v} in the worker log`);
+  }
+  // serve takes them: no such warning there.
+  const srv = await startServer({ env: { FRAMED_ADMIN_TOKEN: 'x-admin' } });
+  await srv.stop();
+  assert.ok(!srv.stderr().includes('applies only to serve'), srv.stderr());
 });
 
 test('a misspelt FRAMED_* variable is warned about at start, by name only', async () => {

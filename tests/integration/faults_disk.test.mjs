@@ -43,6 +43,8 @@ test('an upload past the disk space gets 507 and leaves the previous dataset int
       ['t', `${'{"a":1,"b":"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"}\n'.repeat(4000)}`, 'application/x-ndjson']]) {
       r = await put(srv.base, name, body, type);
       assertProblem(r, 507, 'insufficient-storage');
+      assert.equal(r.body.type, 'https://framed.dev/problems/insufficient-storage');
+      assert.equal(r.body.title, 'Insufficient storage'); // a full disk is not the memory budget
       assert.match(r.body.detail, /File too large/);
     }
 
@@ -112,6 +114,8 @@ test('an upload that fills the disk (ENOSPC) gets 507 and leaves the previous da
     assert.equal(r.status, 201, r.text);
     r = await put(srv.base, 't', bigCsv(1024 * 1024));
     assertProblem(r, 507, 'insufficient-storage');
+    assert.equal(r.body.type, 'https://framed.dev/problems/insufficient-storage');
+    assert.equal(r.body.title, 'Insufficient storage');
     assert.match(r.body.detail, /No space left on device/);
     assert.deepEqual(readdirSync(srv.dataDir), ['t.csv']);
     assert.equal(readFileSync(path.join(srv.dataDir, 't.csv'), 'utf8'), v1);

@@ -278,3 +278,132 @@ test('redis: a cluster survives a Redis restart that lost the key: the coordinat
   assert.equal(r.body.state, 'succeeded', r.text);
   assert.deepEqual(r.body.task_config_ids, [id]);
 });
+
+// A freeze's store hold hangs (Redis stopped with SIGSTOP): the context is
+// "freezing", not locked, so other requests answer meanwhile; a config change
+// after the snapshot gets 409 (I2); on SIGCONT the one freeze completes.
+test('redis: a freeze hung on a stopped Redis stalls no other request; SIGCONT completes it', async (t) => {
+  const root = tempRoot();
+  const servers = [], redises = [];
+  cleanup(t, servers, redises, root);
+  const redis = await startRedis(await freePort());
+  redises.push(redis);
+  let stopped = false;
+  t.after(() => { if (stopped) process.kill(redis.pid, 'SIGCONT'); });
+  const srv = await serve(root, redis);
+  servers.push(srv);
+  assert.equal((await call(srv.base, 'POST', '/v1/config', { json: { shuffle_partitions: 12 } })).status, 200);
+  process.kill(redis.pid, 'SIGSTOP');
+  stopped = true;
+  let settled = false;
+  const freeze = call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN })
+    .finally(() => { settled = true; });
+  // GET /v1/config answers while the freeze is pending and shows the snapshot.
+  let frozen = null;
+  await until(async () => {
+    const c = await call(srv.base, 'GET', '/v1/config');
+    assert.equal(c.status, 200, c.text);
+    assert.equal(settled, false, 'the freeze ended before GET /v1/config showed it under way');
+    if (c.body.locked) frozen = c.body;
+    return frozen !== null;
+  }, 'GET /v1/config shows the freeze under way');
+  assert.equal(frozen.values.shuffle_partitions, 12);
+  assert.match(frozen.config_id, /^sha256:[0-9a-f]{64}$/);
+  const runner = await call(srv.base, 'GET', '/v1/runner');
+  assert.equal(runner.status, 200, runner.text);
+  assert.equal(runner.body.state, 'none');
+  assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
+  assert.equal((await call(srv.base, 'GET', '/metrics')).status, 200);
+  const late = await call(srv.base, 'POST', '/v1/config', { json: { shuffle_partitions: 13 } });
+  assertProblem(late, 409, 'config-locked');
+  // A second first request waits for the same freeze.
+  const second = call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN });
+  assert.equal(settled, false, 'every call above answered while the freeze was pending');
+  process.kill(redis.pid, 'SIGCONT');
+  stopped = false;
+  const [a, b] = [await freeze, await second];
+  assert.equal(a.status, 201, a.text);
+  assert.equal(b.status, 201, b.text);
+  assert.equal(a.body.config_id, frozen.config_id);
+  assert.equal(b.body.config_id, frozen.config_id);
+  const after = await call(srv.base, 'GET', '/v1/runner');
+  assert.equal(after.body.state, 'active');
+  assert.equal(after.body.config_id, frozen.config_id);
+  assert.equal(redisCli(redis.port, 'ZCARD', `framed:config:${frozen.config_id}:holds`), '1', 'one runner, one hold');
+  assert.equal(JSON.parse(redisCli(redis.port, 'GET', `framed:config:${frozen.config_id}`)).shuffle_partitions, 12);
+});
+
+test('redis: a freeze that fails on a hung Redis returns to setup and fails its waiters the same way', async (t) => {
+  const root = tempRoot();
+  const servers = [], redises = [];
+  cleanup(t, servers, redises, root);
+  const redis = await startRedis(await freePort());
+  redises.push(redis);
+  let stopped = false;
+  t.after(() => { if (stopped) process.kill(redis.pid, 'SIGCONT'); });
+  const srv = await serve(root, redis);
+  servers.push(srv);
+  process.kill(redis.pid, 'SIGSTOP');
+  stopped = true;
+  const first = call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN });
+  await until(async () => (await call(srv.base, 'GET', '/v1/config')).body.locked === true, 'the freeze is under way');
+  const second = call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN });
+  // The store's command timeout ends the hold: both fail, nothing is frozen.
+  for (const r of [await first, await second]) {
+    assertProblem(r, 503, 'store-unavailable');
+    assert.ok(Number(r.headers.get('retry-after')) > 0);
+  }
+  process.kill(redis.pid, 'SIGCONT');
+  stopped = false;
+  const c = await call(srv.base, 'GET', '/v1/config');
+  assert.equal(c.body.locked, false);
+  assert.equal((await call(srv.base, 'GET', '/v1/runner')).body.state, 'none');
+  assert.equal((await call(srv.base, 'POST', '/v1/config', { json: { shuffle_partitions: 15 } })).status, 200);
+  const r = await call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(JSON.parse(redisCli(redis.port, 'GET', `framed:config:${r.body.config_id}`)).shuffle_partitions, 15);
+});
+
+// Item 3 end to end, with the lease renewal out of the way (a long lease):
+// the key is gone from Redis and the workers have forgotten the config, so a
+// worker answers config-not-found; the coordinator puts its bytes back and
+// sends the task again, and the query runs with the same config.
+test('redis: two workers, the key deleted from Redis: a worker\'s config-not-found makes the coordinator re-put it', async (t) => {
+  const root = tempRoot();
+  const servers = [], redises = [];
+  cleanup(t, servers, redises, root);
+  const redis = await startRedis(await freePort());
+  redises.push(redis);
+  const coord = await startServer({
+    root, args: ['--store', redis.url, '--runner', 'remote'], env: { FRAMED_STORE_LEASE_MS: '600000' },
+  });
+  servers.push(coord);
+  const workers = [];
+  for (let i = 0; i < 2; i++) {
+    const w = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir, '--store', redis.url] });
+    servers.push(w);
+    workers.push(w);
+  }
+  await until(async () => (await call(coord.base, 'GET', '/v1/workers')).body.workers.length === 2, 'both workers announced');
+  let r = await call(coord.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN });
+  assert.equal(r.status, 201, r.text);
+  const id = r.body.config_id;
+  const key = `framed:config:${id}`;
+  const bytes = redisCli(redis.port, 'GET', key);
+  assert.equal(sha(bytes), id);
+  const restores = async () => Number(/\nframed_store_restores_total (\d+)\n/.exec((await call(coord.base, 'GET', '/metrics')).text)[1]);
+  const before = await restores();
+  assert.equal(redisCli(redis.port, 'DEL', key), '1');
+  for (const w of workers) {
+    r = await call(w.base, 'DELETE', `/v1/configs/${id}`, { headers: { 'framed-config-id': id } });
+    assert.equal(r.status, 200, r.text);
+  }
+  assert.equal(redisCli(redis.port, 'EXISTS', key), '0', 'nothing put it back before the query');
+  r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: SAMPLE_PLAN } });
+  assert.equal(r.body.state, 'succeeded', r.text);
+  assert.equal(r.body.config_id, id);
+  assert.deepEqual(r.body.task_config_ids, [id]);
+  assert.equal(redisCli(redis.port, 'GET', key), bytes, 'the store holds the bytes again');
+  assert.ok((await restores()) > before, 'framed_store_restores_total went up');
+  assert.ok(coord.logLines().some((l) => /the store lost config .* put back, task/.test(l.msg)), 'the re-put and retry are logged');
+});

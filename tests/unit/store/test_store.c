@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/store.h"
 
@@ -176,6 +178,37 @@ static void test_dead_holds_reclaimed(void **state)
     store_free(s);
 }
 
+/* A crash in the middle of an atomic write leaves its temp file: the next
+ * open removes it (and only such files: another name is left alone). */
+static void test_stale_temp_files_removed(void **state)
+{
+    const char *dir = *state;
+    for (int i = 0; i < 2; i++) {
+        char *p = i ? fr_xasprintf("%s/%064x.holds.tmp.17", dir, 5)
+                    : fr_xasprintf("%s/%064x.json.tmp.4242", dir, 5);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("{\"half", f);
+        fclose(f);
+        free(p);
+    }
+    char *other = fr_xasprintf("%s/notes.json.tmp.1", dir);
+    FILE *f = fopen(other, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(files_in(dir), 3);
+    store *s = open_store(dir);
+    assert_int_equal(files_in(dir), 1);
+    struct stat st;
+    assert_int_equal(stat(other, &st), 0);
+    char id[80];
+    hold_ok(s, "runner-1", CONFIG_A, id); /* the store works as before */
+    assert_int_equal(count_of(s, id), 1);
+    store_free(s);
+    unlink(other);
+    free(other);
+}
+
 static void test_tamper_and_repair(void **state)
 {
     char id[80], other[80];
@@ -327,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_lifecycle_memory),
         cmocka_unit_test_setup_teardown(test_lifecycle_persisted, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_dead_holds_reclaimed, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_stale_temp_files_removed, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_tamper_and_repair, setup_dir, teardown_dir),
         cmocka_unit_test(test_bad_ids),
         cmocka_unit_test(test_concurrent_counts_exact),
