@@ -34,7 +34,9 @@ static int path_error(struct fr_error *err, int status, const char *kind, const 
     va_start(ap, fmt);
     fr_error_vsetk(err, status, kind, fmt, ap);
     va_end(ap);
-    FR_LOG(FR_LOG_WARN, "task file input refused: %s", err->message);
+    /* a missing file that the coordinator serves instead is no warning */
+    FR_LOG(status == FR_EINVAL ? FR_LOG_WARN : FR_LOG_DEBUG, "task file input refused: %s",
+           err->message);
     return status;
 }
 
@@ -42,7 +44,7 @@ static int path_error(struct fr_error *err, int status, const char *kind, const 
  * realpath must stay under the data dir's realpath and be a regular file,
  * so neither "..", an absolute path nor a symlink reaches outside, and a
  * FIFO is never opened. full gets the resolved path. */
-static int resolve_file(const char *data_dir, json_t *jpath, char full[PATH_MAX],
+static int resolve_file(const char *data_dir, json_t *jpath, char full[PATH_MAX], struct stat *fst,
                         struct fr_error *err)
 {
     const char *rel = json_string_value(jpath);
@@ -69,14 +71,70 @@ static int resolve_file(const char *data_dir, json_t *jpath, char full[PATH_MAX]
     if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
         return path_error(err, FR_ENOTFOUND, "dataset-not-found",
                           "file input '%.200s' is not a regular file", rel);
+    *fst = st;
     return FR_OK;
 }
 
-static int read_file(json_t *in, const char *data_dir, struct df_exec *ex, struct df_table **out,
+static int64_t spec_int(json_t *in, const char *key)
+{
+    json_t *v = json_object_get(in, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : -1;
+}
+
+/* The worker's choice for this task (struct plan_io): FR_OK with *remote,
+ * or the local resolution's error when no remote source can stand in. */
+static int choose_source(json_t *in, struct plan_io *io, char path[PATH_MAX], bool *remote,
+                         struct fr_error *err)
+{
+    struct stat st;
+    *remote = io->open_remote && io->mode == PLAN_DATA_REMOTE;
+    if (*remote)
+        return FR_OK;
+    int rc = resolve_file(io->data_dir, json_object_get(in, "path"), path, &st, err);
+    if (!io->open_remote || io->mode == PLAN_DATA_LOCAL || rc == FR_EINVAL)
+        return rc; /* a path out of the data dir is refused wherever it is read */
+    int64_t size = spec_int(in, "size"), mtime = spec_int(in, "mtime_ns");
+    bool same = rc == FR_OK && (size < 0 || size == (int64_t)st.st_size) &&
+                (mtime < 0 || mtime == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    *remote = !same;
+    fr_error_init(err);
+    return FR_OK;
+}
+
+const char *plan_read_source_name(enum plan_read_source s)
+{
+    return s == PLAN_READ_LOCAL ? "local" : s == PLAN_READ_REMOTE ? "remote" : "none";
+}
+
+/* Reads the range through the source the worker chose. */
+static int read_chosen(json_t *in, struct plan_io *io, const char *format, const char *path,
+                       bool remote, const struct df_byte_range *r, const struct df_csv_options *o,
+                       const struct df_schema *schema, const int *colv, int ncols,
+                       struct df_exec *ex, struct df_table **out, struct fr_error *err)
+{
+    bool csv = strcmp(format, "csv") == 0;
+    io->used = remote ? PLAN_READ_REMOTE : PLAN_READ_LOCAL;
+    io->scan_bytes = r->end - r->start;
+    if (!remote)
+        return csv ? df_csv_read(path, r, o, schema, colv, ncols, ex, out, err)
+                   : df_ndjson_read(path, r, o, schema, colv, ncols, ex, out, err);
+    struct df_source *src = NULL;
+    int rc = io->open_remote(io->ctx, json_string_value(json_object_get(in, "path")),
+                             spec_int(in, "size"), spec_int(in, "mtime_ns"), &src, err);
+    if (rc == FR_OK)
+        rc = csv ? df_csv_read_source(src, r, o, schema, colv, ncols, ex, out, err)
+                 : df_ndjson_read_source(src, r, o, schema, colv, ncols, ex, out, err);
+    if (io->close_remote)
+        io->close_remote(io->ctx, src);
+    return rc;
+}
+
+static int read_file(json_t *in, struct plan_io *io, struct df_exec *ex, struct df_table **out,
                      struct fr_error *err)
 {
-    char path[PATH_MAX];
-    int rc = resolve_file(data_dir, json_object_get(in, "path"), path, err);
+    char path[PATH_MAX] = "";
+    bool remote = false;
+    int rc = choose_source(in, io, path, &remote, err);
     if (rc != FR_OK)
         return rc;
     const char *format = json_string_value(json_object_get(in, "format"));
@@ -106,15 +164,14 @@ static int read_file(json_t *in, const char *data_dir, struct df_exec *ex, struc
     int *colv = ncols ? fr_xmalloc(sizeof(int) * (size_t)ncols) : NULL;
     for (int i = 0; i < ncols; i++)
         colv[i] = (int)json_integer_value(json_array_get(cols, (size_t)i));
-    if (strcmp(format, "csv") == 0)
-        rc = df_csv_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
-    else
-        rc = df_ndjson_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
+    rc = read_chosen(in, io, format, path, remote, &r, &o, &schema, colv, ncols ? ncols : -1, ex,
+                     out, err);
     if (rc == FR_EDATA)
         plan__kind_default(err, "malformed-data");
     if (rc == FR_EDATA && !err->file[0]) { /* the file's name, not where the data dir is */
-        const char *base = strrchr(path, '/');
-        snprintf(err->file, sizeof(err->file), "%.200s", base ? base + 1 : path);
+        const char *name = remote ? json_string_value(json_object_get(in, "path")) : path;
+        const char *base = strrchr(name, '/');
+        snprintf(err->file, sizeof(err->file), "%.200s", base ? base + 1 : name);
     }
     free(colv);
     df_schema_cleanup(&schema);
@@ -122,7 +179,7 @@ static int read_file(json_t *in, const char *data_dir, struct df_exec *ex, struc
     return rc;
 }
 
-static int read_input(json_t *in, const char *data_dir, struct df_table **const *inputs,
+static int read_input(json_t *in, struct plan_io *io, struct df_table **const *inputs,
                       const int *ninputs, struct df_exec *ex, struct df_table **out,
                       struct fr_error *err)
 {
@@ -130,7 +187,7 @@ static int read_input(json_t *in, const char *data_dir, struct df_table **const 
     if (!kind)
         return fr_error_set(err, FR_EINVAL, "malformed task spec: no input kind");
     if (strcmp(kind, "file") == 0)
-        return read_file(in, data_dir, ex, out, err);
+        return read_file(in, io, ex, out, err);
     if (strcmp(kind, "rows") == 0) {
         struct df_schema hints;
         plan__schema_from_json(json_object_get(in, "hints"), &hints, err);
@@ -537,6 +594,14 @@ int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **cons
                       const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
                       int *noutputs, struct fr_error *err)
 {
+    struct plan_io io = {.data_dir = data_dir, .mode = PLAN_DATA_LOCAL};
+    return plan_task_execute_io(spec, &io, inputs, ninputs, ex, outputs, noutputs, err);
+}
+
+int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **const *inputs,
+                         const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
+                         int *noutputs, struct fr_error *err)
+{
     struct df_table *t = NULL;
     *outputs = NULL;
     *noutputs = 0;
@@ -544,7 +609,7 @@ int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **cons
     int rc = plan_task_check(spec, err);
     if (rc != FR_OK)
         return rc;
-    rc = read_input(json_object_get(spec, "input"), data_dir, inputs, ninputs, ex, &t, err);
+    rc = read_input(json_object_get(spec, "input"), io, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK && !t)
         rc = run_core(core, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK) {
