@@ -346,3 +346,144 @@ void fr_client_resp_cleanup(struct fr_client_resp *resp)
     fr_buf_cleanup(&resp->body);
     resp_init(resp);
 }
+
+/* ---- range reads ---- */
+
+#define RANGE_ERROR_BODY_MAX (64 * 1024)
+
+struct range_state {
+    struct fr_range_resp *resp;
+    CURL *h;
+    char *buf; /* borrowed: the caller's block */
+    size_t len;
+    bool overflow;
+};
+
+/* The value of header line (n bytes) when its name is name, trimmed, into
+ * out (cut to outsz - 1); false for another header. */
+static bool header_is(const char *line, size_t n, const char *name, char *out, size_t outsz)
+{
+    size_t k = strlen(name);
+    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
+        return false;
+    const char *v = line + k + 1, *e = line + n;
+    while (v < e && (*v == ' ' || *v == '\t'))
+        v++;
+    while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    size_t vn = (size_t)(e - v) < outsz ? (size_t)(e - v) : outsz - 1;
+    memcpy(out, v, vn);
+    out[vn] = '\0';
+    return true;
+}
+
+/* "bytes a-b/t" or "bytes * /t" (without the space); -1s when malformed. */
+static void parse_content_range(const char *v, struct fr_range_resp *r)
+{
+    long long a = -1, b = -1, t = -1;
+    char tail = 0;
+    r->first = r->last = r->total = -1;
+    if (sscanf(v, "bytes %lld-%lld/%lld%c", &a, &b, &t, &tail) == 3 && a >= 0 && b >= a && t > b) {
+        r->first = a;
+        r->last = b;
+        r->total = t;
+    } else if (sscanf(v, "bytes */%lld%c", &t, &tail) == 1 && t >= 0) {
+        r->total = t;
+    }
+}
+
+/* A value that does not fit is left out ("" stays), never cut. */
+static void copy_if_fits(char *dst, size_t dstsz, const char *v)
+{
+    size_t n = strlen(v);
+    if (n < dstsz)
+        memcpy(dst, v, n + 1);
+}
+
+static size_t on_range_header(char *line, size_t size, size_t nmemb, void *userdata)
+{
+    struct range_state *st = userdata;
+    size_t n = size * nmemb;
+    char v[128];
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) { /* a new answer (after a 100 Continue) */
+        st->resp->base.config_id[0] = st->resp->etag[0] = '\0';
+        st->resp->first = st->resp->last = st->resp->total = -1;
+    } else if (header_is(line, n, FR_CONFIG_ID_HEADER, v, sizeof(v))) {
+        copy_if_fits(st->resp->base.config_id, sizeof(st->resp->base.config_id), v);
+    } else if (header_is(line, n, "ETag", v, sizeof(v))) {
+        copy_if_fits(st->resp->etag, sizeof(st->resp->etag), v);
+    } else if (header_is(line, n, "Content-Range", v, sizeof(v))) {
+        parse_content_range(v, st->resp);
+    }
+    return n;
+}
+
+/* 2xx bodies go into the caller's block, bounded by it; others are a
+ * problem body, bounded by RANGE_ERROR_BODY_MAX. */
+static size_t on_range_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct range_state *st = userdata;
+    size_t n = size * nmemb;
+    long code = 0;
+    curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 200 || code == 206) {
+        if (n > st->len - st->resp->got) {
+            st->overflow = true;
+            return 0;
+        }
+        memcpy(st->buf + st->resp->got, data, n);
+        st->resp->got += n;
+        return n;
+    }
+    struct fr_buf *b = &st->resp->base.body;
+    if (b->len + n > RANGE_ERROR_BODY_MAX)
+        return n; /* the rest of a long problem is dropped, not an error */
+    fr_buf_append(b, data, n);
+    return n;
+}
+
+int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len,
+                        const char *if_match, char *buf, struct fr_range_resp *resp,
+                        struct fr_error *err)
+{
+    struct fr_client_xfer *x = NULL;
+    struct range_state st = {.resp = resp, .buf = buf, .len = len};
+    resp->got = 0;
+    resp->etag[0] = '\0';
+    resp->first = resp->last = resp->total = -1;
+    if (len == 0 || off < 0 || (uint64_t)len > (uint64_t)(INT64_MAX - off)) {
+        resp_init(&resp->base);
+        return fr_error_set(err, FR_EINVAL, "a range read needs a length and an offset >= 0");
+    }
+    if (!header_value_ok(if_match)) {
+        resp_init(&resp->base);
+        return fr_error_set(err, FR_EINVAL, "If-Match contains a line break");
+    }
+    int result = fr_client_xfer_new(req, &resp->base, &x, err);
+    if (result != FR_OK)
+        goto out;
+    char line[96];
+    snprintf(line, sizeof(line), "Range: bytes=%lld-%lld", (long long)off,
+             (long long)(off + (int64_t)len - 1));
+    x->headers = curl_slist_append(x->headers, line);
+    if (if_match)
+        add_header(&x->headers, "If-Match", if_match);
+    curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->headers);
+    st.h = x->h;
+    curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_range_body);
+    curl_easy_setopt(x->h, CURLOPT_WRITEDATA, &st);
+    curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_range_header);
+    curl_easy_setopt(x->h, CURLOPT_HEADERDATA, &st);
+    CURLcode rc = curl_easy_perform(x->h);
+    if (rc == CURLE_WRITE_ERROR && st.overflow) {
+        result = fr_error_set(err, FR_EDATA,
+                              "GET %.200s: the answer holds more than the %zu bytes asked for",
+                              req->url, len);
+        fr_client_resp_cleanup(&resp->base);
+        goto out;
+    }
+    result = fr_client_xfer_finish(x, (int)rc, err);
+out:
+    fr_client_xfer_free(x);
+    return result;
+}

@@ -38,6 +38,8 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
     {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
     {FR_OK, "result-released", 410, "Result released", 0},
+    {FR_OK, "precondition-failed", 412, "Precondition failed", 0},
+    {FR_OK, "range-not-satisfiable", 416, "Range not satisfiable", 0},
     {FR_OK, "config-locked", 409, "Config is locked", 0},
     {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
     {FR_OK, "query-not-finished", 409, "Query not finished", 1},
