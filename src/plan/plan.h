@@ -26,6 +26,9 @@ struct plan_source_info {
 };
 struct plan_env {
     const char *data_dir;
+    /* Scans run on workers (the remote runner): explain says where they
+     * read their files (worker --data-source). */
+    bool remote_workers;
     /* Looks up a materialized dataframe by id: FR_ENOTFOUND if unknown,
      * FR_ECONFLICT if it has not been run yet. Fills *info (caller cleans up
      * with plan_source_info_cleanup). */

@@ -114,6 +114,7 @@ struct plan_physical {
     struct cfg cfg;
     char *data_dir;      /* env's, copied: file inputs are named relative to it */
     char *data_dir_real; /* its realpath, NULL if it has none */
+    bool remote_workers; /* env's */
 };
 
 /* plan_logical.c */
