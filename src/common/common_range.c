@@ -50,7 +50,7 @@ enum fr_range_kind fr_range_parse(const char *value, int64_t size, int64_t *star
     while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
         e--;
     const char *eq = memchr(p, '=', (size_t)(e - p));
-    if (!eq)
+    if (!eq || eq == p)
         return FR_RANGE_INVALID;
     if ((size_t)(eq - p) != 5 || strncasecmp(p, "bytes", 5) != 0)
         return FR_RANGE_NONE; /* RFC 9110 14.2: an unknown unit is ignored */
