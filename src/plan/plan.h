@@ -128,14 +128,17 @@ int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **cons
  * reads locally when the file resolves inside data_dir with the size and
  * mtime the spec carries (a spec without them: when it resolves), else
  * remotely. open_remote makes *src (new, given back to close_remote) for the
- * spec's relative path and the size/mtime it names (-1 unknown). */
+ * spec's relative path and the size/mtime it names (-1 unknown); range is
+ * what the task will read (a hint: the reader goes past its end to finish
+ * the last record). */
 enum plan_data_mode { PLAN_DATA_AUTO, PLAN_DATA_LOCAL, PLAN_DATA_REMOTE };
 enum plan_read_source { PLAN_READ_NONE, PLAN_READ_LOCAL, PLAN_READ_REMOTE };
 struct plan_io {
     const char *data_dir; /* borrowed */
     enum plan_data_mode mode;
     int (*open_remote)(void *ctx, const char *rel, int64_t size, int64_t mtime_ns,
-                       struct df_source **src, struct fr_error *err);
+                       const struct df_byte_range *range, struct df_source **src,
+                       struct fr_error *err);
     void (*close_remote)(void *ctx, struct df_source *src); /* accepts NULL */
     void *ctx;
     /* OUT: how the task's file input was read and how many bytes its range

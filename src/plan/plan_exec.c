@@ -86,7 +86,7 @@ static int64_t spec_int(json_t *in, const char *key)
 static int choose_source(json_t *in, struct plan_io *io, char path[PATH_MAX], bool *remote,
                          struct fr_error *err)
 {
-    struct stat st;
+    struct stat st = {0};
     *remote = io->open_remote && io->mode == PLAN_DATA_REMOTE;
     if (*remote)
         return FR_OK;
@@ -120,7 +120,7 @@ static int read_chosen(json_t *in, struct plan_io *io, const char *format, const
                    : df_ndjson_read(path, r, o, schema, colv, ncols, ex, out, err);
     struct df_source *src = NULL;
     int rc = io->open_remote(io->ctx, json_string_value(json_object_get(in, "path")),
-                             spec_int(in, "size"), spec_int(in, "mtime_ns"), &src, err);
+                             spec_int(in, "size"), spec_int(in, "mtime_ns"), r, &src, err);
     if (rc == FR_OK)
         rc = csv ? df_csv_read_source(src, r, o, schema, colv, ncols, ex, out, err)
                  : df_ndjson_read_source(src, r, o, schema, colv, ncols, ex, out, err);

@@ -155,7 +155,8 @@ struct worker__remote_ctx {
     const char *coordinator;       /* borrowed: w->coordinator, or NULL */
 };
 int worker__remote_open(void *ctx, const char *rel, int64_t size, int64_t mtime_ns,
-                        struct df_source **out, struct fr_error *err);
+                        const struct df_byte_range *range, struct df_source **out,
+                        struct fr_error *err);
 void worker__remote_close(void *ctx, struct df_source *src);
 /* "auto", "local", "remote" (NULL or "" = auto) into *mode (enum
  * plan_data_mode); FR_EINVAL for another name. */
