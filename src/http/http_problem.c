@@ -63,6 +63,7 @@ static const struct problem_row problem_rows[] = {
     {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
     {FR_OK, "store-unavailable", 503, "Config store unavailable", 5},
     {FR_OK, "no-workers", 503, "No workers", 5},
+    {FR_OK, "dataset-unavailable", 503, "Dataset bytes unavailable", 5},
     {FR_ETIMEOUT, "task-timeout", 504, "Task timed out", 0},
     {FR_ENOSPACE, "memory-budget-exceeded", 507, "Memory budget exceeded", 0},
     {FR_EMEMLIMIT, "task-memory-limit", 507, "Task memory limit exceeded", 0},

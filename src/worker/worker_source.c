@@ -155,6 +155,16 @@ static int advance(struct worker__remote_source *s, int64_t off, struct fr_error
     return FR_OK;
 }
 
+/* Whatever failed, the task could not have the bytes: 503 dataset-unavailable
+ * (the coordinator retries the task, up to task_max_retries), the cause kept. */
+static int unavailable(const struct worker__remote_source *s, struct fr_error *err)
+{
+    char why[sizeof(err->message)];
+    snprintf(why, sizeof(why), "%s", err->message);
+    return fr_error_setk(err, FR_EUNAVAILABLE, "dataset-unavailable",
+                         "reading %.200s from the coordinator by range: %.600s", s->rel, why);
+}
+
 static int remote_read(struct df_source *base, int64_t off, char *buf, size_t len, size_t *got,
                        struct fr_error *err)
 {
@@ -168,7 +178,7 @@ static int remote_read(struct df_source *base, int64_t off, char *buf, size_t le
         if (at < s->cur.off || at >= s->cur.off + (int64_t)s->cur.len) {
             int rc = advance(s, at, err);
             if (rc != FR_OK)
-                return rc;
+                return unavailable(s, err);
             if (s->cur.len == 0)
                 break;
         }
