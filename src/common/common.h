@@ -223,11 +223,11 @@ void fr_client_xfer_free(struct fr_client_xfer *x); /* accepts NULL */
 /* ---- byte ranges (RFC 9110 section 14) ---------------------------------- */
 /* What a Range header value asks of a representation of size bytes. */
 enum fr_range_kind {
-    FR_RANGE_NONE,           /* no header, or a unit other than bytes: serve it whole (200) */
-    FR_RANGE_ONE,            /* one satisfiable range: [*start, *end) (206) */
-    FR_RANGE_UNSATISFIABLE,  /* no byte of it lies inside the representation (416) */
-    FR_RANGE_INVALID,        /* bytes=... that does not parse (416, not ignored) */
-    FR_RANGE_MULTIPLE,       /* more than one range: refused (416) */
+    FR_RANGE_NONE,          /* no header, or a unit other than bytes: serve it whole (200) */
+    FR_RANGE_ONE,           /* one satisfiable range: [*start, *end) (206) */
+    FR_RANGE_UNSATISFIABLE, /* no byte of it lies inside the representation (416) */
+    FR_RANGE_INVALID,       /* bytes=... that does not parse (416, not ignored) */
+    FR_RANGE_MULTIPLE,      /* more than one range: refused (416) */
 };
 /* Parses value (NULL = no header; at most 256 bytes are looked at) for a
  * representation of size >= 0 bytes: "bytes=a-b", "bytes=a-", "bytes=-n"

@@ -45,8 +45,8 @@ static int check_config(ctx *c, const char *config_id, struct ctx_error *err)
                      config_id ? config_id : "");
 }
 
-int ctx_dataset_bytes_open(ctx *c, const char *config_id, const char *rel, int *fd,
-                           int64_t *size, int64_t *mtime_ns, struct ctx_error *err)
+int ctx_dataset_bytes_open(ctx *c, const char *config_id, const char *rel, int *fd, int64_t *size,
+                           int64_t *mtime_ns, struct ctx_error *err)
 {
     char *joined = NULL, *full = NULL;
     *fd = -1;
@@ -60,8 +60,8 @@ int ctx_dataset_bytes_open(ctx *c, const char *config_id, const char *rel, int *
     joined = fr_xasprintf("%s/%s", c->opts.data_dir, rel);
     result = fr_path_resolve_inside(c->opts.data_dir, joined, &full, &err->base);
     if (result == FR_ENOTFOUND) {
-        result = ctx__fail(err, FR_ENOTFOUND, "dataset-not-found", "no file '%.200s' in the data dir",
-                           rel);
+        result = ctx__fail(err, FR_ENOTFOUND, "dataset-not-found",
+                           "no file '%.200s' in the data dir", rel);
         goto out;
     }
     if (result != FR_OK) {

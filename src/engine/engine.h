@@ -275,8 +275,8 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
 /* df_csv_read over a byte source (borrowed; its name names the file). */
 int df_csv_read_source(struct df_source *src, const struct df_byte_range *range,
                        const struct df_csv_options *o, const struct df_schema *schema,
-                       const int *columns, int ncolumns, struct df_exec *ex,
-                       struct df_table **out, struct fr_error *err);
+                       const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
+                       struct fr_error *err);
 
 /* NDJSON: one JSON object per line. Same contracts as the CSV functions. */
 int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, struct df_schema *out,

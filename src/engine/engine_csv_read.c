@@ -1,7 +1,7 @@
 /* engine_csv_read: reads the records of one byte range of a CSV file into a
- * table: read from a byte source (a file: pread) in 1 MiB chunks, tokenize each record, convert only the
- * projected fields, append to columns that were sized up front from a
- * sample of the first chunk (large arrays on huge pages). */
+ * table: read from a byte source (a file: pread) in 1 MiB chunks, tokenize each record, convert
+ * only the projected fields, append to columns that were sized up front from a sample of the first
+ * chunk (large arrays on huge pages). */
 #include "engine_io_int.h"
 
 #include <errno.h>
@@ -346,8 +346,8 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
 
 int df_csv_read_source(struct df_source *src, const struct df_byte_range *range,
                        const struct df_csv_options *o, const struct df_schema *schema,
-                       const int *columns, int ncolumns, struct df_exec *ex,
-                       struct df_table **out, struct fr_error *err)
+                       const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
+                       struct fr_error *err)
 {
     int result = FR_EIO;
     int *identity = NULL;

@@ -423,12 +423,8 @@ int df_ndjson_read_source(struct df_source *src, const struct df_byte_range *ran
     int *identity = NULL;
     int64_t rows = 0;
     struct line_reader lr;
-    struct ndjson_read r = {.name = src->name,
-                            .o = o,
-                            .schema = schema,
-                            .ex = ex,
-                            .err = err,
-                            .line = range->line - 1};
+    struct ndjson_read r = {
+        .name = src->name, .o = o, .schema = schema, .ex = ex, .err = err, .line = range->line - 1};
     *out = NULL;
     line_init(&lr, src, range->start, range->end);
     if (!columns) {

@@ -22,8 +22,7 @@ static bool peer_is_loopback(struct MHD_Connection *conn)
 static void datasets_head(struct http_request *req)
 {
     const char *secret = ctx_cluster_secret(req->ctx);
-    if ((!secret || !secret[0]) && !http__server_insecure(req->srv) &&
-        !peer_is_loopback(req->conn))
+    if ((!secret || !secret[0]) && !http__server_insecure(req->srv) && !peer_is_loopback(req->conn))
         http__reply_problem(req, FR_EINVAL, "unauthorized",
                             "without a cluster secret only workers on this machine may read "
                             "dataset bytes; set FRAMED_CLUSTER_SECRET on every process (or start "
@@ -90,9 +89,10 @@ static const char *config_id_of(struct http_request *req)
 {
     const char *id = http__header(req, FR_CONFIG_ID_HEADER);
     if (!id || !*id || !fr_config_id_valid(id)) {
-        http__reply_problem(req, FR_EINVAL, "missing-config-id",
-                            "dataset bytes are read under the runner's config: send "
-                            FR_CONFIG_ID_HEADER ": sha256:<64 lowercase hex>");
+        http__reply_problem(
+            req, FR_EINVAL, "missing-config-id",
+            "dataset bytes are read under the runner's config: send " FR_CONFIG_ID_HEADER
+            ": sha256:<64 lowercase hex>");
         return NULL;
     }
     return id;
@@ -133,9 +133,8 @@ static void datasets_get(struct http_request *req)
     }
     /* If-Range (RFC 9110 13.1.5): a range of another version is not asked
      * for; the whole file answers. Only entity tags are compared. */
-    const char *range = if_range && strcmp(if_range, etag) != 0
-                            ? NULL
-                            : http__header(req, MHD_HTTP_HEADER_RANGE);
+    const char *range =
+        if_range && strcmp(if_range, etag) != 0 ? NULL : http__header(req, MHD_HTTP_HEADER_RANGE);
     enum fr_range_kind kind = fr_range_parse(range, size, &start, &end);
     if (kind == FR_RANGE_NONE) {
         reply_bytes(req, fd, 0, size, size, false, etag);
@@ -150,7 +149,7 @@ static void datasets_get(struct http_request *req)
 
 void http__routes_internal_register(struct http__router *r)
 {
-    static const struct http__route datasets = {"GET",  "/v1/internal/datasets", datasets_get,
-                                                false,  HTTP_BODY_NONE,          NULL};
+    static const struct http__route datasets = {"GET", "/v1/internal/datasets", datasets_get,
+                                                false, HTTP_BODY_NONE,          NULL};
     http__router_add_signed_limited(r, &datasets, 0, datasets_head);
 }

@@ -94,8 +94,9 @@ static int choose_source(json_t *in, struct plan_io *io, char path[PATH_MAX], bo
     if (!io->open_remote || io->mode == PLAN_DATA_LOCAL || rc == FR_EINVAL)
         return rc; /* a path out of the data dir is refused wherever it is read */
     int64_t size = spec_int(in, "size"), mtime = spec_int(in, "mtime_ns");
-    bool same = rc == FR_OK && (size < 0 || size == (int64_t)st.st_size) &&
-                (mtime < 0 || mtime == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    bool same =
+        rc == FR_OK && (size < 0 || size == (int64_t)st.st_size) &&
+        (mtime < 0 || mtime == (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
     *remote = !same;
     fr_error_init(err);
     return FR_OK;

@@ -78,8 +78,9 @@ static json_t *file_input(const struct plan_physical *p, const struct pstage *s,
     struct stat st;
     if (in && stat(src->path, &st) == 0 && S_ISREG(st.st_mode)) {
         json_object_set_new(in, "size", json_integer((json_int_t)st.st_size));
-        json_object_set_new(in, "mtime_ns", json_integer((json_int_t)st.st_mtim.tv_sec * 1000000000 +
-                                                         st.st_mtim.tv_nsec));
+        json_object_set_new(
+            in, "mtime_ns",
+            json_integer((json_int_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec));
     }
     return in;
 }

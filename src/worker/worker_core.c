@@ -38,7 +38,8 @@ int worker_new_with_store(const struct worker_options *o, store *st, worker **ou
     int data_source = PLAN_DATA_AUTO;
     if (worker__data_source_parse(o->data_source, &data_source) != FR_OK) {
         store_free(st);
-        return fr_error_set(err, FR_EINVAL, "--data-source must be auto, local or remote, not '%.40s'",
+        return fr_error_set(err, FR_EINVAL,
+                            "--data-source must be auto, local or remote, not '%.40s'",
                             o->data_source);
     }
     worker *w = fr_xcalloc(1, sizeof(*w));

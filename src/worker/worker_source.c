@@ -35,8 +35,8 @@ struct worker__remote_source {
     pthread_t thread;
     bool thread_started;
     bool stop;
-    bool want;                  /* a fetch of want_off is asked for or running */
-    bool done;                  /* it finished: spare, rc and ferr hold the outcome */
+    bool want; /* a fetch of want_off is asked for or running */
+    bool done; /* it finished: spare, rc and ferr hold the outcome */
     int64_t want_off;
     struct block spare;         /* the fetch thread fills it */
     int frc;                    /* the fetch's status */

@@ -70,8 +70,9 @@ static void test_invalid(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "bytes=",   "bytes=-",    "bytes=5-2", "bytes=a-b", "bytes=1-2x", "bytes=--1",
-        "bytes=1--2", "bytes=+1-2", "bytes 1-2", "bytes=1 2-3", "bytes=0x1-2", "=1-2", "",
+        "bytes=",      "bytes=-",    "bytes=5-2",  "bytes=a-b", "bytes=1-2x",
+        "bytes=--1",   "bytes=1--2", "bytes=+1-2", "bytes 1-2", "bytes=1 2-3",
+        "bytes=0x1-2", "=1-2",       "",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int64_t s, e;
@@ -116,9 +117,12 @@ static void test_etag(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forms),       cmocka_unit_test(test_cut_at_end),
-        cmocka_unit_test(test_unsatisfiable), cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_multiple_and_units), cmocka_unit_test(test_etag),
+        cmocka_unit_test(test_forms),
+        cmocka_unit_test(test_cut_at_end),
+        cmocka_unit_test(test_unsatisfiable),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_multiple_and_units),
+        cmocka_unit_test(test_etag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,11 +282,15 @@ static void test_byte_source(void **state)
     for (size_t chunk = 1; chunk <= 7; chunk += 3) {
         for (int sized = 0; sized < 2; sized++) {
             struct mem_source m = {{mem_read, sized ? (int64_t)strlen(text) : -1, "mem.csv"},
-                                   text, strlen(text), chunk, -1, 0};
+                                   text,
+                                   strlen(text),
+                                   chunk,
+                                   -1,
+                                   0};
             struct df_table *t = NULL;
-            assert_int_equal(df_csv_read_source(&m.base, &r, &s.o, &s.schema, NULL, -1, &s.ex, &t,
-                                                &s.err),
-                             FR_OK);
+            assert_int_equal(
+                df_csv_read_source(&m.base, &r, &s.o, &s.schema, NULL, -1, &s.ex, &t, &s.err),
+                FR_OK);
             char *got = render(t, &s.schema);
             assert_string_equal(got, want_text);
             assert_true(m.reads > 1);

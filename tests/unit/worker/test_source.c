@@ -53,14 +53,15 @@ static enum MHD_Result serve(void *cls, struct mhd_request *rq)
     char cr[96], etag[FR_ETAG_MAX];
     snprintf(cr, sizeof(cr), "bytes %lld-%lld/%lld", a, b, total);
     fr_etag_of(FILE_BYTES, k->mode == ETAG_CHANGES && n > 1 ? 2 : 1, etag);
-    struct MHD_Response *r = MHD_create_response_from_buffer((size_t)(b - a + 1), k->file + a,
-                                                             MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer((size_t)(b - a + 1), k->file + a, MHD_RESPMEM_PERSISTENT);
     MHD_add_response_header(r, "Content-Range", cr);
     MHD_add_response_header(r, "ETag", etag);
     MHD_add_response_header(r, "Framed-Config-Id",
-                            k->mode == OTHER_CONFIG ? "sha256:"
-                                                      "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-                                                    : CFG);
+                            k->mode == OTHER_CONFIG
+                                ? "sha256:"
+                                  "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                                : CFG);
     enum MHD_Result rc = MHD_queue_response(rq->conn, 206, r);
     MHD_destroy_response(r);
     return rc;
