@@ -155,12 +155,23 @@ static int advance(struct worker__remote_source *s, int64_t off, struct fr_error
     return FR_OK;
 }
 
-/* Whatever failed, the task could not have the bytes: 503 dataset-unavailable
- * (the coordinator retries the task, up to task_max_retries), the cause kept. */
+/* The coordinator's definite answers stay what they are (no such file: 404;
+ * a path it refuses: 400; not its runner's config: 409). Anything else (no
+ * answer, 5xx, a short read, a file that changed) is 503 dataset-unavailable,
+ * the cause kept: the coordinator retries the task (task_max_retries). */
 static int unavailable(const struct worker__remote_source *s, struct fr_error *err)
 {
     char why[sizeof(err->message)];
     snprintf(why, sizeof(why), "%s", err->message);
+    bool definite = err->status == FR_ENOTFOUND || err->status == FR_EINVAL ||
+                    (err->status == FR_ECONFLICT && strcmp(err->kind, "config-mismatch") == 0);
+    if (definite) {
+        char kind[sizeof(err->kind)];
+        snprintf(kind, sizeof(kind), "%s", err->kind);
+        return fr_error_setk(err, err->status, kind,
+                             "%.200s is not here and the coordinator did not serve it: %.600s",
+                             s->rel, why);
+    }
     return fr_error_setk(err, FR_EUNAVAILABLE, "dataset-unavailable",
                          "reading %.200s from the coordinator by range: %.600s", s->rel, why);
 }
