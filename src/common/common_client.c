@@ -377,19 +377,41 @@ static bool header_is(const char *line, size_t n, const char *name, char *out, s
     return true;
 }
 
+/* A decimal of at most 18 digits at *p (a peer's number is bounded before
+ * it is used): >= 0, or -1 when there is none or it is longer. */
+static int64_t read_decimal(const char **p)
+{
+    const char *q = *p;
+    int64_t v = 0;
+    int n = 0;
+    while (*q >= '0' && *q <= '9' && n <= 18) {
+        v = v * 10 + (*q++ - '0');
+        n++;
+    }
+    *p = q;
+    return n == 0 || n > 18 ? -1 : v;
+}
+
 /* "bytes a-b/t" or "bytes * /t" (without the space); -1s when malformed. */
 static void parse_content_range(const char *v, struct fr_range_resp *r)
 {
-    long long a = -1, b = -1, t = -1;
-    char tail = 0;
     r->first = r->last = r->total = -1;
-    if (sscanf(v, "bytes %lld-%lld/%lld%c", &a, &b, &t, &tail) == 3 && a >= 0 && b >= a && t > b) {
-        r->first = a;
-        r->last = b;
-        r->total = t;
-    } else if (sscanf(v, "bytes */%lld%c", &t, &tail) == 1 && t >= 0) {
-        r->total = t;
+    if (strncmp(v, "bytes ", 6) != 0)
+        return;
+    const char *p = v + 6;
+    int64_t a = -1, b = -1, t;
+    if (*p == '*') {
+        p++;
+    } else {
+        a = read_decimal(&p);
+        if (a < 0 || *p++ != '-' || (b = read_decimal(&p)) < a)
+            return;
     }
+    if (*p++ != '/' || (t = read_decimal(&p)) < 0 || *p != '\0' || (a >= 0 && t <= b))
+        return;
+    r->first = a;
+    r->last = b;
+    r->total = t;
 }
 
 /* A value that does not fit is left out ("" stays), never cut. */
