@@ -74,7 +74,8 @@ try {
     N, file: G1.name, bytes: SIZE, runs: RUNS, date: new Date().toISOString(), machine: machine(), load,
     times, median_ms: { local: median(times.local), remote: median(times.remote) },
     mb_per_s: { local: +mbps('local').toFixed(1), remote: +mbps('remote').toFixed(1) },
-    ratio: +(mbps('remote') / mbps('local')).toFixed(3), checks, metrics,
+    ratio: +(mbps('remote') / mbps('local')).toFixed(3),
+    best_ratio: +(Math.min(...times.local) / Math.min(...times.remote)).toFixed(3), checks, metrics,
   };
   if (checks.local.rows !== checks.remote.rows || Math.abs(checks.local.sum - checks.remote.sum) > 1e-6) {
     throw new Error(`local and remote answers differ: ${JSON.stringify(checks)}`);
@@ -92,7 +93,7 @@ try {
     `| local (--data-source local, the coordinator's data dir) | ${times.local.join(', ')} | ${out.median_ms.local} | ${out.mb_per_s.local} | local ${metrics.local.local}, remote ${metrics.local.remote} |`,
     `| remote (empty data dir: HTTP Range, 8 MiB blocks) | ${times.remote.join(', ')} | ${out.median_ms.remote} | ${out.mb_per_s.remote} | local ${metrics.remote.local}, remote ${metrics.remote.remote} (${metrics.remote.range_reads} range reads) |`,
     '',
-    `remote / local throughput: **${out.ratio}** (the issue asks >= 0.5). Answers equal (${checks.local.rows} groups).`,
+    `remote / local throughput: **${out.ratio}** by the medians, ${out.best_ratio} by the best runs (the issue asks >= 0.5). Answers equal (${checks.local.rows} groups).`,
     '',
   ].join('\n');
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });

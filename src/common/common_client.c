@@ -350,6 +350,7 @@ void fr_client_resp_cleanup(struct fr_client_resp *resp)
 /* ---- range reads ---- */
 
 #define RANGE_ERROR_BODY_MAX (64 * 1024)
+#define RANGE_RECV_BUFFER (512L * 1024)
 
 struct range_state {
     struct fr_range_resp *resp;
@@ -496,6 +497,8 @@ int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len
     curl_easy_setopt(x->h, CURLOPT_WRITEDATA, &st);
     curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_range_header);
     curl_easy_setopt(x->h, CURLOPT_HEADERDATA, &st);
+    /* blocks are megabytes: fewer, larger receives (libcurl caps it at its maximum) */
+    curl_easy_setopt(x->h, CURLOPT_BUFFERSIZE, RANGE_RECV_BUFFER);
     CURLcode rc = curl_easy_perform(x->h);
     if (rc == CURLE_WRITE_ERROR && st.overflow) {
         result = fr_error_set(err, FR_EDATA,

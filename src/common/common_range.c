@@ -55,8 +55,9 @@ enum fr_range_kind fr_range_parse(const char *value, int64_t size, int64_t *star
     if ((size_t)(eq - p) != 5 || strncasecmp(p, "bytes", 5) != 0)
         return FR_RANGE_NONE; /* RFC 9110 14.2: an unknown unit is ignored */
     p = skip_ows(eq + 1, e);
-    if (memchr(p, ',', (size_t)(e - p)))
-        return FR_RANGE_MULTIPLE;
+    for (const char *c = p; c < e; c++)
+        if (*c == ',')
+            return FR_RANGE_MULTIPLE;
     int64_t a = -1, b = -1;
     bool has_a = read_pos(&p, e, &a);
     p = skip_ows(p, e);
