@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { assertProblem, call, SOURCE_DIR, startServer, startWorker, tempRoot } from './lib.mjs';
@@ -279,6 +279,38 @@ test('the internal dataset endpoint: ranges, 416, path escapes, FIFOs, config ID
     const reset = await call(cluster.coord.base, 'DELETE', '/v1/runner?force=true');
     assert.equal(reset.status, 200, reset.text);
     assertProblem(await get('trips.csv'), 409, 'config-mismatch');
+  } finally {
+    await cluster.stop();
+  }
+});
+
+test('a worker checks the coordinator\'s bytes: another size or version fails the task with 503 dataset-unavailable', async () => {
+  const cluster = await startCluster({ nworkers: 1 });
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const id = await activeConfig(cluster.coord.base);
+    const text = 'k,v\na,1\nb,2\na,3\n';
+    const file = path.join(cluster.coord.dataDir, 'kv.csv');
+    writeFileSync(file, text);
+    const st = statSync(file, { bigint: true });
+    // mtime_ns does not fit a JavaScript number: the body is written by hand
+    const task = (p, size, mtime) => `{"query_id":"q-rd","stage":0,"task":0,"attempt":0,"inputs":[],"spec":{"stage":0,"task":0,"core":null,"pipeline":[],"sink":null,"nbuckets":1,"input":{"kind":"file","path":"${p}","format":"csv","display":"kv","options":{"delimiter":",","header":true,"on_error_null":false,"hints":[]},"schema":[["k","string"],["v","int64"]],"columns":null,"range":[4,${text.length},2],"max_rows":0,"size":${size},"mtime_ns":${mtime}}}}`;
+    const post = (body) => call(cluster.workers[0].base, 'POST', '/v1/tasks', {
+      body, headers: { 'framed-config-id': id, 'content-type': 'application/json' },
+    });
+    let r = await post(task('kv.csv', st.size, st.mtimeNs));
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.outputs[0].rows, 3);
+    assert.deepEqual(r.body.scan, { source: 'remote', bytes: text.length - 4 });
+    r = await post(task('kv.csv', st.size + 1n, st.mtimeNs));
+    assertProblem(r, 503, 'dataset-unavailable');
+    assert.match(r.body.detail, /kv\.csv changed on the coordinator/, 'the entity tag holds the size');
+    r = await post(task('kv.csv', st.size, st.mtimeNs + 1n));
+    assertProblem(r, 503, 'dataset-unavailable');
+    assert.match(r.body.detail, /changed on the coordinator while the task read it/);
+    assertProblem(await post(task('gone.csv', 10n, 1n)), 404, 'dataset-not-found');
+    assertProblem(await post(task('../x.csv', 10n, 1n)), 400, 'invalid-task');
+    assertProblem(await post(task('.hidden.csv', 10n, 1n)), 400, 'invalid-parameter'); // the coordinator refuses it
   } finally {
     await cluster.stop();
   }
