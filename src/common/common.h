@@ -252,9 +252,13 @@ struct fr_range_resp {
     int64_t first, last, total; /* Content-Range (206: first-last/total, 416:
                                    total); -1 when absent or malformed */
 };
+/* handle (may be NULL): a libcurl handle kept between the calls of one
+ * thread (keep-alive, warm buffers): *handle NULL at first, a handle after
+ * the call; fr_client_handle_free when done (accepts NULL). */
 int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len,
-                        const char *if_match, char *buf, struct fr_range_resp *resp,
+                        const char *if_match, char *buf, void **handle, struct fr_range_resp *resp,
                         struct fr_error *err);
+void fr_client_handle_free(void *handle);
 
 /* ---- files --------------------------------------------------------------- */
 /* Writes data to path atomically: temp file, fsync, rename, fsync of the dir. */

@@ -274,7 +274,9 @@ void fr_client_xfer_free(struct fr_client_xfer *x)
     free(x);
 }
 
-int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *resp,
+/* fr_client_xfer_new on reuse (a handle of an earlier call, reset here; the
+ * xfer owns it from now on) or a new handle when reuse is NULL. */
+static int xfer_new_on(const struct fr_client_req *req, struct fr_client_resp *resp, CURL *reuse,
                        struct fr_client_xfer **out, struct fr_error *err)
 {
     int result = FR_EINVAL;
@@ -290,10 +292,15 @@ int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *r
     x->st = (struct call_state){.resp = resp, .max_body = req->max_body_bytes};
     x->method = fr_xstrdup(req->method);
     x->url = fr_xstrdup(req->url);
+    x->h = reuse;
+    reuse = NULL;
+    if (x->h)
+        curl_easy_reset(x->h);
     result = build_headers(req, &x->headers, err);
     if (result != FR_OK)
         goto out;
-    x->h = curl_easy_init();
+    if (!x->h)
+        x->h = curl_easy_init();
     if (!x->h) {
         result = fr_error_set(err, FR_EIO, "cannot initialize libcurl");
         goto out;
@@ -303,8 +310,15 @@ int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *r
     x = NULL;
     result = FR_OK;
 out:
+    curl_easy_cleanup(reuse);
     fr_client_xfer_free(x);
     return result;
+}
+
+int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *resp,
+                       struct fr_client_xfer **out, struct fr_error *err)
+{
+    return xfer_new_on(req, resp, NULL, out, err);
 }
 
 void *fr_client_xfer_easy(struct fr_client_xfer *x)
@@ -465,8 +479,13 @@ static size_t on_range_body(char *data, size_t size, size_t nmemb, void *userdat
     return n;
 }
 
+void fr_client_handle_free(void *handle)
+{
+    curl_easy_cleanup(handle);
+}
+
 int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len,
-                        const char *if_match, char *buf, struct fr_range_resp *resp,
+                        const char *if_match, char *buf, void **handle, struct fr_range_resp *resp,
                         struct fr_error *err)
 {
     struct fr_client_xfer *x = NULL;
@@ -482,7 +501,9 @@ int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len
         resp_init(&resp->base);
         return fr_error_set(err, FR_EINVAL, "If-Match contains a line break");
     }
-    int result = fr_client_xfer_new(req, &resp->base, &x, err);
+    int result = xfer_new_on(req, &resp->base, handle ? *handle : NULL, &x, err);
+    if (handle)
+        *handle = NULL; /* the xfer has it now */
     if (result != FR_OK)
         goto out;
     char line[96];
@@ -508,6 +529,10 @@ int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len
         goto out;
     }
     result = fr_client_xfer_finish(x, (int)rc, err);
+    if (handle && x) { /* kept for the next call: its connection and buffers stay warm */
+        *handle = x->h;
+        x->h = NULL;
+    }
 out:
     fr_client_xfer_free(x);
     return result;

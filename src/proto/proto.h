@@ -80,9 +80,11 @@ struct proto_range_info {
  * dataset-changed. Checked: the config echo, the 206's Content-Range (it
  * starts at off, holds exactly the bytes received), the total. Past the end:
  * FR_OK with *got 0. Other answers become their problem's error. */
+/* handle: as fr_client_range_get's (a connection kept by the caller's
+ * thread; NULL for none). */
 int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
                      int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
-                     struct proto_range_info *info, struct fr_error *err);
+                     void **handle, struct proto_range_info *info, struct fr_error *err);
 
 /* True when a tracing ID from a header is acceptable: NULL (absent), or
  * 1..PROTO_TRACE_ID_MAX printable ASCII characters without spaces. */

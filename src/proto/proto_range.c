@@ -50,14 +50,15 @@ static int check_answer(const struct fr_range_resp *r, const char *rel, int64_t 
 /* One attempt: FR_OK with the bytes, or an error; *retry when trying again may help. */
 static int attempt(const struct proto_peer *peer, const char *url, const char *coordinator,
                    const char *rel, int64_t off, size_t len, const char *if_match, char *buf,
-                   size_t *got, struct proto_range_info *info, bool *retry, struct fr_error *err)
+                   size_t *got, void **handle, struct proto_range_info *info, bool *retry,
+                   struct fr_error *err)
 {
     struct fr_client_req req;
     struct fr_range_resp r;
     proto_req_init(&req, peer, "GET", url);
     req.timeout_ms = PROTO_RANGE_TIMEOUT_MS;
     *retry = false;
-    int rc = fr_client_range_get(&req, off, len, if_match, buf, &r, err);
+    int rc = fr_client_range_get(&req, off, len, if_match, buf, handle, &r, err);
     if (rc != FR_OK) {
         *retry = rc == FR_EIO || rc == FR_ETIMEOUT;
         goto out;
@@ -91,7 +92,7 @@ out:
 
 int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
                      int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
-                     struct proto_range_info *info, struct fr_error *err)
+                     void **handle, struct proto_range_info *info, struct fr_error *err)
 {
     *got = 0;
     if (len > PROTO_RANGE_BLOCK_MAX)
@@ -106,7 +107,8 @@ int proto_read_range(const struct proto_peer *peer, const char *coordinator, con
             sleep_ms(100 << i);
             fr_error_init(err);
         }
-        rc = attempt(peer, url, coordinator, rel, off, len, if_match, buf, got, info, &retry, err);
+        rc = attempt(peer, url, coordinator, rel, off, len, if_match, buf, got, handle, info,
+                     &retry, err);
         if (rc == FR_OK || !retry)
             break;
     }
