@@ -324,13 +324,15 @@ function sign(secret, method, target, sender) {
   return { 'framed-sender': sender, 'framed-timestamp': String(ts), 'framed-nonce': nonce, 'framed-signature': `v1=${mac}` };
 }
 
-test('with a cluster secret: workers without the data read signed ranges; unsigned reads are refused', async () => {
+test('with a cluster secret: the golden plans again, signed range reads; unsigned reads are refused', async () => {
   const env = { FRAMED_CLUSTER_SECRET: 'correct horse battery staple' };
   const cluster = await startCluster({ env });
   const local = await startServer();
   try {
     copyInputs(cluster.coord.dataDir);
     copyInputs(local.dataDir);
+    const compared = await golden(cluster, local);
+    assert.ok(compared >= 20, `only ${compared} golden plans over datasets compared`);
     const id = await activeConfig(cluster.coord.base);
     const want = await runPlan(local.base, TRIPS_GROUPBY);
     const got = await runPlan(cluster.coord.base, TRIPS_GROUPBY);
