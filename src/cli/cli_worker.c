@@ -23,6 +23,7 @@ struct worker_cli {
     const char *cluster_secret_file;
     const char *log_level;
     const char *data_dir;
+    const char *data_source;
     int64_t insecure;
 };
 
@@ -43,6 +44,7 @@ static const struct cli_flag worker_flags[] = {
     F("cluster-secret-file", CLI_STR, cluster_secret_file, "FILE", "file holding the cluster secret (none = unsigned, loopback only)"),
     F("log-level", CLI_STR, log_level, "LEVEL", "debug, info, warn or error (default info)"),
     F("data-dir", CLI_STR, data_dir, "DIR", "task file inputs are read only inside it (default ./data)"),
+    F("data-source", CLI_STR, data_source, "MODE", "where scan tasks read files: auto (local copy if it is the coordinator's, else by range from it), local or remote (default auto)"),
     F("insecure", CLI_BOOL, insecure, "", "allow listening beyond loopback without a cluster secret"),
 };
 /* clang-format on */
@@ -133,7 +135,8 @@ static int worker_start_all(const struct worker_cli *o, const char *listen, cons
                                    .store_url = o->store,
                                    .threads = (int)o->threads,
                                    .secret = secret,
-                                   .data_dir = o->data_dir};
+                                   .data_dir = o->data_dir,
+                                   .data_source = o->data_source};
     struct http_options hopts = {
         .listen_addr = listen, .port = (int)o->port, .cluster_secret = secret};
     if (worker_new(&wopts, w, &err) != 0 || http_server_start_worker(*w, &hopts, srv, &err) != 0) {

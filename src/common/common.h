@@ -220,6 +220,46 @@ void *fr_client_xfer_easy(struct fr_client_xfer *x); /* borrowed CURL * */
 int fr_client_xfer_finish(struct fr_client_xfer *x, int curl_code, struct fr_error *err);
 void fr_client_xfer_free(struct fr_client_xfer *x); /* accepts NULL */
 
+/* ---- byte ranges (RFC 9110 section 14) ---------------------------------- */
+/* What a Range header value asks of a representation of size bytes. */
+enum fr_range_kind {
+    FR_RANGE_NONE,          /* no header, or a unit other than bytes: serve it whole (200) */
+    FR_RANGE_ONE,           /* one satisfiable range: [*start, *end) (206) */
+    FR_RANGE_UNSATISFIABLE, /* no byte of it lies inside the representation (416) */
+    FR_RANGE_INVALID,       /* bytes=... that does not parse (416, not ignored) */
+    FR_RANGE_MULTIPLE,      /* more than one range: refused (416) */
+};
+/* Parses value (NULL = no header; at most 256 bytes are looked at) for a
+ * representation of size >= 0 bytes: "bytes=a-b", "bytes=a-", "bytes=-n"
+ * with optional whitespace around; b past the end is cut to the end. *start
+ * and *end are set only for FR_RANGE_ONE. */
+enum fr_range_kind fr_range_parse(const char *value, int64_t size, int64_t *start, int64_t *end);
+/* The strong entity tag of a file by size and mtime (nanoseconds):
+ * "\"<size hex>-<mtime hex>\"" (quotes included) into out. */
+#define FR_ETAG_MAX 40
+void fr_etag_of(int64_t size, int64_t mtime_ns, char out[FR_ETAG_MAX]);
+
+/* One range read of the internal protocol: GET req->url with "Range:
+ * bytes=off-(off+len-1)" and, when if_match is set, "If-Match: if_match".
+ * A 206 or 200 body goes into buf (at most len bytes; more fails the call
+ * with FR_EDATA); any other answer's body (at most 64 KiB) into resp->body.
+ * FR_OK when an answer arrived (any status; resp says which), FR_EIO or
+ * FR_ETIMEOUT when none did. resp is caller-owned (fr_client_resp_cleanup). */
+struct fr_range_resp {
+    struct fr_client_resp base; /* status, config echo; body only for errors */
+    size_t got;                 /* body bytes written into buf */
+    char etag[FR_ETAG_MAX + 8]; /* the ETag answered, "" if none or too long */
+    int64_t first, last, total; /* Content-Range (206: first-last/total, 416:
+                                   total); -1 when absent or malformed */
+};
+/* handle (may be NULL): a libcurl handle kept between the calls of one
+ * thread (keep-alive, warm buffers): *handle NULL at first, a handle after
+ * the call; fr_client_handle_free when done (accepts NULL). */
+int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len,
+                        const char *if_match, char *buf, void **handle, struct fr_range_resp *resp,
+                        struct fr_error *err);
+void fr_client_handle_free(void *handle);
+
 /* ---- files --------------------------------------------------------------- */
 /* Writes data to path atomically: temp file, fsync, rename, fsync of the dir. */
 int fr_file_write_atomic(const char *path, const void *data, size_t len, struct fr_error *err);

@@ -274,7 +274,9 @@ void fr_client_xfer_free(struct fr_client_xfer *x)
     free(x);
 }
 
-int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *resp,
+/* fr_client_xfer_new on reuse (a handle of an earlier call, reset here; the
+ * xfer owns it from now on) or a new handle when reuse is NULL. */
+static int xfer_new_on(const struct fr_client_req *req, struct fr_client_resp *resp, CURL *reuse,
                        struct fr_client_xfer **out, struct fr_error *err)
 {
     int result = FR_EINVAL;
@@ -290,10 +292,15 @@ int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *r
     x->st = (struct call_state){.resp = resp, .max_body = req->max_body_bytes};
     x->method = fr_xstrdup(req->method);
     x->url = fr_xstrdup(req->url);
+    x->h = reuse;
+    reuse = NULL;
+    if (x->h)
+        curl_easy_reset(x->h);
     result = build_headers(req, &x->headers, err);
     if (result != FR_OK)
         goto out;
-    x->h = curl_easy_init();
+    if (!x->h)
+        x->h = curl_easy_init();
     if (!x->h) {
         result = fr_error_set(err, FR_EIO, "cannot initialize libcurl");
         goto out;
@@ -303,8 +310,15 @@ int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *r
     x = NULL;
     result = FR_OK;
 out:
+    curl_easy_cleanup(reuse);
     fr_client_xfer_free(x);
     return result;
+}
+
+int fr_client_xfer_new(const struct fr_client_req *req, struct fr_client_resp *resp,
+                       struct fr_client_xfer **out, struct fr_error *err)
+{
+    return xfer_new_on(req, resp, NULL, out, err);
 }
 
 void *fr_client_xfer_easy(struct fr_client_xfer *x)
@@ -345,4 +359,181 @@ void fr_client_resp_cleanup(struct fr_client_resp *resp)
         return;
     fr_buf_cleanup(&resp->body);
     resp_init(resp);
+}
+
+/* ---- range reads ---- */
+
+#define RANGE_ERROR_BODY_MAX (64 * 1024)
+#define RANGE_RECV_BUFFER (512L * 1024)
+
+struct range_state {
+    struct fr_range_resp *resp;
+    CURL *h;
+    char *buf; /* borrowed: the caller's block */
+    size_t len;
+    bool overflow;
+};
+
+/* The value of header line (n bytes) when its name is name, trimmed, into
+ * out (cut to outsz - 1); false for another header. */
+static bool header_is(const char *line, size_t n, const char *name, char *out, size_t outsz)
+{
+    size_t k = strlen(name);
+    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
+        return false;
+    const char *v = line + k + 1, *e = line + n;
+    while (v < e && (*v == ' ' || *v == '\t'))
+        v++;
+    while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    size_t vn = (size_t)(e - v) < outsz ? (size_t)(e - v) : outsz - 1;
+    memcpy(out, v, vn);
+    out[vn] = '\0';
+    return true;
+}
+
+/* A decimal of at most 18 digits at *p (a peer's number is bounded before
+ * it is used): >= 0, or -1 when there is none or it is longer. */
+static int64_t read_decimal(const char **p)
+{
+    const char *q = *p;
+    int64_t v = 0;
+    int n = 0;
+    while (*q >= '0' && *q <= '9' && n <= 18) {
+        v = v * 10 + (*q++ - '0');
+        n++;
+    }
+    *p = q;
+    return n == 0 || n > 18 ? -1 : v;
+}
+
+/* "bytes a-b/t" or "bytes * /t" (without the space); -1s when malformed. */
+static void parse_content_range(const char *v, struct fr_range_resp *r)
+{
+    r->first = r->last = r->total = -1;
+    if (strncmp(v, "bytes ", 6) != 0)
+        return;
+    const char *p = v + 6;
+    int64_t a = -1, b = -1, t;
+    if (*p == '*') {
+        p++;
+    } else {
+        a = read_decimal(&p);
+        if (a < 0 || *p++ != '-' || (b = read_decimal(&p)) < a)
+            return;
+    }
+    if (*p++ != '/' || (t = read_decimal(&p)) < 0 || *p != '\0' || (a >= 0 && t <= b))
+        return;
+    r->first = a;
+    r->last = b;
+    r->total = t;
+}
+
+/* A value that does not fit is left out ("" stays), never cut. */
+static void copy_if_fits(char *dst, size_t dstsz, const char *v)
+{
+    size_t n = strlen(v);
+    if (n < dstsz)
+        memcpy(dst, v, n + 1);
+}
+
+static size_t on_range_header(char *line, size_t size, size_t nmemb, void *userdata)
+{
+    struct range_state *st = userdata;
+    size_t n = size * nmemb;
+    char v[128];
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) { /* a new answer (after a 100 Continue) */
+        st->resp->base.config_id[0] = st->resp->etag[0] = '\0';
+        st->resp->first = st->resp->last = st->resp->total = -1;
+    } else if (header_is(line, n, FR_CONFIG_ID_HEADER, v, sizeof(v))) {
+        copy_if_fits(st->resp->base.config_id, sizeof(st->resp->base.config_id), v);
+    } else if (header_is(line, n, "ETag", v, sizeof(v))) {
+        copy_if_fits(st->resp->etag, sizeof(st->resp->etag), v);
+    } else if (header_is(line, n, "Content-Range", v, sizeof(v))) {
+        parse_content_range(v, st->resp);
+    }
+    return n;
+}
+
+/* 2xx bodies go into the caller's block, bounded by it; others are a
+ * problem body, bounded by RANGE_ERROR_BODY_MAX. */
+static size_t on_range_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct range_state *st = userdata;
+    size_t n = size * nmemb;
+    long code = 0;
+    curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 200 || code == 206) {
+        if (n > st->len - st->resp->got) {
+            st->overflow = true;
+            return 0;
+        }
+        memcpy(st->buf + st->resp->got, data, n);
+        st->resp->got += n;
+        return n;
+    }
+    struct fr_buf *b = &st->resp->base.body;
+    if (b->len + n > RANGE_ERROR_BODY_MAX)
+        return n; /* the rest of a long problem is dropped, not an error */
+    fr_buf_append(b, data, n);
+    return n;
+}
+
+void fr_client_handle_free(void *handle)
+{
+    curl_easy_cleanup(handle);
+}
+
+int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len,
+                        const char *if_match, char *buf, void **handle, struct fr_range_resp *resp,
+                        struct fr_error *err)
+{
+    struct fr_client_xfer *x = NULL;
+    struct range_state st = {.resp = resp, .buf = buf, .len = len};
+    resp->got = 0;
+    resp->etag[0] = '\0';
+    resp->first = resp->last = resp->total = -1;
+    if (len == 0 || off < 0 || (uint64_t)len > (uint64_t)(INT64_MAX - off)) {
+        resp_init(&resp->base);
+        return fr_error_set(err, FR_EINVAL, "a range read needs a length and an offset >= 0");
+    }
+    if (!header_value_ok(if_match)) {
+        resp_init(&resp->base);
+        return fr_error_set(err, FR_EINVAL, "If-Match contains a line break");
+    }
+    int result = xfer_new_on(req, &resp->base, handle ? *handle : NULL, &x, err);
+    if (handle)
+        *handle = NULL; /* the xfer has it now */
+    if (result != FR_OK)
+        goto out;
+    char line[96];
+    snprintf(line, sizeof(line), "Range: bytes=%lld-%lld", (long long)off,
+             (long long)(off + (int64_t)len - 1));
+    x->headers = curl_slist_append(x->headers, line);
+    if (if_match)
+        add_header(&x->headers, "If-Match", if_match);
+    curl_easy_setopt(x->h, CURLOPT_HTTPHEADER, x->headers);
+    st.h = x->h;
+    curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_range_body);
+    curl_easy_setopt(x->h, CURLOPT_WRITEDATA, &st);
+    curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_range_header);
+    curl_easy_setopt(x->h, CURLOPT_HEADERDATA, &st);
+    /* blocks are megabytes: fewer, larger receives (libcurl caps it at its maximum) */
+    curl_easy_setopt(x->h, CURLOPT_BUFFERSIZE, RANGE_RECV_BUFFER);
+    CURLcode rc = curl_easy_perform(x->h);
+    if (rc == CURLE_WRITE_ERROR && st.overflow) {
+        result = fr_error_set(err, FR_EDATA,
+                              "GET %.200s: the answer holds more than the %zu bytes asked for",
+                              req->url, len);
+        fr_client_resp_cleanup(&resp->base);
+        goto out;
+    }
+    result = fr_client_xfer_finish(x, (int)rc, err);
+    if (handle && x) { /* kept for the next call: its connection and buffers stay warm */
+        *handle = x->h;
+        x->h = NULL;
+    }
+out:
+    fr_client_xfer_free(x);
+    return result;
 }

@@ -67,6 +67,14 @@ json_t *ctx_runner_info(ctx *c);
 int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err);
 
 /* ---- datasets ---- */
+/* Opens dataset file rel (relative to the data dir, as task specs name it)
+ * for serving its bytes to the workers of the runner whose frozen config is
+ * config_id: *fd new (read-only; the caller closes it), with the file's
+ * size and mtime. FR_ECONFLICT config-mismatch (no runner, another config),
+ * FR_EINVAL invalid-parameter (not a relative path inside the data dir, a
+ * '.' segment), FR_ENOTFOUND dataset-not-found (missing, not a regular file). */
+int ctx_dataset_bytes_open(ctx *c, const char *config_id, const char *rel, int *fd, int64_t *size,
+                           int64_t *mtime_ns, struct ctx_error *err);
 int ctx_dataset_list(ctx *c, json_t **out, struct ctx_error *err);
 int ctx_dataset_get(ctx *c, const char *name, json_t **out, struct ctx_error *err);
 int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err);

@@ -41,6 +41,7 @@ static int lookup_frame(void *arg, const char *id, struct plan_source_info *info
 void ctx__plan_env(ctx *c, struct plan_env *env)
 {
     env->data_dir = c->opts.data_dir;
+    env->remote_workers = strcmp(ctx__runner_kind(c), "remote") == 0;
     env->lookup_dataframe = lookup_frame;
     env->arg = c;
 }

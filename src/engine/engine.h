@@ -231,6 +231,26 @@ struct df_byte_range {
     int64_t line;
 };
 
+/* A byte source the readers take a data file's bytes from: a file (pread,
+ * df_file_source_open) or whatever a caller provides (a worker's HTTP range
+ * reads), so the engine reads without knowing where the bytes live. */
+struct df_source {
+    /* Reads up to len bytes at off into buf; *got == 0 only at the end of the
+     * source. A failure (I/O, a short or changed source) is an error in err. */
+    int (*read)(struct df_source *s, int64_t off, char *buf, size_t len, size_t *got,
+                struct fr_error *err);
+    int64_t size;     /* bytes; -1 when unknown */
+    const char *name; /* borrowed: the file's name in messages */
+};
+/* The file-backed source: fs is caller-owned; FR_ENOTFOUND or FR_EIO with
+ * "cannot open <name>" when path is not a readable regular file. */
+struct df_file_source {
+    struct df_source base;
+    int fd;
+};
+int df_file_source_open(struct df_file_source *fs, const char *path, struct fr_error *err);
+void df_file_source_close(struct df_file_source *fs); /* accepts a closed one */
+
 /* Infers the schema of a CSV file from its header and a sample of rows
  * (int64, float64, bool, date, timestamp, else string; hints win; a column
  * of only nulls is string). out is caller-initialized and filled. */
@@ -252,6 +272,12 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
                 const struct df_schema *schema, const int *columns, int ncolumns,
                 struct df_exec *ex, struct df_table **out, struct fr_error *err);
 
+/* df_csv_read over a byte source (borrowed; its name names the file). */
+int df_csv_read_source(struct df_source *src, const struct df_byte_range *range,
+                       const struct df_csv_options *o, const struct df_schema *schema,
+                       const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
+                       struct fr_error *err);
+
 /* NDJSON: one JSON object per line. Same contracts as the CSV functions. */
 int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, struct df_schema *out,
                            struct fr_error *err);
@@ -261,6 +287,12 @@ int df_ndjson_read(const char *path, const struct df_byte_range *range,
                    const struct df_csv_options *o, const struct df_schema *schema,
                    const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
                    struct fr_error *err);
+
+/* df_ndjson_read over a byte source (borrowed). */
+int df_ndjson_read_source(struct df_source *src, const struct df_byte_range *range,
+                          const struct df_csv_options *o, const struct df_schema *schema,
+                          const int *columns, int ncolumns, struct df_exec *ex,
+                          struct df_table **out, struct fr_error *err);
 
 /* Inline rows: a JSON array of objects (jansson json_t*, borrowed), types
  * inferred across all rows (int64 widened to float64 when mixed). */

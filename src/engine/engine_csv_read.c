@@ -1,7 +1,7 @@
 /* engine_csv_read: reads the records of one byte range of a CSV file into a
- * table: pread in 1 MiB chunks, tokenize each record, convert only the
- * projected fields, append to columns that were sized up front from a
- * sample of the first chunk (large arrays on huge pages). */
+ * table: read from a byte source (a file: pread) in 1 MiB chunks, tokenize each record, convert
+ * only the projected fields, append to columns that were sized up front from a sample of the first
+ * chunk (large arrays on huge pages). */
 #include "engine_io_int.h"
 
 #include <errno.h>
@@ -229,14 +229,9 @@ static int charge_columns(struct csv_read *r)
     return df_exec_charge(r->ex, delta, r->err);
 }
 
-static int read_error(struct csv_read *r)
-{
-    return fr_error_set(r->err, FR_EIO, "reading %s: %s", r->name, strerror(errno));
-}
-
-/* Reads at the end of buf; *eof when the file has no more bytes. */
-static int fill(struct csv_read *r, int fd, char *buf, size_t *len, size_t cap, int64_t base,
-                int64_t range_end, bool *eof)
+/* Reads at the end of buf; *eof when the source has no more bytes. */
+static int fill(struct csv_read *r, struct df_source *src, char *buf, size_t *len, size_t cap,
+                int64_t base, int64_t range_end, bool *eof)
 {
     int64_t pos = base + (int64_t)*len;
     size_t want = cap - *len;
@@ -245,14 +240,12 @@ static int fill(struct csv_read *r, int fd, char *buf, size_t *len, size_t cap, 
         want = past;
     else if (pos < range_end && (int64_t)want > range_end - pos)
         want = (size_t)(range_end - pos);
-    ssize_t got;
-    do {
-        got = pread(fd, buf + *len, want, pos);
-    } while (got < 0 && errno == EINTR);
-    if (got < 0)
-        return read_error(r);
+    size_t got = 0;
+    int rc = src->read(src, pos, buf + *len, want, &got, r->err);
+    if (rc != FR_OK)
+        return rc;
     *eof = got == 0;
-    *len += (size_t)got;
+    *len += got;
     buf[*len] = '\n';
     return FR_OK;
 }
@@ -270,7 +263,8 @@ static int grow_buffer(struct csv_read *r, char **buf, size_t *cap)
     return FR_OK;
 }
 
-static int read_range(struct csv_read *r, int fd, const struct df_byte_range *range, int64_t *rows)
+static int read_range(struct csv_read *r, struct df_source *src, const struct df_byte_range *range,
+                      int64_t *rows)
 {
     int result = FR_EIO;
     size_t cap = READ_BUF, len = 0;
@@ -281,7 +275,7 @@ static int read_range(struct csv_read *r, int fd, const struct df_byte_range *ra
         r->ex->opts && r->ex->opts->morsel_size_rows > 0 ? r->ex->opts->morsel_size_rows : 65536;
     int64_t until_check = morsel;
     for (;;) {
-        if ((result = fill(r, fd, buf, &len, cap, base, range->end, &eof)) != FR_OK)
+        if ((result = fill(r, src, buf, &len, cap, base, range->end, &eof)) != FR_OK)
             goto out;
         if (!sized) {
             presize(r, buf, len, eof, range->end - range->start);
@@ -341,11 +335,24 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
                 const struct df_schema *schema, const int *columns, int ncolumns,
                 struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
+    struct df_file_source fs;
+    *out = NULL;
+    int rc = df_file_source_open(&fs, path, err);
+    if (rc == FR_OK)
+        rc = df_csv_read_source(&fs.base, range, o, schema, columns, ncolumns, ex, out, err);
+    df_file_source_close(&fs);
+    return rc;
+}
+
+int df_csv_read_source(struct df_source *src, const struct df_byte_range *range,
+                       const struct df_csv_options *o, const struct df_schema *schema,
+                       const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
+                       struct fr_error *err)
+{
     int result = FR_EIO;
-    int fd = -1;
     int *identity = NULL;
     int64_t rows = 0;
-    struct csv_read r = {.name = df__basename(path),
+    struct csv_read r = {.name = src->name,
                          .o = o,
                          .schema = schema,
                          .ex = ex,
@@ -370,19 +377,12 @@ int df_csv_read(const char *path, const struct df_byte_range *range, const struc
     for (int j = 0; j < ncolumns; j++)
         /* capacity 1: concat copies values with memcpy, which must not see NULL */
         r.cols[j] = df_column_new(schema->fields[columns[j]].type, 1);
-    fd = fr_file_open_regular(path);
-    if (fd < 0) {
-        result = fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
-                              r.name, strerror(errno));
-        goto out;
-    }
     /* A range comes from a task spec: past the file's end it would only
      * size the columns for bytes that are not there. */
     struct df_byte_range clamped = *range;
-    struct stat st;
-    if (fstat(fd, &st) == 0 && clamped.end > (int64_t)st.st_size)
-        clamped.end = (int64_t)st.st_size;
-    if (clamped.start < clamped.end && (result = read_range(&r, fd, &clamped, &rows)) != FR_OK)
+    if (src->size >= 0 && clamped.end > src->size)
+        clamped.end = src->size;
+    if (clamped.start < clamped.end && (result = read_range(&r, src, &clamped, &rows)) != FR_OK)
         goto out;
     for (int j = 0; j < ncolumns; j++) {
         if (!df_column_ok(r.cols[j])) {
@@ -412,8 +412,6 @@ out:
         df_column_unref(r.cols[j]);
     free(r.cols);
     free(identity);
-    if (fd >= 0)
-        close(fd);
     fr_buf_cleanup(&r.scratch);
     df__csv_tok_cleanup(&r.tok);
     return result;

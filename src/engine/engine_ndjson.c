@@ -127,10 +127,11 @@ int df__json_append(struct df_column *c, const void *json)
     }
 }
 
-/* Lines of a file between two offsets, read in chunks. */
+/* Lines of a byte source between two offsets, read in chunks. */
 struct line_reader {
-    int fd;
-    char *buf; /* owned */
+    struct df_source *src;      /* borrowed, or &file.base */
+    struct df_file_source file; /* when line_open opened a file */
+    char *buf;                  /* owned */
     size_t cap, len, pos;
     int64_t base; /* file offset of buf[0] */
     int64_t end;  /* lines that start at or after end are not ours */
@@ -157,14 +158,12 @@ static int line_fill(struct line_reader *lr, struct fr_error *err)
     size_t want = lr->cap - lr->len;
     if (at < lr->end && (int64_t)want > lr->end - at)
         want = (size_t)(lr->end - at);
-    ssize_t got;
-    do {
-        got = pread(lr->fd, lr->buf + lr->len, want, at);
-    } while (got < 0 && errno == EINTR);
-    if (got < 0)
-        return fr_error_set(err, FR_EIO, "reading %s: %s", lr->name, strerror(errno));
+    size_t got = 0;
+    int rc = lr->src->read(lr->src, at, lr->buf + lr->len, want, &got, err);
+    if (rc != FR_OK)
+        return rc;
     lr->eof = got == 0;
-    lr->len += (size_t)got;
+    lr->len += got;
     return FR_OK;
 }
 
@@ -191,26 +190,33 @@ static int next_line(struct line_reader *lr, const char **s, size_t *n, struct f
     }
 }
 
-static int line_open(struct line_reader *lr, const char *path, int64_t start, int64_t end,
-                     struct fr_error *err)
+/* Reads src (borrowed) between start and end. */
+static void line_init(struct line_reader *lr, struct df_source *src, int64_t start, int64_t end)
 {
     memset(lr, 0, sizeof(*lr));
-    lr->name = df__basename(path);
+    lr->file.fd = -1;
+    lr->src = src;
+    lr->name = src->name;
     lr->cap = LINE_BUF;
     lr->buf = fr_xmalloc(lr->cap);
     lr->base = start;
     lr->end = end;
-    lr->fd = fr_file_open_regular(path);
-    if (lr->fd < 0)
-        return fr_error_set(err, errno == ENOENT ? FR_ENOTFOUND : FR_EIO, "cannot open %s: %s",
-                            lr->name, strerror(errno));
-    return FR_OK;
+}
+
+static int line_open(struct line_reader *lr, const char *path, int64_t start, int64_t end,
+                     struct fr_error *err)
+{
+    struct df_file_source fs;
+    int rc = df_file_source_open(&fs, path, err);
+    line_init(lr, &lr->file.base, start, end);
+    lr->file = fs;
+    lr->name = fs.base.name;
+    return rc;
 }
 
 static void line_close(struct line_reader *lr)
 {
-    if (lr->fd >= 0)
-        close(lr->fd);
+    df_file_source_close(&lr->file);
     free(lr->buf);
 }
 
@@ -399,19 +405,28 @@ int df_ndjson_read(const char *path, const struct df_byte_range *range,
                    const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,
                    struct fr_error *err)
 {
+    struct df_file_source fs;
+    *out = NULL;
+    int rc = df_file_source_open(&fs, path, err);
+    if (rc == FR_OK)
+        rc = df_ndjson_read_source(&fs.base, range, o, schema, columns, ncolumns, ex, out, err);
+    df_file_source_close(&fs);
+    return rc;
+}
+
+int df_ndjson_read_source(struct df_source *src, const struct df_byte_range *range,
+                          const struct df_csv_options *o, const struct df_schema *schema,
+                          const int *columns, int ncolumns, struct df_exec *ex,
+                          struct df_table **out, struct fr_error *err)
+{
     int result = FR_EIO;
     int *identity = NULL;
     int64_t rows = 0;
     struct line_reader lr;
-    struct ndjson_read r = {.name = df__basename(path),
-                            .o = o,
-                            .schema = schema,
-                            .ex = ex,
-                            .err = err,
-                            .line = range->line - 1};
+    struct ndjson_read r = {
+        .name = src->name, .o = o, .schema = schema, .ex = ex, .err = err, .line = range->line - 1};
     *out = NULL;
-    if ((result = line_open(&lr, path, range->start, range->end, err)) != FR_OK)
-        goto out;
+    line_init(&lr, src, range->start, range->end);
     if (!columns) {
         identity = fr_xmalloc(sizeof(int) * (size_t)(schema->nfields + 1));
         for (int i = 0; i < schema->nfields; i++)

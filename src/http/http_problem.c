@@ -38,6 +38,8 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
     {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
     {FR_OK, "result-released", 410, "Result released", 0},
+    {FR_OK, "precondition-failed", 412, "Precondition failed", 0},
+    {FR_OK, "range-not-satisfiable", 416, "Range not satisfiable", 0},
     {FR_OK, "config-locked", 409, "Config is locked", 0},
     {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
     {FR_OK, "query-not-finished", 409, "Query not finished", 1},
@@ -61,6 +63,7 @@ static const struct problem_row problem_rows[] = {
     {FR_EUNAVAILABLE, "unavailable", 503, "Service unavailable", 5},
     {FR_OK, "store-unavailable", 503, "Config store unavailable", 5},
     {FR_OK, "no-workers", 503, "No workers", 5},
+    {FR_OK, "dataset-unavailable", 503, "Dataset bytes unavailable", 5},
     {FR_ETIMEOUT, "task-timeout", 504, "Task timed out", 0},
     {FR_ENOSPACE, "memory-budget-exceeded", 507, "Memory budget exceeded", 0},
     {FR_OK, "insufficient-storage", 507, "Insufficient storage", 0}, /* a full disk */

@@ -60,6 +60,7 @@ struct http__router *http__router_new(void)
     http__routes_dataframes_register(r);
     http__routes_queries_register(r);
     http__routes_cluster_register(r);
+    http__routes_internal_register(r);
     return r;
 }
 

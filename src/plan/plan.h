@@ -26,6 +26,9 @@ struct plan_source_info {
 };
 struct plan_env {
     const char *data_dir;
+    /* Scans run on workers (the remote runner): explain says where they
+     * read their files (worker --data-source). */
+    bool remote_workers;
     /* Looks up a materialized dataframe by id: FR_ENOTFOUND if unknown,
      * FR_ECONFLICT if it has not been run yet. Fills *info (caller cleans up
      * with plan_source_info_cleanup). */
@@ -118,6 +121,37 @@ int plan_task_check(json_t *spec, struct fr_error *err);
 int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **const *inputs,
                       const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
                       int *noutputs, struct fr_error *err);
+
+/* Where a task's file input is read from. The caller (a worker) decides with
+ * mode: PLAN_DATA_LOCAL reads data_dir's file as plan_task_execute does;
+ * PLAN_DATA_REMOTE always asks open_remote for a byte source; PLAN_DATA_AUTO
+ * reads locally when the file resolves inside data_dir with the size and
+ * mtime the spec carries (a spec without them: when it resolves), else
+ * remotely. open_remote makes *src (new, given back to close_remote) for the
+ * spec's relative path and the size/mtime it names (-1 unknown); range is
+ * what the task will read (a hint: the reader goes past its end to finish
+ * the last record). */
+enum plan_data_mode { PLAN_DATA_AUTO, PLAN_DATA_LOCAL, PLAN_DATA_REMOTE };
+enum plan_read_source { PLAN_READ_NONE, PLAN_READ_LOCAL, PLAN_READ_REMOTE };
+struct plan_io {
+    const char *data_dir; /* borrowed */
+    enum plan_data_mode mode;
+    int (*open_remote)(void *ctx, const char *rel, int64_t size, int64_t mtime_ns,
+                       const struct df_byte_range *range, struct df_source **src,
+                       struct fr_error *err);
+    void (*close_remote)(void *ctx, struct df_source *src); /* accepts NULL */
+    void *ctx;
+    /* OUT: how the task's file input was read and how many bytes its range
+     * held (0 without a file input). */
+    enum plan_read_source used;
+    int64_t scan_bytes;
+};
+/* plan_task_execute with file inputs read through io (see struct plan_io). */
+int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **const *inputs,
+                         const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
+                         int *noutputs, struct fr_error *err);
+/* "local" or "remote" (or "none"). */
+const char *plan_read_source_name(enum plan_read_source s);
 
 /* The engine's options from a config (borrows c's strings). */
 void plan_options_from_cfg(const struct cfg *c, struct df_options *out);

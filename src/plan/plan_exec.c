@@ -26,103 +26,7 @@ static int concat_slot(struct df_table *const *tables, int n, struct df_table **
     return df_table_concat(tables, n, out, err);
 }
 
-static int path_error(struct fr_error *err, int status, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int path_error(struct fr_error *err, int status, const char *kind, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fr_error_vsetk(err, status, kind, fmt, ap);
-    va_end(ap);
-    FR_LOG(FR_LOG_WARN, "task file input refused: %s", err->message);
-    return status;
-}
-
-/* Resolves a file input's path (relative, no NUL) inside data_dir: the
- * realpath must stay under the data dir's realpath and be a regular file,
- * so neither "..", an absolute path nor a symlink reaches outside, and a
- * FIFO is never opened. full gets the resolved path. */
-static int resolve_file(const char *data_dir, json_t *jpath, char full[PATH_MAX],
-                        struct fr_error *err)
-{
-    const char *rel = json_string_value(jpath);
-    char root[PATH_MAX];
-    struct stat st;
-    if (!rel || !rel[0] || strlen(rel) != json_string_length(jpath) || strlen(rel) >= PATH_MAX / 2)
-        return path_error(err, FR_EINVAL, "invalid-task",
-                          "a file input needs a path relative to the data dir%s", "");
-    if (rel[0] == '/')
-        return path_error(err, FR_EINVAL, "invalid-task",
-                          "file input '%.200s' is absolute: name it relative to the data dir", rel);
-    if (!data_dir || !realpath(data_dir, root))
-        return path_error(err, FR_EIO, "internal", "the data dir is not readable%s", "");
-    char *joined = fr_xasprintf("%s/%s", root, rel);
-    bool found = realpath(joined, full) != NULL;
-    free(joined);
-    if (!found)
-        return path_error(err, FR_ENOTFOUND, "dataset-not-found",
-                          "no file '%.200s' in the data dir", rel);
-    size_t rl = strlen(root);
-    if (strncmp(full, root, rl) != 0 || full[rl] != '/')
-        return path_error(err, FR_EINVAL, "invalid-task",
-                          "file input '%.200s' resolves outside the data dir", rel);
-    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
-        return path_error(err, FR_ENOTFOUND, "dataset-not-found",
-                          "file input '%.200s' is not a regular file", rel);
-    return FR_OK;
-}
-
-static int read_file(json_t *in, const char *data_dir, struct df_exec *ex, struct df_table **out,
-                     struct fr_error *err)
-{
-    char path[PATH_MAX];
-    int rc = resolve_file(data_dir, json_object_get(in, "path"), path, err);
-    if (rc != FR_OK)
-        return rc;
-    const char *format = json_string_value(json_object_get(in, "format"));
-    json_t *opts = json_object_get(in, "options"), *cols = json_object_get(in, "columns");
-    json_t *range = json_object_get(in, "range");
-    if (!format || !json_is_array(range))
-        return fr_error_set(err, FR_EINVAL, "malformed task spec: file input");
-    struct df_schema schema, hints;
-    rc = plan__schema_from_json(json_object_get(in, "schema"), &schema, err);
-    if (rc != FR_OK)
-        return rc;
-    plan__schema_from_json(json_object_get(opts, "hints"), &hints, err);
-    struct df_csv_options o;
-    df_csv_options_init(&o);
-    const char *delim = json_string_value(json_object_get(opts, "delimiter"));
-    o.delimiter = delim && delim[0] ? delim[0] : ',';
-    const char *quote = json_string_value(json_object_get(opts, "quote"));
-    if (quote)
-        o.quote = quote[0];
-    o.header = json_is_true(json_object_get(opts, "header"));
-    o.on_error_null = json_is_true(json_object_get(opts, "on_error_null"));
-    o.hints = hints.nfields ? &hints : NULL;
-    struct df_byte_range r = {json_integer_value(json_array_get(range, 0)),
-                              json_integer_value(json_array_get(range, 1)),
-                              json_integer_value(json_array_get(range, 2))};
-    int ncols = json_is_array(cols) ? (int)json_array_size(cols) : 0;
-    int *colv = ncols ? fr_xmalloc(sizeof(int) * (size_t)ncols) : NULL;
-    for (int i = 0; i < ncols; i++)
-        colv[i] = (int)json_integer_value(json_array_get(cols, (size_t)i));
-    if (strcmp(format, "csv") == 0)
-        rc = df_csv_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
-    else
-        rc = df_ndjson_read(path, &r, &o, &schema, colv, ncols ? ncols : -1, ex, out, err);
-    if (rc == FR_EDATA)
-        plan__kind_default(err, "malformed-data");
-    if (rc == FR_EDATA && !err->file[0]) { /* the file's name, not where the data dir is */
-        const char *base = strrchr(path, '/');
-        snprintf(err->file, sizeof(err->file), "%.200s", base ? base + 1 : path);
-    }
-    free(colv);
-    df_schema_cleanup(&schema);
-    df_schema_cleanup(&hints);
-    return rc;
-}
-
-static int read_input(json_t *in, const char *data_dir, struct df_table **const *inputs,
+static int read_input(json_t *in, struct plan_io *io, struct df_table **const *inputs,
                       const int *ninputs, struct df_exec *ex, struct df_table **out,
                       struct fr_error *err)
 {
@@ -130,7 +34,7 @@ static int read_input(json_t *in, const char *data_dir, struct df_table **const 
     if (!kind)
         return fr_error_set(err, FR_EINVAL, "malformed task spec: no input kind");
     if (strcmp(kind, "file") == 0)
-        return read_file(in, data_dir, ex, out, err);
+        return plan__read_file(in, io, ex, out, err);
     if (strcmp(kind, "rows") == 0) {
         struct df_schema hints;
         plan__schema_from_json(json_object_get(in, "hints"), &hints, err);
@@ -537,6 +441,14 @@ int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **cons
                       const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
                       int *noutputs, struct fr_error *err)
 {
+    struct plan_io io = {.data_dir = data_dir, .mode = PLAN_DATA_LOCAL};
+    return plan_task_execute_io(spec, &io, inputs, ninputs, ex, outputs, noutputs, err);
+}
+
+int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **const *inputs,
+                         const int *ninputs, struct df_exec *ex, struct df_table ***outputs,
+                         int *noutputs, struct fr_error *err)
+{
     struct df_table *t = NULL;
     *outputs = NULL;
     *noutputs = 0;
@@ -544,7 +456,7 @@ int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **cons
     int rc = plan_task_check(spec, err);
     if (rc != FR_OK)
         return rc;
-    rc = read_input(json_object_get(spec, "input"), data_dir, inputs, ninputs, ex, &t, err);
+    rc = read_input(json_object_get(spec, "input"), io, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK && !t)
         rc = run_core(core, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK) {

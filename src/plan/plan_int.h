@@ -114,6 +114,7 @@ struct plan_physical {
     struct cfg cfg;
     char *data_dir;      /* env's, copied: file inputs are named relative to it */
     char *data_dir_real; /* its realpath, NULL if it has none */
+    bool remote_workers; /* env's */
 };
 
 /* plan_logical.c */
@@ -168,5 +169,10 @@ int plan__run_sink(json_t *sink, struct df_table *t, struct df_exec *ex, struct 
                    int *noutputs, struct fr_error *err);
 int plan__sort_keys_json(json_t *keys, const struct df_table *t, bool default_nulls_first,
                          struct df_sort_key **out, int *n, struct fr_error *err);
+
+/* plan_read.c: reads a task's file input (kind "file") through io into *out
+ * (new); the path errors of plan_task_execute. */
+int plan__read_file(json_t *in, struct plan_io *io, struct df_exec *ex, struct df_table **out,
+                    struct fr_error *err);
 
 #endif

@@ -108,6 +108,13 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
         plan__decide(p, "scan_tasks_max_size_bytes", hi,
                      "scan of %s (%s) in one task: within scan_tasks_max_size_bytes %s",
                      src->display, fmt_bytes(size, a, sizeof(a)), fmt_bytes(hi, b, sizeof(b)));
+    if (p->remote_workers)
+        plan__decide(p, NULL, 0,
+                     "scan of %s on the workers: each reads its own copy when it has the "
+                     "coordinator's size and mtime, else by range from the coordinator "
+                     "(GET /v1/internal/datasets; worker --data-source); each task answer "
+                     "says which",
+                     src->display);
     return FR_OK;
 }
 
@@ -455,6 +462,7 @@ int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, 
     struct plan_physical *p = fr_xcalloc(1, sizeof(*p));
     cfg_copy(&p->cfg, cfg);
     plan__data_dir_set(p, env->data_dir);
+    p->remote_workers = env->remote_workers;
     df_schema_init(&p->schema);
     struct df_options opts;
     plan_options_from_cfg(&p->cfg, &opts);

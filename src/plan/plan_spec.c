@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static json_t *schema_pairs(const struct df_schema *s, const int *cols, int ncols)
 {
@@ -64,13 +65,24 @@ static json_t *file_input(const struct plan_physical *p, const struct pstage *s,
     }
     char delim[2] = {src->delimiter, '\0'}, quote[2] = {src->quote, '\0'};
     const struct df_byte_range *r = &s->ranges[task];
-    return json_pack(
+    json_t *in = json_pack(
         "{ss ss ss ss s{ss ss sb sb so} so so s[III] sI}", "kind", "file", "path",
         relative_path(p, src->path), "format", src->format, "display", src->display, "options",
         "delimiter", delim, "quote", quote, "header", src->header, "on_error_null",
         src->on_error_null, "hints", schema_pairs(&src->hints, NULL, -1), "schema",
         schema_pairs(&src->schema, NULL, -1), "columns", cols, "range", (json_int_t)r->start,
         (json_int_t)r->end, (json_int_t)r->line, "max_rows", (json_int_t)s->max_rows);
+    /* The file as the coordinator sees it now: a worker reads its own copy
+     * only when it has this size and mtime, else the bytes by range from the
+     * coordinator (api/internal-protocol.md). */
+    struct stat st;
+    if (in && stat(src->path, &st) == 0 && S_ISREG(st.st_mode)) {
+        json_object_set_new(in, "size", json_integer((json_int_t)st.st_size));
+        json_object_set_new(
+            in, "mtime_ns",
+            json_integer((json_int_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec));
+    }
+    return in;
 }
 
 json_t *plan_task_spec(const plan_physical *p, int stage, int task,
@@ -297,6 +309,8 @@ static int check_file_input(json_t *in, struct fr_error *err)
     }
     if (json_integer_value(json_array_get(range, 0)) > json_integer_value(json_array_get(range, 1)))
         return bad_spec(err, "the range of a file input ends before it starts%s", "");
+    if (!int_in(in, "size", 0, INT64_MAX) || !int_in(in, "mtime_ns", 0, INT64_MAX))
+        return bad_spec(err, "size and mtime_ns of a file input are non-negative integers%s", "");
     if (cols && !json_is_null(cols)) {
         if (!json_is_array(cols))
             return bad_spec(err, "columns of a file input must be an array of indexes%s", "");

@@ -60,6 +60,32 @@ int proto_fetch_partition(const struct proto_peer *peer, const char *owner, cons
  * partitions made under it. FR_OK when it confirmed. */
 int proto_release_config(const struct proto_peer *peer, const char *worker, struct fr_error *err);
 
+/* Range reads of a dataset file from the coordinator (GET
+ * {coordinator}/v1/internal/datasets?path=<rel>, api/internal-protocol.md).
+ * A block is at most PROTO_RANGE_BLOCK_MAX bytes; each call has
+ * PROTO_RANGE_TIMEOUT_MS and is tried PROTO_RANGE_ATTEMPTS times when no
+ * answer came or the coordinator answered 5xx. */
+#define PROTO_RANGE_BLOCK (8 << 20)
+#define PROTO_RANGE_BLOCK_MAX (64 << 20)
+#define PROTO_RANGE_TIMEOUT_MS 60000
+#define PROTO_RANGE_ATTEMPTS 3
+/* What a range read learned of the file. */
+struct proto_range_info {
+    int64_t total;              /* the file's size now */
+    char etag[FR_ETAG_MAX + 8]; /* its entity tag now */
+};
+/* Reads up to len bytes at off of rel into buf under peer's config;
+ * *got < len only at the end of the file. if_match (NULL = none) is the
+ * file's expected ETag: a file that changed is FR_ECONFLICT kind
+ * dataset-changed. Checked: the config echo, the 206's Content-Range (it
+ * starts at off, holds exactly the bytes received), the total. Past the end:
+ * FR_OK with *got 0. Other answers become their problem's error. */
+/* handle: as fr_client_range_get's (a connection kept by the caller's
+ * thread; NULL for none). */
+int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
+                     int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
+                     void **handle, struct proto_range_info *info, struct fr_error *err);
+
 /* True when a tracing ID from a header is acceptable: NULL (absent), or
  * 1..PROTO_TRACE_ID_MAX printable ASCII characters without spaces. */
 bool proto_trace_id_ok(const char *id);

@@ -25,6 +25,11 @@ struct worker_options {
     const char *secret;      /* cluster secret, NULL = none; copied */
     int64_t heartbeat_ms;    /* 0 = 1000 */
     const char *data_dir;    /* task file inputs are read only inside it; NULL = ./data; copied */
+    /* Where scan tasks read their file: "auto" (the local copy when it has
+     * the coordinator's size and mtime, else by range from the
+     * coordinator), "local" or "remote"; NULL = auto. Another value fails
+     * worker_new with FR_EINVAL. */
+    const char *data_source;
 };
 
 /* new: opens the store named by o->store_url (else the coordinator's). */

@@ -35,8 +35,15 @@ static int default_threads(void)
 int worker_new_with_store(const struct worker_options *o, store *st, worker **out,
                           struct fr_error *err)
 {
-    (void)err;
+    int data_source = PLAN_DATA_AUTO;
+    if (worker__data_source_parse(o->data_source, &data_source) != FR_OK) {
+        store_free(st);
+        return fr_error_set(err, FR_EINVAL,
+                            "--data-source must be auto, local or remote, not '%.40s'",
+                            o->data_source);
+    }
     worker *w = fr_xcalloc(1, sizeof(*w));
+    w->data_source = data_source;
     worker__random_id("w-", 8, w->id, sizeof(w->id));
     w->coordinator = o->coordinator && *o->coordinator ? fr_xstrdup(o->coordinator) : NULL;
     w->secret = o->secret && *o->secret ? fr_xstrdup(o->secret) : NULL;

@@ -4,6 +4,7 @@
 #define FRAMED_WORKER_INT_H
 
 #include "worker.h"
+#include "../plan/plan.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -95,6 +96,12 @@ struct worker {
     atomic_llong in_remote_n, in_remote_ns, in_remote_bytes;
     atomic_llong in_local_n, in_local_ns;
     atomic_llong exec_n, exec_ns;
+    /* Scan tasks by where they read their file (plan_read_source), the
+     * bytes of their ranges, and the coordinator range reads behind the
+     * remote ones (atomic, no lock). */
+    int data_source; /* enum plan_data_mode */
+    atomic_llong scan_local_n, scan_local_bytes, scan_remote_n, scan_remote_bytes;
+    atomic_llong range_reads, range_bytes;
 
     pthread_mutex_t parts_lock; /* parts, nparts, part_bytes */
     struct worker__part *parts;
@@ -137,5 +144,22 @@ void worker__heartbeat_stop(worker *w);
  * WORKER_ANNOUNCE_MAX_CONFIG_IDS, what the coordinator takes)}. New. */
 #define WORKER_ANNOUNCE_MAX_CONFIG_IDS 64
 json_t *worker__announce_body(worker *w);
+
+/* The remote byte source of scan tasks (worker_source.c): ctx is the
+ * task's worker__remote_ctx; matches struct plan_io's open_remote and
+ * close_remote. */
+struct proto_peer;
+struct worker__remote_ctx {
+    worker *w;
+    const struct proto_peer *peer; /* the task's config and tracing IDs */
+    const char *coordinator;       /* borrowed: w->coordinator, or NULL */
+};
+int worker__remote_open(void *ctx, const char *rel, int64_t size, int64_t mtime_ns,
+                        const struct df_byte_range *range, struct df_source **out,
+                        struct fr_error *err);
+void worker__remote_close(void *ctx, struct df_source *src);
+/* "auto", "local", "remote" (NULL or "" = auto) into *mode (enum
+ * plan_data_mode); FR_EINVAL for another name. */
+int worker__data_source_parse(const char *name, int *mode);
 
 #endif

@@ -171,17 +171,43 @@ static void slot_release(worker *w)
     pthread_mutex_unlock(&w->slots_lock);
 }
 
-/* Runs the spec with the frozen config as its options. *outs new. */
-static int execute(worker *w, const struct cfg_frozen *frozen, json_t *spec, struct task_inputs *in,
-                   struct df_exec *ex, struct df_table ***outs, int *nouts, struct fr_error *err)
+static void count_scan(worker *w, const struct plan_io *io)
+{
+    if (io->used == PLAN_READ_LOCAL) {
+        atomic_fetch_add(&w->scan_local_n, 1);
+        atomic_fetch_add(&w->scan_local_bytes, io->scan_bytes);
+    } else if (io->used == PLAN_READ_REMOTE) {
+        atomic_fetch_add(&w->scan_remote_n, 1);
+        atomic_fetch_add(&w->scan_remote_bytes, io->scan_bytes);
+    }
+}
+
+/* Runs the spec with the frozen config as its options; a file input is read
+ * here or by range from the coordinator, as io says (io->used tells which).
+ * *outs new. */
+static int execute(worker *w, const struct cfg_frozen *frozen, const struct worker_trace *trace,
+                   json_t *spec, struct task_inputs *in, struct df_exec *ex, struct plan_io *io,
+                   struct df_table ***outs, int *nouts, struct fr_error *err)
 {
     struct df_options opts;
     plan_options_from_cfg(&frozen->values, &opts);
     df_exec_init(ex, &opts, NULL);
     ex->deadline_us = fr_mono_us() + frozen->values.task_timeout_ms * 1000;
     struct df_table **const *tables = (struct df_table * *const *)in->tables;
+    const struct proto_peer peer = {.config_id = frozen->id,
+                                    .secret = w->secret,
+                                    .sender = w->id,
+                                    .request_id = trace ? trace->request_id : NULL,
+                                    .query_id = trace ? trace->query_id : NULL};
+    struct worker__remote_ctx rctx = {.w = w, .peer = &peer, .coordinator = w->coordinator};
+    *io = (struct plan_io){.data_dir = w->data_dir,
+                           .mode = (enum plan_data_mode)w->data_source,
+                           .open_remote = worker__remote_open,
+                           .close_remote = worker__remote_close,
+                           .ctx = &rctx};
     int64_t t0 = now_ns();
-    int rc = plan_task_execute(spec, w->data_dir, tables, in->counts, ex, outs, nouts, err);
+    int rc = plan_task_execute_io(spec, io, tables, in->counts, ex, outs, nouts, err);
+    count_scan(w, io);
     atomic_fetch_add(&w->exec_n, 1);
     atomic_fetch_add(&w->exec_ns, now_ns() - t0);
     worker__config_count_task(w, frozen->id);
@@ -264,6 +290,7 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
     struct df_table **outs = NULL;
     int nouts = 0;
     struct df_exec ex;
+    struct plan_io io = {.used = PLAN_READ_NONE};
     memset(&in, 0, sizeof(in));
     memset(&ex, 0, sizeof(ex));
     *out = NULL;
@@ -292,7 +319,7 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
     slot_acquire(w);
     result = fetch_inputs(w, json_object_get(body, "inputs"), frozen, trace, &in, ext, err);
     if (result == FR_OK)
-        result = execute(w, frozen, spec, &in, &ex, &outs, &nouts, err);
+        result = execute(w, frozen, trace, spec, &in, &ex, &io, &outs, &nouts, err);
     slot_release(w);
     if (result != FR_OK)
         goto out;
@@ -300,6 +327,10 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
     *out = json_pack("{ss ss so sI sI}", "config_id", frozen->id, "worker_id", w->id, "outputs",
                      outputs, "null_errors", (json_int_t)ex.null_errors, "elapsed_ms",
                      (json_int_t)((fr_mono_us() - start_us) / 1000));
+    if (io.used != PLAN_READ_NONE) /* where this worker read the task's file */
+        json_object_set_new(*out, "scan",
+                            json_pack("{ss sI}", "source", plan_read_source_name(io.used), "bytes",
+                                      (json_int_t)io.scan_bytes));
 out:
     for (int b = 0; b < nouts; b++)
         df_table_free(outs[b]);
@@ -324,8 +355,17 @@ void worker__task_metrics(worker *w, struct fr_buf *out)
         {"framed_worker_task_execute_seconds_total", "counter",
          "Time tasks spent executing their spec (inputs already taken)."},
         {"framed_worker_task_executions_total", "counter", "Task specs executed."},
+        {"framed_worker_scan_tasks_total", "counter",
+         "Scan tasks by where they read their file: local = this worker's data dir, remote = "
+         "by HTTP range from the coordinator."},
+        {"framed_worker_scan_bytes_total", "counter",
+         "Bytes of the file ranges scan tasks read, by source."},
+        {"framed_worker_range_reads_total", "counter",
+         "Range reads (blocks) fetched from the coordinator for remote scans."},
+        {"framed_worker_range_read_bytes_total", "counter",
+         "Bytes received by range reads from the coordinator."},
     };
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 9; i++)
         fr_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m[i].name, m[i].help, m[i].name,
                       m[i].type);
     fr_buf_printf(out, "%s{source=\"remote\"} %lld\n%s{source=\"local\"} %lld\n", m[0].name,
@@ -337,4 +377,12 @@ void worker__task_metrics(worker *w, struct fr_buf *out)
     fr_buf_printf(out, "%s %lld\n", m[2].name, (long long)atomic_load(&w->in_remote_bytes));
     fr_buf_printf(out, "%s %.6f\n", m[3].name, (double)atomic_load(&w->exec_ns) / 1e9);
     fr_buf_printf(out, "%s %lld\n", m[4].name, (long long)atomic_load(&w->exec_n));
+    fr_buf_printf(out, "%s{source=\"remote\"} %lld\n%s{source=\"local\"} %lld\n", m[5].name,
+                  (long long)atomic_load(&w->scan_remote_n), m[5].name,
+                  (long long)atomic_load(&w->scan_local_n));
+    fr_buf_printf(out, "%s{source=\"remote\"} %lld\n%s{source=\"local\"} %lld\n", m[6].name,
+                  (long long)atomic_load(&w->scan_remote_bytes), m[6].name,
+                  (long long)atomic_load(&w->scan_local_bytes));
+    fr_buf_printf(out, "%s %lld\n", m[7].name, (long long)atomic_load(&w->range_reads));
+    fr_buf_printf(out, "%s %lld\n", m[8].name, (long long)atomic_load(&w->range_bytes));
 }

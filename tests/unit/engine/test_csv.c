@@ -240,6 +240,77 @@ static void test_on_error_null(void **state)
     df_schema_cleanup(&s.schema);
 }
 
+/* A source over a memory buffer that hands out at most `chunk` bytes per
+ * read (as a slow network would) and can fail from an offset on. */
+struct mem_source {
+    struct df_source base;
+    const char *data;
+    size_t len, chunk;
+    int64_t fail_at; /* -1: never */
+    int reads;
+};
+
+static int mem_read(struct df_source *base, int64_t off, char *buf, size_t len, size_t *got,
+                    struct fr_error *err)
+{
+    struct mem_source *m = (struct mem_source *)base;
+    m->reads++;
+    if (m->fail_at >= 0 && off + (int64_t)len > m->fail_at)
+        return fr_error_set(err, FR_EIO, "a short read of %s at %lld", base->name, (long long)off);
+    size_t n = off >= (int64_t)m->len ? 0 : m->len - (size_t)off;
+    n = n < len ? n : len;
+    n = n < m->chunk ? n : m->chunk;
+    memcpy(buf, m->data + off, n);
+    *got = n;
+    return FR_OK;
+}
+
+/* The readers read a caller's source as they read a file: the same table
+ * from a source that returns 1..7 bytes at a time, with or without its
+ * size; and its error is the read's. */
+static void test_byte_source(void **state)
+{
+    (void)state;
+    const char *text = "a,b\n1,\"x,\ny\"\n2,zz\n3,\n";
+    struct read_setup s;
+    setup_init(&s);
+    char *path = temp_csv(text);
+    struct df_table *want = read_all(path, &s, 1 << 20, NULL, 0);
+    assert_non_null(want);
+    char *want_text = render(want, &s.schema);
+    struct df_byte_range r = {4, (int64_t)strlen(text), 2}; /* past the header */
+    for (size_t chunk = 1; chunk <= 7; chunk += 3) {
+        for (int sized = 0; sized < 2; sized++) {
+            struct mem_source m = {{mem_read, sized ? (int64_t)strlen(text) : -1, "mem.csv"},
+                                   text,
+                                   strlen(text),
+                                   chunk,
+                                   -1,
+                                   0};
+            struct df_table *t = NULL;
+            assert_int_equal(
+                df_csv_read_source(&m.base, &r, &s.o, &s.schema, NULL, -1, &s.ex, &t, &s.err),
+                FR_OK);
+            char *got = render(t, &s.schema);
+            assert_string_equal(got, want_text);
+            assert_true(m.reads > 1);
+            free(got);
+            df_table_free(t);
+        }
+    }
+    struct mem_source bad = {{mem_read, -1, "mem.csv"}, text, strlen(text), 4, 9, 0};
+    struct df_table *t = NULL;
+    assert_int_equal(
+        df_csv_read_source(&bad.base, &r, &s.o, &s.schema, NULL, -1, &s.ex, &t, &s.err), FR_EIO);
+    assert_null(t);
+    assert_non_null(strstr(s.err.message, "short read of mem.csv"));
+    free(want_text);
+    df_table_free(want);
+    df_schema_cleanup(&s.schema);
+    unlink(path);
+    free(path);
+}
+
 static void test_projection(void **state)
 {
     (void)state;
@@ -472,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_number_parsers),
         cmocka_unit_test(test_float_fast_path_matches_strtod),
         cmocka_unit_test(test_memory_limit_and_cancel),
+        cmocka_unit_test(test_byte_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

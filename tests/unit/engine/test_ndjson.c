@@ -109,6 +109,56 @@ static void test_infer_and_read(void **state)
     free(path);
 }
 
+/* A memory source handing out at most 3 bytes per read, with no size. */
+struct mem_source {
+    struct df_source base;
+    const char *data;
+    size_t len;
+};
+
+static int mem_read(struct df_source *base, int64_t off, char *buf, size_t len, size_t *got,
+                    struct fr_error *err)
+{
+    (void)err;
+    struct mem_source *m = (struct mem_source *)base;
+    size_t n = off >= (int64_t)m->len ? 0 : m->len - (size_t)off;
+    n = n < len ? n : len;
+    n = n < 3 ? n : 3;
+    memcpy(buf, m->data + off, n);
+    *got = n;
+    return FR_OK;
+}
+
+/* The NDJSON reader reads a caller's source as it reads the file. */
+static void test_byte_source(void **state)
+{
+    (void)state;
+    char *path = temp_file(sample);
+    struct df_csv_options o;
+    df_csv_options_init(&o);
+    struct df_schema s;
+    df_schema_init(&s);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_ndjson_infer_schema(path, &o, &s, &err), FR_OK);
+    struct df_options eo = {.morsel_size_rows = 2};
+    struct df_exec ex;
+    df_exec_init(&ex, &eo, NULL);
+    struct df_table *want = read_ndjson(path, &o, &s, 1 << 20, &ex, &err), *got = NULL;
+    struct mem_source m = {{mem_read, -1, "mem.ndjson"}, sample, strlen(sample)};
+    struct df_byte_range all = {0, (int64_t)strlen(sample), 1};
+    assert_int_equal(df_ndjson_read_source(&m.base, &all, &o, &s, NULL, 0, &ex, &got, &err), FR_OK);
+    char *a = render(want), *b = render(got);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    df_table_free(want);
+    df_table_free(got);
+    df_schema_cleanup(&s);
+    unlink(path);
+    free(path);
+}
+
 static void test_type_errors(void **state)
 {
     (void)state;
@@ -208,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_infer_and_read),
         cmocka_unit_test(test_type_errors),
         cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_byte_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

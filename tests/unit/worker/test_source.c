@@ -1,0 +1,204 @@
+/* Tests of src/worker/worker_source.c (with src/proto/proto_range.c and the
+ * range client of common_client.c) against a fake coordinator: a file read
+ * through the remote source in blocks (prefetched) is the file, byte for
+ * byte; a short answer, a file that changed (entity tag, size), an answer
+ * for another config fail the read clearly; a 503 is retried. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/mhd_fixture.h"
+#include "proto/proto.h"
+#include "worker/worker_int.h"
+
+static const char CFG[] = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+#define FILE_BYTES ((20 << 20) + 12345)
+
+enum mode { OK, SHORT, ETAG_CHANGES, SIZE_DIFFERS, FAIL_ONCE, OTHER_CONFIG };
+
+struct fake {
+    struct mhd_fixture f;
+    char *file;
+    enum mode mode;
+    int requests;
+    pthread_mutex_t lock;
+};
+
+static enum MHD_Result serve(void *cls, struct mhd_request *rq)
+{
+    struct fake *k = cls;
+    pthread_mutex_lock(&k->lock);
+    int n = ++k->requests;
+    pthread_mutex_unlock(&k->lock);
+    assert_non_null(strstr(rq->uri, "/v1/internal/datasets?path=sub%2Fdata.csv"));
+    const char *cfg = mhd_fixture_header(rq, "Framed-Config-Id");
+    assert_non_null(cfg);
+    assert_string_equal(cfg, CFG);
+    if (k->mode == FAIL_ONCE && n == 1)
+        return mhd_fixture_reply(rq->conn, 503, "application/problem+json", "{}", 2, NULL);
+    long long a = 0, b = 0;
+    const char *range = mhd_fixture_header(rq, "Range");
+    assert_non_null(range);
+    assert_int_equal(sscanf(range, "bytes=%lld-%lld", &a, &b), 2);
+    long long total = k->mode == SIZE_DIFFERS ? FILE_BYTES + 1 : FILE_BYTES;
+    if (b >= FILE_BYTES)
+        b = FILE_BYTES - 1;
+    if (k->mode == SHORT)
+        b = a + (b - a) / 2;
+    char cr[96], etag[FR_ETAG_MAX];
+    snprintf(cr, sizeof(cr), "bytes %lld-%lld/%lld", a, b, total);
+    fr_etag_of(FILE_BYTES, k->mode == ETAG_CHANGES && n > 1 ? 2 : 1, etag);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer((size_t)(b - a + 1), k->file + a, MHD_RESPMEM_PERSISTENT);
+    MHD_add_response_header(r, "Content-Range", cr);
+    MHD_add_response_header(r, "ETag", etag);
+    MHD_add_response_header(r, "Framed-Config-Id",
+                            k->mode == OTHER_CONFIG
+                                ? "sha256:"
+                                  "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                                : CFG);
+    enum MHD_Result rc = MHD_queue_response(rq->conn, 206, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+struct env {
+    struct fake k;
+    worker *w;
+};
+
+static int setup(void **state)
+{
+    struct env *e = fr_xcalloc(1, sizeof(*e));
+    e->k.file = fr_xmalloc(FILE_BYTES);
+    for (size_t i = 0; i < FILE_BYTES; i++)
+        e->k.file[i] = (char)('a' + (i * 7 + i / 4096) % 26);
+    pthread_mutex_init(&e->k.lock, NULL);
+    assert_int_equal(mhd_fixture_start(&e->k.f, serve, &e->k), 0);
+    store *st = NULL;
+    assert_int_equal(store_embedded_open(NULL, &st, NULL), FR_OK);
+    struct worker_options o = {.threads = 1};
+    assert_int_equal(worker_new_with_store(&o, st, &e->w, NULL), FR_OK);
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct env *e = *state;
+    mhd_fixture_stop(&e->k.f);
+    worker_free(e->w);
+    pthread_mutex_destroy(&e->k.lock);
+    free(e->k.file);
+    free(e);
+    return 0;
+}
+
+/* Reads [start, end) through a remote source in 1 MiB reads (as the CSV
+ * reader does) into out; returns the status of the first failed read. */
+static int read_through(struct env *e, enum mode mode, int64_t start, int64_t end, char *out,
+                        struct fr_error *err)
+{
+    e->k.mode = mode;
+    e->k.requests = 0;
+    const struct proto_peer peer = {.config_id = CFG};
+    struct worker__remote_ctx rc = {.w = e->w, .peer = &peer, .coordinator = e->k.f.base_url};
+    struct df_byte_range range = {start, end, 1};
+    struct df_source *src = NULL;
+    fr_error_init(err);
+    int r = worker__remote_open(&rc, "sub/data.csv", FILE_BYTES, 1, &range, &src, err);
+    assert_int_equal(r, FR_OK);
+    int64_t at = start;
+    while (r == FR_OK && at < end) {
+        size_t want = end - at < (1 << 20) ? (size_t)(end - at) : (1 << 20), got = 0;
+        r = src->read(src, at, out + (at - start), want, &got, err);
+        if (r == FR_OK && got == 0)
+            break;
+        at += (int64_t)got;
+    }
+    worker__remote_close(&rc, src);
+    return r;
+}
+
+static void test_reads_the_file(void **state)
+{
+    struct env *e = *state;
+    char *out = fr_xmalloc(FILE_BYTES);
+    struct fr_error err;
+    long long before = atomic_load(&e->w->range_reads);
+    assert_int_equal(read_through(e, OK, 0, FILE_BYTES, out, &err), FR_OK);
+    assert_memory_equal(out, e->k.file, FILE_BYTES);
+    long long reads = atomic_load(&e->w->range_reads) - before;
+    assert_int_equal(reads, 3); /* 20 MiB + a bit in 8 MiB blocks */
+    /* a range in the middle: the blocks start at it */
+    assert_int_equal(read_through(e, OK, 5000000, 5000000 + 100000, out, &err), FR_OK);
+    assert_memory_equal(out, e->k.file + 5000000, 100000);
+    free(out);
+}
+
+static void test_refusals(void **state)
+{
+    struct env *e = *state;
+    char *out = fr_xmalloc(FILE_BYTES);
+    struct fr_error err;
+    /* every failure is 503 dataset-unavailable (the task is retried), the cause kept */
+    assert_int_equal(read_through(e, SHORT, 0, FILE_BYTES, out, &err), FR_EUNAVAILABLE);
+    assert_string_equal(err.kind, "dataset-unavailable");
+    assert_non_null(strstr(err.message, "a short read of sub/data.csv"));
+    assert_int_equal(read_through(e, ETAG_CHANGES, 0, FILE_BYTES, out, &err), FR_EUNAVAILABLE);
+    assert_non_null(strstr(err.message, "changed on the coordinator"));
+    assert_int_equal(read_through(e, SIZE_DIFFERS, 0, FILE_BYTES, out, &err), FR_EUNAVAILABLE);
+    assert_non_null(strstr(err.message, "bytes on the coordinator, not the"));
+    assert_int_equal(read_through(e, OTHER_CONFIG, 0, 100, out, &err), FR_EUNAVAILABLE);
+    assert_non_null(strstr(err.message, "for config 'sha256:bbbb"));
+    free(out);
+}
+
+static void test_retry(void **state)
+{
+    struct env *e = *state;
+    char *out = fr_xmalloc(1 << 20);
+    struct fr_error err;
+    assert_int_equal(read_through(e, FAIL_ONCE, 0, 1 << 20, out, &err), FR_OK);
+    assert_memory_equal(out, e->k.file, 1 << 20);
+    assert_true(e->k.requests >= 2);
+    free(out);
+}
+
+static void test_data_source_names(void **state)
+{
+    (void)state;
+    int mode = -1;
+    assert_int_equal(worker__data_source_parse(NULL, &mode), FR_OK);
+    assert_int_equal(mode, PLAN_DATA_AUTO);
+    assert_int_equal(worker__data_source_parse("remote", &mode), FR_OK);
+    assert_int_equal(mode, PLAN_DATA_REMOTE);
+    assert_int_equal(worker__data_source_parse("local", &mode), FR_OK);
+    assert_int_equal(mode, PLAN_DATA_LOCAL);
+    assert_int_equal(worker__data_source_parse("nfs", &mode), FR_EINVAL);
+    store *st = NULL;
+    assert_int_equal(store_embedded_open(NULL, &st, NULL), FR_OK);
+    struct worker_options o = {.threads = 1, .data_source = "sometimes"};
+    worker *w = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(worker_new_with_store(&o, st, &w, &err), FR_EINVAL);
+    assert_null(w);
+    assert_non_null(strstr(err.message, "--data-source"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reads_the_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retry, setup, teardown),
+        cmocka_unit_test(test_data_source_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
