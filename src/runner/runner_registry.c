@@ -280,8 +280,8 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
      * a lone survivor is better than no worker at all. */
     bool other_active = false;
     for (int k = 0; avoid && k < g->n && !other_active; k++)
-        other_active = strcmp(g->w[k].url, avoid) != 0 &&
-                       strcmp(state_of(g, &g->w[k], now), "active") == 0;
+        other_active =
+            strcmp(g->w[k].url, avoid) != 0 && strcmp(state_of(g, &g->w[k], now), "active") == 0;
     unsigned first = g->n ? g->rotation++ % (unsigned)g->n : 0;
     for (int k = 0; k < g->n; k++) {
         struct wentry *e = &g->w[(first + (unsigned)k) % (unsigned)g->n];
