@@ -62,9 +62,29 @@ flock 9
 start_s=$SECONDS
 has_image() { "${podman[@]}" image exists "$1"; }
 
+# No registry is reachable, so an image exists here only if podman can import
+# one: a podman that cannot import a one-file tarball (inside a chroot, say,
+# whose root is no mount point: "remount /: invalid argument") cannot start a
+# container at all.
+import_probe() {
+    local d rc=0
+    d="$(mktemp -d)"
+    echo probe >"$d/probe"
+    tar -C "$d" -cf "$d.tar" probe
+    "${podman[@]}" import "$d.tar" framed-probe:import >"$cache/probe.log" 2>&1 || rc=$?
+    "${podman[@]}" rmi -f framed-probe:import >/dev/null 2>&1 || true
+    rm -rf "$d" "$d.tar"
+    return "$rc"
+}
+
 if has_image debian:bookworm && has_image debian:bookworm-slim; then
     log "base: debian:bookworm in podman's storage"
 else
+    if [ "$probe" = 1 ] && ! import_probe; then
+        tr -d '\0' <"$cache/probe.log" >&2
+        log "podman cannot import an image on this machine, so it cannot start a container"
+        exit 77
+    fi
     if [ ! -s "$tarball" ]; then
         if ! command -v debootstrap >/dev/null 2>&1; then
             log "debootstrap is not installed (scripts/deps.sh --test installs it)"

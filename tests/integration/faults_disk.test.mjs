@@ -15,6 +15,24 @@ import { assertProblem, BIN, call, startServer, tempRoot } from './lib.mjs';
 
 const LIMIT = 64 * 1024;
 
+// How this machine gives a process a mount namespace of its own: as root a
+// plain one (`unshare -m`), or, inside a chroot, where the root is no mount
+// point and its propagation cannot be changed, one that leaves propagation
+// as it is; without root, a user namespace too (`unshare -rm`). The first
+// that runs `true` is used; if none does, the last one's error fails the test.
+function unshareArgs() {
+  const tries = process.getuid() === 0
+    ? [['-m'], ['-m', '--propagation', 'unchanged'], ['-rm']]
+    : [['-rm']];
+  for (const args of tries) {
+    try {
+      execFileSync('unshare', [...args, 'true'], { stdio: 'ignore' });
+      return args;
+    } catch { /* try the next way */ }
+  }
+  return tries[tries.length - 1];
+}
+
 function bigCsv(bytes) {
   const lines = ['a,b'];
   let n = 4;
@@ -78,7 +96,7 @@ async function startOnTmpfs(root) {
   const dataDir = path.join(root, 'data');
   mkdirSync(dataDir);
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FRAMED_')));
-  const child = spawn('unshare', ['-rm', 'sh', '-c', 'mount -t tmpfs -o size=256k tmpfs "$0" && exec "$@"',
+  const child = spawn('unshare', [...unshareArgs(), 'sh', '-c', 'mount -t tmpfs -o size=256k tmpfs "$0" && exec "$@"',
     dataDir, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--state-dir', path.join(root, 'state')],
   { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -89,7 +107,7 @@ async function startOnTmpfs(root) {
       const m = /"msg":"listening"[^\n]*"port":(\d+)/.exec(stderr);
       if (m) resolve(Number(m[1]));
     });
-    exited.then((e) => reject(new Error(`exited ${JSON.stringify(e)} before listening (needs unshare -rm): ${stderr}`)));
+    exited.then((e) => reject(new Error(`exited ${JSON.stringify(e)} before listening (needs unshare -m or -rm): ${stderr}`)));
   });
   return {
     base: `http://127.0.0.1:${port}`,
@@ -101,6 +119,11 @@ async function startOnTmpfs(root) {
       const { code, signal } = await exited;
       assert.equal(signal, null, stderr);
       assert.equal(code, 0, stderr);
+      // The tmpfs lived in the server's namespace only: none is left here.
+      const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+      const leaked = mounts.some((l) => l.split(' ')[4] === dataDir);
+      if (leaked) execFileSync('umount', [dataDir]);
+      assert.equal(leaked, false, `the tmpfs on ${dataDir} leaked into the test's mount namespace`);
     },
   };
 }
