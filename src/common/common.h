@@ -148,14 +148,19 @@ void fr_sign_request_nonce(const char *secret, const char *method, const char *p
 #define FR_SIGN_NONCE_BYTES 16
 void fr_sign_nonce(char *out, size_t outsz);
 /* The receiver's memory of valid signatures, so a signed request cannot be
- * replayed within its allowed age: bounded (capacity entries), thread-safe.
+ * replayed within its allowed age: each is kept until its timestamp plus
+ * FR_SIGN_MAX_SKEW_S on the receiver's clock, so no sender's clock can push
+ * another's requests out. Bounded (capacity live signatures: at most
+ * 2 * FR_SIGN_MAX_SKEW_S s each, so FR_REPLAY_CAPACITY allows ~430 signed
+ * requests a second however skewed; about 12 MiB when full), thread-safe.
  * new / accepts NULL. */
 typedef struct fr_replay fr_replay;
-#define FR_REPLAY_CAPACITY 16384
+#define FR_REPLAY_CAPACITY 262144
 fr_replay *fr_replay_new(size_t capacity);
 void fr_replay_free(fr_replay *r);
-/* FR_OK and remembers it, or FR_EINVAL when the signature was seen (a
- * replay) or ts is older than what the full cache still remembers. */
+/* FR_OK and remembers it; FR_EINVAL when the signature was seen (a replay)
+ * or ts is not within FR_SIGN_MAX_SKEW_S of now; FR_EUNAVAILABLE when
+ * capacity signatures are live (retry later; the message says when). */
 int fr_replay_check(fr_replay *r, const char *signature, int64_t ts, int64_t now,
                     struct fr_error *err);
 /* As fr_verify_request with the Framed-Nonce value (NULL = none) and, when

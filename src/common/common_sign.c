@@ -215,30 +215,49 @@ out:
 }
 
 /* ---- the replay cache ----
- * A ring of the last `cap` valid signatures with their timestamps. A
- * signature still in the ring is a replay. When the ring overwrites an entry
- * that is still within the allowed age, its timestamp becomes the floor:
- * requests stamped at or before it are refused, as the ring no longer
- * remembers them all. So the cache stays small and never lets a replay by. */
+ * Every valid signature is remembered until it can no longer be accepted:
+ * until its timestamp plus FR_SIGN_MAX_SKEW_S on this receiver's clock (an
+ * older timestamp fails the skew check). So a replay within the allowed age
+ * is always refused, and no sender's timestamps (a clock ahead, say) can
+ * make the cache refuse another sender's fresh requests. The table is open
+ * addressing with linear probing, keyed by the first 16 bytes of the MAC (a
+ * replay has the same bytes; two fresh MACs share them with p = 2^-128);
+ * it grows from a small size to twice the capacity (memory follows the
+ * load), and expired entries are swept when it fills. When `cap` live signatures are remembered, a
+ * new one is refused with FR_EUNAVAILABLE (retry later), never taken for a replay. */
+#define REPLAY_KEY 16
+#define REPLAY_MIN_SLOTS 1024
+
 struct fr_replay_entry {
-    unsigned char sig[32];
-    int64_t ts;
-    bool used;
+    unsigned char key[REPLAY_KEY];
+    int64_t expires; /* last second (receiver's clock) it can be accepted; 0 = empty slot */
 };
 
 struct fr_replay {
     pthread_mutex_t lock; /* everything below */
-    struct fr_replay_entry *ring;
-    size_t cap, next;
-    int64_t floor_ts; /* refuse ts <= this; INT64_MIN = none */
+    struct fr_replay_entry *slots;
+    size_t nslots;       /* a power of two */
+    size_t used;         /* occupied slots, live or expired */
+    size_t cap;          /* most live entries */
+    size_t max_slots;    /* the table grows up to this */
+    int64_t sweep_after; /* full of live entries until this second: no sweep before */
 };
+
+static size_t slots_for(size_t cap)
+{
+    size_t n = REPLAY_MIN_SLOTS;
+    while (n / 2 < cap)
+        n *= 2;
+    return n;
+}
 
 fr_replay *fr_replay_new(size_t capacity)
 {
     fr_replay *r = fr_xcalloc(1, sizeof(*r));
     r->cap = capacity ? capacity : 1;
-    r->ring = fr_xcalloc(r->cap, sizeof(*r->ring));
-    r->floor_ts = INT64_MIN;
+    r->max_slots = slots_for(r->cap);
+    r->nslots = REPLAY_MIN_SLOTS;
+    r->slots = fr_xcalloc(r->nslots, sizeof(*r->slots));
     pthread_mutex_init(&r->lock, NULL);
     return r;
 }
@@ -248,13 +267,13 @@ void fr_replay_free(fr_replay *r)
     if (!r)
         return;
     pthread_mutex_destroy(&r->lock);
-    free(r->ring);
+    free(r->slots);
     free(r);
 }
 
-static void hex_decode32(const char *hex, unsigned char out[32])
+static void hex_decode(const char *hex, unsigned char *out, size_t n)
 {
-    for (int i = 0; i < 32; i++) {
+    for (size_t i = 0; i < n; i++) {
         unsigned v = 0;
         for (int k = 0; k < 2; k++) {
             char c = hex[2 * i + k];
@@ -264,38 +283,104 @@ static void hex_decode32(const char *hex, unsigned char out[32])
     }
 }
 
+static size_t slot_of(const fr_replay *r, const unsigned char key[REPLAY_KEY])
+{
+    uint64_t h;
+    memcpy(&h, key, sizeof(h)); /* a MAC's bytes: uniform to anyone without the secret */
+    return (size_t)h & (r->nslots - 1);
+}
+
+/* Rebuilds the table with nslots slots, keeping the entries live at now. */
+static void rehash(fr_replay *r, size_t nslots, int64_t now)
+{
+    struct fr_replay_entry *old = r->slots;
+    size_t oldn = r->nslots;
+    r->slots = fr_xcalloc(nslots, sizeof(*r->slots));
+    r->nslots = nslots;
+    r->used = 0;
+    for (size_t i = 0; i < oldn; i++) {
+        if (old[i].expires < now) /* empty (0) or expired */
+            continue;
+        size_t j = slot_of(r, old[i].key);
+        while (r->slots[j].expires)
+            j = (j + 1) & (r->nslots - 1);
+        r->slots[j] = old[i];
+        r->used++;
+    }
+    free(old);
+}
+
+/* Makes room for one more entry: when cap entries are held or half the
+ * slots are taken, the live ones are counted and the table is rebuilt at a
+ * size they fill at most a quarter of (so sweeps are amortised). False when
+ * cap entries are live; then no sweep runs before the first of them expires. */
+static bool make_room(fr_replay *r, int64_t now)
+{
+    if (r->used < r->cap && r->used + 1 <= r->nslots / 2)
+        return true;
+    if (now < r->sweep_after)
+        return false;
+    size_t live = 0;
+    int64_t first = INT64_MAX;
+    for (size_t i = 0; i < r->nslots; i++) {
+        if (r->slots[i].expires >= now) {
+            live++;
+            if (r->slots[i].expires < first)
+                first = r->slots[i].expires;
+        }
+    }
+    size_t n = REPLAY_MIN_SLOTS;
+    while (n < r->max_slots && n / 4 < live + 1)
+        n *= 2;
+    rehash(r, n, now);
+    if (r->used < r->cap && r->used + 1 <= r->nslots / 2)
+        return true;
+    r->sweep_after = first + 1; /* the first second at which an entry has expired */
+    return false;
+}
+
 int fr_replay_check(fr_replay *r, const char *signature, int64_t ts, int64_t now,
                     struct fr_error *err)
 {
-    unsigned char sig[32];
+    unsigned char key[REPLAY_KEY];
     int result = FR_EINVAL;
     if (strlen(signature) != SIGN_LEN)
         return fr_error_set(err, FR_EINVAL, "the Framed-Signature is not of the form v1=<hex>");
-    hex_decode32(signature + 3, sig);
+    if (ts < now - FR_SIGN_MAX_SKEW_S || ts > now + FR_SIGN_MAX_SKEW_S)
+        return fr_error_set(err, FR_EINVAL,
+                            "clock skew: the Framed-Timestamp %" PRId64 " is more than %d s off "
+                            "this clock (%" PRId64 ")",
+                            ts, FR_SIGN_MAX_SKEW_S, now);
+    hex_decode(signature + 3, key, sizeof(key));
+    int64_t expires = ts + FR_SIGN_MAX_SKEW_S;
+    if (expires == 0) /* 0 marks an empty slot: remembering a second longer is harmless */
+        expires = 1;
     pthread_mutex_lock(&r->lock);
-    if (ts <= r->floor_ts) {
-        fr_error_set(err, FR_EINVAL,
-                     "the Framed-Timestamp %" PRId64 " is older than the replay cache remembers; "
-                     "resend the request with a fresh timestamp",
-                     ts);
-        goto out;
-    }
-    for (size_t i = 0; i < r->cap; i++) {
-        const struct fr_replay_entry *e = &r->ring[i];
-        if (e->used && e->ts == ts && memcmp(e->sig, sig, sizeof(sig)) == 0) {
+    size_t i = slot_of(r, key);
+    for (; r->slots[i].expires; i = (i + 1) & (r->nslots - 1)) {
+        const struct fr_replay_entry *e = &r->slots[i];
+        if (e->expires >= now && memcmp(e->key, key, sizeof(key)) == 0) {
             fr_error_set(err, FR_EINVAL,
                          "this signed request was seen before: a replay is refused (send a new "
                          "Framed-Nonce with every request)");
             goto out;
         }
     }
-    struct fr_replay_entry *slot = &r->ring[r->next];
-    if (slot->used && slot->ts >= now - FR_SIGN_MAX_SKEW_S && slot->ts > r->floor_ts)
-        r->floor_ts = slot->ts;
-    memcpy(slot->sig, sig, sizeof(sig));
-    slot->ts = ts;
-    slot->used = true;
-    r->next = (r->next + 1) % r->cap;
+    if (!make_room(r, now)) {
+        int64_t wait_s = r->sweep_after - now;
+        result = fr_error_setk(
+            err, FR_EUNAVAILABLE, "unavailable",
+            "the replay cache holds %zu signatures still within their allowed age, its "
+            "limit: more signed requests than it is sized for; retry in %" PRId64 " s",
+            r->used, wait_s);
+        goto out;
+    }
+    i = slot_of(r, key); /* the table may have been rebuilt */
+    while (r->slots[i].expires)
+        i = (i + 1) & (r->nslots - 1);
+    memcpy(r->slots[i].key, key, sizeof(key));
+    r->slots[i].expires = expires;
+    r->used++;
     result = FR_OK;
 out:
     pthread_mutex_unlock(&r->lock);

@@ -147,6 +147,10 @@ json_t *ctx_info(ctx *c);
 /* Appends Prometheus text for runner state, config lock, queries by state. */
 void ctx_metrics(ctx *c, struct fr_buf *out);
 bool ctx_ready(ctx *c);
+/* FR_OK when a runner holds its config in memory or the config store
+ * answers (one round trip, bounded by the store's timeouts); else
+ * FR_EUNAVAILABLE store-unavailable: no config could be frozen. */
+int ctx_ready_store(ctx *c, struct fr_error *err);
 /* new: lines about the store for /readyz ("store: ...\n": corruptions found,
  * unavailable), or NULL when there is nothing to say. */
 char *ctx_ready_detail(ctx *c);

@@ -1,5 +1,6 @@
 /* context_ops: the operations views of the coordinator's state: /v1/info,
- * the Prometheus metrics the context owns, and readiness. */
+ * the Prometheus metrics the context owns, and readiness (including whether
+ * a coordinator without a runner could freeze: its store answers). */
 #include "context_int.h"
 
 #include <stdio.h>
@@ -81,6 +82,27 @@ bool ctx_ready(ctx *c)
     bool ok = !c->shutting_down;
     pthread_mutex_unlock(&c->lock);
     return ok;
+}
+
+int ctx_ready_store(ctx *c, struct fr_error *err)
+{
+    /* Any well-formed ID: the store is asked how many hold it. */
+    static const char probe[] =
+        "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    pthread_mutex_lock(&c->lock);
+    bool held = c->runner != NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (held)
+        return FR_OK; /* the runner's config is in memory: it serves without the store */
+    struct fr_error store_err;
+    fr_error_init(&store_err);
+    int64_t n = 0;
+    if (store_refcount(c->store, probe, &n, &store_err) != FR_EIO)
+        return FR_OK;
+    return fr_error_setk(err, FR_EUNAVAILABLE, "store-unavailable",
+                         "no runner, and the config store cannot be reached, so no config can be "
+                         "frozen: %s",
+                         store_err.message);
 }
 
 void ctx_begin_shutdown(ctx *c)

@@ -44,6 +44,7 @@ static const struct problem_row problem_rows[] = {
     {FR_ECONFLICT, "conflict", 409, "Conflict", 0},
     {FR_OK, "query-not-finished", 409, "Query not finished", 1},
     {FR_OK, "query-failed", 409, "Query failed", 0},
+    {FR_OK, "dataframe-not-materialized", 409, "Dataframe not materialized", 0},
     {FR_OK, "config-mismatch", 409, "Config mismatch", 0},
     {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
     {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
@@ -53,6 +54,7 @@ static const struct problem_row problem_rows[] = {
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
+    {FR_OK, "worker-lost", 424, "Worker lost", 0}, /* a query's: its tasks' workers failed */
     {FR_OK, "headers-too-large", 431, "Request headers too large", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
     {FR_OK, "invalid-worker-answer", 502, "Invalid worker answer", 0},

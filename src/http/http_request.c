@@ -434,7 +434,9 @@ void http__check_signature(struct http_request *req, const char *secret, fr_repl
         http__header(req, "Framed-Sender"), http__header(req, "Framed-Timestamp"),
         http__header(req, "Framed-Nonce"), http__header(req, "Framed-Signature"),
         fr_now_ms() / 1000, seen, &err);
-    if (rc != FR_OK)
+    if (rc == FR_EUNAVAILABLE) /* the replay cache is full: a valid request, not now */
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable", "%s", err.message);
+    else if (rc != FR_OK)
         http__reply_problem(req, FR_EINVAL, "unauthorized",
                             "this cluster call needs a valid signature: %s", err.message);
 }

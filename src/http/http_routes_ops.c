@@ -1,5 +1,6 @@
 /* http_routes_ops: what operators and platforms ask of a running server:
- * liveness, readiness (503 once shutdown has begun), Prometheus metrics,
+ * liveness, readiness (503 once shutdown has begun, or while a coordinator
+ * without a runner cannot reach its store), Prometheus metrics,
  * build and runtime info, and the dashboard page from the static dir. */
 #include "http_int.h"
 
@@ -40,16 +41,21 @@ static void readyz_ok(struct http_request *req)
     free(detail);
 }
 
-/* 503 while shutting down or while the runner drains (new work would be
- * refused), else 200. */
+/* 503 while shutting down, while the runner drains (new work would be
+ * refused) or, without a runner, while the store cannot be reached (no
+ * config could be frozen); else 200. */
 static void readyz(struct http_request *req)
 {
+    struct fr_error err;
+    fr_error_init(&err);
     if (http__shutting_down(req->srv) || !ctx_ready(req->ctx))
         http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
                             "the server is starting or shutting down");
     else if (runner_draining(req->ctx))
         http__reply_problem(req, FR_EUNAVAILABLE, "runner-draining",
                             "the runner is being torn down");
+    else if (ctx_ready_store(req->ctx, &err) != FR_OK)
+        http__reply_problem(req, err.status, err.kind, "%s", err.message);
     else
         readyz_ok(req);
 }

@@ -130,7 +130,7 @@ static void partition_delete(struct http_request *req)
         return;
     struct fr_error err;
     fr_error_init(&err);
-    if (worker_partition_delete(req->worker, http__param(req, "id"), &err) == FR_OK)
+    if (worker_partition_delete(req->worker, http__param(req, "id"), id, &err) == FR_OK)
         http__reply_empty(req, MHD_HTTP_NO_CONTENT);
     else
         reply_fr_error(req, &err, NULL);

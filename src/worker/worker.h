@@ -101,8 +101,9 @@ int worker_partition_table(worker *w, const char *id, const char *config_id, str
  * worker_partition_table. */
 int worker_partition_serialize(worker *w, const char *id, const char *config_id, char **bytes,
                                size_t *len, struct fr_error *err);
-/* FR_ENOTFOUND partition-not-found. */
-int worker_partition_delete(worker *w, const char *id, struct fr_error *err);
+/* Drops the partition made with config_id. FR_ENOTFOUND partition-not-found,
+ * FR_ECONFLICT config-mismatch (nothing dropped), as worker_partition_table. */
+int worker_partition_delete(worker *w, const char *id, const char *config_id, struct fr_error *err);
 /* How many partitions and bytes the worker holds. */
 void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes);
 

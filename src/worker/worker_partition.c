@@ -62,6 +62,17 @@ static struct df_table *share_table(const struct df_table *t)
     return out;
 }
 
+/* The refusal of a partition made under another config than config_id, or
+ * FR_OK. Caller holds parts_lock. */
+static int check_config(const struct worker__part *p, const char *config_id, struct fr_error *err)
+{
+    if (config_id && strcmp(p->config_id, config_id) == 0)
+        return FR_OK;
+    return fr_error_setk(err, FR_ECONFLICT, "config-mismatch",
+                         "partition %s was made with config %s, not %s", p->id, p->config_id,
+                         config_id ? config_id : "(none)");
+}
+
 int worker_partition_table(worker *w, const char *id, const char *config_id, struct df_table **out,
                            struct fr_error *err)
 {
@@ -71,11 +82,7 @@ int worker_partition_table(worker *w, const char *id, const char *config_id, str
     struct worker__part *p = part_find(w, id);
     if (!p) {
         rc = not_found(id, err);
-    } else if (!config_id || strcmp(p->config_id, config_id) != 0) {
-        rc = fr_error_setk(err, FR_ECONFLICT, "config-mismatch",
-                           "partition %s was made with config %s, not %s", id, p->config_id,
-                           config_id ? config_id : "(none)");
-    } else {
+    } else if ((rc = check_config(p, config_id, err)) == FR_OK) {
         *out = share_table(p->table);
     }
     pthread_mutex_unlock(&w->parts_lock);
@@ -126,12 +133,17 @@ static int64_t free_list(struct worker__part *p)
     return n;
 }
 
-int worker_partition_delete(worker *w, const char *id, struct fr_error *err)
+int worker_partition_delete(worker *w, const char *id, const char *config_id, struct fr_error *err)
 {
+    struct worker__part *gone = NULL;
     pthread_mutex_lock(&w->parts_lock);
-    struct worker__part *gone = unlink_matching(w, id, false);
+    struct worker__part *p = part_find(w, id);
+    int rc = p ? check_config(p, config_id, err) : not_found(id, err);
+    if (rc == FR_OK)
+        gone = unlink_matching(w, id, false);
     pthread_mutex_unlock(&w->parts_lock);
-    return free_list(gone) > 0 ? FR_OK : not_found(id, err);
+    free_list(gone);
+    return rc;
 }
 
 int64_t worker__partitions_drop_config(worker *w, const char *config_id)

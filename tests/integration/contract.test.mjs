@@ -1,4 +1,5 @@
-// contract: the code and openapi.yaml agree. Every problem type the HTTP
+// contract: the code and openapi.yaml agree. Every kind the C code sets is a
+// row of the problem table, and every problem type the HTTP
 // edge can emit (the table in src/http/http_problem.c) is a stable type of
 // api/schemas/problem-type.json and is listed in openapi.yaml with its status;
 // and real responses of a running coordinator validate against the schemas
@@ -49,6 +50,32 @@ function documentedStatuses() {
   }
   return out;
 }
+
+// Kinds that never leave the process that sets them: a worker's
+// dataset-changed becomes 503 dataset-unavailable (worker_source.c).
+const INNER_KINDS = new Set(['dataset-changed']);
+
+// Every kind the C code sets with a literal after a status
+// (fr_error_setk(err, FR_E..., "kind", ...), fail_job(job, FR_E..., "kind", ...)).
+function kindsInCode(dir = path.join(SOURCE_DIR, 'src'), out = new Map()) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) kindsInCode(p, out);
+    else if (e.name.endsWith('.c')) {
+      for (const m of readFileSync(p, 'utf8').matchAll(/\bFR_E[A-Z]+,\s*"([a-z][a-z-]+)"/g)) {
+        out.set(m[1], path.relative(SOURCE_DIR, p));
+      }
+    }
+  }
+  return out;
+}
+
+test('every kind the code sets is a row of the problem table', () => {
+  const table = new Set(problemTable().map((r) => r.kind));
+  const missing = [...kindsInCode()].filter(([kind]) => !table.has(kind) && !INNER_KINDS.has(kind))
+    .map(([kind, file]) => `${kind} (${file}): not in src/http/http_problem.c`);
+  assert.deepEqual(missing, []);
+});
 
 test('every problem type the code can emit is documented, with its status', () => {
   const enumTypes = JSON.parse(readFileSync(path.join(SCHEMAS, 'problem-type.json'), 'utf8')).enum;

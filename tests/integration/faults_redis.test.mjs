@@ -5,7 +5,8 @@
 // the entry by itself, and a new freeze and reset go 1 -> 0; Redis stopped
 // and restarted mid-run answers 503 store-unavailable with Retry-After while
 // it is down, and afterwards the runner has put its config back (without
-// persistence) and nothing was lost. Every process is stopped by its PID,
+// persistence) and nothing was lost; with no runner, /readyz is 503
+// store-unavailable while Redis is down. Every process is stopped by its PID,
 // also when an assertion fails.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -198,6 +199,7 @@ test('redis: stopped and restarted mid-run: 503 store-unavailable, then recovery
   r = await call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan: SAMPLE_PLAN } });
   assert.equal(r.body.state, 'succeeded', r.text);
   const ready = await call(srv.base, 'GET', '/readyz');
+  assert.equal(ready.status, 200, 'a runner whose config is in memory still serves');
   assert.match(ready.text, /store: unavailable/);
 
   // Back, empty: the renewal puts the config back.
@@ -213,6 +215,32 @@ test('redis: stopped and restarted mid-run: 503 store-unavailable, then recovery
   r = await call(srv.base, 'DELETE', '/v1/runner');
   assert.equal(r.body.config_released, true);
   assert.equal(redisCli(port, 'EXISTS', key), '0');
+});
+
+test('redis: down with no runner: /readyz is 503 store-unavailable (no freeze could work); back, 200', async (t) => {
+  const root = tempRoot();
+  const servers = [], redises = [];
+  cleanup(t, servers, redises, root);
+  const port = await freePort();
+  let redis = await startRedis(port);
+  redises.push(redis);
+  const srv = await serve(root, redis);
+  servers.push(srv);
+  assert.equal((await call(srv.base, 'GET', '/readyz')).status, 200);
+  await redis.stop();
+  let r = await call(srv.base, 'GET', '/readyz');
+  assertProblem(r, 503, 'store-unavailable');
+  assert.ok(Number(r.headers.get('retry-after')) > 0);
+  assert.match(r.body.detail, /config store cannot be reached/);
+  assert.match(r.body.detail, /Redis/);
+  // what readyz promises: the freeze fails the same way
+  assertProblem(await call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN }), 503, 'store-unavailable');
+  redis = await startRedis(port);
+  redises.push(redis);
+  r = await call(srv.base, 'GET', '/readyz');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.text, 'ready\n');
+  assert.equal((await call(srv.base, 'POST', '/v1/dataframes', { json: SAMPLE_PLAN })).status, 201);
 });
 
 test('redis: down at the freeze: 503 store-unavailable with Retry-After; after a restart (AOF) the freeze works', async (t) => {

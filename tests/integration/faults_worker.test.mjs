@@ -3,7 +3,8 @@
 // worker, the query completes; when it wakes (SIGCONT) the coordinator tells
 // it to drop what it holds of the runner. Clock skew: requests signed with a
 // timestamp within the allowed skew are served by a worker and a coordinator
-// alike; beyond it, in either direction, a 401 that names the skew.
+// alike; beyond it, in either direction, a 401 that names the skew. A flood
+// from a sender whose clock is ahead locks no in-sync sender out.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -145,6 +146,25 @@ test('clock skew within the allowed age works; beyond it, a 401 that names the s
       assertProblem(a, 401, 'unauthorized');
       assert.match(a.body.detail, /clock skew/);
     }
+    // More signed requests from the skewed sender than the old 16384-slot
+    // replay ring held lock no in-sync sender out (they once got 401 "older
+    // than the replay cache remembers" until the real clock caught up).
+    const OLD_RING = 16384;
+    let sent = 0;
+    const flood = async () => {
+      while (sent < OLD_RING + 200) {
+        sent++;
+        const r = await call(worker.base, 'GET', '/v1/info', { headers: signed(secret, 'GET', '/v1/info', '', within) });
+        assert.equal(r.status, 200, `a skewed request is served: ${r.text}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, flood));
+    const fresh = signed(secret, 'GET', '/v1/info', '', 0, 'w-in-sync');
+    let r = await call(worker.base, 'GET', '/v1/info', { headers: fresh });
+    assert.equal(r.status, 200, `an in-sync request after the skewed flood: ${r.text}`);
+    r = await call(worker.base, 'GET', '/v1/info', { headers: fresh });
+    assertProblem(r, 401, 'unauthorized');
+    assert.match(r.body.detail, /replay/, 'the same request again is still a replay');
     // The real worker, its clock in sync, is part of the cluster all along.
     assertProblem(await call(worker.base, 'GET', '/v1/info'), 401, 'unauthorized');
     const listed = await waitFor(async () => (await workersByUrl(coord)).get(worker.base), 'the worker listed');

@@ -143,6 +143,12 @@ describe('a worker beside its coordinator', () => {
       headers: { 'framed-config-id': OTHER_ID },
     });
     assertProblem(other, 409, 'config-mismatch');
+    // A delete under another config is refused like the GET, and drops nothing.
+    const otherDelete = await call(worker.base, 'DELETE', `/v1/partitions/${pid}`, {
+      headers: { 'framed-config-id': OTHER_ID },
+    });
+    assertProblem(otherDelete, 409, 'config-mismatch');
+    assert.equal((await fetch(`${worker.base}/v1/partitions/${pid}`, { headers })).status, 200);
     const none = await call(worker.base, 'GET', '/v1/partitions/p-0000', { headers });
     assertProblem(none, 404, 'partition-not-found');
     const bare = await call(worker.base, 'GET', `/v1/partitions/${pid}`);

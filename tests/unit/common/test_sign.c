@@ -229,34 +229,113 @@ static void test_replay_refused(void **state)
     fr_replay_free(seen);
 }
 
-/* A full cache forgets its oldest entry but then refuses anything stamped
- * at or before it, so a forgotten signature cannot be replayed either. */
+/* A fresh signature of GET /v1/info stamped ts into sig (>= 80 bytes). */
+static void fresh_sig(int64_t ts, char *sig)
+{
+    char nonce[64];
+    fr_sign_nonce(nonce, sizeof(nonce));
+    fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", ts, nonce, sig, 80);
+}
+
+/* One sender whose clock is ahead, within the allowed skew, sends more
+ * signed requests than the old 16384-slot ring held: an in-sync sender's
+ * request is still accepted, and every remembered signature is still a
+ * replay, also on the receiver's clock long after (until ts + max skew). */
+static void test_replay_skewed_sender_locks_nobody_out(void **state)
+{
+    (void)state;
+    fr_replay *seen = fr_replay_new(FR_REPLAY_CAPACITY);
+    struct fr_error err;
+    char sig[80], first[80], now_sig[80];
+    const int64_t ahead = NOW + FR_SIGN_MAX_SKEW_S - 60;
+    for (int i = 0; i < 16384 + 2000; i++) {
+        fresh_sig(ahead, sig);
+        if (i == 0)
+            memcpy(first, sig, sizeof(sig));
+        fr_error_init(&err);
+        assert_int_equal(fr_replay_check(seen, sig, ahead, NOW, &err), FR_OK);
+    }
+    fresh_sig(NOW, now_sig);
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, now_sig, NOW, NOW, &err), FR_OK);
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, now_sig, NOW, NOW + 1, &err), FR_EINVAL);
+    assert_non_null(strstr(err.message, "replay"));
+    /* the skewed sender's first one: still within its age 500 s later */
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, first, ahead, NOW + 500, &err), FR_EINVAL);
+    assert_non_null(strstr(err.message, "replay"));
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, sig, ahead, ahead + FR_SIGN_MAX_SKEW_S, &err),
+                     FR_EINVAL);
+    /* and past it the skew check refuses it anyway */
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, sig, ahead, ahead + FR_SIGN_MAX_SKEW_S + 1, &err),
+                     FR_EINVAL);
+    assert_non_null(strstr(err.message, "clock skew"));
+    fr_replay_free(seen);
+}
+
+/* A cache holding capacity live signatures refuses a new one with
+ * FR_EUNAVAILABLE (retry later), never as a replay; a replay is still
+ * refused as one; once the oldest expire on the receiver's clock, new ones
+ * are accepted again. */
 static void test_replay_cache_bounded(void **state)
 {
     (void)state;
     fr_replay *seen = fr_replay_new(4);
     struct fr_error err;
-    char sig[80], first[80], nonce[64];
-    for (int i = 0; i < 6; i++) {
-        fr_sign_nonce(nonce, sizeof(nonce));
-        fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", NOW + i, nonce, sig,
-                              sizeof(sig));
+    char sig[80], first[80];
+    for (int i = 0; i < 4; i++) {
+        fresh_sig(NOW + i, sig);
         if (i == 0)
             memcpy(first, sig, sizeof(sig));
         fr_error_init(&err);
         assert_int_equal(fr_replay_check(seen, sig, NOW + i, NOW + i, &err), FR_OK);
     }
+    fresh_sig(NOW + 4, sig);
     fr_error_init(&err);
-    assert_int_equal(fr_replay_check(seen, first, NOW, NOW + 6, &err), FR_EINVAL);
+    assert_int_equal(fr_replay_check(seen, sig, NOW + 4, NOW + 4, &err), FR_EUNAVAILABLE);
+    assert_non_null(strstr(err.message, "retry in"));
     fr_error_init(&err);
-    assert_int_equal(fr_replay_check(seen, sig, NOW + 5, NOW + 6, &err), FR_EINVAL);
-    fr_sign_nonce(nonce, sizeof(nonce));
-    fr_sign_request_nonce("secret", "GET", "/v1/info", NULL, 0, "w-1", NOW + 6, nonce, sig,
-                          sizeof(sig));
+    assert_int_equal(fr_replay_check(seen, first, NOW, NOW + 4, &err), FR_EINVAL);
+    assert_non_null(strstr(err.message, "replay"));
+    /* the first expires after NOW + max skew: room for one */
     fr_error_init(&err);
-    assert_int_equal(fr_replay_check(seen, sig, NOW + 6, NOW + 6, &err), FR_OK);
+    assert_int_equal(fr_replay_check(seen, sig, NOW + 4, NOW + FR_SIGN_MAX_SKEW_S, &err),
+                     FR_EUNAVAILABLE);
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, sig, NOW + 4, NOW + FR_SIGN_MAX_SKEW_S + 1, &err),
+                     FR_OK);
+    fr_error_init(&err);
+    assert_int_equal(fr_replay_check(seen, sig, NOW + 4, NOW + FR_SIGN_MAX_SKEW_S + 1, &err),
+                     FR_EINVAL);
     fr_replay_free(seen);
     fr_replay_free(NULL);
+}
+
+/* Many entries through a small table: it grows and sweeps, and every live
+ * signature stays a replay. */
+static void test_replay_cache_grows_and_sweeps(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    fr_replay *seen = fr_replay_new(N);
+    static char sigs[N][80];
+    struct fr_error err;
+    for (int round = 0; round < 3; round++) {
+        int64_t now = NOW + round * (2 * FR_SIGN_MAX_SKEW_S + 1);
+        for (int i = 0; i < N; i++) {
+            fresh_sig(now, sigs[i]);
+            fr_error_init(&err);
+            assert_int_equal(fr_replay_check(seen, sigs[i], now, now, &err), FR_OK);
+        }
+        for (int i = 0; i < N; i++) {
+            fr_error_init(&err);
+            assert_int_equal(fr_replay_check(seen, sigs[i], now, now + 1, &err), FR_EINVAL);
+        }
+    }
+    fr_replay_free(seen);
 }
 
 int main(void)
@@ -269,7 +348,9 @@ int main(void)
         cmocka_unit_test(test_verify_refuses_missing_parts),
         cmocka_unit_test(test_secret_load),
         cmocka_unit_test(test_replay_refused),
+        cmocka_unit_test(test_replay_skewed_sender_locks_nobody_out),
         cmocka_unit_test(test_replay_cache_bounded),
+        cmocka_unit_test(test_replay_cache_grows_and_sweeps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,7 +58,7 @@ static void test_put_read_serialize(void **state)
     assert_int_equal(worker_partition_table(w, id, CFG_A, &t, NULL), FR_OK);
     assert_int_equal(t->nrows, 5);
     assert_int_equal(df_column_int64(t->cols[0], 4), 40);
-    assert_int_equal(worker_partition_delete(w, id, NULL), FR_OK);
+    assert_int_equal(worker_partition_delete(w, id, CFG_A, NULL), FR_OK);
     assert_int_equal(df_column_int64(t->cols[0], 3), 30); /* the reader's copy lives on */
     df_table_free(t);
     worker_partition_put(w, CFG_A, table_of(3), id, sizeof(id), NULL);
@@ -91,10 +91,13 @@ static void test_config_mismatch_and_not_found(void **state)
                      FR_ENOTFOUND);
     assert_string_equal(err.kind, "partition-not-found");
     fr_error_init(&err);
-    assert_int_equal(worker_partition_delete(w, "p-none", &err), FR_ENOTFOUND);
+    assert_int_equal(worker_partition_delete(w, "p-none", CFG_A, &err), FR_ENOTFOUND);
     assert_string_equal(err.kind, "partition-not-found");
-    assert_int_equal(worker_partition_delete(w, id, NULL), FR_OK);
-    assert_int_equal(worker_partition_delete(w, id, NULL), FR_ENOTFOUND);
+    fr_error_init(&err);
+    assert_int_equal(worker_partition_delete(w, id, CFG_B, &err), FR_ECONFLICT);
+    assert_string_equal(err.kind, "config-mismatch");
+    assert_int_equal(worker_partition_delete(w, id, CFG_A, NULL), FR_OK);
+    assert_int_equal(worker_partition_delete(w, id, CFG_A, NULL), FR_ENOTFOUND);
 }
 
 static void test_drop_by_config_and_totals(void **state)
