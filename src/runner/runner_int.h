@@ -141,16 +141,21 @@ bool runner__registry_gone(runner_registry *g, const char *url);
 char **runner__registry_urls(runner_registry *g);
 /* How many workers are known and not gone (announced or static). */
 int runner__registry_live(runner_registry *g);
-/* A call to url hung (timed out, or its heartbeats stopped): what it holds
- * of this runner is given up, and it is told to drop it when it is back. */
-void runner__registry_owe_drop(runner_registry *g, const char *url);
+/* A call to url hung or its partitions were given up: when its heartbeats
+ * lapsed (suspect by missed beats, or gone) it owes a drop and is told to
+ * drop what it holds of this runner when it is back, even if it was
+ * forgotten meanwhile. A worker that merely timed out a call while beating
+ * owes nothing. True when the drop is owed. */
+bool runner__registry_owe_drop(runner_registry *g, const char *url);
+/* True when url's heartbeats lapsed (see above) or url is not known (a
+ * forgotten worker): what it holds cannot be reached. */
+bool runner__registry_lapsed(runner_registry *g, const char *url);
 /* new (NULL when none): the announced workers that owe a drop and are now
  * active again with no task running, NULL-terminated; each is taken once. */
 char **runner__registry_take_returned(runner_registry *g);
 
-/* runner_check.c: what is accepted from a worker. "p-" and 1-64 lower-case
- * hex digits. */
-bool runner__partition_id_ok(const char *id);
+/* runner_check.c: what is accepted from a worker (a partition ID by
+ * proto_partition_id_ok). */
 /* NULL when a task answer's outputs are an array of at most PLAN_MAX_BUCKETS
  * null or {"id": p-<hex>, "rows" >= 0, "bytes" >= 0}; else what is wrong
  * (static text). */

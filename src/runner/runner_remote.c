@@ -181,6 +181,19 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     pthread_mutex_unlock(&rr->lock);
 }
 
+/* The worker (borrowed from job) holding one of job's inputs whose
+ * heartbeats lapsed, or NULL: sent, the task would only wait on it. */
+static const char *lapsed_owner(struct remote_runner *rr, const struct rjob *job)
+{
+    for (int k = 0; k < job->nslots; k++)
+        for (int i = 0; i < job->ninputs[k]; i++) {
+            const char *url = job->inputs[k][i]->url;
+            if (url && runner__registry_lapsed(rr->reg, url))
+                return url;
+        }
+    return NULL;
+}
+
 /* Hands waiting jobs to workers with free slots, oldest first. */
 static void dispatch(struct remote_runner *rr)
 {
@@ -204,6 +217,15 @@ static void dispatch(struct remote_runner *rr)
             pthread_mutex_lock(&rr->lock);
             push_job(rr, job, false);
             pthread_mutex_unlock(&rr->lock);
+            continue;
+        }
+        const char *owner = lapsed_owner(rr, job);
+        if (owner) { /* its inputs cannot be reached: rerun their producers */
+            runner__registry_owe_drop(rr->reg, owner);
+            fail_job(job, FR_EIO, "input-lost",
+                     "an input partition of task %d of stage %d is on worker %s, whose "
+                     "heartbeats stopped: it is treated as lost",
+                     job->task, job->stage, owner);
             continue;
         }
         const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
@@ -288,6 +310,19 @@ static void task_problem(struct remote_runner *rr, struct transfer *t)
         runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
 }
 
+/* A worker refused the coordinator's signature (401): a fault of that
+ * worker (another secret, its clock), not of the query. The task is retried
+ * elsewhere, the worker is suspect until it beats again, and its detail is
+ * logged. */
+static void unauthorized(struct remote_runner *rr, struct transfer *t)
+{
+    struct fr_error err;
+    fr_error_init(&err);
+    proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
+    FR_LOG(FR_LOG_WARN, "worker %s refused the coordinator's signature: %s", t->url, err.message);
+    retry_or_fail(rr, t->job, t->url, err.message);
+}
+
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
@@ -335,15 +370,26 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         code = CURLE_RECV_ERROR;
     long status = t->resp.status;
     bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
+    /* A task that timed out waiting on an input whose owner stopped beating:
+     * the owner is at fault, not the worker that ran it. */
+    const char *owner =
+        t->job && code == CURLE_OPERATION_TIMEDOUT ? lapsed_owner(rr, t->job) : NULL;
     if (t->job) /* a DELETE never took a slot */
-        runner__registry_done(rr->reg, t->url, transport);
-    if (t->job && code == CURLE_OPERATION_TIMEDOUT)
-        runner__registry_owe_drop(rr->reg, t->url);
+        runner__registry_done(rr->reg, t->url, (transport && !owner) || status == 401);
+    if (t->job && code == CURLE_OPERATION_TIMEDOUT) /* owed only if its beats lapsed too */
+        runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
     if (!t->job) {
         free_transfer(t);
         return;
     }
-    if (transport)
+    if (owner)
+        fail_job(t->job, FR_EIO, "input-lost",
+                 "task %d of stage %d timed out on %s waiting for an input on worker %s, whose "
+                 "heartbeats stopped",
+                 t->job->task, t->job->stage, t->url, owner);
+    else if (status == 401)
+        unauthorized(rr, t);
+    else if (transport)
         retry_or_fail(rr, t->job, t->url,
                       code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving");
     else if (status == 200)
@@ -454,7 +500,7 @@ static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, str
     struct proto_peer peer = peer_of(rr, p->request_id, p->query_id);
     struct fr_buf bytes;
     fr_buf_init(&bytes);
-    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, &bytes, err);
+    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, 0, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
     if (rc == FR_EDATA) { /* name the worker that sent it */
