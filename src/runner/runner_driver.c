@@ -368,6 +368,14 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);
     if (rc == FR_OK) {
+        bool no_inputs = true; /* its outputs can be made again by it alone */
+        for (int k = 0; k < job->nslots; k++)
+            no_inputs = no_inputs && job->ninputs[k] == 0;
+        for (int b = 0; b < nouts && no_inputs; b++)
+            if (outs[b]) {
+                outs[b]->lineage = json_incref(job->spec);
+                outs[b]->bucket = b;
+            }
         q->out[job->stage][job->task] =
             fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct runner_part *));
         for (int b = 0; b < nouts && b < v.nbuckets; b++)

@@ -56,12 +56,23 @@ struct runner_part {
     int64_t rows, bytes;
     bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
     char request_id[64], query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
+    /* lineage: the spec of the input-free task that made it (a reference,
+     * NULL when its task read inputs) and its bucket there, so a partition
+     * lost with its worker can be made again by that one task */
+    json_t *lineage;
+    int bucket;
+    char *kept_id; /* a view: the kept partition it shows (new), else NULL */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
                                         int64_t bytes);
 /* Frees p; a remote partition that is not borrowed is dropped on its worker. */
 void runner__part_free(runner *r, struct runner_part *p);
+/* A kept partition (kept_id) was made again elsewhere: the kept entry
+ * takes fresh (steals it) in place of the lost one, whose worker is not
+ * asked to drop it (it is told to drop the whole config). False (fresh
+ * freed) when the entry is gone (its dataframe was deleted). */
+bool runner__kept_relocate(runner *r, const char *kept_id, struct runner_part *fresh);
 /* Makes sure p->table is there (fetching it from its worker, at most
  * max_bytes of it; 0 = the runner's default cap, runner__fetch_cap). */
 int runner__part_table(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err);
@@ -80,6 +91,11 @@ struct rjob {
     int64_t waiting_since_ms; /* remote: when it started waiting for a worker */
     bool config_reput;        /* remote: the config was put back once for it */
     int64_t not_before_ms;    /* remote: not sent again before then (0 = at once) */
+    /* remote: a repair job makes again (by its lineage) the input
+     * repair_part of repair_for, a job parked meanwhile; both borrowed */
+    struct rjob *repair_for;
+    struct runner_part *repair_part;
+    bool owner_waited; /* remote: requeued once after an input's owner did not answer */
     struct rjob *next;
 };
 
@@ -137,6 +153,9 @@ struct runner_part *runner__kept_get(runner *r, const char *id);
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
                             bool *any_alive);
 void runner__registry_done(runner_registry *g, const char *url, bool failed);
+/* url is suspect until it beats again (a peer could not reach it); its
+ * tasks in flight are not counted down. */
+void runner__registry_suspect(runner_registry *g, const char *url);
 bool runner__registry_gone(runner_registry *g, const char *url);
 char **runner__registry_urls(runner_registry *g);
 /* How many workers are known and not gone (announced or static). */

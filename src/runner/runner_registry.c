@@ -381,6 +381,17 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed)
     pthread_mutex_unlock(&g->lock);
 }
 
+void runner__registry_suspect(runner_registry *g, const char *url)
+{
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0) {
+            g->w[i].failed_until_ms = fr_now_ms() + 3 * g->heartbeat_ms;
+            g->w[i].last_failure_ms = fr_now_ms();
+        }
+    pthread_mutex_unlock(&g->lock);
+}
+
 bool runner__registry_gone(runner_registry *g, const char *url)
 {
     bool gone = false;

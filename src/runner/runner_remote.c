@@ -147,6 +147,18 @@ static json_t *inputs_json(const struct rjob *job)
 static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* A job ended without outputs: a repair job's failure is its parked
+ * job's (the input it was to make again is lost). */
+static void job_failed(struct rjob *job, const struct fr_error *err)
+{
+    struct rjob *parked = job->repair_for;
+    if (parked) {
+        runner__job_free(job);
+        job = parked;
+    }
+    runner__task_done(job, err->status, NULL, 0, err, 0, NULL);
+}
+
 static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
 {
     struct fr_error err;
@@ -155,7 +167,7 @@ static void fail_job(struct rjob *job, int status, const char *kind, const char 
     va_start(ap, fmt);
     fr_error_vsetk(&err, status, kind, fmt, ap);
     va_end(ap);
-    runner__task_done(job, status, NULL, 0, &err, 0, NULL);
+    job_failed(job, &err);
 }
 
 static void start_task(struct remote_runner *rr, struct rjob *job, const char *worker)
@@ -181,17 +193,84 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     pthread_mutex_unlock(&rr->lock);
 }
 
-/* The worker (borrowed from job) holding one of job's inputs whose
- * heartbeats lapsed, or NULL: sent, the task would only wait on it. */
-static const char *lapsed_owner(struct remote_runner *rr, const struct rjob *job)
+/* One of job's inputs (borrowed) whose worker's heartbeats lapsed, or NULL:
+ * sent, the task would only wait on it. */
+static struct runner_part *lapsed_input(struct remote_runner *rr, const struct rjob *job)
 {
     for (int k = 0; k < job->nslots; k++)
         for (int i = 0; i < job->ninputs[k]; i++) {
-            const char *url = job->inputs[k][i]->url;
-            if (url && runner__registry_lapsed(rr->reg, url))
-                return url;
+            struct runner_part *p = job->inputs[k][i];
+            if (p->url && runner__registry_lapsed(rr->reg, p->url))
+                return p;
         }
     return NULL;
+}
+
+static const char *lapsed_owner(struct remote_runner *rr, const struct rjob *job)
+{
+    struct runner_part *p = lapsed_input(rr, job);
+    return p ? p->url : NULL;
+}
+
+/* job's input lost is made again by the task that made it (its lineage) on
+ * another worker; job waits, parked in the repair job, then is sent. False
+ * when lost has no lineage (its task read inputs): the driver reruns. */
+static bool start_repair(struct remote_runner *rr, struct rjob *job, struct runner_part *lost)
+{
+    if (!lost->lineage || job->repair_for)
+        return false;
+    struct rjob *rep = fr_xcalloc(1, sizeof(*rep));
+    rep->q = runner_query_ref(job->q);
+    rep->stage = job->stage;
+    rep->task = job->task;
+    rep->spec = json_incref(lost->lineage);
+    rep->avoid_url = fr_xstrdup(lost->url);
+    rep->repair_for = job;
+    rep->repair_part = lost;
+    FR_LOG(FR_LOG_WARN,
+           "partition %s on worker %s (heartbeats stopped) is made again for task %d of stage %d "
+           "of query %s",
+           lost->id, lost->url, job->task, job->stage, job->q->id);
+    remote_enqueue(&rr->base, rep);
+    return true;
+}
+
+/* A repair job's outputs: the one its parked job needs takes the lost
+ * partition's place (in the kept dataframe too); the parked job is sent. */
+static void repair_done(struct remote_runner *rr, struct rjob *rep, struct runner_part **parts,
+                        int n)
+{
+    struct rjob *job = rep->repair_for;
+    struct runner_part *p = rep->repair_part;
+    struct runner_part *fresh = p->bucket < n ? parts[p->bucket] : NULL;
+    for (int i = 0; i < n; i++)
+        if (i != p->bucket)
+            runner__part_free(&rr->base, parts[i]);
+    free(parts);
+    runner__job_free(rep);
+    if (!fresh || fresh->rows != p->rows) {
+        fail_job(job, FR_EIO, "input-lost",
+                 "partition %s, lost with worker %s, could not be made again (%lld rows, not "
+                 "%lld)",
+                 p->id, p->url, (long long)(fresh ? fresh->rows : -1), (long long)p->rows);
+        runner__part_free(&rr->base, fresh);
+        return;
+    }
+    FR_LOG(FR_LOG_INFO, "partition %s lost with worker %s is now %s on %s", p->id, p->url,
+           fresh->id, fresh->url);
+    free(p->url);
+    free(p->id);
+    p->url = fr_xstrdup(fresh->url);
+    p->id = fr_xstrdup(fresh->id);
+    fresh->lineage = json_incref(p->lineage);
+    fresh->bucket = p->bucket;
+    if (p->kept_id) { /* a dataframe's: its entry moves */
+        runner__kept_relocate(&rr->base, p->kept_id, fresh);
+    } else { /* a query's own output: p now names the new one */
+        fresh->borrowed = true;
+        runner__part_free(&rr->base, fresh);
+    }
+    remote_enqueue(&rr->base, job);
 }
 
 /* Hands waiting jobs to workers with free slots, oldest first. */
@@ -219,9 +298,13 @@ static void dispatch(struct remote_runner *rr)
             pthread_mutex_unlock(&rr->lock);
             continue;
         }
-        const char *owner = lapsed_owner(rr, job);
-        if (owner) { /* its inputs cannot be reached: rerun their producers */
+        struct runner_part *lost = lapsed_input(rr, job);
+        const char *owner = lost ? lost->url : NULL;
+        if (owner) /* what it holds of the runner is given up */
             runner__registry_owe_drop(rr->reg, owner);
+        if (owner && start_repair(rr, job, lost))
+            continue;
+        if (owner) { /* its inputs cannot be reached: rerun their producers */
             fail_job(job, FR_EIO, "input-lost",
                      "an input partition of task %d of stage %d is on worker %s, whose "
                      "heartbeats stopped: it is treated as lost",
@@ -300,14 +383,39 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
     return true;
 }
 
+/* The executor could not fetch an input from its owner (input-lost naming
+ * it): the owner is at fault, not the executor. The owner is suspect until
+ * it beats again, and the job is sent again after three beats, when an
+ * owner that hung has lapsed (dispatch then makes the input again or the
+ * driver reruns); once per job. True when requeued. */
+static bool wait_for_owner(struct remote_runner *rr, struct transfer *t, struct fr_error *err)
+{
+    json_t *body =
+        json_loadb(t->resp.body.data ? t->resp.body.data : "", t->resp.body.len, 0, NULL);
+    const char *owner = json_string_value(json_object_get(json_object_get(body, "lost"), "url"));
+    bool wait = strcmp(err->kind, "input-lost") == 0 && owner && !t->job->owner_waited &&
+                strcmp(owner, t->url) != 0;
+    if (wait) {
+        t->job->owner_waited = true;
+        runner__registry_suspect(rr->reg, owner); /* not picked meanwhile */
+        FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s on %s: %s; sent again later",
+               t->job->task, t->job->stage, t->job->q->id, t->url, err->message);
+        t->job->not_before_ms = fr_now_ms() + 3 * runner_registry_heartbeat_ms(rr->reg) + 100;
+        remote_enqueue(&rr->base, t->job);
+    }
+    json_decref(body);
+    return wait;
+}
+
 /* A worker's problem answer becomes the task's error, kind and location kept. */
 static void task_problem(struct remote_runner *rr, struct transfer *t)
 {
     struct fr_error err;
     fr_error_init(&err);
     proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
-    if (!reput_and_retry(rr, t->job, &err))
-        runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
+    if (wait_for_owner(rr, t, &err) || reput_and_retry(rr, t->job, &err))
+        return;
+    job_failed(t->job, &err);
 }
 
 /* A worker refused the coordinator's signature (401): a fault of that
@@ -357,8 +465,11 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         snprintf(parts[i]->request_id, sizeof(parts[i]->request_id), "%s", t->job->q->request_id);
         snprintf(parts[i]->query_id, sizeof(parts[i]->query_id), "%s", t->job->q->id);
     }
-    runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
-                      json_integer_value(json_object_get(body, "null_errors")), cid);
+    if (t->job->repair_for)
+        repair_done(rr, t->job, parts, (int)n);
+    else
+        runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
+                          json_integer_value(json_object_get(body, "null_errors")), cid);
     json_decref(body);
 }
 
@@ -382,12 +493,13 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         free_transfer(t);
         return;
     }
-    if (owner)
-        fail_job(t->job, FR_EIO, "input-lost",
-                 "task %d of stage %d timed out on %s waiting for an input on worker %s, whose "
-                 "heartbeats stopped",
-                 t->job->task, t->job->stage, t->url, owner);
-    else if (status == 401)
+    if (owner) { /* dispatch makes the input again, or the driver reruns */
+        FR_LOG(FR_LOG_WARN,
+               "task %d of stage %d of query %s timed out on %s waiting for an input on worker "
+               "%s, whose heartbeats stopped",
+               t->job->task, t->job->stage, t->job->q->id, t->url, owner);
+        remote_enqueue(&rr->base, t->job);
+    } else if (status == 401)
         unauthorized(rr, t);
     else if (transport)
         retry_or_fail(rr, t->job, t->url,
