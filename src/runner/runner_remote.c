@@ -650,19 +650,50 @@ static void remote_drop(runner *r, struct runner_part *p)
     curl_multi_wakeup(rr->multi);
 }
 
-/* Teardown: every worker drops the config and the partitions made with it. */
+/* One worker's release at teardown, on its own thread. */
+struct release_call {
+    struct proto_peer peer; /* borrowed */
+    const char *url;        /* borrowed */
+    pthread_t thread;
+    bool started;
+    int rc;
+    struct fr_error err;
+};
+
+static void *release_main(void *arg)
+{
+    struct release_call *c = arg;
+    fr_error_init(&c->err);
+    c->rc = proto_release_config(&c->peer, c->url, &c->err);
+    return NULL;
+}
+
+/* Teardown: every worker drops the config and the partitions made with it,
+ * all at once: a hung worker adds one PROTO_RELEASE_TIMEOUT_MS to the reset,
+ * not one per worker. */
 static void release_on_workers(struct remote_runner *rr)
 {
-    struct proto_peer peer = peer_of(rr, NULL, NULL);
     char **urls = runner__registry_urls(rr->reg);
-    for (int i = 0; urls[i]; i++) {
-        struct fr_error err;
-        fr_error_init(&err);
-        if (proto_release_config(&peer, urls[i], &err) != FR_OK)
+    int n = 0;
+    while (urls[n])
+        n++;
+    struct release_call *calls = fr_xcalloc((size_t)n + 1, sizeof(*calls));
+    for (int i = 0; i < n; i++) {
+        calls[i].peer = peer_of(rr, NULL, NULL);
+        calls[i].url = urls[i];
+        calls[i].started = pthread_create(&calls[i].thread, NULL, release_main, &calls[i]) == 0;
+        if (!calls[i].started) /* no thread: this one is released here */
+            release_main(&calls[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        if (calls[i].started)
+            pthread_join(calls[i].thread, NULL);
+        if (calls[i].rc != FR_OK)
             FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s", urls[i],
-                   rr->base.frozen->id, err.message);
+                   rr->base.frozen->id, calls[i].err.message);
         free(urls[i]);
     }
+    free(calls);
     free(urls);
 }
 
