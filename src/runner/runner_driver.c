@@ -402,6 +402,21 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
         runner__finished(q);
 }
 
+void runner__repair_started(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->tasks_total++;
+    pthread_mutex_unlock(&q->lock);
+}
+
+void runner__repair_ended(struct rjob *rep, int rc)
+{
+    count_task(rep->q->r, rep, rc);
+    pthread_mutex_lock(&rep->q->lock);
+    rep->q->tasks_done++;
+    pthread_mutex_unlock(&rep->q->lock);
+}
+
 void runner__job_free(struct rjob *job)
 {
     runner_query *q = job->q;

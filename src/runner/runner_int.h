@@ -147,6 +147,10 @@ struct kept_part {
 void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id);
 void runner__job_free(struct rjob *job);
+/* A repair job (remote) is a task of its query's progress and of the task
+ * counts: started, the total grows; ended (rc its outcome), done does. */
+void runner__repair_started(runner_query *q);
+void runner__repair_ended(struct rjob *rep, int rc);
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */

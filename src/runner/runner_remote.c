@@ -153,6 +153,7 @@ static void job_failed(struct rjob *job, const struct fr_error *err)
 {
     struct rjob *parked = job->repair_for;
     if (parked) {
+        runner__repair_ended(job, err->status);
         runner__job_free(job);
         job = parked;
     }
@@ -231,6 +232,7 @@ static bool start_repair(struct remote_runner *rr, struct rjob *job, struct runn
            "partition %s on worker %s (heartbeats stopped) is made again for task %d of stage %d "
            "of query %s",
            lost->id, lost->url, job->task, job->stage, job->q->id);
+    runner__repair_started(job->q);
     remote_enqueue(&rr->base, rep);
     return true;
 }
@@ -247,6 +249,7 @@ static void repair_done(struct remote_runner *rr, struct rjob *rep, struct runne
         if (i != p->bucket)
             runner__part_free(&rr->base, parts[i]);
     free(parts);
+    runner__repair_ended(rep, FR_OK);
     runner__job_free(rep);
     if (!fresh || fresh->rows != p->rows) {
         fail_job(job, FR_EIO, "input-lost",
