@@ -193,6 +193,30 @@ int runner__check_fetched(const struct runner_part *p, struct fr_error *err);
  * task. Implemented by runner_core.c (the runner owns its store entry). */
 int runner__config_reput(runner *r, struct fr_error *err);
 
+/* runner_lost.c, for the remote backend: a worker that stopped beating.
+ * A job ended without outputs (a repair job's failure is its parked job's). */
+void runner__job_failed(struct rjob *job, const struct fr_error *err);
+void runner__fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* One of job's inputs (borrowed) whose worker's heartbeats lapsed, or NULL:
+ * sent, the task would only wait on it. */
+struct runner_part *runner__lapsed_input(runner_registry *g, const struct rjob *job);
+/* Makes job's input lost again by the task that made it (its lineage) on
+ * another worker; job is parked in the repair job until then. False when
+ * lost has no lineage (its task read inputs): the driver reruns. */
+bool runner__repair_start(runner *r, struct rjob *job, struct runner_part *lost);
+/* A repair job's outputs (parts and the array stolen): the one its parked
+ * job needs takes the lost partition's place (in the kept dataframe too),
+ * and the parked job is sent. */
+void runner__repair_done(runner *r, struct rjob *rep, struct runner_part **parts, int n);
+/* The executor could not fetch an input from its owner (input-lost naming
+ * it in body's "lost"): the owner is at fault. It is suspect until it beats
+ * again, and job is sent again after three beats, when an owner that hung
+ * has lapsed (dispatch then makes the input again, or the driver reruns);
+ * once per job. True when job was requeued. */
+bool runner__wait_for_owner(runner *r, runner_registry *g, struct rjob *job, const char *executor,
+                            const struct fr_buf *body, const struct fr_error *err);
+
 /* Shared by both backends: the runner's common fields. */
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);
 void runner__cleanup(runner *r);

@@ -144,33 +144,6 @@ static json_t *inputs_json(const struct rjob *job)
     return slots;
 }
 
-static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* A job ended without outputs: a repair job's failure is its parked
- * job's (the input it was to make again is lost). */
-static void job_failed(struct rjob *job, const struct fr_error *err)
-{
-    struct rjob *parked = job->repair_for;
-    if (parked) {
-        runner__repair_ended(job, err->status);
-        runner__job_free(job);
-        job = parked;
-    }
-    runner__task_done(job, err->status, NULL, 0, err, 0, NULL);
-}
-
-static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
-{
-    struct fr_error err;
-    va_list ap;
-    fr_error_init(&err);
-    va_start(ap, fmt);
-    fr_error_vsetk(&err, status, kind, fmt, ap);
-    va_end(ap);
-    job_failed(job, &err);
-}
-
 static void start_task(struct remote_runner *rr, struct rjob *job, const char *worker)
 {
     json_t *body = json_pack("{ss si si si sO so}", "query_id", job->q->id, "stage", job->stage,
@@ -185,95 +158,13 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     free(url);
     if (!t) {
         runner__registry_done(rr->reg, worker, false);
-        fail_job(job, FR_EINTERNAL, "internal", "the task could not be sent to %s", worker);
+        runner__fail_job(job, FR_EINTERNAL, "internal", "the task could not be sent to %s", worker);
         return;
     }
     t->job = job;
     pthread_mutex_lock(&rr->lock);
     rr->tasks_sent++;
     pthread_mutex_unlock(&rr->lock);
-}
-
-/* One of job's inputs (borrowed) whose worker's heartbeats lapsed, or NULL:
- * sent, the task would only wait on it. */
-static struct runner_part *lapsed_input(struct remote_runner *rr, const struct rjob *job)
-{
-    for (int k = 0; k < job->nslots; k++)
-        for (int i = 0; i < job->ninputs[k]; i++) {
-            struct runner_part *p = job->inputs[k][i];
-            if (p->url && runner__registry_lapsed(rr->reg, p->url))
-                return p;
-        }
-    return NULL;
-}
-
-static const char *lapsed_owner(struct remote_runner *rr, const struct rjob *job)
-{
-    struct runner_part *p = lapsed_input(rr, job);
-    return p ? p->url : NULL;
-}
-
-/* job's input lost is made again by the task that made it (its lineage) on
- * another worker; job waits, parked in the repair job, then is sent. False
- * when lost has no lineage (its task read inputs): the driver reruns. */
-static bool start_repair(struct remote_runner *rr, struct rjob *job, struct runner_part *lost)
-{
-    if (!lost->lineage || job->repair_for)
-        return false;
-    struct rjob *rep = fr_xcalloc(1, sizeof(*rep));
-    rep->q = runner_query_ref(job->q);
-    rep->stage = job->stage;
-    rep->task = job->task;
-    rep->spec = json_incref(lost->lineage);
-    rep->avoid_url = fr_xstrdup(lost->url);
-    rep->repair_for = job;
-    rep->repair_part = lost;
-    FR_LOG(FR_LOG_WARN,
-           "partition %s on worker %s (heartbeats stopped) is made again for task %d of stage %d "
-           "of query %s",
-           lost->id, lost->url, job->task, job->stage, job->q->id);
-    runner__repair_started(job->q);
-    remote_enqueue(&rr->base, rep);
-    return true;
-}
-
-/* A repair job's outputs: the one its parked job needs takes the lost
- * partition's place (in the kept dataframe too); the parked job is sent. */
-static void repair_done(struct remote_runner *rr, struct rjob *rep, struct runner_part **parts,
-                        int n)
-{
-    struct rjob *job = rep->repair_for;
-    struct runner_part *p = rep->repair_part;
-    struct runner_part *fresh = p->bucket < n ? parts[p->bucket] : NULL;
-    for (int i = 0; i < n; i++)
-        if (i != p->bucket)
-            runner__part_free(&rr->base, parts[i]);
-    free(parts);
-    runner__repair_ended(rep, FR_OK);
-    runner__job_free(rep);
-    if (!fresh || fresh->rows != p->rows) {
-        fail_job(job, FR_EIO, "input-lost",
-                 "partition %s, lost with worker %s, could not be made again (%lld rows, not "
-                 "%lld)",
-                 p->id, p->url, (long long)(fresh ? fresh->rows : -1), (long long)p->rows);
-        runner__part_free(&rr->base, fresh);
-        return;
-    }
-    FR_LOG(FR_LOG_INFO, "partition %s lost with worker %s is now %s on %s", p->id, p->url,
-           fresh->id, fresh->url);
-    free(p->url);
-    free(p->id);
-    p->url = fr_xstrdup(fresh->url);
-    p->id = fr_xstrdup(fresh->id);
-    fresh->lineage = json_incref(p->lineage);
-    fresh->bucket = p->bucket;
-    if (p->kept_id) { /* a dataframe's: its entry moves */
-        runner__kept_relocate(&rr->base, p->kept_id, fresh);
-    } else { /* a query's own output: p now names the new one */
-        fresh->borrowed = true;
-        runner__part_free(&rr->base, fresh);
-    }
-    remote_enqueue(&rr->base, job);
 }
 
 /* Hands waiting jobs to workers with free slots, oldest first. */
@@ -292,7 +183,7 @@ static void dispatch(struct remote_runner *rr)
         list = list->next;
         job->next = NULL;
         if (stopping || atomic_load(&job->q->cancel)) {
-            fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
+            runner__fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
             continue;
         }
         if (job->not_before_ms > fr_now_ms()) {
@@ -301,17 +192,17 @@ static void dispatch(struct remote_runner *rr)
             pthread_mutex_unlock(&rr->lock);
             continue;
         }
-        struct runner_part *lost = lapsed_input(rr, job);
+        struct runner_part *lost = runner__lapsed_input(rr->reg, job);
         const char *owner = lost ? lost->url : NULL;
         if (owner) /* what it holds of the runner is given up */
             runner__registry_owe_drop(rr->reg, owner);
-        if (owner && start_repair(rr, job, lost))
+        if (owner && runner__repair_start(&rr->base, job, lost))
             continue;
         if (owner) { /* its inputs cannot be reached: rerun their producers */
-            fail_job(job, FR_EIO, "input-lost",
-                     "an input partition of task %d of stage %d is on worker %s, whose "
-                     "heartbeats stopped: it is treated as lost",
-                     job->task, job->stage, owner);
+            runner__fail_job(job, FR_EIO, "input-lost",
+                             "an input partition of task %d of stage %d is on worker %s, whose "
+                             "heartbeats stopped: it is treated as lost",
+                             job->task, job->stage, owner);
             continue;
         }
         const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
@@ -324,9 +215,9 @@ static void dispatch(struct remote_runner *rr)
             free(worker);
         } else if (!alive && (fr_now_ms() - job->waiting_since_ms > patience ||
                               runner__registry_live(rr->reg) == 0)) {
-            fail_job(job, FR_EUNAVAILABLE, "no-workers",
-                     "no worker is available to run the task (start `framed worker "
-                     "--coordinator ...` or check --workers)");
+            runner__fail_job(job, FR_EUNAVAILABLE, "no-workers",
+                             "no worker is available to run the task (start `framed worker "
+                             "--coordinator ...` or check --workers)");
         } else {
             pthread_mutex_lock(&rr->lock); /* wait for a free slot, keeping the order */
             push_job(rr, job, false);
@@ -355,10 +246,10 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
         remote_enqueue(&rr->base, job);
         return;
     }
-    fail_job(job, FR_EUNAVAILABLE, "worker-lost",
-             "worker %s failed: %s; retries exhausted "
-             "(task_max_retries)",
-             worker, why);
+    runner__fail_job(job, FR_EUNAVAILABLE, "worker-lost",
+                     "worker %s failed: %s; retries exhausted "
+                     "(task_max_retries)",
+                     worker, why);
 }
 
 /* A worker that cannot find the config in the store (the store lost the key:
@@ -386,39 +277,16 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
     return true;
 }
 
-/* The executor could not fetch an input from its owner (input-lost naming
- * it): the owner is at fault, not the executor. The owner is suspect until
- * it beats again, and the job is sent again after three beats, when an
- * owner that hung has lapsed (dispatch then makes the input again or the
- * driver reruns); once per job. True when requeued. */
-static bool wait_for_owner(struct remote_runner *rr, struct transfer *t, struct fr_error *err)
-{
-    json_t *body =
-        json_loadb(t->resp.body.data ? t->resp.body.data : "", t->resp.body.len, 0, NULL);
-    const char *owner = json_string_value(json_object_get(json_object_get(body, "lost"), "url"));
-    bool wait = strcmp(err->kind, "input-lost") == 0 && owner && !t->job->owner_waited &&
-                strcmp(owner, t->url) != 0;
-    if (wait) {
-        t->job->owner_waited = true;
-        runner__registry_suspect(rr->reg, owner); /* not picked meanwhile */
-        FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s on %s: %s; sent again later",
-               t->job->task, t->job->stage, t->job->q->id, t->url, err->message);
-        t->job->not_before_ms = fr_now_ms() + 3 * runner_registry_heartbeat_ms(rr->reg) + 100;
-        remote_enqueue(&rr->base, t->job);
-    }
-    json_decref(body);
-    return wait;
-}
-
 /* A worker's problem answer becomes the task's error, kind and location kept. */
 static void task_problem(struct remote_runner *rr, struct transfer *t)
 {
     struct fr_error err;
     fr_error_init(&err);
     proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
-    if (wait_for_owner(rr, t, &err) || reput_and_retry(rr, t->job, &err))
+    if (runner__wait_for_owner(&rr->base, rr->reg, t->job, t->url, &t->resp.body, &err) ||
+        reput_and_retry(rr, t->job, &err))
         return;
-    job_failed(t->job, &err);
+    runner__job_failed(t->job, &err);
 }
 
 /* A worker refused the coordinator's signature (401): a fault of that
@@ -445,9 +313,10 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
     if (!body || !json_is_array(outs) || !cid || strcmp(cid, want) != 0 ||
         !proto_echo_ok(&t->resp, want)) {
         json_decref(body);
-        fail_job(t->job, FR_EINTERNAL, "config-mismatch",
-                 "worker %s answered for config '%s', not the runner's; the result is rejected",
-                 t->url, t->resp.config_id[0] ? t->resp.config_id : (cid ? cid : "(none)"));
+        runner__fail_job(
+            t->job, FR_EINTERNAL, "config-mismatch",
+            "worker %s answered for config '%s', not the runner's; the result is rejected", t->url,
+            t->resp.config_id[0] ? t->resp.config_id : (cid ? cid : "(none)"));
         return;
     }
     const char *bad = runner__outputs_problem(outs);
@@ -469,7 +338,7 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         snprintf(parts[i]->query_id, sizeof(parts[i]->query_id), "%s", t->job->q->id);
     }
     if (t->job->repair_for)
-        repair_done(rr, t->job, parts, (int)n);
+        runner__repair_done(&rr->base, t->job, parts, (int)n);
     else
         runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
                           json_integer_value(json_object_get(body, "null_errors")), cid);
@@ -486,8 +355,9 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
     /* A task that timed out waiting on an input whose owner stopped beating:
      * the owner is at fault, not the worker that ran it. */
-    const char *owner =
-        t->job && code == CURLE_OPERATION_TIMEDOUT ? lapsed_owner(rr, t->job) : NULL;
+    const struct runner_part *lost =
+        t->job && code == CURLE_OPERATION_TIMEDOUT ? runner__lapsed_input(rr->reg, t->job) : NULL;
+    const char *owner = lost ? lost->url : NULL;
     if (t->job) /* a DELETE never took a slot */
         runner__registry_done(rr->reg, t->url, (transport && !owner) || status == 401);
     if (t->job && code == CURLE_OPERATION_TIMEDOUT) /* owed only if its beats lapsed too */
