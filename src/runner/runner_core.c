@@ -167,6 +167,7 @@ static struct runner_part *borrow(const struct runner_part *p)
     v->borrowed = true;
     v->lineage = json_incref(p->lineage);
     v->bucket = p->bucket;
+    v->lost = p->lost;
     return v;
 }
 
@@ -254,4 +255,13 @@ bool runner__kept_relocate(runner *r, const char *kept_id, struct runner_part *f
     old->borrowed = true; /* its worker is unreachable: no DELETE to it */
     runner__part_free(r, old);
     return true;
+}
+
+void runner__kept_mark_lost(runner *r, const char *url)
+{
+    pthread_mutex_lock(&r->lock);
+    for (int i = 0; i < r->nkept; i++)
+        if (r->kept[i].part->url && strcmp(r->kept[i].part->url, url) == 0)
+            r->kept[i].part->lost = true;
+    pthread_mutex_unlock(&r->lock);
 }

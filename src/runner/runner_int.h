@@ -62,6 +62,7 @@ struct runner_part {
     json_t *lineage;
     int bucket;
     char *kept_id; /* a view: the kept partition it shows (new), else NULL */
+    bool lost;     /* kept: its worker was told to drop it (made again when needed) */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
@@ -73,6 +74,9 @@ void runner__part_free(runner *r, struct runner_part *p);
  * asked to drop it (it is told to drop the whole config). False (fresh
  * freed) when the entry is gone (its dataframe was deleted). */
 bool runner__kept_relocate(runner *r, const char *kept_id, struct runner_part *fresh);
+/* The kept partitions on worker url are lost: it was told to drop the
+ * config (after a hang); a query needing one makes it again. */
+void runner__kept_mark_lost(runner *r, const char *url);
 /* Makes sure p->table is there (fetching it from its worker, at most
  * max_bytes of it; 0 = the runner's default cap, runner__fetch_cap). */
 int runner__part_table(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err);
@@ -96,6 +100,7 @@ struct rjob {
     struct rjob *repair_for;
     struct runner_part *repair_part;
     bool owner_waited; /* remote: requeued once after an input's owner did not answer */
+    int repairs;       /* remote: inputs made again for it so far */
     struct rjob *next;
 };
 
@@ -198,8 +203,9 @@ int runner__config_reput(runner *r, struct fr_error *err);
 void runner__job_failed(struct rjob *job, const struct fr_error *err);
 void runner__fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* One of job's inputs (borrowed) whose worker's heartbeats lapsed, or NULL:
- * sent, the task would only wait on it. */
+/* One of job's inputs (borrowed) whose worker's heartbeats lapsed (or that
+ * its worker was told to drop: lost), or NULL: sent, the task would only
+ * wait on it or fail. */
 struct runner_part *runner__lapsed_input(runner_registry *g, const struct rjob *job);
 /* Makes job's input lost again by the task that made it (its lineage) on
  * another worker; job is parked in the repair job until then. False when

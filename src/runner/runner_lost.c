@@ -36,7 +36,7 @@ struct runner_part *runner__lapsed_input(runner_registry *g, const struct rjob *
     for (int k = 0; k < job->nslots; k++)
         for (int i = 0; i < job->ninputs[k]; i++) {
             struct runner_part *p = job->inputs[k][i];
-            if (p->url && runner__registry_lapsed(g, p->url))
+            if (p->url && (p->lost || runner__registry_lapsed(g, p->url)))
                 return p;
         }
     return NULL;
@@ -44,8 +44,14 @@ struct runner_part *runner__lapsed_input(runner_registry *g, const struct rjob *
 
 bool runner__repair_start(runner *r, struct rjob *job, struct runner_part *lost)
 {
-    if (!lost->lineage || job->repair_for)
+    int ninputs = 0;
+    for (int k = 0; k < job->nslots; k++)
+        ninputs += job->ninputs[k];
+    /* each input once, and a few more if the worker made it on is lost too */
+    if (!lost->lineage || job->repair_for ||
+        job->repairs >= ninputs + job->q->r->frozen->values.task_max_retries)
         return false;
+    job->repairs++;
     struct rjob *rep = fr_xcalloc(1, sizeof(*rep));
     rep->q = runner_query_ref(job->q);
     rep->stage = job->stage;
@@ -54,10 +60,12 @@ bool runner__repair_start(runner *r, struct rjob *job, struct runner_part *lost)
     rep->avoid_url = fr_xstrdup(lost->url);
     rep->repair_for = job;
     rep->repair_part = lost;
-    FR_LOG(FR_LOG_WARN,
-           "partition %s on worker %s (heartbeats stopped) is made again for task %d of stage %d "
-           "of query %s",
-           lost->id, lost->url, job->task, job->stage, job->q->id);
+    FR_LOG(
+        FR_LOG_WARN,
+        "partition %s on worker %s (it stopped beating or dropped it) is made again for task %d of "
+        "stage %d "
+        "of query %s",
+        lost->id, lost->url, job->task, job->stage, job->q->id);
     runner__repair_started(job->q);
     r->be->enqueue(r, rep);
     return true;
@@ -88,6 +96,7 @@ void runner__repair_done(runner *r, struct rjob *rep, struct runner_part **parts
     free(p->id);
     p->url = fr_xstrdup(fresh->url);
     p->id = fr_xstrdup(fresh->id);
+    p->lost = false;
     fresh->lineage = json_incref(p->lineage);
     fresh->bucket = p->bucket;
     if (p->kept_id) { /* a dataframe's: its entry moves */

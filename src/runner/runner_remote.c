@@ -438,6 +438,7 @@ static void release_returned(struct remote_runner *rr)
         char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
         struct proto_peer peer = peer_of(rr, NULL, NULL);
         new_transfer(rr, &peer, urls[i], "DELETE", url, NULL, PROTO_RELEASE_TIMEOUT_MS);
+        runner__kept_mark_lost(&rr->base, urls[i]); /* made again when a query needs them */
         free(url);
         free(urls[i]);
     }

@@ -89,6 +89,17 @@ test('a worker that hangs holding a dataframe: queries complete without it; awak
     r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { dataframe: df } });
     assert.equal(r.body.state, 'succeeded', r.text);
     const plan = { source: { dataframe: df }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    // A second dataframe no query reads while the victim hangs: its answer
+    // before the stop is the one expected after the victim dropped its share.
+    r = await call(coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'big' }, ops: [{ where: 'v >= 5000' }] } });
+    assert.equal(r.status, 201, r.text);
+    const df2 = r.body.id;
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { dataframe: df2 } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const plan2 = { source: { dataframe: df2 }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan: plan2 } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const expect2 = canon((await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`)).body.rows);
     const [victim, survivor] = workers;
     const held = (await workerInfo(victim)).partitions;
     assert.ok(held > 0, 'the victim holds some of the dataframe');
@@ -123,6 +134,11 @@ test('a worker that hangs holding a dataframe: queries complete without it; awak
     assert.equal(r.body.state, 'succeeded', r.text);
     res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
     assert.deepEqual(canon(res.body.rows), expect);
+    // The second dataframe's share on the victim went with its drop: made again.
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan: plan2 } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.deepEqual(canon(res.body.rows), expect2);
   } finally {
     if (stopped) process.kill(stopped.pid, 'SIGCONT');
     for (const w of workers) await w.stop();
