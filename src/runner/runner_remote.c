@@ -486,7 +486,12 @@ static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, str
     struct proto_peer peer = peer_of(rr, p->request_id, p->query_id);
     struct fr_buf bytes;
     fr_buf_init(&bytes);
-    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, 0, &bytes, err);
+    /* no longer than a task may take: the worker that made it in that time
+     * and stops answering does not stall the query for PROTO_FETCH_TIMEOUT_MS */
+    int64_t timeout = rr->base.frozen->values.task_timeout_ms;
+    if (timeout > PROTO_FETCH_TIMEOUT_MS)
+        timeout = PROTO_FETCH_TIMEOUT_MS;
+    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, timeout, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
     if (rc == FR_EDATA) { /* name the worker that sent it */
