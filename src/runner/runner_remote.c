@@ -2,9 +2,10 @@
  * interface: tasks go to workers as POST /v1/tasks with the runner's config
  * ID in Framed-Config-Id (connections reused, every call timed out), picked
  * by free slots and by where their inputs live. A worker that fails a call
- * is avoided and the task retried elsewhere up to task_max_retries; a lost
- * input partition makes the driver rerun the plan. Partitions stay on the
- * workers; results and sort samples are fetched when needed. */
+ * is avoided and the task retried elsewhere up to task_max_retries (a 401
+ * too: a worker fault); an input on a worker that stopped beating is made
+ * again elsewhere (runner_lost.c) or the driver reruns the plan. Partitions
+ * stay on the workers; results and sort samples are fetched when needed. */
 #include "runner_int.h"
 #include "../proto/proto.h"
 
