@@ -332,11 +332,17 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     char id[80];
     snprintf(id, sizeof(id), "%s", c->config_id);
     c->config_id[0] = '\0';
-    c->runner_state = CTX_RUNNER_NONE;
     pthread_mutex_unlock(&c->lock);
     struct fr_error ferr;
     fr_error_init(&ferr);
+    /* Still draining: the workers' drop of this config (by its ID) must not
+     * reach one after a next runner of the same ID put partitions there, so
+     * freezes answer runner-draining until the old runner is gone. */
     bool released = runner_free(r, &ferr) == FR_OK; /* the runner releases its store entry */
+    pthread_mutex_lock(&c->lock);
+    c->runner_state = CTX_RUNNER_NONE;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
     malloc_trim(0); /* hand the runner's freed partitions back to the system */
     if (released)
         FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);

@@ -52,9 +52,13 @@ int proto_problem_to_error(const struct fr_buf *body, long http, const char *wor
 
 /* GET {owner}/v1/partitions/{id} under peer's config: *out (new, the
  * serialized table) on FR_OK. A non-200 answer becomes its problem's error;
- * an answer for another config is refused (FR_EDATA config-mismatch). */
+ * an answer for another config is refused (FR_EDATA config-mismatch). The
+ * call lasts at most timeout_ms (0 = PROTO_FETCH_TIMEOUT_MS): a worker
+ * passes what is left of its task's deadline, so an owner that does not
+ * answer costs the task its own timeout, not more. */
 int proto_fetch_partition(const struct proto_peer *peer, const char *owner, const char *id,
-                          int64_t max_bytes, struct fr_buf *out, struct fr_error *err);
+                          int64_t max_bytes, int64_t timeout_ms, struct fr_buf *out,
+                          struct fr_error *err);
 
 /* DELETE {worker}/v1/configs/{config_id}: the worker drops the config and the
  * partitions made under it. FR_OK when it confirmed. */
@@ -85,6 +89,10 @@ struct proto_range_info {
 int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
                      int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
                      void **handle, struct proto_range_info *info, struct fr_error *err);
+
+/* True when id is a partition ID: "p-" and 1-64 lower-case hex digits (it
+ * goes into a URL path). NULL is not one. */
+bool proto_partition_id_ok(const char *id);
 
 /* True when a tracing ID from a header is acceptable: NULL (absent), or
  * 1..PROTO_TRACE_ID_MAX printable ASCII characters without spaces. */

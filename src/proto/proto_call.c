@@ -74,13 +74,14 @@ int proto_problem_to_error(const struct fr_buf *body, long http, const char *wor
 }
 
 int proto_fetch_partition(const struct proto_peer *peer, const char *owner, const char *id,
-                          int64_t max_bytes, struct fr_buf *out, struct fr_error *err)
+                          int64_t max_bytes, int64_t timeout_ms, struct fr_buf *out,
+                          struct fr_error *err)
 {
     char *url = fr_xasprintf("%s/v1/partitions/%s", owner, id);
     struct fr_client_req req;
     struct fr_client_resp resp;
     proto_req_init(&req, peer, "GET", url);
-    req.timeout_ms = PROTO_FETCH_TIMEOUT_MS;
+    req.timeout_ms = timeout_ms > 0 ? timeout_ms : PROTO_FETCH_TIMEOUT_MS;
     req.max_body_bytes = max_bytes;
     int rc = fr_client_call(&req, &resp, err);
     if (rc == FR_OK && resp.status != 200)
@@ -124,4 +125,11 @@ bool proto_trace_id_ok(const char *id)
         if (id[i] <= ' ' || id[i] > '~')
             return false;
     return true;
+}
+
+bool proto_partition_id_ok(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
+           strspn(id + 2, "0123456789abcdef") == n - 2;
 }

@@ -3,16 +3,10 @@
  * checked for shape and bounds before anything is built from it, and a
  * fetched partition must be what the worker reported. */
 #include "runner_int.h"
+#include "../proto/proto.h"
 
 #include <stdio.h>
 #include <string.h>
-
-bool runner__partition_id_ok(const char *id)
-{
-    size_t n = id ? strlen(id) : 0;
-    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
-           strspn(id + 2, "0123456789abcdef") == n - 2;
-}
 
 const char *runner__outputs_problem(json_t *outs)
 {
@@ -27,7 +21,7 @@ const char *runner__outputs_problem(json_t *outs)
         if (json_is_null(o))
             continue;
         json_t *rows = json_object_get(o, "rows"), *bytes = json_object_get(o, "bytes");
-        if (!runner__partition_id_ok(json_string_value(json_object_get(o, "id"))))
+        if (!proto_partition_id_ok(json_string_value(json_object_get(o, "id"))))
             return "it answered with an output whose id is not a partition ID";
         if (!json_is_integer(rows) || json_integer_value(rows) < 0 || !json_is_integer(bytes) ||
             json_integer_value(bytes) < 0)

@@ -128,6 +128,8 @@ void runner__part_free(runner *r, struct runner_part *p)
     df_table_free(p->table);
     free(p->url);
     free(p->id);
+    free(p->kept_id);
+    json_decref(p->lineage);
     free(p);
 }
 
@@ -163,6 +165,9 @@ static struct runner_part *borrow(const struct runner_part *p)
     v->rows = p->rows;
     v->bytes = p->bytes;
     v->borrowed = true;
+    v->lineage = json_incref(p->lineage);
+    v->bucket = p->bucket;
+    v->lost = p->lost;
     return v;
 }
 
@@ -225,8 +230,38 @@ struct runner_part *runner__kept_get(runner *r, const char *id)
     struct runner_part *v = NULL;
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nkept && !v; i++)
-        if (strcmp(r->kept[i].id, id) == 0)
+        if (strcmp(r->kept[i].id, id) == 0) {
             v = borrow(r->kept[i].part);
+            v->kept_id = fr_xstrdup(id);
+        }
     pthread_mutex_unlock(&r->lock);
     return v;
+}
+
+bool runner__kept_relocate(runner *r, const char *kept_id, struct runner_part *fresh)
+{
+    struct runner_part *old = NULL;
+    pthread_mutex_lock(&r->lock);
+    for (int i = 0; i < r->nkept && !old; i++)
+        if (strcmp(r->kept[i].id, kept_id) == 0) {
+            old = r->kept[i].part;
+            r->kept[i].part = fresh;
+        }
+    pthread_mutex_unlock(&r->lock);
+    if (!old) {
+        runner__part_free(r, fresh);
+        return false;
+    }
+    old->borrowed = true; /* its worker is unreachable: no DELETE to it */
+    runner__part_free(r, old);
+    return true;
+}
+
+void runner__kept_mark_lost(runner *r, const char *url)
+{
+    pthread_mutex_lock(&r->lock);
+    for (int i = 0; i < r->nkept; i++)
+        if (r->kept[i].part->url && strcmp(r->kept[i].part->url, url) == 0)
+            r->kept[i].part->lost = true;
+    pthread_mutex_unlock(&r->lock);
 }

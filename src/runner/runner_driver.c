@@ -368,6 +368,14 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);
     if (rc == FR_OK) {
+        bool no_inputs = true; /* its outputs can be made again by it alone */
+        for (int k = 0; k < job->nslots; k++)
+            no_inputs = no_inputs && job->ninputs[k] == 0;
+        for (int b = 0; b < nouts && no_inputs; b++)
+            if (outs[b]) {
+                outs[b]->lineage = json_incref(job->spec);
+                outs[b]->bucket = b;
+            }
         q->out[job->stage][job->task] =
             fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct runner_part *));
         for (int b = 0; b < nouts && b < v.nbuckets; b++)
@@ -392,6 +400,21 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     runner__job_free(job);
     if (drop)
         runner__finished(q);
+}
+
+void runner__repair_started(runner_query *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->tasks_total++;
+    pthread_mutex_unlock(&q->lock);
+}
+
+void runner__repair_ended(struct rjob *rep, int rc)
+{
+    count_task(rep->q->r, rep, rc);
+    pthread_mutex_lock(&rep->q->lock);
+    rep->q->tasks_done++;
+    pthread_mutex_unlock(&rep->q->lock);
 }
 
 void runner__job_free(struct rjob *job)

@@ -56,12 +56,27 @@ struct runner_part {
     int64_t rows, bytes;
     bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
     char request_id[64], query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
+    /* lineage: the spec of the input-free task that made it (a reference,
+     * NULL when its task read inputs) and its bucket there, so a partition
+     * lost with its worker can be made again by that one task */
+    json_t *lineage;
+    int bucket;
+    char *kept_id; /* a view: the kept partition it shows (new), else NULL */
+    bool lost;     /* kept: its worker was told to drop it (made again when needed) */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
                                         int64_t bytes);
 /* Frees p; a remote partition that is not borrowed is dropped on its worker. */
 void runner__part_free(runner *r, struct runner_part *p);
+/* A kept partition (kept_id) was made again elsewhere: the kept entry
+ * takes fresh (steals it) in place of the lost one, whose worker is not
+ * asked to drop it (it is told to drop the whole config). False (fresh
+ * freed) when the entry is gone (its dataframe was deleted). */
+bool runner__kept_relocate(runner *r, const char *kept_id, struct runner_part *fresh);
+/* The kept partitions on worker url are lost: it was told to drop the
+ * config (after a hang); a query needing one makes it again. */
+void runner__kept_mark_lost(runner *r, const char *url);
 /* Makes sure p->table is there (fetching it from its worker, at most
  * max_bytes of it; 0 = the runner's default cap, runner__fetch_cap). */
 int runner__part_table(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err);
@@ -80,6 +95,12 @@ struct rjob {
     int64_t waiting_since_ms; /* remote: when it started waiting for a worker */
     bool config_reput;        /* remote: the config was put back once for it */
     int64_t not_before_ms;    /* remote: not sent again before then (0 = at once) */
+    /* remote: a repair job makes again (by its lineage) the input
+     * repair_part of repair_for, a job parked meanwhile; both borrowed */
+    struct rjob *repair_for;
+    struct runner_part *repair_part;
+    bool owner_waited; /* remote: requeued once after an input's owner did not answer */
+    int repairs;       /* remote: inputs made again for it so far */
     struct rjob *next;
 };
 
@@ -131,26 +152,38 @@ struct kept_part {
 void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id);
 void runner__job_free(struct rjob *job);
+/* A repair job (remote) is a task of its query's progress and of the task
+ * counts: started, the total grows; ended (rc its outcome), done does. */
+void runner__repair_started(runner_query *q);
+void runner__repair_ended(struct rjob *rep, int rc);
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
                             bool *any_alive);
 void runner__registry_done(runner_registry *g, const char *url, bool failed);
+/* url is suspect until it beats again (a peer could not reach it); its
+ * tasks in flight are not counted down. */
+void runner__registry_suspect(runner_registry *g, const char *url);
 bool runner__registry_gone(runner_registry *g, const char *url);
 char **runner__registry_urls(runner_registry *g);
 /* How many workers are known and not gone (announced or static). */
 int runner__registry_live(runner_registry *g);
-/* A call to url hung (timed out, or its heartbeats stopped): what it holds
- * of this runner is given up, and it is told to drop it when it is back. */
-void runner__registry_owe_drop(runner_registry *g, const char *url);
+/* A call to url hung or its partitions were given up: when its heartbeats
+ * lapsed (suspect by missed beats, or gone) it owes a drop and is told to
+ * drop what it holds of this runner when it is back, even if it was
+ * forgotten meanwhile. A worker that merely timed out a call while beating
+ * owes nothing. True when the drop is owed. */
+bool runner__registry_owe_drop(runner_registry *g, const char *url);
+/* True when url's heartbeats lapsed (see above) or url is not known (a
+ * forgotten worker): what it holds cannot be reached. */
+bool runner__registry_lapsed(runner_registry *g, const char *url);
 /* new (NULL when none): the announced workers that owe a drop and are now
  * active again with no task running, NULL-terminated; each is taken once. */
 char **runner__registry_take_returned(runner_registry *g);
 
-/* runner_check.c: what is accepted from a worker. "p-" and 1-64 lower-case
- * hex digits. */
-bool runner__partition_id_ok(const char *id);
+/* runner_check.c: what is accepted from a worker (a partition ID by
+ * proto_partition_id_ok). */
 /* NULL when a task answer's outputs are an array of at most PLAN_MAX_BUCKETS
  * null or {"id": p-<hex>, "rows" >= 0, "bytes" >= 0}; else what is wrong
  * (static text). */
@@ -164,6 +197,31 @@ int runner__check_fetched(const struct runner_part *p, struct fr_error *err);
  * FR_OK when the store holds the bytes again; the caller then retries the
  * task. Implemented by runner_core.c (the runner owns its store entry). */
 int runner__config_reput(runner *r, struct fr_error *err);
+
+/* runner_lost.c, for the remote backend: a worker that stopped beating.
+ * A job ended without outputs (a repair job's failure is its parked job's). */
+void runner__job_failed(struct rjob *job, const struct fr_error *err);
+void runner__fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* One of job's inputs (borrowed) whose worker's heartbeats lapsed (or that
+ * its worker was told to drop: lost), or NULL: sent, the task would only
+ * wait on it or fail. */
+struct runner_part *runner__lapsed_input(runner_registry *g, const struct rjob *job);
+/* Makes job's input lost again by the task that made it (its lineage) on
+ * another worker; job is parked in the repair job until then. False when
+ * lost has no lineage (its task read inputs): the driver reruns. */
+bool runner__repair_start(runner *r, struct rjob *job, struct runner_part *lost);
+/* A repair job's outputs (parts and the array stolen): the one its parked
+ * job needs takes the lost partition's place (in the kept dataframe too),
+ * and the parked job is sent. */
+void runner__repair_done(runner *r, struct rjob *rep, struct runner_part **parts, int n);
+/* The executor could not fetch an input from its owner (input-lost naming
+ * it in body's "lost"): the owner is at fault. It is suspect until it beats
+ * again, and job is sent again after three beats, when an owner that hung
+ * has lapsed (dispatch then makes the input again, or the driver reruns);
+ * once per job. True when job was requeued. */
+bool runner__wait_for_owner(runner *r, runner_registry *g, struct rjob *job, const char *executor,
+                            const struct fr_buf *body, const struct fr_error *err);
 
 /* Shared by both backends: the runner's common fields. */
 void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen *frozen);

@@ -19,6 +19,9 @@
 /* An announced worker gone this many heartbeats is forgotten (60 s at the
  * default 1 s); it is "gone" after 10. */
 #define REG_FORGET_BEATS 60
+/* Forgotten workers that still owe a drop, remembered (oldest first out) so
+ * that their drop is sent when they announce again. */
+#define REG_MAX_OWING 256
 
 struct wentry {
     char *id;
@@ -36,10 +39,18 @@ struct wentry {
                      * requests the worker reads when it wakes, so two are awaited */
 };
 
+/* A forgotten worker that owes a drop: its ID and URL (new). */
+struct owing {
+    char *id;
+    char *url;
+};
+
 struct runner_registry {
     pthread_mutex_t lock; /* "registry lock": everything below */
     struct wentry *w;
     int n;
+    struct owing owing[REG_MAX_OWING]; /* forgotten ones owing a drop */
+    int nowing;
     int64_t heartbeat_ms;
     unsigned rotation; /* where the next pick starts, so ties spread over workers */
 };
@@ -88,6 +99,10 @@ void runner_registry_free(runner_registry *g)
         json_decref(g->w[i].config_ids);
     }
     free(g->w);
+    for (int i = 0; i < g->nowing; i++) {
+        free(g->owing[i].id);
+        free(g->owing[i].url);
+    }
     pthread_mutex_destroy(&g->lock);
     free(g);
 }
@@ -177,8 +192,41 @@ static int announce_check(json_t *body, struct fr_error *err)
     return FR_OK;
 }
 
+/* Remembers a forgotten worker that owes a drop (steals id and url); the
+ * oldest record goes when REG_MAX_OWING are kept. Registry lock held. */
+static void owing_add_locked(runner_registry *g, char *id, char *url)
+{
+    if (g->nowing == REG_MAX_OWING) {
+        free(g->owing[0].id);
+        free(g->owing[0].url);
+        memmove(&g->owing[0], &g->owing[1], sizeof(g->owing[0]) * (REG_MAX_OWING - 1));
+        g->nowing--;
+    }
+    g->owing[g->nowing++] = (struct owing){.id = id, .url = url};
+}
+
+/* True (and the record gone) when a worker with this ID or URL was
+ * forgotten while it owed a drop. Registry lock held. */
+static bool owing_take_locked(runner_registry *g, const char *id, const char *url)
+{
+    bool found = false;
+    int k = 0;
+    for (int i = 0; i < g->nowing; i++) {
+        if (strcmp(g->owing[i].id, id) == 0 || strcmp(g->owing[i].url, url) == 0) {
+            found = true;
+            free(g->owing[i].id);
+            free(g->owing[i].url);
+            continue;
+        }
+        g->owing[k++] = g->owing[i];
+    }
+    g->nowing = k;
+    return found;
+}
+
 /* Forgets announced workers whose heartbeats stopped REG_FORGET_BEATS beats
- * ago (static ones stay: they are configuration). Registry lock held. */
+ * ago (static ones stay: they are configuration); one that owes a drop is
+ * remembered as owing it. Registry lock held. */
 static void prune_locked(runner_registry *g, int64_t now)
 {
     int k = 0;
@@ -188,8 +236,12 @@ static void prune_locked(runner_registry *g, int64_t now)
             now - e->last_heartbeat_ms > REG_FORGET_BEATS * g->heartbeat_ms) {
             FR_LOG(FR_LOG_INFO, "worker %s at %s forgotten: no heartbeat for %lld ms", e->id,
                    e->url, (long long)(now - e->last_heartbeat_ms));
-            free(e->id);
-            free(e->url);
+            if (e->owes_drop)
+                owing_add_locked(g, e->id, e->url); /* steals both */
+            else {
+                free(e->id);
+                free(e->url);
+            }
             json_decref(e->config_ids);
             continue;
         }
@@ -226,6 +278,11 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     if (!e) {
         e = add_entry(g, id, url);
         FR_LOG(FR_LOG_INFO, "worker %s joined at %s", id, url);
+        if (owing_take_locked(g, id, url)) { /* forgotten while it owed a drop */
+            e->owes_drop = true;
+            FR_LOG(FR_LOG_INFO, "worker %s at %s was forgotten owing a drop: it will be told", id,
+                   url);
+        }
     } else if (strcmp(e->id, id) != 0) { /* a restarted worker at the same URL */
         free(e->id);
         e->id = fr_xstrdup(id);
@@ -324,6 +381,17 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed)
     pthread_mutex_unlock(&g->lock);
 }
 
+void runner__registry_suspect(runner_registry *g, const char *url)
+{
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0) {
+            g->w[i].failed_until_ms = fr_now_ms() + 3 * g->heartbeat_ms;
+            g->w[i].last_failure_ms = fr_now_ms();
+        }
+    pthread_mutex_unlock(&g->lock);
+}
+
 bool runner__registry_gone(runner_registry *g, const char *url)
 {
     bool gone = false;
@@ -379,15 +447,40 @@ void runner_registry_metrics(runner_registry *g, struct fr_buf *out)
         fr_buf_printf(out, "framed_workers{state=\"%s\"} %d\n", states[k], count[k]);
 }
 
-void runner__registry_owe_drop(runner_registry *g, const char *url)
+/* Heartbeats lapsed: an announced worker suspect by missed beats, or gone.
+ * A failed call alone (the worker still beats) is not a lapse. */
+static bool lapsed(const runner_registry *g, const struct wentry *e, int64_t now)
 {
+    return !e->is_static && now - e->last_heartbeat_ms > 3 * g->heartbeat_ms;
+}
+
+bool runner__registry_owe_drop(runner_registry *g, const char *url)
+{
+    bool owed = false;
+    int64_t now = fr_now_ms();
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0 && lapsed(g, &g->w[i], now)) {
+            g->w[i].owes_drop = true;
+            g->w[i].beats_owed = 0;
+            owed = true;
+        }
+    pthread_mutex_unlock(&g->lock);
+    return owed;
+}
+
+bool runner__registry_lapsed(runner_registry *g, const char *url)
+{
+    bool known = false, out = false;
+    int64_t now = fr_now_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
         if (strcmp(g->w[i].url, url) == 0) {
-            g->w[i].owes_drop = true;
-            g->w[i].beats_owed = 0;
+            known = true;
+            out = lapsed(g, &g->w[i], now);
         }
     pthread_mutex_unlock(&g->lock);
+    return out || !known;
 }
 
 char **runner__registry_take_returned(runner_registry *g)

@@ -2,9 +2,10 @@
  * interface: tasks go to workers as POST /v1/tasks with the runner's config
  * ID in Framed-Config-Id (connections reused, every call timed out), picked
  * by free slots and by where their inputs live. A worker that fails a call
- * is avoided and the task retried elsewhere up to task_max_retries; a lost
- * input partition makes the driver rerun the plan. Partitions stay on the
- * workers; results and sort samples are fetched when needed. */
+ * is avoided and the task retried elsewhere up to task_max_retries (a 401
+ * too: a worker fault); an input on a worker that stopped beating is made
+ * again elsewhere (runner_lost.c) or the driver reruns the plan. Partitions
+ * stay on the workers; results and sort samples are fetched when needed. */
 #include "runner_int.h"
 #include "../proto/proto.h"
 
@@ -144,20 +145,6 @@ static json_t *inputs_json(const struct rjob *job)
     return slots;
 }
 
-static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void fail_job(struct rjob *job, int status, const char *kind, const char *fmt, ...)
-{
-    struct fr_error err;
-    va_list ap;
-    fr_error_init(&err);
-    va_start(ap, fmt);
-    fr_error_vsetk(&err, status, kind, fmt, ap);
-    va_end(ap);
-    runner__task_done(job, status, NULL, 0, &err, 0, NULL);
-}
-
 static void start_task(struct remote_runner *rr, struct rjob *job, const char *worker)
 {
     json_t *body = json_pack("{ss si si si sO so}", "query_id", job->q->id, "stage", job->stage,
@@ -172,7 +159,7 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     free(url);
     if (!t) {
         runner__registry_done(rr->reg, worker, false);
-        fail_job(job, FR_EINTERNAL, "internal", "the task could not be sent to %s", worker);
+        runner__fail_job(job, FR_EINTERNAL, "internal", "the task could not be sent to %s", worker);
         return;
     }
     t->job = job;
@@ -197,13 +184,26 @@ static void dispatch(struct remote_runner *rr)
         list = list->next;
         job->next = NULL;
         if (stopping || atomic_load(&job->q->cancel)) {
-            fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
+            runner__fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
             continue;
         }
         if (job->not_before_ms > fr_now_ms()) {
             pthread_mutex_lock(&rr->lock);
             push_job(rr, job, false);
             pthread_mutex_unlock(&rr->lock);
+            continue;
+        }
+        struct runner_part *lost = runner__lapsed_input(rr->reg, job);
+        const char *owner = lost ? lost->url : NULL;
+        if (owner) /* what it holds of the runner is given up */
+            runner__registry_owe_drop(rr->reg, owner);
+        if (owner && runner__repair_start(&rr->base, job, lost))
+            continue;
+        if (owner) { /* its inputs cannot be reached: rerun their producers */
+            runner__fail_job(job, FR_EIO, "input-lost",
+                             "an input partition of task %d of stage %d is on worker %s, whose "
+                             "heartbeats stopped: it is treated as lost",
+                             job->task, job->stage, owner);
             continue;
         }
         const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
@@ -216,9 +216,9 @@ static void dispatch(struct remote_runner *rr)
             free(worker);
         } else if (!alive && (fr_now_ms() - job->waiting_since_ms > patience ||
                               runner__registry_live(rr->reg) == 0)) {
-            fail_job(job, FR_EUNAVAILABLE, "no-workers",
-                     "no worker is available to run the task (start `framed worker "
-                     "--coordinator ...` or check --workers)");
+            runner__fail_job(job, FR_EUNAVAILABLE, "no-workers",
+                             "no worker is available to run the task (start `framed worker "
+                             "--coordinator ...` or check --workers)");
         } else {
             pthread_mutex_lock(&rr->lock); /* wait for a free slot, keeping the order */
             push_job(rr, job, false);
@@ -247,10 +247,10 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
         remote_enqueue(&rr->base, job);
         return;
     }
-    fail_job(job, FR_EUNAVAILABLE, "worker-lost",
-             "worker %s failed: %s; retries exhausted "
-             "(task_max_retries)",
-             worker, why);
+    runner__fail_job(job, FR_EUNAVAILABLE, "worker-lost",
+                     "worker %s failed: %s; retries exhausted "
+                     "(task_max_retries)",
+                     worker, why);
 }
 
 /* A worker that cannot find the config in the store (the store lost the key:
@@ -284,8 +284,23 @@ static void task_problem(struct remote_runner *rr, struct transfer *t)
     struct fr_error err;
     fr_error_init(&err);
     proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
-    if (!reput_and_retry(rr, t->job, &err))
-        runner__task_done(t->job, err.status, NULL, 0, &err, 0, NULL);
+    if (runner__wait_for_owner(&rr->base, rr->reg, t->job, t->url, &t->resp.body, &err) ||
+        reput_and_retry(rr, t->job, &err))
+        return;
+    runner__job_failed(t->job, &err);
+}
+
+/* A worker refused the coordinator's signature (401): a fault of that
+ * worker (another secret, its clock), not of the query. The task is retried
+ * elsewhere, the worker is suspect until it beats again, and its detail is
+ * logged. */
+static void unauthorized(struct remote_runner *rr, struct transfer *t)
+{
+    struct fr_error err;
+    fr_error_init(&err);
+    proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
+    FR_LOG(FR_LOG_WARN, "worker %s refused the coordinator's signature: %s", t->url, err.message);
+    retry_or_fail(rr, t->job, t->url, err.message);
 }
 
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
@@ -299,9 +314,10 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
     if (!body || !json_is_array(outs) || !cid || strcmp(cid, want) != 0 ||
         !proto_echo_ok(&t->resp, want)) {
         json_decref(body);
-        fail_job(t->job, FR_EINTERNAL, "config-mismatch",
-                 "worker %s answered for config '%s', not the runner's; the result is rejected",
-                 t->url, t->resp.config_id[0] ? t->resp.config_id : (cid ? cid : "(none)"));
+        runner__fail_job(
+            t->job, FR_EINTERNAL, "config-mismatch",
+            "worker %s answered for config '%s', not the runner's; the result is rejected", t->url,
+            t->resp.config_id[0] ? t->resp.config_id : (cid ? cid : "(none)"));
         return;
     }
     const char *bad = runner__outputs_problem(outs);
@@ -322,8 +338,11 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         snprintf(parts[i]->request_id, sizeof(parts[i]->request_id), "%s", t->job->q->request_id);
         snprintf(parts[i]->query_id, sizeof(parts[i]->query_id), "%s", t->job->q->id);
     }
-    runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
-                      json_integer_value(json_object_get(body, "null_errors")), cid);
+    if (t->job->repair_for)
+        runner__repair_done(&rr->base, t->job, parts, (int)n);
+    else
+        runner__task_done(t->job, FR_OK, parts, (int)n, NULL,
+                          json_integer_value(json_object_get(body, "null_errors")), cid);
     json_decref(body);
 }
 
@@ -335,15 +354,28 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         code = CURLE_RECV_ERROR;
     long status = t->resp.status;
     bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
+    /* A task that timed out waiting on an input whose owner stopped beating:
+     * the owner is at fault, not the worker that ran it. */
+    const struct runner_part *lost =
+        t->job && code == CURLE_OPERATION_TIMEDOUT ? runner__lapsed_input(rr->reg, t->job) : NULL;
+    const char *owner = lost ? lost->url : NULL;
     if (t->job) /* a DELETE never took a slot */
-        runner__registry_done(rr->reg, t->url, transport);
-    if (t->job && code == CURLE_OPERATION_TIMEDOUT)
-        runner__registry_owe_drop(rr->reg, t->url);
+        runner__registry_done(rr->reg, t->url, (transport && !owner) || status == 401);
+    if (t->job && code == CURLE_OPERATION_TIMEDOUT) /* owed only if its beats lapsed too */
+        runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
     if (!t->job) {
         free_transfer(t);
         return;
     }
-    if (transport)
+    if (owner) { /* dispatch makes the input again, or the driver reruns */
+        FR_LOG(FR_LOG_WARN,
+               "task %d of stage %d of query %s timed out on %s waiting for an input on worker "
+               "%s, whose heartbeats stopped",
+               t->job->task, t->job->stage, t->job->q->id, t->url, owner);
+        remote_enqueue(&rr->base, t->job);
+    } else if (status == 401)
+        unauthorized(rr, t);
+    else if (transport)
         retry_or_fail(rr, t->job, t->url,
                       code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving");
     else if (status == 200)
@@ -407,6 +439,7 @@ static void release_returned(struct remote_runner *rr)
         char *url = fr_xasprintf("%s/v1/configs/%s", urls[i], rr->base.frozen->id);
         struct proto_peer peer = peer_of(rr, NULL, NULL);
         new_transfer(rr, &peer, urls[i], "DELETE", url, NULL, PROTO_RELEASE_TIMEOUT_MS);
+        runner__kept_mark_lost(&rr->base, urls[i]); /* made again when a query needs them */
         free(url);
         free(urls[i]);
     }
@@ -454,7 +487,12 @@ static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, str
     struct proto_peer peer = peer_of(rr, p->request_id, p->query_id);
     struct fr_buf bytes;
     fr_buf_init(&bytes);
-    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, &bytes, err);
+    /* no longer than a task may take: the worker that made it in that time
+     * and stops answering does not stall the query for PROTO_FETCH_TIMEOUT_MS */
+    int64_t timeout = rr->base.frozen->values.task_timeout_ms;
+    if (timeout > PROTO_FETCH_TIMEOUT_MS)
+        timeout = PROTO_FETCH_TIMEOUT_MS;
+    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, timeout, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
     if (rc == FR_EDATA) { /* name the worker that sent it */
@@ -492,19 +530,50 @@ static void remote_drop(runner *r, struct runner_part *p)
     curl_multi_wakeup(rr->multi);
 }
 
-/* Teardown: every worker drops the config and the partitions made with it. */
+/* One worker's release at teardown, on its own thread. */
+struct release_call {
+    struct proto_peer peer; /* borrowed */
+    const char *url;        /* borrowed */
+    pthread_t thread;
+    bool started;
+    int rc;
+    struct fr_error err;
+};
+
+static void *release_main(void *arg)
+{
+    struct release_call *c = arg;
+    fr_error_init(&c->err);
+    c->rc = proto_release_config(&c->peer, c->url, &c->err);
+    return NULL;
+}
+
+/* Teardown: every worker drops the config and the partitions made with it,
+ * all at once: a hung worker adds one PROTO_RELEASE_TIMEOUT_MS to the reset,
+ * not one per worker. */
 static void release_on_workers(struct remote_runner *rr)
 {
-    struct proto_peer peer = peer_of(rr, NULL, NULL);
     char **urls = runner__registry_urls(rr->reg);
-    for (int i = 0; urls[i]; i++) {
-        struct fr_error err;
-        fr_error_init(&err);
-        if (proto_release_config(&peer, urls[i], &err) != FR_OK)
+    int n = 0;
+    while (urls[n])
+        n++;
+    struct release_call *calls = fr_xcalloc((size_t)n + 1, sizeof(*calls));
+    for (int i = 0; i < n; i++) {
+        calls[i].peer = peer_of(rr, NULL, NULL);
+        calls[i].url = urls[i];
+        calls[i].started = pthread_create(&calls[i].thread, NULL, release_main, &calls[i]) == 0;
+        if (!calls[i].started) /* no thread: this one is released here */
+            release_main(&calls[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        if (calls[i].started)
+            pthread_join(calls[i].thread, NULL);
+        if (calls[i].rc != FR_OK)
             FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s", urls[i],
-                   rr->base.frozen->id, err.message);
+                   rr->base.frozen->id, calls[i].err.message);
         free(urls[i]);
     }
+    free(calls);
     free(urls);
 }
 

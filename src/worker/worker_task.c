@@ -45,13 +45,19 @@ static int64_t now_ns(void)
 
 /* GET {url}/v1/partitions/{id} under the same config, signed like every
  * internal call, carrying the task's tracing IDs. *out new. */
-static int fetch_remote(worker *w, const struct proto_peer *peer, const char *url, const char *id,
-                        int64_t max_bytes, struct df_table **out, struct fr_error *err)
+/* The fetch lasts at most until deadline_us (fr_mono_us), the task's own
+ * deadline: an owner that does not answer costs the task no more. */
+static int fetch_remote(const struct proto_peer *peer, const char *url, const char *id,
+                        int64_t max_bytes, int64_t deadline_us, struct df_table **out,
+                        struct fr_error *err)
 {
     struct fr_buf bytes;
     fr_buf_init(&bytes);
-    (void)w;
-    int rc = proto_fetch_partition(peer, url, id, max_bytes, &bytes, err);
+    int64_t left_ms = (deadline_us - fr_mono_us()) / 1000;
+    if (left_ms <= 0)
+        return fr_error_setk(err, FR_ETIMEOUT, "task-timeout",
+                             "the task's deadline (task_timeout_ms) passed before the fetch");
+    int rc = proto_fetch_partition(peer, url, id, max_bytes, left_ms, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, out, err);
     fr_buf_cleanup(&bytes);
@@ -60,14 +66,6 @@ static int fetch_remote(worker *w, const struct proto_peer *peer, const char *ur
 
 /* One input partition: from memory when this worker owns it, else over
  * HTTP. Any failure is input-lost with ext {"lost": {url, id}}. */
-/* "p-" and 1-64 lower-case hex digits: it goes into a URL path. */
-static bool partition_id_ok(const char *id)
-{
-    size_t n = strlen(id);
-    return n > 2 && n <= 66 && strncmp(id, "p-", 2) == 0 &&
-           strspn(id + 2, "0123456789abcdef") == n - 2;
-}
-
 /* http(s)://, printable ASCII without spaces, at most 512 bytes. */
 static bool peer_url_ok(const char *url)
 {
@@ -81,14 +79,14 @@ static bool peer_url_ok(const char *url)
 }
 
 static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, int64_t max_bytes,
-                       const char *own_url, struct df_table **out, json_t **ext,
-                       struct fr_error *err)
+                       int64_t deadline_us, const char *own_url, struct df_table **out,
+                       json_t **ext, struct fr_error *err)
 {
     const char *url = json_string_value(json_object_get(ref, "url"));
     const char *id = json_string_value(json_object_get(ref, "id"));
     if (!url || !id)
         return task_error(err, FR_EINVAL, "invalid-task", "every input needs a string url and id");
-    if (!peer_url_ok(url) || !partition_id_ok(id))
+    if (!peer_url_ok(url) || !proto_partition_id_ok(id))
         return task_error(err, FR_EINVAL, "invalid-task",
                           "an input needs an http(s) url and a partition id p-<hex>");
     size_t n = strlen(url);
@@ -97,7 +95,7 @@ static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, in
     bool own = strlen(own_url) == n && strncmp(url, own_url, n) == 0;
     int64_t t0 = now_ns();
     int rc = own ? worker_partition_table(w, id, peer->config_id, out, err)
-                 : fetch_remote(w, peer, url, id, max_bytes, out, err);
+                 : fetch_remote(peer, url, id, max_bytes, deadline_us, out, err);
     if (rc == FR_OK) {
         int64_t ns = now_ns() - t0;
         if (own) {
@@ -112,7 +110,9 @@ static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, in
     }
     char why[sizeof(err->message)];
     snprintf(why, sizeof(why), "%s", err->message);
-    fr_error_setk(err, FR_EIO, "input-lost", "input partition %s at %s could not be fetched: %s",
+    fr_error_setk(err, FR_EIO, "input-lost",
+                  "input partition %s at %s could not be fetched (its owner is at fault, not "
+                  "this worker): %s",
                   id, url, why);
     *ext = json_pack("{s{ss ss}}", "lost", "url", url, "id", id);
     return FR_EIO;
@@ -121,8 +121,8 @@ static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, in
 /* Inputs come from peers: each is bounded by the task's memory limit
  * (twice it, as the encoding is not the in-memory size), before allocation. */
 static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *frozen,
-                        const struct worker_trace *trace, struct task_inputs *in, json_t **ext,
-                        struct fr_error *err)
+                        const struct worker_trace *trace, int64_t deadline_us,
+                        struct task_inputs *in, json_t **ext, struct fr_error *err)
 {
     const struct proto_peer peer = {.config_id = frozen->id,
                                     .secret = w->secret,
@@ -143,7 +143,7 @@ static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *froz
             return task_error(err, FR_EINVAL, "invalid-task", "inputs must be an array of arrays");
         in->tables[k] = fr_xcalloc(json_array_size(slot) + 1, sizeof(struct df_table *));
         for (size_t i = 0; i < json_array_size(slot); i++) {
-            int rc = fetch_input(w, json_array_get(slot, i), &peer, max_bytes, own_url,
+            int rc = fetch_input(w, json_array_get(slot, i), &peer, max_bytes, deadline_us, own_url,
                                  &in->tables[k][i], ext, err);
             if (rc != FR_OK)
                 return rc;
@@ -317,7 +317,10 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
         goto out;
     }
     slot_acquire(w);
-    result = fetch_inputs(w, json_object_get(body, "inputs"), frozen, trace, &in, ext, err);
+    /* the task's deadline bounds its input fetches too */
+    int64_t deadline_us = start_us + frozen->values.task_timeout_ms * 1000;
+    result =
+        fetch_inputs(w, json_object_get(body, "inputs"), frozen, trace, deadline_us, &in, ext, err);
     if (result == FR_OK)
         result = execute(w, frozen, trace, spec, &in, &ex, &io, &outs, &nouts, err);
     slot_release(w);

@@ -7,7 +7,7 @@
 // cluster secret unsigned or replayed calls are refused.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -358,5 +358,83 @@ test('a remote coordinator with no workers says so at once (503 no-workers, Retr
   } finally {
     await worker?.stop();
     await coord.stop();
+  }
+});
+
+// The signature headers of api/internal-protocol.md, with a nonce.
+function signNonce(secret, method, target, body, sender) {
+  const stamp = Math.floor(Date.now() / 1000);
+  const nonce = randomBytes(16).toString('hex');
+  const bodyHash = createHash('sha256').update(body ?? '').digest('hex');
+  const mac = createHmac('sha256', secret).update(`${method}\n${target}\n${bodyHash}\n${stamp}\n${sender}\n${nonce}`).digest('hex');
+  return { 'framed-sender': sender, 'framed-timestamp': String(stamp), 'framed-nonce': nonce, 'framed-signature': `v1=${mac}` };
+}
+
+async function waitFor(fn, what, timeoutMs = 60000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`waited in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('a worker that refuses the coordinator\'s signature (401) is a worker fault: its tasks run elsewhere', async () => {
+  const secret = randomBytes(24).toString('hex');
+  const coord = await startServer({ args: ['--runner', 'remote'], env: { FRAMED_CLUSTER_SECRET: secret } });
+  const good = await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir], env: { FRAMED_CLUSTER_SECRET: secret } });
+  // Another secret: its own announces are refused, so the test announces it.
+  const bad = await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir], env: { FRAMED_CLUSTER_SECRET: randomBytes(24).toString('hex') } });
+  try {
+    copyInputs(coord.dataDir);
+    const cfg = await call(coord.base, 'POST', '/v1/config', { json: SPREAD });
+    assert.equal(cfg.status, 200, cfg.text);
+    const body = JSON.stringify({ id: 'w-other-secret', url: bad.base, threads: 2, running_tasks: 0, config_ids: [] });
+    const a = await call(coord.base, 'POST', '/v1/workers', {
+      body, headers: { 'content-type': 'application/json', ...signNonce(secret, 'POST', '/v1/workers', body, 'w-other-secret') },
+    });
+    assert.equal(a.status, 200, a.text);
+    const q = await runPlan(coord.base, { source: { dataset: 'trips' }, ops: [{ groupby: ['vendor'], agg: ['count(*) as n'] }] });
+    assert.equal(q.query.state, 'succeeded', JSON.stringify(q.query));
+    assert.ok(coord.stderr().includes(`worker ${bad.base} refused the coordinator's signature`), 'the 401 was logged');
+    assert.match(coord.stderr(), /refused the coordinator's signature: [^"]*signature/, 'with the worker\'s detail');
+    const ws = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
+    assert.notEqual(ws.find((w) => w.url === bad.base).state, 'active', 'the refusing worker is suspect');
+  } finally {
+    await bad.stop();
+    await good.stop();
+    await coord.stop();
+  }
+});
+
+test('a reset stays draining until the hung workers were told to drop (told all at once)', async () => {
+  const cluster = await startCluster({ nworkers: 2 });
+  const stopped = [];
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const q = await runPlan(cluster.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['count(*) as n'] }] });
+    assert.equal(q.query.state, 'succeeded', JSON.stringify(q.query));
+    for (const w of cluster.workers) { process.kill(w.pid, 'SIGSTOP'); stopped.push(w); }
+    let settled = false;
+    const reset = call(cluster.coord.base, 'DELETE', '/v1/runner').then((r) => { settled = true; return r; });
+    // While the hung workers are told to drop, the runner is still draining.
+    const seen = await waitFor(async () => {
+      const s = (await call(cluster.coord.base, 'GET', '/v1/runner')).body.state;
+      return s !== 'active' ? { state: s, pending: !settled } : null;
+    }, 'the reset to start');
+    assert.ok(seen.pending, 'the reset was still releasing');
+    assert.equal(seen.state, 'draining');
+    const r = await call(cluster.coord.base, 'POST', '/v1/queries', { json: { plan: { source: { dataset: 'trips' } } } });
+    assert.ok(!settled, 'asked while the reset was still releasing');
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.body.type.split('/').pop(), 'runner-draining');
+    assert.ok(r.headers.get('retry-after'), 'with Retry-After');
+    const done = await reset;
+    assert.equal(done.status, 200, done.text);
+    assert.equal((await call(cluster.coord.base, 'GET', '/v1/runner')).body.state, 'none');
+  } finally {
+    for (const w of stopped) process.kill(w.pid, 'SIGCONT');
+    await cluster.stop();
   }
 });

@@ -1,7 +1,7 @@
 // faults_worker: faults between the coordinator and its workers. A worker
-// that hangs (SIGSTOP) mid-query: its tasks time out and run on the other
-// worker, the query completes; when it wakes (SIGCONT) the coordinator tells
-// it to drop what it holds of the runner. Clock skew: requests signed with a
+// that hangs (SIGSTOP) holding a dataframe's partitions: queries complete on
+// the other worker, which is not blamed; when it wakes (SIGCONT) the
+// coordinator tells it (and only it) to drop what it holds of the runner. Clock skew: requests signed with a
 // timestamp within the allowed skew are served by a worker and a coordinator
 // alike; beyond it, in either direction, a 401 that names the skew. A flood
 // from a sender whose clock is ahead locks no in-sync sender out.
@@ -61,7 +61,14 @@ async function workersByUrl(coord) {
   return new Map(r.body.workers.map((w) => [w.url, w]));
 }
 
-test('a worker that hangs mid-query: its tasks run elsewhere; awake, it drops what it held', async () => {
+// The hung worker holds half of a materialized dataframe's partitions. A
+// query on the dataframe must not wait on it: every input fetch is bounded by
+// the task's deadline, an input whose owner stopped beating is made again
+// elsewhere by the task that made it, and the survivor (which timed out
+// waiting on the victim) is neither blamed nor told to drop. Awake, the victim
+// is told to drop the runner's config and partitions. (A worker hung past 60
+// beats, forgotten by the registry, still owes its drop: test_registry.c.)
+test('a worker that hangs holding a dataframe: queries complete without it; awake, only it drops', async () => {
   const coord = await startServer({ args: ['--runner', 'remote'] });
   const workers = [];
   let stopped = null;
@@ -73,28 +80,44 @@ test('a worker that hangs mid-query: its tasks run elsewhere; awake, it drops wh
       'two active workers');
     const expect = bigCsv(coord.dataDir, 20000);
     const cfg = await call(coord.base, 'POST', '/v1/config', {
-      json: { scan_tasks_max_size_bytes: 4096, scan_tasks_min_size_bytes: 1, shuffle_partitions: 4, maintain_order: false, task_timeout_ms: 1000 },
+      json: { scan_tasks_max_size_bytes: 4096, scan_tasks_min_size_bytes: 1, task_timeout_ms: 2000 },
     });
     assert.equal(cfg.status, 200, cfg.text);
-    const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
-    // A first query: both workers hold the runner's config.
-    let r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
-    assert.equal(r.body.state, 'succeeded', r.text);
+    let r = await call(coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'big' }, ops: [{ where: 'v >= 0' }] } });
+    assert.equal(r.status, 201, r.text);
+    const df = r.body.id;
     const configId = r.body.config_id;
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { dataframe: df } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const plan = { source: { dataframe: df }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    // A second dataframe no query reads while the victim hangs: its answer
+    // before the stop is the one expected after the victim dropped its share.
+    r = await call(coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'big' }, ops: [{ where: 'v >= 5000' }] } });
+    assert.equal(r.status, 201, r.text);
+    const df2 = r.body.id;
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { dataframe: df2 } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const plan2 = { source: { dataframe: df2 }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan: plan2 } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const expect2 = canon((await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`)).body.rows);
     const [victim, survivor] = workers;
-    assert.ok((await workerInfo(victim)).config_ids.includes(configId), 'the victim ran tasks');
+    const held = (await workerInfo(victim)).partitions;
+    assert.ok(held > 0, 'the victim holds some of the dataframe');
+    assert.ok((await workerInfo(survivor)).partitions > 0, 'the survivor holds the rest');
 
     // Stopped, it still accepts connections (the kernel does) and answers nothing.
     process.kill(victim.pid, 'SIGSTOP');
     stopped = victim;
     r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
     assert.equal(r.body.state, 'succeeded', r.text);
-    const res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    let res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
     assert.deepEqual(canon(res.body.rows), expect);
-    const runner = await call(coord.base, 'GET', '/v1/runner');
-    assert.ok(runner.text.includes('"tasks_retried"'), runner.text);
-    assert.ok(/"tasks_retried":\s*[1-9]/.test(runner.text), `some task was retried: ${runner.text}`);
     assert.notEqual((await workersByUrl(coord)).get(victim.base).state, 'active');
+    assert.equal((await workersByUrl(coord)).get(survivor.base).state, 'active', 'the survivor is not blamed');
+    // The dataframe now lives on the survivor: a second query needs no repair.
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
+    assert.equal(r.body.state, 'succeeded', r.text);
 
     process.kill(victim.pid, 'SIGCONT');
     stopped = null;
@@ -105,10 +128,18 @@ test('a worker that hangs mid-query: its tasks run elsewhere; awake, it drops wh
     }, 'the woken worker to drop the runner\'s config and partitions');
     assert.deepEqual(info.config_ids, []);
     assert.ok(coord.stderr().includes(`worker ${victim.base} is back after hanging`), 'the coordinator logged it');
-    // The other worker keeps its config; the cluster still works.
+    assert.ok(!coord.stderr().includes(`worker ${survivor.base} is back after hanging`), 'the survivor was not told to drop');
+    // The survivor keeps its config and the dataframe; the cluster still works.
     assert.ok((await workerInfo(survivor)).config_ids.includes(configId));
     r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
     assert.equal(r.body.state, 'succeeded', r.text);
+    res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.deepEqual(canon(res.body.rows), expect);
+    // The second dataframe's share on the victim went with its drop: made again.
+    r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { plan: plan2 } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.deepEqual(canon(res.body.rows), expect2);
   } finally {
     if (stopped) process.kill(stopped.pid, 'SIGCONT');
     for (const w of workers) await w.stop();

@@ -94,15 +94,15 @@ static void test_fetch_and_release(void **state)
     fr_buf_init(&out);
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-good", 0, &out, &err), FR_OK);
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-good", 0, 0, &out, &err), FR_OK);
     assert_int_equal(out.len, 5);
     assert_memory_equal(out.data, "BYTES", 5);
     fr_buf_cleanup(&out);
-    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-other", 0, &out, &err),
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-other", 0, 0, &out, &err),
                      FR_EDATA);
     assert_string_equal(err.kind, "config-mismatch");
     assert_null(out.data);
-    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-gone", 0, &out, &err),
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-gone", 0, 0, &out, &err),
                      FR_ENOTFOUND);
     assert_string_equal(err.kind, "partition-not-found");
     assert_int_equal(proto_release_config(&peer, srv.base_url, &err), FR_OK);

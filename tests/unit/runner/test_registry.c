@@ -281,11 +281,13 @@ static void test_live_count_and_metrics(void **s)
 static void test_returned_after_hang(void **s)
 {
     (void)s;
-    runner_registry *g = runner_registry_new(NULL, 1000);
+    runner_registry *g = runner_registry_new(NULL, 20);
     announce(g, "w1", "http://w1", 2);
     announce(g, "w2", "http://w2", 2);
     assert_null(runner__registry_take_returned(g));
-    runner__registry_owe_drop(g, "http://w1");
+    sleep_ms(100); /* > 3 beats of 20 ms: w1's heartbeats lapsed */
+    announce(g, "w2", "http://w2", 2);
+    assert_true(runner__registry_owe_drop(g, "http://w1"));
     runner__registry_done(g, "http://w1", true);
     assert_null(runner__registry_take_returned(g)); /* suspect, no beat yet */
     sleep_ms(2); /* a heartbeat later than the failure, to the millisecond */
@@ -303,6 +305,54 @@ static void test_returned_after_hang(void **s)
     runner_registry_free(g);
 }
 
+/* A worker that timed out a call while it still beats (a survivor that
+ * waited on a hung peer) owes no drop: it holds the runner's partitions. */
+static void test_no_drop_owed_while_beating(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 1000);
+    announce(g, "w1", "http://w1", 2);
+    assert_false(runner__registry_owe_drop(g, "http://w1"));
+    runner__registry_done(g, "http://w1", true);
+    sleep_ms(2);
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w1", "http://w1", 2);
+    assert_null(runner__registry_take_returned(g));
+    assert_false(runner__registry_lapsed(g, "http://w1"));
+    assert_true(runner__registry_lapsed(g, "http://unknown")); /* forgotten: unreachable */
+    runner_registry_free(g);
+}
+
+/* A worker hung longer than REG_FORGET_BEATS is forgotten, but still owes
+ * its drop: announced again (as "joined"), it is told. */
+static void test_forgotten_worker_still_owes_drop(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 5);
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w2", "http://w2", 2);
+    sleep_ms(30); /* > 3 beats */
+    assert_true(runner__registry_lapsed(g, "http://w1"));
+    assert_true(runner__registry_owe_drop(g, "http://w1"));
+    sleep_ms(500); /* > 60 beats of 5 ms: both forgotten */
+    json_t *list = runner_registry_list(g);
+    assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    announce(g, "w2", "http://w2", 2); /* it owed nothing */
+    announce(g, "w2", "http://w2", 2);
+    assert_null(runner__registry_take_returned(g));
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w1", "http://w1", 2);
+    char **urls = runner__registry_take_returned(g);
+    assert_non_null(urls);
+    assert_string_equal(urls[0], "http://w1");
+    assert_null(urls[1]);
+    free(urls[0]);
+    free(urls);
+    runner_registry_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +366,8 @@ int main(void)
         cmocka_unit_test(test_static_workers),
         cmocka_unit_test(test_live_count_and_metrics),
         cmocka_unit_test(test_returned_after_hang),
+        cmocka_unit_test(test_no_drop_owed_while_beating),
+        cmocka_unit_test(test_forgotten_worker_still_owes_drop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

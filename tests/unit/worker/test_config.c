@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "worker/worker.h"
 
@@ -327,6 +331,61 @@ static void test_task_input_lost(void **state)
     json_decref(body);
 }
 
+/* A fixture whose config has a short task_timeout_ms (300 ms). */
+static int setup_short(void **state)
+{
+    struct fixture *fx = calloc(1, sizeof(*fx));
+    fx->store = calloc(1, sizeof(*fx->store));
+    fx->store->base.vt = &fake_vt;
+    struct cfg c;
+    cfg_defaults(&c);
+    c.task_timeout_ms = 300;
+    fx->store->frozen = cfg_freeze(&c);
+    cfg_cleanup(&c);
+    snprintf(fx->id, sizeof(fx->id), "%s", fx->store->frozen->id);
+    struct worker_options o = {.threads = 2};
+    assert_int_equal(worker_new_with_store(&o, &fx->store->base, &fx->w, NULL), FR_OK);
+    *state = fx;
+    return 0;
+}
+
+/* An input's owner that accepts the connection and never answers (a hung,
+ * SIGSTOPped worker: the kernel accepts for it): the fetch is bounded by
+ * the task's own deadline (task_timeout_ms, 300 ms here; curl reports the
+ * bound it was given), not by the protocol's 120 s, and the task answers
+ * input-lost naming the owner. */
+static void test_task_input_fetch_bounded_by_task_deadline(void **state)
+{
+    struct fixture *fx = *state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    char owner[64];
+    snprintf(owner, sizeof(owner), "http://127.0.0.1:%d", ntohs(a.sin_port));
+    assert_int_equal(worker_start(fx->w, "http://127.0.0.1:1/", NULL), FR_OK);
+    json_t *body = json_pack("{s{si s{ss} sn s[] sn si} s[[{ss ss}]]}", "spec", "stage", 0, "input",
+                             "kind", "stored", "core", "pipeline", "sink", "nbuckets", 1, "inputs",
+                             "url", owner, "id", "p-0dd");
+    json_t *out = NULL, *ext = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(worker_task_run(fx->w, fx->id, NULL, body, &out, &ext, &err), FR_EIO);
+    assert_string_equal(err.kind, "input-lost");
+    assert_non_null(strstr(err.message, owner));
+    const char *after = strstr(err.message, "after ");
+    assert_non_null(after);
+    long ms = strtol(after + 6, NULL, 10);
+    assert_true(ms > 0 && ms < 1000); /* not PROTO_FETCH_TIMEOUT_MS */
+    json_t *lost = json_object_get(ext, "lost");
+    assert_string_equal(json_string_value(json_object_get(lost, "url")), owner);
+    json_decref(ext);
+    json_decref(body);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +396,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_ids_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_runs_with_its_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_input_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_task_input_fetch_bounded_by_task_deadline, setup_short,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
