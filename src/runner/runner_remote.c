@@ -303,6 +303,41 @@ static void unauthorized(struct remote_runner *rr, struct transfer *t)
     retry_or_fail(rr, t->job, t->url, err.message);
 }
 
+/* The worker is serving but could not read the task's data from the
+ * coordinator (dataset-unavailable: a file that changed or was cut under a
+ * range read). Not a fault of the worker: it is not made suspect, the task is
+ * sent again (task_max_retries), and the worker's detail is what the query
+ * says in the end. */
+static bool problem_kind_is(const struct fr_buf *body, const char *kind)
+{
+    json_t *j = body->len ? json_loadb(body->data, body->len, 0, NULL) : NULL;
+    const char *type = json_string_value(json_object_get(j, "type"));
+    const char *slash = type ? strrchr(type, '/') : NULL;
+    bool match = slash && strcmp(slash + 1, kind) == 0;
+    json_decref(j);
+    return match;
+}
+
+static void dataset_unavailable(struct remote_runner *rr, struct transfer *t)
+{
+    struct rjob *job = t->job;
+    struct fr_error err;
+    fr_error_init(&err);
+    proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
+    if (job->attempt < rr->base.frozen->values.task_max_retries && !atomic_load(&job->q->cancel)) {
+        FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s on %s: %s: retry %d", job->task,
+               job->stage, job->q->id, t->url, err.message, job->attempt + 1);
+        job->attempt++;
+        pthread_mutex_lock(&rr->lock);
+        rr->tasks_retried++;
+        pthread_mutex_unlock(&rr->lock);
+        remote_enqueue(&rr->base, job);
+        return;
+    }
+    runner__fail_job(job, FR_EUNAVAILABLE, "dataset-unavailable",
+                     "%s; retries exhausted (task_max_retries)", err.message);
+}
+
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
@@ -353,7 +388,10 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     if (fr_client_xfer_finish(t->x, (int)code, &err) != FR_OK && code == CURLE_OK)
         code = CURLE_RECV_ERROR;
     long status = t->resp.status;
-    bool transport = code != CURLE_OK || status == 0 || status == 503 || status == 502;
+    bool data_unavailable = t->job && code == CURLE_OK && status == 503 &&
+                            problem_kind_is(&t->resp.body, "dataset-unavailable");
+    bool transport =
+        !data_unavailable && (code != CURLE_OK || status == 0 || status == 503 || status == 502);
     /* A task that timed out waiting on an input whose owner stopped beating:
      * the owner is at fault, not the worker that ran it. */
     const struct runner_part *lost =
@@ -375,6 +413,8 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         remote_enqueue(&rr->base, t->job);
     } else if (status == 401)
         unauthorized(rr, t);
+    else if (data_unavailable)
+        dataset_unavailable(rr, t);
     else if (transport)
         retry_or_fail(rr, t->job, t->url,
                       code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving");
