@@ -50,13 +50,17 @@ static int check_answer(const struct fr_range_resp *r, const char *rel, int64_t 
 /* One attempt: FR_OK with the bytes, or an error; *retry when trying again may help. */
 static int attempt(const struct proto_peer *peer, const char *url, const char *coordinator,
                    const char *rel, int64_t off, size_t len, const char *if_match, char *buf,
-                   size_t *got, void **handle, struct proto_range_info *info, bool *retry,
-                   struct fr_error *err)
+                   size_t *got, void **handle, struct proto_range_info *info,
+                   const struct proto_range_abort *ab, bool *retry, struct fr_error *err)
 {
     struct fr_client_req req;
     struct fr_range_resp r;
     proto_req_init(&req, peer, "GET", url);
     req.timeout_ms = PROTO_RANGE_TIMEOUT_MS;
+    if (ab) {
+        req.abort = ab->abort;
+        req.abort_arg = ab->arg;
+    }
     *retry = false;
     int rc = fr_client_range_get(&req, off, len, if_match, buf, handle, &r, err);
     if (rc != FR_OK) {
@@ -92,7 +96,8 @@ out:
 
 int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
                      int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
-                     void **handle, struct proto_range_info *info, struct fr_error *err)
+                     void **handle, struct proto_range_info *info,
+                     const struct proto_range_abort *ab, struct fr_error *err)
 {
     *got = 0;
     if (len > PROTO_RANGE_BLOCK_MAX)
@@ -101,13 +106,15 @@ int proto_read_range(const struct proto_peer *peer, const char *coordinator, con
     int rc = FR_EIO;
     for (int i = 0; i < PROTO_RANGE_ATTEMPTS; i++) {
         bool retry = false;
+        if (i > 0 && ab && ab->abort(ab->arg))
+            break; /* err says why the last try failed */
         if (i > 0) {
             FR_LOG(FR_LOG_WARN, "range read of %s at %lld from %s failed (%s): retry %d", rel,
                    (long long)off, coordinator, err->message, i);
             sleep_ms(100 << i);
             fr_error_init(err);
         }
-        rc = attempt(peer, url, coordinator, rel, off, len, if_match, buf, got, handle, info,
+        rc = attempt(peer, url, coordinator, rel, off, len, if_match, buf, got, handle, info, ab,
                      &retry, err);
         if (rc == FR_OK || !retry)
             break;

@@ -8,6 +8,7 @@
 // metrics and task answers say where the bytes came from.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -354,5 +355,75 @@ test('with a cluster secret: the golden plans again, signed range reads; unsigne
   } finally {
     await cluster.stop();
     await local.stop();
+  }
+});
+
+// A proxy in front of the coordinator that passes every call through, and
+// after hang() answers no range read: the worker's read waits there. hung
+// resolves at the first range read it holds.
+async function hangingProxy(coordPort) {
+  let seen;
+  let hanging = false;
+  const hung = new Promise((res) => { seen = res; });
+  const held = [];
+  const server = http.createServer((req, res) => {
+    if (hanging && req.url.startsWith('/v1/internal/datasets')) {
+      held.push(res);
+      seen();
+      return; // accepted, never answered
+    }
+    const headers = { ...req.headers };
+    delete headers.host;
+    const up = http.request({ host: '127.0.0.1', port: coordPort, method: req.method, path: req.url, headers }, (ur) => {
+      res.writeHead(ur.statusCode, ur.headers);
+      ur.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${server.address().port}`, hung,
+    hang() { hanging = true; },
+    close() { for (const r of held) r.destroy(); server.closeAllConnections(); server.close(); },
+  };
+}
+
+test('SIGTERM stops a worker whose range read the coordinator never answers', { timeout: 120000 }, async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const proxy = await hangingProxy(coord.port);
+  const root = tempRoot();
+  let w;
+  try {
+    copyInputs(coord.dataDir);
+    const dataDir = path.join(root, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    w = await startWorker(proxy.base, { args: ['--threads', '2', '--data-dir', dataDir, '--data-source', 'remote'] });
+    for (let i = 0; i < 100; i++) {
+      const r = await call(coord.base, 'GET', '/v1/workers');
+      if (r.body?.workers?.some((x) => x.state === 'active')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const id = await activeConfig(coord.base); // read through the proxy, still passing
+    proxy.hang();
+    const file = path.join(coord.dataDir, 'kv.csv');
+    writeFileSync(file, 'k,v\na,1\nb,2\n');
+    const st = statSync(file, { bigint: true });
+    const body = `{"query_id":"q-hang","stage":0,"task":0,"attempt":0,"inputs":[],"spec":{"stage":0,"task":0,"core":null,"pipeline":[],"sink":null,"nbuckets":1,"input":{"kind":"file","path":"kv.csv","format":"csv","display":"kv","options":{"delimiter":",","header":true,"on_error_null":false,"hints":[]},"schema":[["k","string"],["v","int64"]],"columns":null,"range":[4,${st.size},2],"max_rows":0,"size":${st.size},"mtime_ns":${st.mtimeNs}}}}`;
+    const task = call(w.base, 'POST', '/v1/tasks', { body, headers: { 'framed-config-id': id, 'content-type': 'application/json' } })
+      .catch((e) => ({ status: 0, text: String(e) }));
+    await proxy.hung; // the worker's read of kv.csv waits on the proxy now
+    // Old code: the drain waits on the read (3 tries of 60 s): SIGKILLed at
+    // the test's bound. Now the read gives up at once and the worker exits 0.
+    let timer;
+    const bound = new Promise((_, rej) => { timer = setTimeout(() => rej(new Error('the worker did not exit within 15 s of SIGTERM')), 15000); });
+    await Promise.race([w.stop(), bound]).finally(() => clearTimeout(timer));
+    const r = await task;
+    assert.notEqual(r.status, 200, r.text); // the task failed (503) or its connection closed
+  } finally {
+    if (w && w.pid) try { process.kill(w.pid, 'SIGKILL'); } catch { /* exited */ }
+    proxy.close();
+    await coord.stop();
+    rmSync(root, { recursive: true, force: true });
   }
 });
