@@ -427,3 +427,48 @@ test('SIGTERM stops a worker whose range read the coordinator never answers', { 
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('a file cut short while a range of it is served: the connection ends at once, not after a stall', { timeout: 120000 }, async () => {
+  const cluster = await startCluster({ nworkers: 1 });
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const id = await activeConfig(cluster.coord.base);
+    const file = path.join(cluster.coord.dataDir, 'cut.csv');
+    const size = 64 << 20; // far more than the socket buffers hold
+    writeFileSync(file, Buffer.alloc(size, 'a'));
+    const url = new URL(`${cluster.coord.base}/v1/internal/datasets?path=cut.csv`);
+    let got = 0;
+    let timer;
+    const outcome = await new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('the response neither ended nor failed within 15 s of the cut')), 60000);
+      const req = http.get(url, { headers: { 'framed-config-id': id, range: `bytes=0-${size - 1}` } }, (res) => {
+        assert.equal(res.statusCode, 206);
+        let cut = false;
+        res.on('data', (c) => {
+          got += c.length;
+          if (cut) return;
+          cut = true;
+          res.pause(); // the coordinator blocks on a full socket, mid-range
+          setTimeout(() => {
+            writeFileSync(file, 'k\n1\n'); // truncated (the same inode)
+            clearTimeout(timer);
+            timer = setTimeout(() => reject(new Error('the response neither ended nor failed within 15 s of the cut')), 15000);
+            res.resume();
+          }, 200);
+        });
+        res.on('end', () => resolve(res.complete ? 'complete' : 'cut'));
+        res.on('aborted', () => resolve('cut'));
+        res.on('error', () => resolve('cut'));
+      });
+      req.on('error', () => resolve('cut'));
+    }).finally(() => clearTimeout(timer));
+    assert.equal(outcome, 'cut');
+    assert.ok(got < size, `${got} of ${size} bytes arrived`);
+    // The coordinator still serves: the next read of the file answers.
+    const r = await call(cluster.coord.base, 'GET', '/v1/internal/datasets?path=cut.csv', { headers: { 'framed-config-id': id, range: 'bytes=0-1' } });
+    assert.equal(r.status, 206, r.text);
+    assert.equal(r.text, 'k\n');
+  } finally {
+    await cluster.stop();
+  }
+});
