@@ -77,6 +77,19 @@ static int attempt(const struct proto_peer *peer, const char *url, const char *c
         *got = 0; /* past the end */
         info->total = r.total;
         snprintf(info->etag, sizeof(info->etag), "%s", r.etag);
+    } else if (st == 416) {
+        rc = fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                           "the coordinator refused bytes from %lld of %.200s (416) though the "
+                           "file has %lld bytes",
+                           (long long)off, rel, (long long)r.total);
+    } else if ((st == 200 || st == 206) && !r.etag[0]) {
+        rc = fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                           "the coordinator's bytes of %.200s came without an ETag", rel);
+    } else if (st == 200 && !if_match) {
+        rc = fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                           "the coordinator sent all of %.200s (200), not a range, and its size "
+                           "is not known to check it",
+                           rel);
     } else if (st == 412) {
         rc = fr_error_setk(err, FR_ECONFLICT, "dataset-changed",
                            "%.200s changed on the coordinator while the task read it", rel);
