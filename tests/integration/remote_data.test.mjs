@@ -7,7 +7,7 @@
 // ranges, paths out of the data dir, FIFOs, another config); the worker's
 // metrics and task answers say where the bytes came from.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -470,5 +470,41 @@ test('a file cut short while a range of it is served: the connection ends at onc
     assert.equal(r.text, 'k\n');
   } finally {
     await cluster.stop();
+  }
+});
+
+test('a file swapped for a symlink out of the data dir between resolution and open is not served', { timeout: 120000 }, async () => {
+  const cluster = await startCluster({ nworkers: 1 });
+  const outside = tempRoot();
+  let swapper;
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const id = await activeConfig(cluster.coord.base);
+    const dir = cluster.coord.dataDir;
+    writeFileSync(path.join(outside, 'secret.csv'), 'SECRET-OUTSIDE\n');
+    writeFileSync(path.join(dir, 'real.csv'), 'inside-the-dir\n');
+    writeFileSync(path.join(dir, 'swap.csv'), 'inside-the-dir\n');
+    // swap.csv is a regular file and a symlink to the secret by turns, as fast as it goes
+    const loop = `const fs = require('fs'); process.chdir(${JSON.stringify(dir)});
+      for (;;) { fs.linkSync('real.csv', 't1'); fs.renameSync('t1', 'swap.csv');
+                 fs.symlinkSync(${JSON.stringify(path.join(outside, 'secret.csv'))}, 't2'); fs.renameSync('t2', 'swap.csv'); }`;
+    swapper = spawn(process.execPath, ['-e', loop], { stdio: 'ignore' });
+    let served = 0;
+    let leaked = 0;
+    for (let i = 0; i < 3000; i++) {
+      const r = await call(cluster.coord.base, 'GET', '/v1/internal/datasets?path=swap.csv', { headers: { 'framed-config-id': id, range: 'bytes=0-13' } });
+      if (r.status === 206) {
+        served++;
+        if (r.text.startsWith('SECRET')) leaked++;
+      } else {
+        assert.ok([400, 404].includes(r.status), r.text); // outside the data dir, or not a regular file now
+      }
+    }
+    assert.equal(leaked, 0, `${leaked} of ${served} answers held the file outside the data dir`);
+    assert.ok(served > 0, 'some reads found the regular file');
+  } finally {
+    if (swapper) swapper.kill('SIGKILL');
+    await cluster.stop();
+    rmSync(outside, { recursive: true, force: true });
   }
 });
