@@ -201,6 +201,10 @@ struct fr_client_req {
     int64_t max_body_bytes; /* a longer response body fails the call (FR_ENOSPACE); 0 = none */
     const char *request_id; /* sent as Framed-Request-Id when non-NULL */
     const char *query_id;   /* sent as Framed-Query-Id when non-NULL */
+    /* range reads only: the call gives up (FR_ECANCELLED) as soon as
+     * abort(abort_arg) is true, polled at least once a second; NULL = never */
+    bool (*abort)(void *abort_arg);
+    void *abort_arg;
 };
 struct fr_client_resp {
     long status; /* HTTP status; 0 if no answer */

@@ -365,6 +365,10 @@ void fr_client_resp_cleanup(struct fr_client_resp *resp)
 
 #define RANGE_ERROR_BODY_MAX (64 * 1024)
 #define RANGE_RECV_BUFFER (512L * 1024)
+/* A peer that sends less than this many bytes a second for this long (an
+ * answer that never comes, or drips) fails the read, whatever its timeout. */
+#define RANGE_LOW_SPEED_BYTES 1024L
+#define RANGE_LOW_SPEED_SECONDS 5L
 
 struct range_state {
     struct fr_range_resp *resp;
@@ -479,6 +483,18 @@ static size_t on_range_body(char *data, size_t size, size_t nmemb, void *userdat
     return n;
 }
 
+/* libcurl's progress callback: non-zero aborts the transfer. */
+static int on_range_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                             curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    const struct fr_client_req *req = userdata;
+    return req->abort(req->abort_arg) ? 1 : 0;
+}
+
 void fr_client_handle_free(void *handle)
 {
     curl_easy_cleanup(handle);
@@ -520,7 +536,22 @@ int fr_client_range_get(const struct fr_client_req *req, int64_t off, size_t len
     curl_easy_setopt(x->h, CURLOPT_HEADERDATA, &st);
     /* blocks are megabytes: fewer, larger receives (libcurl caps it at its maximum) */
     curl_easy_setopt(x->h, CURLOPT_BUFFERSIZE, RANGE_RECV_BUFFER);
+    curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_LIMIT, RANGE_LOW_SPEED_BYTES);
+    curl_easy_setopt(x->h, CURLOPT_LOW_SPEED_TIME, RANGE_LOW_SPEED_SECONDS);
+    if (req->abort) {
+        curl_easy_setopt(x->h, CURLOPT_XFERINFOFUNCTION, on_range_progress);
+        curl_easy_setopt(x->h, CURLOPT_XFERINFODATA, (void *)req);
+        curl_easy_setopt(x->h, CURLOPT_NOPROGRESS, 0L);
+    }
     CURLcode rc = curl_easy_perform(x->h);
+    if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        result = fr_error_set(err, FR_ECANCELLED,
+                              "GET %.200s: given up (its task ran out of "
+                              "time, or the worker is stopping)",
+                              req->url);
+        fr_client_resp_cleanup(&resp->base);
+        goto out;
+    }
     if (rc == CURLE_WRITE_ERROR && st.overflow) {
         result = fr_error_set(err, FR_EDATA,
                               "GET %.200s: the answer holds more than the %zu bytes asked for",

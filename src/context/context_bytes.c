@@ -5,10 +5,64 @@
 #include "context_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
+
+/* Opens canon (the resolved path of a file inside the data dir: no symlink
+ * in it when it was resolved) read-only, following no symlink, so a file
+ * swapped for one after the resolution is not opened: openat2 beneath the
+ * data dir without symlinks where the kernel has it, else O_NOFOLLOW (the
+ * last segment) and the opened file's device and inode checked against
+ * what the path named. -1 when it is not that regular file. */
+static int open_resolved(const char *data_dir, const char *canon)
+{
+    char *root = realpath(data_dir, NULL);
+    size_t n = root ? strlen(root) : 0;
+    int fd = -1;
+    if (!root || strncmp(canon, root, n) != 0 || canon[n] != '/')
+        goto out;
+#ifdef SYS_openat2
+    int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+                               .resolve =
+                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        fd = (int)syscall(SYS_openat2, dir, canon + n + 1, &how, sizeof(how));
+        int saved = errno;
+        close(dir);
+        if (fd < 0 && saved != ENOSYS && saved != EPERM)
+            goto out; /* refused (a symlink now, or gone): not the file resolved */
+    }
+#endif
+    struct stat named;
+    if (fd < 0 && lstat(canon, &named) == 0 && S_ISREG(named.st_mode)) {
+        fd = open(canon, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+        struct stat got;
+        if (fd >= 0 &&
+            (fstat(fd, &got) != 0 || got.st_dev != named.st_dev || got.st_ino != named.st_ino)) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    struct stat st;
+    int flags = -1;
+    if (fd >= 0 &&
+        (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (flags = fcntl(fd, F_GETFL)) < 0 ||
+         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+out:
+    free(root);
+    return fd;
+}
 
 /* A path as task specs name files: relative, at most 1024 bytes, no
  * segment starting with '.' (no "..", no hidden entries such as an
@@ -71,7 +125,7 @@ int ctx_dataset_bytes_open(ctx *c, const char *config_id, const char *rel, int *
         goto out;
     }
     struct stat st;
-    *fd = fr_file_open_regular(full);
+    *fd = open_resolved(c->opts.data_dir, full);
     if (*fd < 0 || fstat(*fd, &st) != 0) {
         result = ctx__fail(err, FR_ENOTFOUND, "dataset-not-found",
                            "no regular file '%.200s' in the data dir", rel);

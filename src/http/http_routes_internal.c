@@ -5,8 +5,10 @@
  * the file (never loaded whole). api/internal-protocol.md has the rules. */
 #include "http_int.h"
 
+#include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,14 +63,51 @@ static void reply_unsatisfiable(struct http_request *req, enum fr_range_kind kin
     http__add_header(req, MHD_HTTP_HEADER_ETAG, etag);
 }
 
+/* A response's read of its file: pread at start + pos. A file cut shorter
+ * than the bytes promised ends the response with an error (MHD closes the
+ * connection at once: the worker sees the cut, not a stall). */
+#define BYTES_READ_BLOCK (256 * 1024)
+struct bytes_reader {
+    int fd; /* owned */
+    int64_t start, len;
+};
+
+static ssize_t bytes_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct bytes_reader *b = cls;
+    if ((int64_t)pos >= b->len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if ((uint64_t)max > (uint64_t)(b->len - (int64_t)pos))
+        max = (size_t)(b->len - (int64_t)pos);
+    ssize_t n;
+    do
+        n = pread(b->fd, buf, max, (off_t)(b->start + (int64_t)pos));
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        FR_LOG(FR_LOG_WARN, "a dataset file ended %lld bytes into a range of %lld: %s",
+               (long long)pos, (long long)b->len, n < 0 ? strerror(errno) : "cut shorter");
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    return n;
+}
+
+static void bytes_free(void *cls)
+{
+    struct bytes_reader *b = cls;
+    close(b->fd);
+    free(b);
+}
+
 /* The file's bytes [start, end) from fd (stolen) as status 200 or 206. */
 static void reply_bytes(struct http_request *req, int fd, int64_t start, int64_t end, int64_t size,
                         bool partial, const char *etag)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_fd_at_offset64((uint64_t)(end - start), fd, (uint64_t)start);
+    struct bytes_reader *b = fr_xcalloc(1, sizeof(*b));
+    *b = (struct bytes_reader){.fd = fd, .start = start, .len = end - start};
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        (uint64_t)(end - start), BYTES_READ_BLOCK, bytes_read, b, bytes_free);
     if (!r) {
-        close(fd);
+        bytes_free(b);
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot stream the file");
         return;
     }

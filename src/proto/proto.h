@@ -67,8 +67,9 @@ int proto_release_config(const struct proto_peer *peer, const char *worker, stru
 /* Range reads of a dataset file from the coordinator (GET
  * {coordinator}/v1/internal/datasets?path=<rel>, api/internal-protocol.md).
  * A block is at most PROTO_RANGE_BLOCK_MAX bytes; each call has
- * PROTO_RANGE_TIMEOUT_MS and is tried PROTO_RANGE_ATTEMPTS times when no
- * answer came or the coordinator answered 5xx. */
+ * PROTO_RANGE_TIMEOUT_MS (and fails sooner when less than 1 KiB/s arrives
+ * for 5 s) and is tried PROTO_RANGE_ATTEMPTS times when no answer came or
+ * the coordinator answered 5xx. */
 #define PROTO_RANGE_BLOCK (8 << 20)
 #define PROTO_RANGE_BLOCK_MAX (64 << 20)
 #define PROTO_RANGE_TIMEOUT_MS 60000
@@ -85,10 +86,17 @@ struct proto_range_info {
  * starts at off, holds exactly the bytes received), the total. Past the end:
  * FR_OK with *got 0. Other answers become their problem's error. */
 /* handle: as fr_client_range_get's (a connection kept by the caller's
- * thread; NULL for none). */
+ * thread; NULL for none). ab (NULL = none): the read gives up, without
+ * retrying, as soon as ab->abort(ab->arg) is true (the task's deadline, a
+ * worker that stops): FR_ECANCELLED. */
+struct proto_range_abort {
+    bool (*abort)(void *arg);
+    void *arg;
+};
 int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
                      int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
-                     void **handle, struct proto_range_info *info, struct fr_error *err);
+                     void **handle, struct proto_range_info *info,
+                     const struct proto_range_abort *ab, struct fr_error *err);
 
 /* True when id is a partition ID: "p-" and 1-64 lower-case hex digits (it
  * goes into a URL path). NULL is not one. */

@@ -50,13 +50,17 @@ static int check_answer(const struct fr_range_resp *r, const char *rel, int64_t 
 /* One attempt: FR_OK with the bytes, or an error; *retry when trying again may help. */
 static int attempt(const struct proto_peer *peer, const char *url, const char *coordinator,
                    const char *rel, int64_t off, size_t len, const char *if_match, char *buf,
-                   size_t *got, void **handle, struct proto_range_info *info, bool *retry,
-                   struct fr_error *err)
+                   size_t *got, void **handle, struct proto_range_info *info,
+                   const struct proto_range_abort *ab, bool *retry, struct fr_error *err)
 {
     struct fr_client_req req;
     struct fr_range_resp r;
     proto_req_init(&req, peer, "GET", url);
     req.timeout_ms = PROTO_RANGE_TIMEOUT_MS;
+    if (ab) {
+        req.abort = ab->abort;
+        req.abort_arg = ab->arg;
+    }
     *retry = false;
     int rc = fr_client_range_get(&req, off, len, if_match, buf, handle, &r, err);
     if (rc != FR_OK) {
@@ -73,6 +77,19 @@ static int attempt(const struct proto_peer *peer, const char *url, const char *c
         *got = 0; /* past the end */
         info->total = r.total;
         snprintf(info->etag, sizeof(info->etag), "%s", r.etag);
+    } else if (st == 416) {
+        rc = fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                           "the coordinator refused bytes from %lld of %.200s (416) though the "
+                           "file has %lld bytes",
+                           (long long)off, rel, (long long)r.total);
+    } else if ((st == 200 || st == 206) && !r.etag[0]) {
+        rc = fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                           "the coordinator's bytes of %.200s came without an ETag", rel);
+    } else if (st == 200 && !if_match) {
+        rc = fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
+                           "the coordinator sent all of %.200s (200), not a range, and its size "
+                           "is not known to check it",
+                           rel);
     } else if (st == 412) {
         rc = fr_error_setk(err, FR_ECONFLICT, "dataset-changed",
                            "%.200s changed on the coordinator while the task read it", rel);
@@ -92,7 +109,8 @@ out:
 
 int proto_read_range(const struct proto_peer *peer, const char *coordinator, const char *rel,
                      int64_t off, size_t len, const char *if_match, char *buf, size_t *got,
-                     void **handle, struct proto_range_info *info, struct fr_error *err)
+                     void **handle, struct proto_range_info *info,
+                     const struct proto_range_abort *ab, struct fr_error *err)
 {
     *got = 0;
     if (len > PROTO_RANGE_BLOCK_MAX)
@@ -101,13 +119,15 @@ int proto_read_range(const struct proto_peer *peer, const char *coordinator, con
     int rc = FR_EIO;
     for (int i = 0; i < PROTO_RANGE_ATTEMPTS; i++) {
         bool retry = false;
+        if (i > 0 && ab && ab->abort(ab->arg))
+            break; /* err says why the last try failed */
         if (i > 0) {
             FR_LOG(FR_LOG_WARN, "range read of %s at %lld from %s failed (%s): retry %d", rel,
                    (long long)off, coordinator, err->message, i);
             sleep_ms(100 << i);
             fr_error_init(err);
         }
-        rc = attempt(peer, url, coordinator, rel, off, len, if_match, buf, got, handle, info,
+        rc = attempt(peer, url, coordinator, rel, off, len, if_match, buf, got, handle, info, ab,
                      &retry, err);
         if (rc == FR_OK || !retry)
             break;

@@ -153,6 +153,7 @@ struct worker__remote_ctx {
     worker *w;
     const struct proto_peer *peer; /* the task's config and tracing IDs */
     const char *coordinator;       /* borrowed: w->coordinator, or NULL */
+    int64_t deadline_us;           /* the task's (fr_mono_us()); 0 = none */
 };
 int worker__remote_open(void *ctx, const char *rel, int64_t size, int64_t mtime_ns,
                         const struct df_byte_range *range, struct df_source **out,

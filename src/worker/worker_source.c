@@ -68,6 +68,27 @@ static size_t block_want(const struct worker__remote_source *s, int64_t off, int
     return want > 0 ? (size_t)want : 1;
 }
 
+/* True when a range read should give up (the fetch thread's curl progress
+ * callback, lock not held): the source closes, the task's deadline passed,
+ * or the worker stops (SIGTERM: its drain must not wait on a silent
+ * coordinator). */
+static bool fetch_abort(void *arg)
+{
+    struct worker__remote_source *s = arg;
+    worker *w = s->rc->w;
+    pthread_mutex_lock(&s->lock);
+    bool stop = s->stop;
+    pthread_mutex_unlock(&s->lock);
+    if (!stop && s->rc->deadline_us > 0 && fr_mono_us() >= s->rc->deadline_us)
+        stop = true;
+    if (!stop) {
+        pthread_mutex_lock(&w->hb_lock);
+        stop = w->hb_stop;
+        pthread_mutex_unlock(&w->hb_lock);
+    }
+    return stop;
+}
+
 /* One block at off into b (fetch thread, lock not held); checks the file
  * did not change against etag/size (copies, updated under the lock). */
 static int fetch(struct worker__remote_source *s, int64_t off, struct block *b, const char *etag,
@@ -75,8 +96,9 @@ static int fetch(struct worker__remote_source *s, int64_t off, struct block *b, 
 {
     struct worker__remote_ctx *rc = s->rc;
     size_t got = 0;
+    const struct proto_range_abort ab = {.abort = fetch_abort, .arg = s};
     int r = proto_read_range(rc->peer, rc->coordinator, s->rel, off, block_want(s, off, size),
-                             etag[0] ? etag : NULL, b->data, &got, handle, info, err);
+                             etag[0] ? etag : NULL, b->data, &got, handle, info, &ab, err);
     if (r != FR_OK)
         return r;
     atomic_fetch_add(&rc->w->range_reads, 1);
@@ -262,7 +284,7 @@ void worker__remote_close(void *ctx, struct df_source *src)
     struct worker__remote_source *s = (struct worker__remote_source *)src;
     if (!s)
         return;
-    if (s->thread_started) { /* a running fetch ends (its call has a timeout), then the thread */
+    if (s->thread_started) { /* a running fetch gives up (fetch_abort), then the thread */
         pthread_mutex_lock(&s->lock);
         s->stop = true;
         pthread_cond_broadcast(&s->cond);

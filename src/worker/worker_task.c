@@ -199,7 +199,8 @@ static int execute(worker *w, const struct cfg_frozen *frozen, const struct work
                                     .sender = w->id,
                                     .request_id = trace ? trace->request_id : NULL,
                                     .query_id = trace ? trace->query_id : NULL};
-    struct worker__remote_ctx rctx = {.w = w, .peer = &peer, .coordinator = w->coordinator};
+    struct worker__remote_ctx rctx = {
+        .w = w, .peer = &peer, .coordinator = w->coordinator, .deadline_us = ex->deadline_us};
     *io = (struct plan_io){.data_dir = w->data_dir,
                            .mode = (enum plan_data_mode)w->data_source,
                            .open_remote = worker__remote_open,

@@ -45,6 +45,19 @@ async function workerInfo(w) {
   return r.body;
 }
 
+// One worker's task and scan counters from /metrics.
+async function workerCounters(w) {
+  const r = await call(w.base, 'GET', '/metrics', { headers: signed('GET', '/metrics') });
+  assert.equal(r.status, 200, r.text);
+  const num = (re) => { const m = re.exec(r.text); assert.ok(m, `${w.name} /metrics has ${re}`); return Number(m[1]); };
+  return {
+    remoteScans: num(/^framed_worker_scan_tasks_total\{source="remote"\} (\d+)$/m),
+    localScans: num(/^framed_worker_scan_tasks_total\{source="local"\} (\d+)$/m),
+    rangeReads: num(/^framed_worker_range_reads_total (\d+)$/m),
+    executions: num(/^framed_worker_task_executions_total (\d+)$/m),
+  };
+}
+
 async function activeWorkers() {
   const r = await call(cl.base, 'GET', '/v1/workers');
   return r.status === 200 ? r.body.workers.filter((w) => w.state === 'active').length : 0;
@@ -164,12 +177,25 @@ test('golden plans on the cluster of containers give the local runner\'s answers
   }
   assert.ok(compared > 100, `only ${compared} golden plans compared`);
   assert.ok(scans > 50, `only ${scans} plans scanned files`);
-  let busy = 0;
+  // Without a data volume every scan task a worker ran read by range from the
+  // coordinator (counters since the worker's start: no reset clears them).
+  let remote = 0;
+  let local = 0;
+  let ranges = 0;
   for (const w of cl.workers) {
-    const m = await (await fetch(`${w.base}/metrics`)).text();
-    if (/^framed_tasks_total\{[^}]*\} [1-9]/m.test(m) || /^framed_worker_tasks_total(\{[^}]*\})? [1-9]/m.test(m)) busy++;
+    const m = await workerCounters(w);
+    if (!WORKER_DATA) assert.equal(m.localScans, 0, `${w.name} has no data volume: it read no file locally`);
+    remote += m.remoteScans;
+    local += m.localScans;
+    ranges += m.rangeReads;
   }
-  console.log(`# ${compared} golden plans compared (${scans} scanning files); workers with tasks in /metrics: ${busy}`);
+  if (WORKER_DATA) {
+    assert.ok(local > 0, 'the workers with the data volume served scan tasks from it');
+  } else {
+    assert.ok(remote > 0, 'the workers without the data served scan tasks (source="remote")');
+    assert.ok(ranges > 0, 'they read by range from the coordinator');
+  }
+  console.log(`# ${compared} golden plans compared (${scans} scanning files); ${remote} remote scan tasks, ${ranges} range reads`);
 });
 
 test('Redis container restart: no config lost (AOF), the coordinator puts back what it holds', { skip: !ready }, async () => {
@@ -224,15 +250,20 @@ test('a worker container killed mid-query: the query still gives the right answe
   let r = await call(cl.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, shuffle_partitions: 6, maintain_order: false } });
   assert.equal(r.status, 200, r.text);
   const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
+  const victim = cl.workers[1];
+  const before = await workerCounters(victim);
   r = await call(cl.base, 'POST', '/v1/queries', { json: { plan } });
   assert.equal(r.status, 202, r.text);
   const id = r.body.id;
-  for (let i = 0; i < 400; i++) { // until under way
+  let ran = 0;
+  for (let i = 0; i < 400; i++) { // until under way, with a task of it done on the victim
     r = await call(cl.base, 'GET', `/v1/queries/${id}`);
-    if (r.body.progress.tasks_done > 0 || r.body.state !== 'running') break;
+    const now = await workerCounters(victim);
+    ran = now.remoteScans + now.localScans - before.remoteScans - before.localScans;
+    if (ran > 0 || r.body.state !== 'running') break;
     await new Promise((res) => setTimeout(res, 5));
   }
-  const victim = cl.workers[1];
+  assert.ok(ran > 0, `${victim.name} ran scan tasks of the query before it was killed`);
   await podman('kill', '-s', 'KILL', victim.name);
   console.log(`# ${victim.name} killed with the query ${r.body.state}, ${r.body.progress.tasks_done} tasks done`);
   for (let i = 0; i < 1200; i++) {

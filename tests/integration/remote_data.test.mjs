@@ -7,7 +7,8 @@
 // ranges, paths out of the data dir, FIFOs, another config); the worker's
 // metrics and task answers say where the bytes came from.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -354,5 +355,156 @@ test('with a cluster secret: the golden plans again, signed range reads; unsigne
   } finally {
     await cluster.stop();
     await local.stop();
+  }
+});
+
+// A proxy in front of the coordinator that passes every call through, and
+// after hang() answers no range read: the worker's read waits there. hung
+// resolves at the first range read it holds.
+async function hangingProxy(coordPort) {
+  let seen;
+  let hanging = false;
+  const hung = new Promise((res) => { seen = res; });
+  const held = [];
+  const server = http.createServer((req, res) => {
+    if (hanging && req.url.startsWith('/v1/internal/datasets')) {
+      held.push(res);
+      seen();
+      return; // accepted, never answered
+    }
+    const headers = { ...req.headers };
+    delete headers.host;
+    const up = http.request({ host: '127.0.0.1', port: coordPort, method: req.method, path: req.url, headers }, (ur) => {
+      res.writeHead(ur.statusCode, ur.headers);
+      ur.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    base: `http://127.0.0.1:${server.address().port}`, hung,
+    hang() { hanging = true; },
+    close() { for (const r of held) r.destroy(); server.closeAllConnections(); server.close(); },
+  };
+}
+
+test('SIGTERM stops a worker whose range read the coordinator never answers', { timeout: 120000 }, async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const proxy = await hangingProxy(coord.port);
+  const root = tempRoot();
+  let w;
+  try {
+    copyInputs(coord.dataDir);
+    const dataDir = path.join(root, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    w = await startWorker(proxy.base, { args: ['--threads', '2', '--data-dir', dataDir, '--data-source', 'remote'] });
+    for (let i = 0; i < 100; i++) {
+      const r = await call(coord.base, 'GET', '/v1/workers');
+      if (r.body?.workers?.some((x) => x.state === 'active')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const id = await activeConfig(coord.base); // read through the proxy, still passing
+    proxy.hang();
+    const file = path.join(coord.dataDir, 'kv.csv');
+    writeFileSync(file, 'k,v\na,1\nb,2\n');
+    const st = statSync(file, { bigint: true });
+    const body = `{"query_id":"q-hang","stage":0,"task":0,"attempt":0,"inputs":[],"spec":{"stage":0,"task":0,"core":null,"pipeline":[],"sink":null,"nbuckets":1,"input":{"kind":"file","path":"kv.csv","format":"csv","display":"kv","options":{"delimiter":",","header":true,"on_error_null":false,"hints":[]},"schema":[["k","string"],["v","int64"]],"columns":null,"range":[4,${st.size},2],"max_rows":0,"size":${st.size},"mtime_ns":${st.mtimeNs}}}}`;
+    const task = call(w.base, 'POST', '/v1/tasks', { body, headers: { 'framed-config-id': id, 'content-type': 'application/json' } })
+      .catch((e) => ({ status: 0, text: String(e) }));
+    await proxy.hung; // the worker's read of kv.csv waits on the proxy now
+    // Old code: the drain waits on the read (3 tries of 60 s): SIGKILLed at
+    // the test's bound. Now the read gives up at once and the worker exits 0.
+    let timer;
+    const bound = new Promise((_, rej) => { timer = setTimeout(() => rej(new Error('the worker did not exit within 15 s of SIGTERM')), 15000); });
+    await Promise.race([w.stop(), bound]).finally(() => clearTimeout(timer));
+    const r = await task;
+    assert.notEqual(r.status, 200, r.text); // the task failed (503) or its connection closed
+  } finally {
+    if (w && w.pid) try { process.kill(w.pid, 'SIGKILL'); } catch { /* exited */ }
+    proxy.close();
+    await coord.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a file cut short while a range of it is served: the connection ends at once, not after a stall', { timeout: 120000 }, async () => {
+  const cluster = await startCluster({ nworkers: 1 });
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const id = await activeConfig(cluster.coord.base);
+    const file = path.join(cluster.coord.dataDir, 'cut.csv');
+    const size = 64 << 20; // far more than the socket buffers hold
+    writeFileSync(file, Buffer.alloc(size, 'a'));
+    const url = new URL(`${cluster.coord.base}/v1/internal/datasets?path=cut.csv`);
+    let got = 0;
+    let timer;
+    const outcome = await new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('the response neither ended nor failed within 15 s of the cut')), 60000);
+      const req = http.get(url, { headers: { 'framed-config-id': id, range: `bytes=0-${size - 1}` } }, (res) => {
+        assert.equal(res.statusCode, 206);
+        let cut = false;
+        res.on('data', (c) => {
+          got += c.length;
+          if (cut) return;
+          cut = true;
+          res.pause(); // the coordinator blocks on a full socket, mid-range
+          setTimeout(() => {
+            writeFileSync(file, 'k\n1\n'); // truncated (the same inode)
+            clearTimeout(timer);
+            timer = setTimeout(() => reject(new Error('the response neither ended nor failed within 15 s of the cut')), 15000);
+            res.resume();
+          }, 200);
+        });
+        res.on('end', () => resolve(res.complete ? 'complete' : 'cut'));
+        res.on('aborted', () => resolve('cut'));
+        res.on('error', () => resolve('cut'));
+      });
+      req.on('error', () => resolve('cut'));
+    }).finally(() => clearTimeout(timer));
+    assert.equal(outcome, 'cut');
+    assert.ok(got < size, `${got} of ${size} bytes arrived`);
+    // The coordinator still serves: the next read of the file answers.
+    const r = await call(cluster.coord.base, 'GET', '/v1/internal/datasets?path=cut.csv', { headers: { 'framed-config-id': id, range: 'bytes=0-1' } });
+    assert.equal(r.status, 206, r.text);
+    assert.equal(r.text, 'k\n');
+  } finally {
+    await cluster.stop();
+  }
+});
+
+test('a file swapped for a symlink out of the data dir between resolution and open is not served', { timeout: 120000 }, async () => {
+  const cluster = await startCluster({ nworkers: 1 });
+  const outside = tempRoot();
+  let swapper;
+  try {
+    copyInputs(cluster.coord.dataDir);
+    const id = await activeConfig(cluster.coord.base);
+    const dir = cluster.coord.dataDir;
+    writeFileSync(path.join(outside, 'secret.csv'), 'SECRET-OUTSIDE\n');
+    writeFileSync(path.join(dir, 'real.csv'), 'inside-the-dir\n');
+    writeFileSync(path.join(dir, 'swap.csv'), 'inside-the-dir\n');
+    // swap.csv is a regular file and a symlink to the secret by turns, as fast as it goes
+    const loop = `const fs = require('fs'); process.chdir(${JSON.stringify(dir)});
+      for (;;) { fs.linkSync('real.csv', 't1'); fs.renameSync('t1', 'swap.csv');
+                 fs.symlinkSync(${JSON.stringify(path.join(outside, 'secret.csv'))}, 't2'); fs.renameSync('t2', 'swap.csv'); }`;
+    swapper = spawn(process.execPath, ['-e', loop], { stdio: 'ignore' });
+    let served = 0;
+    let leaked = 0;
+    for (let i = 0; i < 3000; i++) {
+      const r = await call(cluster.coord.base, 'GET', '/v1/internal/datasets?path=swap.csv', { headers: { 'framed-config-id': id, range: 'bytes=0-13' } });
+      if (r.status === 206) {
+        served++;
+        if (r.text.startsWith('SECRET')) leaked++;
+      } else {
+        assert.ok([400, 404].includes(r.status), r.text); // outside the data dir, or not a regular file now
+      }
+    }
+    assert.equal(leaked, 0, `${leaked} of ${served} answers held the file outside the data dir`);
+    assert.ok(served > 0, 'some reads found the regular file');
+  } finally {
+    if (swapper) swapper.kill('SIGKILL');
+    await cluster.stop();
+    rmSync(outside, { recursive: true, force: true });
   }
 });

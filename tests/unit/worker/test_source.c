@@ -2,7 +2,8 @@
  * range client of common_client.c) against a fake coordinator: a file read
  * through the remote source in blocks (prefetched) is the file, byte for
  * byte; a short answer, a file that changed (entity tag, size), an answer
- * for another config fail the read clearly; a 503 is retried. */
+ * for another config, a 416 inside the file, bytes without an ETag, a whole
+ * file of unknown size fail the read clearly; a 503 is retried. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,17 @@
 static const char CFG[] = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 #define FILE_BYTES ((20 << 20) + 12345)
 
-enum mode { OK, SHORT, ETAG_CHANGES, SIZE_DIFFERS, FAIL_ONCE, OTHER_CONFIG };
+enum mode {
+    OK,
+    SHORT,
+    ETAG_CHANGES,
+    SIZE_DIFFERS,
+    FAIL_ONCE,
+    OTHER_CONFIG,
+    BAD_416,
+    NO_ETAG,
+    WHOLE
+};
 
 struct fake {
     struct mhd_fixture f;
@@ -41,6 +52,16 @@ static enum MHD_Result serve(void *cls, struct mhd_request *rq)
     assert_string_equal(cfg, CFG);
     if (k->mode == FAIL_ONCE && n == 1)
         return mhd_fixture_reply(rq->conn, 503, "application/problem+json", "{}", 2, NULL);
+    if (k->mode == BAD_416) { /* unsatisfiable, though the file is longer */
+        struct MHD_Response *r = MHD_create_response_from_buffer(2, "{}", MHD_RESPMEM_PERSISTENT);
+        char cr[48];
+        snprintf(cr, sizeof(cr), "bytes */%d", FILE_BYTES);
+        MHD_add_response_header(r, "Content-Range", cr);
+        MHD_add_response_header(r, "Framed-Config-Id", CFG);
+        enum MHD_Result rc = MHD_queue_response(rq->conn, 416, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
     long long a = 0, b = 0;
     const char *range = mhd_fixture_header(rq, "Range");
     assert_non_null(range);
@@ -55,14 +76,16 @@ static enum MHD_Result serve(void *cls, struct mhd_request *rq)
     fr_etag_of(FILE_BYTES, k->mode == ETAG_CHANGES && n > 1 ? 2 : 1, etag);
     struct MHD_Response *r =
         MHD_create_response_from_buffer((size_t)(b - a + 1), k->file + a, MHD_RESPMEM_PERSISTENT);
-    MHD_add_response_header(r, "Content-Range", cr);
-    MHD_add_response_header(r, "ETag", etag);
+    if (k->mode != WHOLE)
+        MHD_add_response_header(r, "Content-Range", cr);
+    if (k->mode != NO_ETAG)
+        MHD_add_response_header(r, "ETag", etag);
     MHD_add_response_header(r, "Framed-Config-Id",
                             k->mode == OTHER_CONFIG
                                 ? "sha256:"
                                   "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
                                 : CFG);
-    enum MHD_Result rc = MHD_queue_response(rq->conn, 206, r);
+    enum MHD_Result rc = MHD_queue_response(rq->conn, k->mode == WHOLE ? 200 : 206, r);
     MHD_destroy_response(r);
     return rc;
 }
@@ -111,7 +134,9 @@ static int read_through(struct env *e, enum mode mode, int64_t start, int64_t en
     struct df_byte_range range = {start, end, 1};
     struct df_source *src = NULL;
     fr_error_init(err);
-    int r = worker__remote_open(&rc, "sub/data.csv", FILE_BYTES, 1, &range, &src, err);
+    bool known = mode != WHOLE; /* WHOLE: a task that does not know the file's size */
+    int r = worker__remote_open(&rc, "sub/data.csv", known ? FILE_BYTES : -1, known ? 1 : -1,
+                                &range, &src, err);
     assert_int_equal(r, FR_OK);
     int64_t at = start;
     while (r == FR_OK && at < end) {
@@ -156,6 +181,16 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err.message, "bytes on the coordinator, not the"));
     assert_int_equal(read_through(e, OTHER_CONFIG, 0, 100, out, &err), FR_EUNAVAILABLE);
     assert_non_null(strstr(err.message, "for config 'sha256:bbbb"));
+    /* a 416 for bytes inside the file is the coordinator's fault, not a 500 */
+    assert_int_equal(read_through(e, BAD_416, 0, 100, out, &err), FR_EUNAVAILABLE);
+    assert_string_equal(err.kind, "dataset-unavailable");
+    assert_non_null(strstr(err.message, "refused bytes from 0 of sub/data.csv (416)"));
+    /* the coordinator always sends an ETag: bytes without one are not trusted */
+    assert_int_equal(read_through(e, NO_ETAG, 0, 100, out, &err), FR_EUNAVAILABLE);
+    assert_non_null(strstr(err.message, "without an ETag"));
+    /* a whole file (200) of a size nobody can check */
+    assert_int_equal(read_through(e, WHOLE, 0, 100, out, &err), FR_EUNAVAILABLE);
+    assert_non_null(strstr(err.message, "its size is not known"));
     free(out);
 }
 
