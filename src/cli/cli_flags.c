@@ -154,32 +154,6 @@ int cli__parse(int argc, char **argv, const struct cli_role *role, void *opts,
 
 /* ---- misspelt variables ---- */
 
-/* Levenshtein distance, capped: names are short (< 64). */
-static int distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Whether var is known; else the closest known name (within 3 edits) into near. */
 static bool env_known(const char *var, char *near, size_t nearsz)
 {
@@ -198,8 +172,8 @@ static bool env_known(const char *var, char *near, size_t nearsz)
         }
         if (strcmp(name, var) == 0)
             return true;
-        int d = distance(var, name);
-        if (d < best) {
+        int d = fr_edit_distance(var, name);
+        if (d >= 0 && d < best) {
             best = d;
             snprintf(near, nearsz, "%s", name);
         }

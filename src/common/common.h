@@ -78,6 +78,10 @@ int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const cha
     __attribute__((format(printf, 4, 0)));
 const char *fr_status_name(int status);
 
+/* Case-insensitive Levenshtein distance of a and b, the measure behind every
+ * "did you mean"; -1 when either is longer than 127 bytes. */
+int fr_edit_distance(const char *a, const char *b);
+
 /* ---- byte buffer --------------------------------------------------------- */
 struct fr_buf {
     char *data; /* always NUL-terminated when non-NULL */

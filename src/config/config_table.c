@@ -31,37 +31,11 @@ int cfg__field_index(const char *name)
     return -1;
 }
 
-/* Case-insensitive Levenshtein distance; -1 when a name is too long to bother. */
-static int edit_distance(const char *a, const char *b)
-{
-    enum { MAXLEN = 127 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAXLEN || lb > MAXLEN)
-        return -1;
-    int prev[MAXLEN + 2], cur[MAXLEN + 2];
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
-            int best = prev[j - 1] + (same ? 0 : 1);
-            if (prev[j] + 1 < best)
-                best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best)
-                best = cur[j - 1] + 1;
-            cur[j] = best;
-        }
-        memcpy(prev, cur, sizeof(int) * (lb + 1));
-    }
-    return prev[lb];
-}
-
 int cfg__suggest(const char *name)
 {
     int best = -1, best_d = 0;
     for (int i = 0; i < cfg_nfields; i++) {
-        int d = edit_distance(name, cfg_fields[i].name);
+        int d = fr_edit_distance(name, cfg_fields[i].name);
         if (d < 0)
             continue;
         size_t longer =

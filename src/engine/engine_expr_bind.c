@@ -392,40 +392,14 @@ int df__bind_root(struct df__node **np, const struct df_schema *s, struct fr_err
     return rc;
 }
 
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 99;
-    int row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-            int best = diag + cost;
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 const char *df__suggest(const char *name, const char *const *cands, int n)
 {
     const char *best = NULL;
     int best_d = 3;
     int len = (int)strlen(name);
     for (int i = 0; i < n; i++) {
-        int d = edit_distance(name, cands[i]);
-        if (d < best_d && (d == 0 || d < len)) {
+        int d = fr_edit_distance(name, cands[i]);
+        if (d >= 0 && d < best_d && (d == 0 || d < len)) {
             best = cands[i];
             best_d = d;
         }
