@@ -42,9 +42,11 @@ packages=(
 # checks the C formatting with clang-format; the container tests
 # (tests/container/) build and run the images with podman and runc on a
 # debootstrap base (uidmap, slirp4netns and fuse-overlayfs for rootless
-# podman) and check docker/compose.yaml with both compose tools.
+# podman) and check docker/compose.yaml with both compose tools; the metrics
+# test checks both roles' /metrics with Prometheus's own promtool.
 test_packages=(chromium fonts-liberation clang libclang-rt-14-dev clang-format
-    podman runc uidmap slirp4netns fuse-overlayfs debootstrap podman-compose docker-compose)
+    podman runc uidmap slirp4netns fuse-overlayfs debootstrap podman-compose docker-compose
+    prometheus)
 
 # Any Node.js >= 18 already on PATH will do (with its npm); else Debian's.
 node_usable() {

@@ -5,6 +5,7 @@
 // contract promises: the latency histogram by route and method,
 // framed_build_info and process_*.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { call, startServer, startWorker } from './lib.mjs';
 
@@ -188,6 +189,42 @@ test('/metrics of a worker parses strictly, with build_info, process_* and metho
       const r = await call(worker.base, 'GET', '/metrics');
       assert.equal(r.status, 200);
       assertCommonFamilies(parseExposition(r.text), 'worker', '/v1/info');
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await coordinator.stop();
+  }
+});
+
+// Prometheus's own linter (Debian's prometheus package, a test package of
+// scripts/deps.sh): exit 0 and nothing to say, for a coordinator with a
+// remote runner, a frozen config and a worker, and for that worker.
+function promtoolCheck(text, who) {
+  let out;
+  try {
+    out = execFileSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (e) {
+    assert.fail(`promtool check metrics (${who}) exited ${e.status}: ${e.stdout}${e.stderr}`);
+  }
+  assert.equal(out.trim(), '', `promtool check metrics (${who})`);
+}
+
+test('promtool check metrics is clean for the coordinator and a worker', async () => {
+  const coordinator = await startServer({ args: ['--runner', 'remote'] });
+  try {
+    const worker = await startWorker(coordinator.base);
+    try {
+      for (let i = 0; i < 100; i++) {
+        const w = await call(coordinator.base, 'GET', '/v1/workers');
+        if (w.body.workers?.some((x) => x.state === 'active')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const q = await call(coordinator.base, 'POST', '/v1/queries?wait=30',
+        { json: { plan: { source: { rows: [{ a: 1 }, { a: 2 }] }, ops: [{ agg: ['sum(a) as s'] }] } } });
+      assert.equal(q.body.state, 'succeeded', JSON.stringify(q.body));
+      promtoolCheck((await call(coordinator.base, 'GET', '/metrics')).text, 'coordinator');
+      promtoolCheck((await call(worker.base, 'GET', '/metrics')).text, 'worker');
     } finally {
       await worker.stop();
     }
