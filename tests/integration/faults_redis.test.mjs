@@ -292,6 +292,10 @@ test('redis: a cluster survives a Redis restart that lost the key: the coordinat
   servers.push(coord);
   const worker = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir, '--store', redis.url] });
   servers.push(worker);
+  // A worker is ready before its first announce lands: a query before it would
+  // rightly get 503 no-workers.
+  await until(async () => (await call(coord.base, 'GET', '/v1/workers')).body.workers
+    .some((w) => w.state === 'active'), 'the worker announced');
   let r = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan: SAMPLE_PLAN } });
   assert.equal(r.body.state, 'succeeded', r.text);
   const id = r.body.config_id;
