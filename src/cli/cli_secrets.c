@@ -1,95 +1,22 @@
 /* cli_secrets: every secret of every role is taken one way: from its file
  * flag, else its FRAMED_*_FILE variable (a file), else its plain FRAMED_*
  * variable; both variables set is an error, a bad file (not a regular file,
- * over CLI_SECRET_MAX bytes, empty) stops the start naming the file and the
+ * over FR_SECRET_MAX bytes, empty: fr_secret_load) stops the start naming the file and the
  * secret. Secrets are never logged. */
 #include "cli.h"
 
 #include "common/common.h"
 
-#include <errno.h>
 #include <openssl/crypto.h>
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* A secret file is small: a longer one is a mistake (a device, a log). */
-#define CLI_SECRET_MAX 4096
 
 const struct cli_secret cli__secrets[CLI_NSECRETS] = {
     [CLI_ADMIN_TOKEN] = {"admin token", "admin-token-file", "FRAMED_ADMIN_TOKEN"},
     [CLI_DATA_TOKEN] = {"data token", "data-token-file", "FRAMED_DATA_TOKEN"},
     [CLI_CLUSTER_SECRET] = {"cluster secret", "cluster-secret-file", "FRAMED_CLUSTER_SECRET"},
 };
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* At most CLI_SECRET_MAX bytes of the regular file path into buf (len set):
- * opened without blocking (a FIFO never blocks the start), a device, FIFO or
- * directory refused, a longer file refused. 0, or -1 with the reason in err. */
-static int read_bounded(const char *path, char *buf, size_t *len, struct fr_error *err)
-{
-    int fd = fr_file_open_regular(path);
-    if (fd < 0) {
-        if (errno == EINVAL)
-            fr_error_set(err, FR_EINVAL, "it is not a regular file");
-        else
-            fr_error_set(err, FR_EIO, "%s", strerror(errno));
-        return -1;
-    }
-    int rc = 0;
-    size_t n = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + n, CLI_SECRET_MAX + 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            rc = -1;
-            fr_error_set(err, FR_EIO, "cannot read it: %s", strerror(errno));
-            break;
-        }
-        n += (size_t)r;
-        if (r == 0 || n > CLI_SECRET_MAX)
-            break;
-    }
-    close(fd);
-    if (rc == 0 && n > CLI_SECRET_MAX) {
-        rc = -1;
-        fr_error_set(err, FR_EINVAL, "it is longer than the limit of %d bytes", CLI_SECRET_MAX);
-    }
-    *len = n;
-    return rc;
-}
-
-/* The secret in path (new, surrounding whitespace trimmed) or NULL with the
- * reason in err. */
-static char *read_secret(const char *path, struct fr_error *err)
-{
-    char text[CLI_SECRET_MAX + 1];
-    char *secret = NULL;
-    size_t len = 0;
-    if (read_bounded(path, text, &len, err) != 0) {
-        OPENSSL_cleanse(text, sizeof(text));
-        return NULL;
-    }
-    size_t start = 0, end = len;
-    while (start < end && is_space(text[start]))
-        start++;
-    while (end > start && is_space(text[end - 1]))
-        end--;
-    if (memchr(text, '\0', len))
-        fr_error_set(err, FR_EINVAL, "it contains a NUL byte");
-    else if (start == end)
-        fr_error_set(err, FR_EINVAL, "it is empty");
-    else
-        secret = fr_xstrndup(text + start, end - start);
-    OPENSSL_cleanse(text, sizeof(text));
-    return secret;
-}
 
 static int flag_index(const struct cli_role *role, const char *name)
 {
@@ -117,8 +44,7 @@ static int load_one(const struct cli_role *role, const void *opts, const struct 
     if (file && *file) {
         struct fr_error err;
         fr_error_init(&err);
-        *value = read_secret(file, &err);
-        if (!*value) {
+        if (fr_secret_load(file, value, &err) != FR_OK) {
             fprintf(stderr, "framed: cannot use the %s file %s (%s%s): %s\n", s->what, file,
                     p->from_cli[k] ? "--" : "", p->from_cli[k] ? f->name : file_var, err.message);
             return 1;

@@ -180,8 +180,12 @@ int fr_verify_request_nonce(const char *secret, const char *method, const char *
  * FR_EINVAL with the same messages. */
 int fr_verify_request_headers(const char *sender, const char *timestamp, const char *nonce,
                               const char *signature, int64_t now, struct fr_error *err);
-/* Reads a secret file (surrounding whitespace trimmed; empty is an error).
- * *out is new. Errors name the file. */
+/* A secret file is small: a longer one is a mistake (a device, a log). */
+#define FR_SECRET_MAX 4096
+/* Reads a secret file: a regular file (opened without blocking, so a FIFO
+ * never hangs a start) of at most FR_SECRET_MAX bytes, surrounding
+ * whitespace trimmed; empty or a NUL byte is an error. *out is new. Errors
+ * name the file and the reason. */
 int fr_secret_load(const char *path, char **out, struct fr_error *err);
 
 /* ---- a small synchronous HTTP client (libcurl easy) for internal calls ---- */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SIGN_PREFIX "v1="
 #define SIGN_LEN (3 + 64) /* "v1=" + 64 hex */
@@ -177,40 +178,57 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* At most FR_SECRET_MAX bytes of the regular file path into buf (*len set):
+ * opened without blocking (a FIFO never blocks a start), a device, FIFO or
+ * directory refused, a longer file refused. FR_OK or the reason in err. */
+static int read_bounded(const char *path, char *buf, size_t *len, struct fr_error *err)
+{
+    int fd = fr_file_open_regular(path);
+    if (fd < 0)
+        return errno == EINVAL ? fr_error_set(err, FR_EINVAL, "%s: it is not a regular file", path)
+                               : fr_error_set(err, FR_EIO, "%s: %s", path, strerror(errno));
+    int rc = FR_OK;
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, FR_SECRET_MAX + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = fr_error_set(err, FR_EIO, "%s: cannot read it: %s", path, strerror(errno));
+            break;
+        }
+        n += (size_t)r;
+        if (r == 0 || n > FR_SECRET_MAX)
+            break;
+    }
+    close(fd);
+    if (rc == FR_OK && n > FR_SECRET_MAX)
+        rc = fr_error_set(err, FR_EINVAL, "%s: it is longer than the limit of %d bytes", path,
+                          FR_SECRET_MAX);
+    *len = n;
+    return rc;
+}
+
 int fr_secret_load(const char *path, char **out, struct fr_error *err)
 {
-    int result = FR_EINVAL;
-    char *text = NULL;
+    char text[FR_SECRET_MAX + 1];
     size_t len = 0;
     *out = NULL;
-    struct fr_error read_err;
-    fr_error_init(&read_err);
-    result = fr_file_read_all(path, &text, &len, &read_err);
-    if (result != FR_OK) {
-        fr_error_set(err, result, "cannot read the cluster secret file: %s", read_err.message);
-        goto out;
+    int result = read_bounded(path, text, &len, err);
+    if (result == FR_OK) {
+        size_t start = 0, end = len;
+        while (start < end && is_space(text[start]))
+            start++;
+        while (end > start && is_space(text[end - 1]))
+            end--;
+        if (memchr(text, '\0', len))
+            result = fr_error_set(err, FR_EINVAL, "%s: it contains a NUL byte", path);
+        else if (start == end)
+            result = fr_error_set(err, FR_EINVAL, "%s: it is empty", path);
+        else
+            *out = fr_xstrndup(text + start, end - start);
     }
-    result = FR_EINVAL;
-    if (memchr(text, '\0', len)) {
-        fr_error_set(err, result, "the cluster secret file %s contains a NUL byte", path);
-        goto out;
-    }
-    size_t start = 0, end = len;
-    while (start < end && is_space(text[start]))
-        start++;
-    while (end > start && is_space(text[end - 1]))
-        end--;
-    if (start == end) {
-        fr_error_set(err, result, "the cluster secret file %s is empty", path);
-        goto out;
-    }
-    *out = fr_xstrndup(text + start, end - start);
-    result = FR_OK;
-out:
-    if (text) {
-        OPENSSL_cleanse(text, len);
-        free(text);
-    }
+    OPENSSL_cleanse(text, sizeof(text));
     return result;
 }
 
