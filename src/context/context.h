@@ -102,23 +102,19 @@ int ctx_dataframe_delete(ctx *c, const char *id, struct ctx_error *err);
 int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 
 /* ---- queries ---- */
-/* body: {"dataframe": id} or {"plan": ...}. Waits up to wait_ms (0 = no
- * wait) for it to finish; *out is the query status; *finished tells if it
- * reached a final state. */
-int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
-                     bool *finished, struct ctx_error *err);
 int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
-/* A watch on query id for a waiting request (new; NULL when there is no such
- * query): ctx_query_watch_settled tells cheaply (no context lock, no JSON)
+/* A watch on an accepted query, for a waiting request (ctx_query_submit_watched
+ * makes it): ctx_query_watch_settled tells cheaply (no context lock, no JSON)
  * whether it reached a final state. */
 typedef struct ctx_query_watch ctx_query_watch;
-ctx_query_watch *ctx_query_watch_new(ctx *c, const char *id);
 bool ctx_query_watch_settled(ctx_query_watch *w);
 json_t *ctx_query_watch_json(ctx_query_watch *w); /* new: its status, as GET answers it */
 void ctx_query_watch_free(ctx_query_watch *w);    /* accepts NULL */
-/* As ctx_query_submit without waiting, *watch (new) the accepted query held
- * by reference: its answer never needs a second lookup a reset may lose. */
+/* Submits a query (a plan, or {"dataframe": id}) on the runner, freezing the
+ * config if needed; *out is its status (new) and *watch (new) the accepted
+ * query held by reference: its answer never needs a second lookup a reset
+ * may lose. The HTTP edge waits on the watch for ?wait=. */
 int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_t **out,
                              ctx_query_watch **watch, struct ctx_error *err);
 /* A finished query's result, held by reference while it is being sent.

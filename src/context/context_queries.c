@@ -152,26 +152,6 @@ static int check_budget(ctx *c, struct ctx_error *err)
     return FR_OK;
 }
 
-/* Waits for q in slices, so that a shutdown past its deadline
- * (ctx_cancel_all) frees the waiting request even while the runner is still
- * unwinding the query's tasks. True when q finished. */
-static bool wait_query(ctx *c, runner_query *q, int64_t wait_ms)
-{
-    int64_t end = fr_mono_us() + wait_ms * 1000;
-    for (;;) {
-        int64_t left = (end - fr_mono_us()) / 1000;
-        if (left <= 0)
-            return false;
-        if (runner_query_wait(q, left < 100 ? left : 100))
-            return true;
-        pthread_mutex_lock(&c->lock);
-        bool cancelling = c->cancelling;
-        pthread_mutex_unlock(&c->lock);
-        if (cancelling)
-            return false;
-    }
-}
-
 /* Plans and submits the query; *q (a new reference) is the accepted query. */
 static int submit_query(ctx *c, json_t *body, const char *request_id, runner_query **qout,
                         char *frame_id, size_t fsz, struct ctx_error *err)
@@ -221,23 +201,6 @@ static json_t *status_json(runner_query *q, const char *frame_id)
     if (frame_id[0])
         json_object_set_new(j, "dataframe", json_string(frame_id));
     return j;
-}
-
-int ctx_query_submit(ctx *c, json_t *body, const char *request_id, int64_t wait_ms, json_t **out,
-                     bool *finished, struct ctx_error *err)
-{
-    *out = NULL;
-    *finished = false;
-    runner_query *q = NULL;
-    char frame_id[40] = "";
-    int rc = submit_query(c, body, request_id, &q, frame_id, sizeof(frame_id), err);
-    if (rc != FR_OK)
-        return rc;
-    /* without ?wait the answer is always 202: the query was accepted */
-    *finished = wait_ms > 0 && wait_query(c, q, wait_ms);
-    *out = status_json(q, frame_id);
-    runner_query_unref(q);
-    return FR_OK;
 }
 
 void ctx__tasks_metrics(ctx *c, struct fr_buf *out)
@@ -372,16 +335,6 @@ static ctx_query_watch *watch_of(runner_query *q, const char *frame_id)
     ctx_query_watch *w = fr_xmalloc(sizeof(*w));
     w->q = q;
     snprintf(w->frame_id, sizeof(w->frame_id), "%s", frame_id);
-    return w;
-}
-
-ctx_query_watch *ctx_query_watch_new(ctx *c, const char *id)
-{
-    pthread_mutex_lock(&c->lock);
-    struct ctx_qrec *rec = find_query(c, id, NULL);
-    runner_query *q = rec ? runner_query_ref(rec->q) : NULL;
-    ctx_query_watch *w = q ? watch_of(q, rec->frame_id) : NULL;
-    pthread_mutex_unlock(&c->lock);
     return w;
 }
 
