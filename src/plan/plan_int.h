@@ -23,7 +23,8 @@ struct lsource {
     struct plan_source_info stored; /* LSRC_STORED */
     char *dataframe_id;
     struct df_schema schema; /* full schema of the source */
-    int64_t bytes;           /* size estimate */
+    int64_t bytes;           /* size estimate; LSRC_FILE: the file's size when planned */
+    int64_t mtime_ns;        /* LSRC_FILE: the file's mtime when planned */
     int *columns;            /* projection push-down: source columns read */
     int ncolumns;            /* -1 = all */
 };

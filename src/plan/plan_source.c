@@ -250,7 +250,8 @@ static int file_source(struct lsource *s, const struct df_options *opts, struct 
     struct stat st;
     if (stat(s->path, &st) != 0)
         return fr_error_set(err, FR_EIO, "cannot stat '%s'", s->display);
-    s->bytes = st.st_size;
+    s->bytes = st.st_size; /* the ranges are cut from this size, and tasks name it */
+    s->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     struct df_csv_options o;
     plan__csv_options(s, &o);
     int rc = strcmp(s->format, "csv") == 0 ? df_csv_infer_schema(s->path, &o, opts, &s->schema, err)

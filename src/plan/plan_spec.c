@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static json_t *schema_pairs(const struct df_schema *s, const int *cols, int ncols)
 {
@@ -72,15 +71,14 @@ static json_t *file_input(const struct plan_physical *p, const struct pstage *s,
         src->on_error_null, "hints", schema_pairs(&src->hints, NULL, -1), "schema",
         schema_pairs(&src->schema, NULL, -1), "columns", cols, "range", (json_int_t)r->start,
         (json_int_t)r->end, (json_int_t)r->line, "max_rows", (json_int_t)s->max_rows);
-    /* The file as the coordinator sees it now: a worker reads its own copy
-     * only when it has this size and mtime, else the bytes by range from the
-     * coordinator (api/internal-protocol.md). */
-    struct stat st;
-    if (in && stat(src->path, &st) == 0 && S_ISREG(st.st_mode)) {
-        json_object_set_new(in, "size", json_integer((json_int_t)st.st_size));
-        json_object_set_new(
-            in, "mtime_ns",
-            json_integer((json_int_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec));
+    /* The file as it was planned (its ranges were cut from this size): a
+     * worker reads its own copy only when it has this size and mtime, else
+     * the bytes by range from the coordinator, whose ETag must match too, so
+     * a file rewritten since the plan fails the task instead of reading other
+     * rows (api/internal-protocol.md). */
+    if (in) {
+        json_object_set_new(in, "size", json_integer((json_int_t)src->bytes));
+        json_object_set_new(in, "mtime_ns", json_integer((json_int_t)src->mtime_ns));
     }
     return in;
 }

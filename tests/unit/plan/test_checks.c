@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "plan/plan.h"
@@ -235,13 +236,58 @@ static void test_task_file_path(void **state)
     }
 }
 
+/* A scan task names the file as it was planned (the size its ranges were cut
+ * from), not as it is when the task is dispatched: a file rewritten between
+ * the two then fails the worker's size/ETag check instead of being read with
+ * ranges cut from another file. */
+static void test_task_names_the_planned_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/framed-test-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/t.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("a\n1\n2\n", f);
+    fclose(f);
+    json_t *plan = json_pack("{s{ss}}", "source", "dataset", "t");
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    struct plan_env env = {.data_dir = dir};
+    plan_physical *p = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(plan_build(plan, &cfg, &env, -1, &p, &err), FR_OK);
+    f = fopen(path, "a"); /* rewritten after the plan, before the dispatch */
+    assert_non_null(f);
+    fputs("3\n4\n", f);
+    fclose(f);
+    json_t *spec = plan_task_spec(p, 0, 0, NULL);
+    json_t *in = json_object_get(spec, "input");
+    assert_string_equal(json_string_value(json_object_get(in, "kind")), "file");
+    assert_int_equal(json_integer_value(json_object_get(in, "size")), 6);
+    assert_true(json_integer_value(json_object_get(in, "mtime_ns")) > 0);
+    json_decref(spec);
+    plan_physical_free(p);
+    cfg_cleanup(&cfg);
+    json_decref(plan);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_source_conflicts),  cmocka_unit_test(test_groupby_needs_agg),
-        cmocka_unit_test(test_op_members),        cmocka_unit_test(test_join_empty_suffix),
-        cmocka_unit_test(test_join_suffix_chain), cmocka_unit_test(test_plan_column_limit),
-        cmocka_unit_test(test_task_file_path),    cmocka_unit_test(test_sort_non_string_key),
+        cmocka_unit_test(test_source_conflicts),
+        cmocka_unit_test(test_groupby_needs_agg),
+        cmocka_unit_test(test_op_members),
+        cmocka_unit_test(test_join_empty_suffix),
+        cmocka_unit_test(test_join_suffix_chain),
+        cmocka_unit_test(test_plan_column_limit),
+        cmocka_unit_test(test_task_file_path),
+        cmocka_unit_test(test_sort_non_string_key),
+        cmocka_unit_test(test_task_names_the_planned_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
