@@ -44,9 +44,9 @@ static int64_t now_ns(void)
 }
 
 /* GET {url}/v1/partitions/{id} under the same config, signed like every
- * internal call, carrying the task's tracing IDs. *out new. */
-/* The fetch lasts at most until deadline_us (fr_mono_us), the task's own
- * deadline: an owner that does not answer costs the task no more. */
+ * internal call, carrying the task's tracing IDs. *out new. The fetch lasts
+ * at most until deadline_us (fr_mono_us), the task's own deadline: an owner
+ * that does not answer costs the task no more. */
 static int fetch_remote(const struct proto_peer *peer, const char *url, const char *id,
                         int64_t max_bytes, int64_t deadline_us, struct df_table **out,
                         struct fr_error *err)
@@ -64,8 +64,6 @@ static int fetch_remote(const struct proto_peer *peer, const char *url, const ch
     return rc;
 }
 
-/* One input partition: from memory when this worker owns it, else over
- * HTTP. Any failure is input-lost with ext {"lost": {url, id}}. */
 /* http(s)://, printable ASCII without spaces, at most 512 bytes. */
 static bool peer_url_ok(const char *url)
 {
@@ -78,6 +76,10 @@ static bool peer_url_ok(const char *url)
     return true;
 }
 
+/* One input partition: from memory when this worker owns it, else over
+ * HTTP. A failure is input-lost with ext {"lost": {url, id}}, but for the
+ * task's own deadline passing before the fetch (task-timeout: not the
+ * owner's fault). */
 static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, int64_t max_bytes,
                        int64_t deadline_us, const char *own_url, struct df_table **out,
                        json_t **ext, struct fr_error *err)
@@ -108,6 +110,8 @@ static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, in
         }
         return FR_OK;
     }
+    if (rc == FR_ETIMEOUT && strcmp(err->kind, "task-timeout") == 0)
+        return rc;
     char why[sizeof(err->message)];
     snprintf(why, sizeof(why), "%s", err->message);
     fr_error_setk(err, FR_EIO, "input-lost",
@@ -182,17 +186,18 @@ static void count_scan(worker *w, const struct plan_io *io)
     }
 }
 
-/* Runs the spec with the frozen config as its options; a file input is read
- * here or by range from the coordinator, as io says (io->used tells which).
- * *outs new. */
+/* Runs the spec with the frozen config as its options, until deadline_us
+ * (the task's one deadline, which its input fetches used already); a file
+ * input is read here or by range from the coordinator, as io says (io->used
+ * tells which). *outs new. */
 static int execute(worker *w, const struct cfg_frozen *frozen, const struct worker_trace *trace,
-                   json_t *spec, struct task_inputs *in, struct df_exec *ex, struct plan_io *io,
-                   struct df_table ***outs, int *nouts, struct fr_error *err)
+                   int64_t deadline_us, json_t *spec, struct task_inputs *in, struct df_exec *ex,
+                   struct plan_io *io, struct df_table ***outs, int *nouts, struct fr_error *err)
 {
     struct df_options opts;
     plan_options_from_cfg(&frozen->values, &opts);
     df_exec_init(ex, &opts, NULL);
-    ex->deadline_us = fr_mono_us() + frozen->values.task_timeout_ms * 1000;
+    ex->deadline_us = deadline_us;
     struct df_table **const *tables = (struct df_table * *const *)in->tables;
     const struct proto_peer peer = {.config_id = frozen->id,
                                     .secret = w->secret,
@@ -323,7 +328,7 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
     result =
         fetch_inputs(w, json_object_get(body, "inputs"), frozen, trace, deadline_us, &in, ext, err);
     if (result == FR_OK)
-        result = execute(w, frozen, trace, spec, &in, &ex, &io, &outs, &nouts, err);
+        result = execute(w, frozen, trace, deadline_us, spec, &in, &ex, &io, &outs, &nouts, err);
     slot_release(w);
     if (result != FR_OK)
         goto out;
