@@ -9,7 +9,6 @@
 
 #include <microhttpd.h>
 
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -162,12 +161,7 @@ static bool client_gone(struct http_request *req)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci || ci->connect_fd == MHD_INVALID_SOCKET)
-        return true;
-    struct pollfd pfd = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
-    if (poll(&pfd, 1, 0) <= 0)
-        return false;
-    return (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+    return !ci || ci->connect_fd == MHD_INVALID_SOCKET || http__conns_peer_gone(ci->connect_fd);
 }
 
 /* Takes the waits that are done (ready, past their deadline, their client
