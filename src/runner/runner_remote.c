@@ -232,25 +232,34 @@ static void dispatch(struct remote_runner *rr)
     }
 }
 
+/* Sends job again (task_max_retries), else fails it. kind NULL: the worker
+ * failed it (worker-lost), and the retry avoids that worker; a kind (the
+ * worker's dataset-unavailable: it is serving, but the coordinator's bytes
+ * changed or were cut under a range read) blames nobody and is what the
+ * query says in the end, with why. */
 static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char *worker,
-                          const char *why)
+                          const char *why, const char *kind)
 {
     if (job->attempt < rr->base.frozen->values.task_max_retries && !atomic_load(&job->q->cancel)) {
         FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s failed on %s (%s): retry %d",
                job->task, job->stage, job->q->id, worker, why, job->attempt + 1);
         job->attempt++;
-        free(job->avoid_url);
-        job->avoid_url = fr_xstrdup(worker);
+        if (!kind) {
+            free(job->avoid_url);
+            job->avoid_url = fr_xstrdup(worker);
+        }
         pthread_mutex_lock(&rr->lock);
         rr->tasks_retried++;
         pthread_mutex_unlock(&rr->lock);
         remote_enqueue(&rr->base, job);
         return;
     }
-    runner__fail_job(job, FR_EUNAVAILABLE, "worker-lost",
-                     "worker %s failed: %s; retries exhausted "
-                     "(task_max_retries)",
-                     worker, why);
+    if (kind)
+        runner__fail_job(job, FR_EUNAVAILABLE, kind, "%s; retries exhausted (task_max_retries)",
+                         why);
+    else
+        runner__fail_job(job, FR_EUNAVAILABLE, "worker-lost",
+                         "worker %s failed: %s; retries exhausted (task_max_retries)", worker, why);
 }
 
 /* A worker that cannot find the config in the store (the store lost the key:
@@ -300,42 +309,7 @@ static void unauthorized(struct remote_runner *rr, struct transfer *t)
     fr_error_init(&err);
     proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
     FR_LOG(FR_LOG_WARN, "worker %s refused the coordinator's signature: %s", t->url, err.message);
-    retry_or_fail(rr, t->job, t->url, err.message);
-}
-
-/* The worker is serving but could not read the task's data from the
- * coordinator (dataset-unavailable: a file that changed or was cut under a
- * range read). Not a fault of the worker: it is not made suspect, the task is
- * sent again (task_max_retries), and the worker's detail is what the query
- * says in the end. */
-static bool problem_kind_is(const struct fr_buf *body, const char *kind)
-{
-    json_t *j = body->len ? json_loadb(body->data, body->len, 0, NULL) : NULL;
-    const char *type = json_string_value(json_object_get(j, "type"));
-    const char *slash = type ? strrchr(type, '/') : NULL;
-    bool match = slash && strcmp(slash + 1, kind) == 0;
-    json_decref(j);
-    return match;
-}
-
-static void dataset_unavailable(struct remote_runner *rr, struct transfer *t)
-{
-    struct rjob *job = t->job;
-    struct fr_error err;
-    fr_error_init(&err);
-    proto_problem_to_error(&t->resp.body, t->resp.status, t->url, &err);
-    if (job->attempt < rr->base.frozen->values.task_max_retries && !atomic_load(&job->q->cancel)) {
-        FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s on %s: %s: retry %d", job->task,
-               job->stage, job->q->id, t->url, err.message, job->attempt + 1);
-        job->attempt++;
-        pthread_mutex_lock(&rr->lock);
-        rr->tasks_retried++;
-        pthread_mutex_unlock(&rr->lock);
-        remote_enqueue(&rr->base, job);
-        return;
-    }
-    runner__fail_job(job, FR_EUNAVAILABLE, "dataset-unavailable",
-                     "%s; retries exhausted (task_max_retries)", err.message);
+    retry_or_fail(rr, t->job, t->url, err.message, NULL);
 }
 
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
@@ -358,7 +332,7 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
     const char *bad = runner__outputs_problem(outs);
     if (bad) {
         json_decref(body);
-        retry_or_fail(rr, t->job, t->url, bad);
+        retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
     size_t n = json_array_size(outs);
@@ -388,8 +362,11 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     if (fr_client_xfer_finish(t->x, (int)code, &err) != FR_OK && code == CURLE_OK)
         code = CURLE_RECV_ERROR;
     long status = t->resp.status;
+    struct fr_error perr; /* a 503 that is the worker's answer about the data, not its absence */
+    fr_error_init(&perr);
     bool data_unavailable = t->job && code == CURLE_OK && status == 503 &&
-                            problem_kind_is(&t->resp.body, "dataset-unavailable");
+                            proto_problem_to_error(&t->resp.body, status, t->url, &perr) != FR_OK &&
+                            strcmp(perr.kind, "dataset-unavailable") == 0;
     bool transport =
         !data_unavailable && (code != CURLE_OK || status == 0 || status == 503 || status == 502);
     /* A task that timed out waiting on an input whose owner stopped beating:
@@ -414,10 +391,10 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     } else if (status == 401)
         unauthorized(rr, t);
     else if (data_unavailable)
-        dataset_unavailable(rr, t);
+        retry_or_fail(rr, t->job, t->url, perr.message, "dataset-unavailable");
     else if (transport)
         retry_or_fail(rr, t->job, t->url,
-                      code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving");
+                      code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving", NULL);
     else if (status == 200)
         task_succeeded(rr, t);
     else
