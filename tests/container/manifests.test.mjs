@@ -16,10 +16,11 @@ import YAML from 'yaml';
 import * as apps from 'kubernetes-models/apps/v1';
 import * as autoscaling from 'kubernetes-models/autoscaling/v2';
 import * as core from 'kubernetes-models/v1';
+import * as networking from 'kubernetes-models/networking.k8s.io/v1';
 
 const SOURCE_DIR = process.env.FRAMED_SOURCE_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 const K8S = path.join(SOURCE_DIR, 'docker', 'k8s');
-const MODELS = { 'apps/v1': apps, 'autoscaling/v2': autoscaling, v1: core };
+const MODELS = { 'apps/v1': apps, 'autoscaling/v2': autoscaling, v1: core, 'networking.k8s.io/v1': networking };
 const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
 
 function loadManifests() {
@@ -128,6 +129,13 @@ test('workers have no data volume; the coordinator and Redis keep theirs on Pers
   assert.ok(redis.spec.template.spec.containers[0].volumeMounts.some((m) => m.mountPath === '/data'));
   assert.match(redis.spec.template.spec.containers[0].image, /^framed-redis:/);
   for (const name of ['framed-coordinator', 'framed-redis']) assert.equal(named('Deployment', name).spec.strategy.type, 'Recreate', name);
+  // Redis has no password: a NetworkPolicy lets only framed's coordinator and workers in.
+  const policy = byKind('NetworkPolicy').find((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/component'] === 'redis');
+  assert.ok(policy, 'a NetworkPolicy guards Redis');
+  assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+  const allowed = policy.spec.ingress.flatMap((r) => r.from.map((f) => f.podSelector.matchLabels['app.kubernetes.io/component'])).sort();
+  assert.deepEqual(allowed, ['coordinator', 'worker']);
+  assert.deepEqual(policy.spec.ingress.flatMap((r) => r.ports.map((p) => p.port)), [6379]);
   const conf = readFileSync(path.join(SOURCE_DIR, 'docker', 'redis', 'redis.conf'), 'utf8');
   assert.match(conf, /^appendonly yes$/m, 'Redis persists with AOF');
 });
