@@ -106,7 +106,8 @@ void runner_query_fail(runner_query *q, const struct fr_error *err);
  * call never fires the on_finish hook: q ends failed, settled, hook unrun. */
 int runner_submit(runner *r, runner_query *q, struct fr_error *err);
 /* FR_OK when a query can start now; else why not (the remote runner with no
- * worker known: FR_EUNAVAILABLE no-workers). runner_submit checks it too. */
+ * worker known: FR_EUNAVAILABLE no-workers). The freeze protocol (ctx__plan_frozen) asks it
+ * before a submit; a worker gone in between fails the query at dispatch (no-workers). */
 int runner_admit(runner *r, struct fr_error *err);
 /* Asks it to stop; it ends as cancelled. */
 void runner_query_cancel(runner_query *q);

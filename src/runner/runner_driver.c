@@ -445,15 +445,6 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
         pthread_mutex_unlock(&q->lock);
         return fr_error_set(err, FR_ECONFLICT, "the query was already started or cancelled");
     }
-    if ((rc = runner_admit(r, err)) != FR_OK) { /* nothing started: the hook never runs */
-        q->error = *err;
-        q->state = RQ_FAILED;
-        q->finished_us = fr_mono_us();
-        q->settled = true;
-        pthread_cond_broadcast(&q->cond);
-        pthread_mutex_unlock(&q->lock);
-        return rc;
-    }
     q->r = r;
     snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
     compute_consumers(q, nstages);
