@@ -192,6 +192,10 @@ int fr_secret_load(const char *path, char **out, struct fr_error *err);
 /* The internal protocol's headers: the config a call runs under (echoed by
  * the answer), and the coordinator's request and query IDs, for tracing. */
 #define FR_CONFIG_ID_HEADER "Framed-Config-Id"
+/* The longest request ID (X-Request-Id, Framed-Request-Id) and query ID
+ * carried between processes: the edge accepts it, the runner keeps it whole,
+ * a worker logs it whole. */
+#define FR_TRACE_ID_MAX 128
 #define FR_REQUEST_ID_HEADER "Framed-Request-Id"
 #define FR_QUERY_ID_HEADER "Framed-Query-Id"
 /* The one check of a config ID: "sha256:" and 64 lowercase hex digits. */

@@ -69,8 +69,8 @@ struct http_request {
     bool counted;    /* begun before the drain: counted in the server's in_flight */
     bool answer_now; /* the reply goes out at once and the connection closes */
     char method[16];
-    char *path;           /* owned copy of the URL path (no query string) */
-    char request_id[132]; /* [A-Za-z0-9._-]{1,128} */
+    char *path;                           /* owned copy of the URL path (no query string) */
+    char request_id[FR_TRACE_ID_MAX + 4]; /* [A-Za-z0-9._-]{1,FR_TRACE_ID_MAX} */
     int64_t start_us;
     const struct http__route *route; /* NULL when none matched */
     bool route_signed;               /* a cluster call: needs the cluster signature */

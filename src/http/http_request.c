@@ -276,7 +276,7 @@ bool http__check_target(struct http_request *req)
 static bool request_id_sane(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 128)
+    if (n == 0 || n > FR_TRACE_ID_MAX)
         return false;
     for (const char *p = s; *p; p++) {
         char c = *p;

@@ -20,7 +20,7 @@
  * the config back waits this long before it sends the task again. */
 #define PROTO_CONFIG_NEGATIVE_TTL_MS 1000
 /* Bounds of the tracing IDs a worker accepts (printable ASCII, no spaces). */
-#define PROTO_TRACE_ID_MAX 64
+#define PROTO_TRACE_ID_MAX FR_TRACE_ID_MAX
 
 /* Who calls, under which config: every string borrowed for the call. */
 struct proto_peer {

@@ -9,7 +9,8 @@
 struct runner_query {
     atomic_int refcount;
     char id[64];
-    char request_id[64]; /* the request that made it, "" if none: sent to workers */
+    char
+        request_id[FR_TRACE_ID_MAX + 1]; /* the request that made it, "" if none: sent to workers */
     plan_physical *plan;
     pthread_mutex_t lock; /* "query lock": everything below */
     pthread_cond_t cond;  /* signalled on reaching a final state */
@@ -55,7 +56,8 @@ struct runner_part {
     char *id;  /* its partition id on that worker */
     int64_t rows, bytes;
     bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
-    char request_id[64], query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
+    char request_id[FR_TRACE_ID_MAX + 1],
+        query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
     /* lineage: the spec of the input-free task that made it (a reference,
      * NULL when its task read inputs) and its bucket there, so a partition
      * lost with its worker can be made again by that one task */

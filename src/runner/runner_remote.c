@@ -31,7 +31,7 @@ struct transfer {
 struct pending_delete {
     char *url; /* full URL of the resource to delete */
     char *worker;
-    char request_id[64], query_id[64]; /* of the query that made it, "" if none */
+    char request_id[FR_TRACE_ID_MAX + 1], query_id[64]; /* of the query that made it, "" if none */
     struct pending_delete *next;
 };
 

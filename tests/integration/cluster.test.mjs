@@ -342,6 +342,13 @@ test('a remote coordinator with no workers says so at once (503 no-workers, Retr
     const traced = worker.logLines().filter((l) => /^task /.test(l.msg ?? ''));
     assert.ok(traced.some((l) => l.msg.includes(`query ${r.body.id}`) && l.msg.includes(`request ${requestId}`)),
       `a task line names the query and the request: ${JSON.stringify(traced)}`);
+    // A client's request ID as long as the edge accepts (128) reaches the worker whole.
+    const longId = 'r'.repeat(128);
+    const r2 = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan }, headers: { 'x-request-id': longId } });
+    assert.equal(r2.body.state, 'succeeded', r2.text);
+    assert.equal(r2.headers.get('x-request-id'), longId);
+    assert.ok(worker.logLines().some((l) => /^task /.test(l.msg ?? '') && l.msg.includes(`query ${r2.body.id}`)
+      && l.msg.includes(`(request ${longId})`)), 'the worker logs the whole 128-character request ID');
     // The coordinator's fetch of the result carries them too (logged at debug).
     await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
     assert.ok(worker.logLines().some((l) => l.level === 'debug' && /^GET \/v1\/partitions\//.test(l.msg)
@@ -351,7 +358,7 @@ test('a remote coordinator with no workers says so at once (503 no-workers, Retr
     assert.ok(!coord.logLines().some((l) => l.msg === 'request' && l.path === '/v1/workers'), 'no heartbeat at info');
     // A bad tracing ID is refused, bounded and printable.
     const bad = await call(worker.base, 'POST', '/v1/tasks', {
-      json: {}, headers: { 'framed-config-id': r.body.config_id, 'framed-request-id': 'x'.repeat(65) },
+      json: {}, headers: { 'framed-config-id': r.body.config_id, 'framed-request-id': 'x'.repeat(129) },
     });
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.body.type, 'https://framed.dev/problems/invalid-parameter');
