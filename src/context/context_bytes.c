@@ -119,9 +119,10 @@ int ctx_dataset_bytes_open(ctx *c, const char *config_id, const char *rel, int *
         goto out;
     }
     if (result != FR_OK) {
-        result = ctx__fail(err, result == FR_EINVAL ? FR_EINVAL : result,
-                           result == FR_EINVAL ? "invalid-parameter" : "internal",
-                           "'%.200s' resolves outside the data dir", rel);
+        result = result == FR_EINVAL ? ctx__fail(err, FR_EINVAL, "invalid-parameter",
+                                                 "'%.200s' resolves outside the data dir", rel)
+                                     : ctx__fail(err, result, "internal",
+                                                 "cannot resolve '%.200s' in the data dir", rel);
         goto out;
     }
     struct stat st;

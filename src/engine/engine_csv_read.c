@@ -5,7 +5,6 @@
 #include "engine_io_int.h"
 
 #include <errno.h>
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,8 +46,7 @@ static void stats_trim(worker *w)
     int others = 0;
     for (struct worker__cstats **p = &w->cstats; *p;) {
         struct worker__cstats *s = *p;
-        if (!worker__config_held(w, s->id) && centry_find(w, s->id) == NULL &&
-            ++others > WORKER__RECENT_MAX) {
+        if (centry_find(w, s->id) == NULL && ++others > WORKER__RECENT_MAX) {
             *p = s->next;
             free(s);
             continue;
