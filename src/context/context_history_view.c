@@ -100,6 +100,9 @@ int ctx__history_query_get(ctx *c, const char *id, json_t **out, struct ctx_erro
     fr_error_init(&ferr);
     if (history_query_get(c->history, id, out, &ferr) != FR_OK)
         return from_history(err, &ferr);
+    json_object_set_new(*out, "progress",
+                        json_pack("{sO sO}", "tasks_total", json_object_get(*out, "tasks_total"),
+                                  "tasks_done", json_object_get(*out, "tasks_done")));
     pthread_mutex_lock(&c->lock);
     const char *rid = json_string_value(json_object_get(*out, "runner_id"));
     if (c->runner && rid && strcmp(rid, runner_id(c->runner)) == 0)
