@@ -9,12 +9,26 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, call, runToExit, startServer, tempRoot } from './lib.mjs';
+import Ajv2020 from 'ajv/dist/2020.js';
+import { assertProblem, call, runToExit, SOURCE_DIR, startServer, tempRoot } from './lib.mjs';
 
 const FINAL = ['succeeded', 'failed', 'cancelled'];
+
+// The answers validate against the schemas openapi.yaml names for them.
+const SCHEMAS = path.join(SOURCE_DIR, 'api', 'schemas');
+const AJV_BASE = 'https://framed.dev/schemas/';
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+for (const f of readdirSync(SCHEMAS).filter((n) => n.endsWith('.json'))) {
+  ajv.addSchema({ ...JSON.parse(readFileSync(path.join(SCHEMAS, f), 'utf8')), $id: AJV_BASE + f });
+}
+function assertSchema(ref, res) {
+  const check = ajv.getSchema(AJV_BASE + ref);
+  assert.ok(check, `Ajv resolves ${ref}`);
+  assert.ok(check(res.body), `${ref}: ${ajv.errorsText(check.errors)}: ${res.text}`);
+}
 
 // 1M rows (about 10 MB): a sort of it keeps one runner thread busy for a while.
 function writeBigCsv(file) {
@@ -83,14 +97,17 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body.queries.map((q) => q.id), listed);
     assert.ok(r.body.queries.every((q) => q.archived === false && q.config_id === configId), r.text);
+    assertSchema('history-query.json#/$defs/List', r);
     assert.equal(r.body.queries[0].state, 'cancelled');
     assert.equal(r.body.queries[1].state, 'succeeded');
     assert.equal(r.body.queries[1].rows, 1000000);
     r = await call(srv.base, 'GET', `/v1/queries/${planQ.id}`);
+    assertSchema('query.json', r);
     assert.equal(r.body.archived, false);
     assert.match(r.body.runner_id, /^runner-[0-9a-f]{16}$/);
     const runnerA = r.body.runner_id;
     r = await call(srv.base, 'GET', '/v1/dataframes');
+    assertSchema('history-dataframes.json', r);
     assert.deepEqual(r.body.dataframes.map((d) => d.id), [df]);
 
     r = await call(srv.base, 'DELETE', '/v1/runner', { headers: { 'x-request-id': 'reset-req-1' } });
@@ -100,6 +117,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     r = await call(srv.base, 'GET', '/v1/queries');
     assert.deepEqual(r.body.queries.map((q) => q.id), listed);
     assert.ok(r.body.queries.every((q) => q.archived === true && q.config_id === configId), r.text);
+    assertSchema('history-query.json#/$defs/List', r);
     assert.equal(r.body.queries[0].state, 'cancelled');
     assert.equal(r.body.queries[0].error, null);
     const [bad, ranDf, ranPlan] = r.body.queries.slice(3);
@@ -111,6 +129,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assert.equal(ranPlan.runner_id, runnerA);
     r = await call(srv.base, 'GET', `/v1/queries/${dfQ.id}`);
     assert.equal(r.status, 200, r.text);
+    assertSchema('history-query.json#/$defs/Archived', r);
     assert.equal(r.body.archived, true);
     assert.equal(r.body.config_id, configId);
     assert.deepEqual(r.body.plan, { dataframe: df });
@@ -128,6 +147,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
 
     r = await call(srv.base, 'GET', '/v1/runners');
     assert.equal(r.status, 200, r.text);
+    assertSchema('history-runner.json#/$defs/List', r);
     assert.equal(r.body.runners[0].id, runnerA);
     assert.equal(r.body.runners[0].state, 'reset');
     assert.equal(r.body.runners[0].reset_by, 'reset-req-1');
@@ -135,6 +155,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assert.equal(r.body.runners[0].config_id, configId);
     assert.equal(r.body.runners[0].queries, 6);
     r = await call(srv.base, 'GET', `/v1/runners/${runnerA}`);
+    assertSchema('history-runner.json', r);
     assert.equal(r.body.kind, 'local');
     assertProblem(await call(srv.base, 'GET', '/v1/runners/runner-0000000000000000'), 404, 'runner-not-found');
 
@@ -246,6 +267,7 @@ test('the diff of two configs frozen in two cycles names the changed field', asy
     assert.deepEqual(r.body.runners.map((x) => x.config_id), [frozen[1], frozen[0]]);
     r = await call(srv.base, 'GET', `/v1/configs/diff?from=${frozen[0]}&to=${frozen[1]}`);
     assert.equal(r.status, 200, r.text);
+    assertSchema('history-diff.json', r);
     assert.deepEqual(r.body, { from: frozen[0], to: frozen[1], equal: false,
       changes: [{ field: 'shuffle_partitions', from: 4, to: 6 }] });
     r = await call(srv.base, 'GET', `/v1/configs/diff?from=${frozen[1]}&to=${frozen[1]}`);
@@ -322,5 +344,35 @@ test('filters and paging of the query list; bad parameters are 400 problems', as
     }
   } finally {
     await srv.stop();
+  }
+});
+
+test('a corrupt history file is moved aside at the start; queries run and are recorded', async () => {
+  const root = tempRoot();
+  try {
+    const state = path.join(root, 'state');
+    execFileSync('mkdir', ['-p', state]);
+    writeFileSync(path.join(state, 'history.sqlite3'), 'not a database '.repeat(1000));
+    const srv = await startServer({ root });
+    const aside = readdirSync(state).filter((f) => f.startsWith('history.sqlite3.corrupt-'));
+    assert.equal(aside.length, 1, readdirSync(state).join(' '));
+    assert.ok(srv.logLines().some((l) => l.level === 'error' && /history.*corrupt.*moved aside/.test(l.msg)), srv.stderr());
+    const q = await run(srv, { plan: { source: { rows: [{ a: 1 }] } } });
+    assert.equal(q.state, 'succeeded');
+    const r = await call(srv.base, 'GET', '/v1/queries');
+    assert.deepEqual(r.body.queries.map((x) => x.id), [q.id]);
+    const m = /^framed_history_errors_total (\d+)$/m.exec((await call(srv.base, 'GET', '/metrics')).text);
+    assert.ok(m && Number(m[1]) >= 1, 'the corrupt file is counted');
+    const accepted = srv.logLines().find((l) => l.msg === 'query accepted' && l.query_id === q.id);
+    assert.ok(accepted, 'a "query accepted" line names the query');
+    assert.equal(accepted.config_id, q.config_id);
+    assert.match(accepted.runner_id, /^runner-/);
+    const finished = srv.logLines().find((l) => l.msg === 'query finished' && l.query_id === q.id);
+    assert.equal(finished.state, 'succeeded');
+    assert.equal(finished.rows, 1);
+    assert.equal(typeof finished.elapsed_ms, 'number');
+    await srv.stop();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
