@@ -107,6 +107,9 @@ int ctx_dataframe_delete(ctx *c, const char *id, struct ctx_error *err);
 int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 
 /* ---- queries ---- */
+/* A live query's status plus "runner_id" and "archived": false; a query no
+ * longer in memory from the history ("archived": true, its plan, task config
+ * IDs, tasks and retries). FR_ENOTFOUND query-not-found. */
 int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 /* A watch on an accepted query, for a waiting request (ctx_query_submit_watched
@@ -124,7 +127,8 @@ int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_
                              ctx_query_watch **watch, struct ctx_error *err);
 /* A finished query's result, held by reference while it is being sent.
  * FR_ECONFLICT kind query-not-finished while running; FR_EDATA kind
- * query-failed when it failed. */
+ * query-failed when it failed; FR_ENOTFOUND result-released (410) for a past
+ * query of the history, naming its runner's reset (ext runner_id, reset_at). */
 typedef struct ctx_result ctx_result;
 int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error *err);
 /* Borrowed, valid until ctx_result_release. */

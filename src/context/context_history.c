@@ -182,6 +182,17 @@ void ctx__history_query_finished(ctx *c, runner_query *q, const char *id, const 
     json_decref(st);
 }
 
+void ctx__history_query_stages(ctx *c, const char *id, json_t *stages)
+{
+    if (!c->history)
+        return lost(c, "a query's stages");
+    char *text = stages ? json_dumps(stages, JSON_COMPACT) : NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    history_query_set_stages(c->history, id, text, &err);
+    free(text);
+}
+
 void ctx__history_metrics(ctx *c, struct fr_buf *out)
 {
     fr_buf_printf(out,
