@@ -351,8 +351,10 @@ int ctx_dataframes_list(ctx *c, int limit, const char *cursor, json_t **out, str
     json_t *list = json_array(), *next = json_null();
     pthread_mutex_lock(&c->lock);
     struct ctx_frame **sorted = fr_xcalloc((size_t)c->nframes + 1, sizeof(*sorted));
-    memcpy(sorted, c->frames, sizeof(*sorted) * (size_t)c->nframes);
-    qsort(sorted, (size_t)c->nframes, sizeof(*sorted), frame_newer);
+    if (c->nframes > 0) { /* c->frames is NULL before the first one */
+        memcpy(sorted, c->frames, sizeof(*sorted) * (size_t)c->nframes);
+        qsort(sorted, (size_t)c->nframes, sizeof(*sorted), frame_newer);
+    }
     int n = 0;
     for (int i = 0; i < c->nframes; i++) {
         struct ctx_frame *f = sorted[i];

@@ -317,7 +317,9 @@ test('filters and paging of the query list; bad parameters are 400 problems', as
     assert.deepEqual(r.body.queries, []);
     r = await call(srv.base, 'GET', '/v1/queries?since=2026-01-01T00:00:00%2B01:00');
     assert.equal(r.body.queries.length, 6);
-    // The runner's dataframes, newest first, paged.
+    // The runner's dataframes, newest first, paged (none yet: an empty list).
+    r = await call(srv.base, 'GET', '/v1/dataframes');
+    assert.deepEqual(r.body, { dataframes: [], next_cursor: null });
     const dfs = [];
     for (let i = 0; i < 3; i++) dfs.push((await call(srv.base, 'POST', '/v1/dataframes', { json: { source: { rows: [{ a: i }] } } })).body.id);
     r = await call(srv.base, 'GET', '/v1/dataframes?limit=2');
