@@ -283,8 +283,9 @@ int history__prune_locked(history *h, int64_t now_ms, bool full, struct fr_error
 {
     static const char *const sql[] = {
         "DELETE FROM queries WHERE created_at < ?1 AND state NOT IN ('queued', 'running')",
-        "DELETE FROM queries WHERE seq <= (SELECT seq FROM queries ORDER BY seq DESC LIMIT 1 "
-        "OFFSET ?2) AND state NOT IN ('queued', 'running')",
+        /* seq grows by one per query: the newest max_queries are those above this */
+        "DELETE FROM queries WHERE seq <= (SELECT MAX(seq) FROM queries) - ?2 AND state NOT IN "
+        "('queued', 'running')",
         "DELETE FROM runners WHERE id <> ?3 AND COALESCE(reset_at, ended_at) < ?1 AND NOT "
         "EXISTS (SELECT 1 FROM queries WHERE queries.runner_id = runners.id)",
         "DELETE FROM configs WHERE NOT EXISTS (SELECT 1 FROM runners WHERE runners.config_id "
