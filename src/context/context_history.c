@@ -139,9 +139,8 @@ static int64_t member_int(json_t *o, const char *name)
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
 }
 
-void ctx__history_query_finished(ctx *c, runner_query *q, const char *id, const char *frame_id)
+void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
 {
-    (void)frame_id;
     enum runner_qstate s = runner_query_state(q);
     json_t *st = runner_query_json(q); /* its "state" may still say running: not settled */
     json_t *progress = json_object_get(st, "progress");

@@ -155,7 +155,7 @@ void ctx__history_runner_gone(ctx *c, const char *runner_id, const char *request
 /* rec accepted on r; body is the query's body (the plan, or {"dataframe": id}). */
 void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *body);
 /* q (its record's id) reached its final state. */
-void ctx__history_query_finished(ctx *c, runner_query *q, const char *id, const char *frame_id);
+void ctx__history_query_finished(ctx *c, runner_query *q, const char *id);
 /* Records a query's stages (JSON, borrowed; the live stages part fills it). */
 void ctx__history_query_stages(ctx *c, const char *id, json_t *stages);
 /* A query no longer in memory, from the history (context lock not held):

@@ -107,7 +107,7 @@ static void query_finished(runner_query *q, void *arg)
         }
     }
     pthread_mutex_unlock(&c->lock);
-    ctx__history_query_finished(c, q, fa->id, NULL);
+    ctx__history_query_finished(c, q, fa->id);
     free(fa);
 }
 
@@ -189,7 +189,7 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     fr_error_init(&ferr);
     if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
         runner_query_on_finish(q, NULL, NULL);
-        ctx__history_query_finished(c, q, fa->id, NULL);
+        ctx__history_query_finished(c, q, fa->id);
         free(fa);
     }
     ctx__runner_release(c);
