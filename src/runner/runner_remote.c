@@ -18,6 +18,8 @@
 /* The body of a worker's answer to POST /v1/tasks (PLAN_MAX_BUCKETS outputs
  * take well under 1 MiB). */
 #define REMOTE_MAX_ANSWER_BYTES (4 * 1024 * 1024)
+/* The most bytes a task's answer may say it scanned (a larger claim is ignored). */
+#define REMOTE_MAX_SCAN_BYTES ((int64_t)1 << 50)
 
 struct transfer {
     struct rjob *job; /* NULL for a fire-and-forget DELETE */
@@ -163,6 +165,9 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
         return;
     }
     t->job = job;
+    char id[72];
+    runner__registry_id_of(rr->reg, worker, id, sizeof(id));
+    runner__task_begin(job, id[0] ? id : NULL, worker, -1);
     pthread_mutex_lock(&rr->lock);
     rr->tasks_sent++;
     pthread_mutex_unlock(&rr->lock);
@@ -243,6 +248,7 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
     if (job->attempt < rr->base.frozen->values.task_max_retries && !atomic_load(&job->q->cancel)) {
         FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s failed on %s (%s): retry %d",
                job->task, job->stage, job->q->id, worker, why, job->attempt + 1);
+        runner__task_retried(job, why);
         job->attempt++;
         if (!kind) {
             free(job->avoid_url);
@@ -279,6 +285,7 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
                       "%.240s; putting the config back failed: %.240s", why, perr.message);
         return false;
     }
+    runner__task_retried(job, err->message);
     FR_LOG(FR_LOG_WARN,
            "the store lost config %s: put back, task %d of stage %d of query %s sent again",
            rr->base.frozen->id, job->task, job->stage, job->q->id);
@@ -335,6 +342,10 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
+    json_t *scanned = json_object_get(json_object_get(body, "scan"), "bytes");
+    if (json_is_integer(scanned) && json_integer_value(scanned) >= 0 &&
+        json_integer_value(scanned) <= REMOTE_MAX_SCAN_BYTES) /* a worker's word, bounded */
+        t->job->scan_bytes = json_integer_value(scanned);
     size_t n = json_array_size(outs);
     struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
     for (size_t i = 0; i < n; i++) {
@@ -387,6 +398,8 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
                "task %d of stage %d of query %s timed out on %s waiting for an input on worker "
                "%s, whose heartbeats stopped",
                t->job->task, t->job->stage, t->job->q->id, t->url, owner);
+        runner__task_retried(t->job, "timed out waiting for an input on a worker whose heartbeats "
+                                     "stopped");
         remote_enqueue(&rr->base, t->job);
     } else if (status == 401)
         unauthorized(rr, t);
