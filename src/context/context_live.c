@@ -203,6 +203,7 @@ static int poll_workers(ctx *c, struct ctx__live *lv)
             continue;
         json_t *ev = json_deep_copy(w);
         json_object_del(ev, "static");
+        json_object_del(ev, "inflight");
         ctx__bus_publish(c->events, CTX_EVENT_WORKER, ev);
     }
     json_decref(list);
