@@ -151,10 +151,13 @@ static void poll_queries(ctx *c, struct ctx__live *lv)
     runner_query **qs = NULL;
     char(*frames)[40] = NULL;
     pthread_mutex_lock(&lv->accepted_lock);
-    lv->seen = fr_xrealloc(lv->seen, sizeof(*lv->seen) * (size_t)(lv->nseen + lv->naccepted + 1));
-    memcpy(lv->seen + lv->nseen, lv->accepted, sizeof(*lv->seen) * (size_t)lv->naccepted);
-    lv->nseen += lv->naccepted;
-    lv->naccepted = 0;
+    if (lv->naccepted > 0) {
+        lv->seen =
+            fr_xrealloc(lv->seen, sizeof(*lv->seen) * (size_t)(lv->nseen + lv->naccepted + 1));
+        memcpy(lv->seen + lv->nseen, lv->accepted, sizeof(*lv->seen) * (size_t)lv->naccepted);
+        lv->nseen += lv->naccepted;
+        lv->naccepted = 0;
+    }
     pthread_mutex_unlock(&lv->accepted_lock);
     int n = running_queries(c, lv, &qs, &frames), kept = 0;
     struct live_seen *now = fr_xcalloc((size_t)n + 1, sizeof(*now));
