@@ -151,6 +151,7 @@ struct plan_io {
      * held (0 without a file input). */
     enum plan_read_source used;
     int64_t scan_bytes;
+    int64_t rows_read; /* OUT: rows its source (a file or inline rows) gave, -1 = no source */
 };
 /* plan_task_execute with file inputs read through io (see struct plan_io). */
 int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **const *inputs,

@@ -149,10 +149,10 @@ struct rjob {
     int repairs;       /* remote: inputs made again for it so far */
     /* its record (runner_tasks.c): index + 1 of the current attempt's, 0 = none */
     int rec1;
-    int rec_stage;      /* the stage it is recorded under (a repair: the lost part's maker) */
-    int starts;         /* attempts started so far */
-    bool rerun;         /* made again after a lost partition */
-    int64_t scan_bytes; /* remote: the bytes the worker said it scanned, -1 = none */
+    int rec_stage; /* the stage it is recorded under (a repair: the lost part's maker) */
+    int starts;    /* attempts started so far */
+    bool rerun;    /* made again after a lost partition */
+    int64_t scan_bytes, scan_rows; /* what its source input held and gave, -1 = not known */
     struct rjob *next;
 };
 

@@ -56,9 +56,13 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
             inputs[k][i] = job->inputs[k][i]->table;
         }
     }
+    struct plan_io io = {.data_dir = plan_physical_data_dir(job->q->plan), .mode = PLAN_DATA_LOCAL};
     if (rc == FR_OK)
-        rc = plan_task_execute(job->spec, plan_physical_data_dir(job->q->plan), inputs,
-                               job->ninputs, ex, outs, nouts, err);
+        rc = plan_task_execute_io(job->spec, &io, inputs, job->ninputs, ex, outs, nouts, err);
+    if (rc == FR_OK) { /* what its source read, for the task records */
+        job->scan_bytes = io.used != PLAN_READ_NONE ? io.scan_bytes : -1;
+        job->scan_rows = io.rows_read;
+    }
     for (int k = 0; k < 3; k++)
         free(inputs[k]);
     return rc;

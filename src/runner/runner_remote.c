@@ -18,8 +18,8 @@
 /* The body of a worker's answer to POST /v1/tasks (PLAN_MAX_BUCKETS outputs
  * take well under 1 MiB). */
 #define REMOTE_MAX_ANSWER_BYTES (4 * 1024 * 1024)
-/* The most bytes a task's answer may say it scanned (a larger claim is ignored). */
-#define REMOTE_MAX_SCAN_BYTES ((int64_t)1 << 50)
+/* The most bytes or rows a task's answer may say it scanned (a larger claim is ignored). */
+#define REMOTE_MAX_SCAN ((int64_t)1 << 50)
 
 struct transfer {
     struct rjob *job; /* NULL for a fire-and-forget DELETE */
@@ -319,6 +319,15 @@ static void unauthorized(struct remote_runner *rr, struct transfer *t)
     retry_or_fail(rr, t->job, t->url, err.message, NULL);
 }
 
+/* What a task answer's "scan" says it read (key "bytes" or "rows"): a
+ * worker's word, taken when it is an integer from 0 to REMOTE_MAX_SCAN, else -1. */
+static int64_t scan_count(json_t *body, const char *key)
+{
+    json_t *v = json_object_get(json_object_get(body, "scan"), key);
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    return n >= 0 && n <= REMOTE_MAX_SCAN ? (int64_t)n : -1;
+}
+
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
@@ -342,10 +351,8 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
-    json_t *scanned = json_object_get(json_object_get(body, "scan"), "bytes");
-    if (json_is_integer(scanned) && json_integer_value(scanned) >= 0 &&
-        json_integer_value(scanned) <= REMOTE_MAX_SCAN_BYTES) /* a worker's word, bounded */
-        t->job->scan_bytes = json_integer_value(scanned);
+    t->job->scan_bytes = scan_count(body, "bytes");
+    t->job->scan_rows = scan_count(body, "rows");
     size_t n = json_array_size(outs);
     struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
     for (size_t i = 0; i < n; i++) {

@@ -61,7 +61,7 @@ void runner__task_queued_locked(struct rjob *job)
     runner_query *q = job->q;
     if (!q->sums)
         return;
-    job->scan_bytes = -1;
+    job->scan_bytes = job->scan_rows = -1;
     q->sums[job->rec_stage].total++;
     rec_new(q, job);
 }
@@ -131,8 +131,9 @@ void runner__task_retried(struct rjob *job, const char *why)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Rows and bytes job read: its input partitions (a source's: -1, the
- * worker's scanned bytes when it said), and those that crossed a shuffle. */
+/* Rows and bytes job read: its input partitions (a source's: what its
+ * file or rows gave, as the executor said, -1 when it did not), and the
+ * bytes that crossed a shuffle. */
 static void count_inputs(runner_query *q, const struct rjob *job, struct runner_task_rec *rec)
 {
     struct plan_stage_view v;
@@ -148,7 +149,7 @@ static void count_inputs(runner_query *q, const struct rjob *job, struct runner_
         }
     }
     bool source = job->repair_for || (job->nslots == 0 && n == 0);
-    rec->rows_in = source ? -1 : rows;
+    rec->rows_in = source ? job->scan_rows : rows;
     rec->bytes_in = source ? job->scan_bytes : bytes;
     rec->bytes_shuffled = shuffled;
 }
@@ -231,7 +232,7 @@ static json_t *stage_json(runner_query *q, int s)
     json_object_update_new(
         j, json_pack("{sI sI sI so sI so sI sI sb}", "tasks_total", (json_int_t)sum->total,
                      "tasks_done", (json_int_t)sum->done, "tasks_running", (json_int_t)sum->running,
-                     "rows_in", source ? json_null() : json_integer(sum->rows_in), "rows_out",
+                     "rows_in", source && !sum->rows_in ? json_null() : json_integer(sum->rows_in), "rows_out",
                      (json_int_t)sum->rows_out, "bytes_in",
                      source && !sum->bytes_in ? json_null() : json_integer(sum->bytes_in),
                      "bytes_out", (json_int_t)sum->bytes_out, "bytes_shuffled",

@@ -7,9 +7,10 @@
 // attempts visible as retried or made again (rerun).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, call, startServer, startWorker } from './lib.mjs';
+import { assertProblem, call, rowsPlan, startServer, startWorker } from './lib.mjs';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -117,8 +118,10 @@ test('a local query with a shuffle join and a groupby shows its stages and tasks
       }
       assert.equal(s.tasks.reduce((a, t) => a + t.rows_out, 0), s.rows_out);
     }
-    // the scans read the files (no input partitions); the join reads what they made
-    assert.equal(scanTrips.rows_in, null);
+    // the scans read the files (rows and bytes as the executor says); the join reads what they made
+    assert.equal(scanTrips.rows_in, 3000);
+    assert.ok(scanTrips.bytes_in > 3000 * 8, `bytes_in ${scanTrips.bytes_in}`);
+    assert.ok(scanTrips.tasks.every((t) => t.rows_in > 0 && t.bytes_in > 0));
     assert.equal(scanTrips.rows_out, 3000);
     assert.equal(join.rows_in, 3000 + 3);
     const last = body.stages[body.stages.length - 1];
@@ -159,7 +162,8 @@ test('a remote query names the workers that ran its tasks', async () => {
     }
     assert.equal(seen.size, 2, 'both workers ran tasks');
     const scan = body.stages[0];
-    assert.ok(scan.tasks.every((t) => t.bytes_in > 0), 'a worker says what it scanned');
+    assert.ok(scan.tasks.every((t) => t.bytes_in > 0 && t.rows_in > 0), 'a worker says what it scanned');
+    assert.equal(scan.rows_in, 20000);
     assert.equal(body.stages[body.stages.length - 1].rows_out, 97);
   } finally {
     for (const w of workers) await w.stop();
@@ -208,6 +212,78 @@ test('a worker killed mid query leaves retried or rerun attempts in the stages',
     assert.equal(body.stages[body.stages.length - 1].rows_out, 97);
   } finally {
     for (const w of workers) if (!w.killed) await w.stop();
+    await coord.stop();
+  }
+});
+
+// FRTB1 (engine_serde.c) with one int64 column "a" without nulls.
+function frtbInt64(values) {
+  const head = Buffer.alloc(17);
+  head.write('FRTB1', 0, 'latin1');
+  head.writeUInt32LE(1, 5);
+  head.writeBigUInt64LE(BigInt(values.length), 9);
+  const h = Buffer.alloc(4 + 1 + 1 + 8 + 1);
+  h.writeUInt32LE(1, 0);
+  h.write('a', 4, 'latin1');
+  h.writeUInt8(2, 5); // DF_TYPE_INT64
+  const v = Buffer.alloc(8 * values.length);
+  values.forEach((x, i) => v.writeBigInt64LE(BigInt(x), 8 * i));
+  return Buffer.concat([head, h, v]);
+}
+
+test('what a worker says it scanned is shown only within bounds', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const fake = { scan: null };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const cid = req.headers['framed-config-id'] ?? '';
+      res.setHeader('framed-config-id', cid);
+      if (req.method === 'POST' && req.url === '/v1/tasks') {
+        res.setHeader('content-type', 'application/json');
+        return res.end(JSON.stringify({
+          config_id: cid, worker_id: 'w-fake', outputs: [{ id: 'p-1', rows: 1, bytes: 64 }], null_errors: 0, elapsed_ms: 1, scan: fake.scan,
+        }));
+      }
+      if (req.method === 'GET' && req.url.startsWith('/v1/partitions/')) {
+        res.setHeader('content-type', 'application/vnd.framed.table');
+        return res.end(frtbInt64([1]));
+      }
+      res.end('{}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const beat = () => call(coord.base, 'POST', '/v1/workers', {
+    json: { id: 'w-fake', url, threads: 1, running_tasks: 0, config_ids: [] },
+  }).catch(() => {});
+  await beat();
+  const timer = setInterval(beat, 300);
+  try {
+    const runOnce = async (scan) => {
+      fake.scan = scan;
+      const r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: rowsPlan([{ a: 1 }]) } });
+      assert.equal(r.body.state, 'succeeded', r.text);
+      const body = await stagesOf(coord.base, r.body.id);
+      checkShape(body);
+      assert.equal(body.stages.length, 1);
+      const [t] = body.stages[0].tasks;
+      assert.equal(t.worker, 'w-fake');
+      assert.equal(t.rows_out, 1);
+      return t;
+    };
+    let t = await runOnce({ source: 'local', bytes: 123, rows: 7 });
+    assert.equal(t.bytes_in, 123);
+    assert.equal(t.rows_in, 7);
+    for (const scan of [{ source: 'local', bytes: 2 ** 60, rows: -5 }, { source: 'local', bytes: 'many', rows: 1.5 }, 'junk']) {
+      t = await runOnce(scan);
+      assert.equal(t.bytes_in, null, `ignored: ${JSON.stringify(scan)}`);
+      assert.equal(t.rows_in, null);
+    }
+  } finally {
+    clearInterval(timer);
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
     await coord.stop();
   }
 });
