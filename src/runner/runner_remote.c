@@ -319,11 +319,11 @@ static void unauthorized(struct remote_runner *rr, struct transfer *t)
     retry_or_fail(rr, t->job, t->url, err.message, NULL);
 }
 
-/* What a task answer's "scan" says it read (key "bytes" or "rows"): a
- * worker's word, taken when it is an integer from 0 to REMOTE_MAX_SCAN, else -1. */
-static int64_t scan_count(json_t *body, const char *key)
+/* What a task answer says its source held or gave (v: its "scan"."bytes"
+ * or its "source_rows"): a worker's word, taken when it is an integer from
+ * 0 to REMOTE_MAX_SCAN, else -1. */
+static int64_t scan_count(json_t *v)
 {
-    json_t *v = json_object_get(json_object_get(body, "scan"), key);
     json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
     return n >= 0 && n <= REMOTE_MAX_SCAN ? (int64_t)n : -1;
 }
@@ -351,8 +351,8 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
-    t->job->scan_bytes = scan_count(body, "bytes");
-    t->job->scan_rows = scan_count(body, "rows");
+    t->job->scan_bytes = scan_count(json_object_get(json_object_get(body, "scan"), "bytes"));
+    t->job->scan_rows = scan_count(json_object_get(body, "source_rows"));
     size_t n = json_array_size(outs);
     struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
     for (size_t i = 0; i < n; i++) {

@@ -242,7 +242,7 @@ test('what a worker says it scanned is shown only within bounds', async () => {
       if (req.method === 'POST' && req.url === '/v1/tasks') {
         res.setHeader('content-type', 'application/json');
         return res.end(JSON.stringify({
-          config_id: cid, worker_id: 'w-fake', outputs: [{ id: 'p-1', rows: 1, bytes: 64 }], null_errors: 0, elapsed_ms: 1, scan: fake.scan,
+          config_id: cid, worker_id: 'w-fake', outputs: [{ id: 'p-1', rows: 1, bytes: 64 }], null_errors: 0, elapsed_ms: 1, ...fake.said,
         }));
       }
       if (req.method === 'GET' && req.url.startsWith('/v1/partitions/')) {
@@ -260,8 +260,8 @@ test('what a worker says it scanned is shown only within bounds', async () => {
   await beat();
   const timer = setInterval(beat, 300);
   try {
-    const runOnce = async (scan) => {
-      fake.scan = scan;
+    const runOnce = async (said) => {
+      fake.said = said;
       const r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: rowsPlan([{ a: 1 }]) } });
       assert.equal(r.body.state, 'succeeded', r.text);
       const body = await stagesOf(coord.base, r.body.id);
@@ -272,12 +272,18 @@ test('what a worker says it scanned is shown only within bounds', async () => {
       assert.equal(t.rows_out, 1);
       return t;
     };
-    let t = await runOnce({ source: 'local', bytes: 123, rows: 7 });
+    let t = await runOnce({ scan: { source: 'local', bytes: 123 }, source_rows: 7 });
     assert.equal(t.bytes_in, 123);
     assert.equal(t.rows_in, 7);
-    for (const scan of [{ source: 'local', bytes: 2 ** 60, rows: -5 }, { source: 'local', bytes: 'many', rows: 1.5 }, 'junk']) {
-      t = await runOnce(scan);
-      assert.equal(t.bytes_in, null, `ignored: ${JSON.stringify(scan)}`);
+    const hostile = [
+      { scan: { source: 'local', bytes: 2 ** 60 }, source_rows: -5 },
+      { scan: { source: 'local', bytes: 'many' }, source_rows: 1.5 },
+      { scan: 'junk', source_rows: 2 ** 62 },
+      {},
+    ];
+    for (const said of hostile) {
+      t = await runOnce(said);
+      assert.equal(t.bytes_in, null, `ignored: ${JSON.stringify(said)}`);
       assert.equal(t.rows_in, null);
     }
   } finally {
