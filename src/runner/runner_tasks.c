@@ -232,8 +232,8 @@ static json_t *stage_json(runner_query *q, int s)
     json_object_update_new(
         j, json_pack("{sI sI sI so sI so sI sI sb}", "tasks_total", (json_int_t)sum->total,
                      "tasks_done", (json_int_t)sum->done, "tasks_running", (json_int_t)sum->running,
-                     "rows_in", source && !sum->rows_in ? json_null() : json_integer(sum->rows_in), "rows_out",
-                     (json_int_t)sum->rows_out, "bytes_in",
+                     "rows_in", source && !sum->rows_in ? json_null() : json_integer(sum->rows_in),
+                     "rows_out", (json_int_t)sum->rows_out, "bytes_in",
                      source && !sum->bytes_in ? json_null() : json_integer(sum->bytes_in),
                      "bytes_out", (json_int_t)sum->bytes_out, "bytes_shuffled",
                      (json_int_t)sum->bytes_shuffled, "tasks_truncated", sum->truncated));
