@@ -246,6 +246,11 @@ const char *runner__outputs_problem(json_t *outs);
 /* FR_OK when the fetched p->table has the rows the worker reported, else
  * FR_EDATA invalid-worker-answer naming the worker. */
 int runner__check_fetched(const struct runner_part *p, struct fr_error *err);
+/* A count a worker's answer gives for the task records (scan.bytes,
+ * source_rows): v when it is an integer from 0 to RUNNER_MAX_ANSWER_COUNT
+ * (2^50; a larger claim is ignored), else -1. */
+#define RUNNER_MAX_ANSWER_COUNT ((int64_t)1 << 50)
+int64_t runner__answer_count(json_t *v);
 
 /* Puts the runner's frozen canonical bytes back into the config store under
  * its own hold (a worker answered config-not-found: the store lost the key).

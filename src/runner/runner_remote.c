@@ -18,8 +18,6 @@
 /* The body of a worker's answer to POST /v1/tasks (PLAN_MAX_BUCKETS outputs
  * take well under 1 MiB). */
 #define REMOTE_MAX_ANSWER_BYTES (4 * 1024 * 1024)
-/* The most bytes or rows a task's answer may say it scanned (a larger claim is ignored). */
-#define REMOTE_MAX_SCAN ((int64_t)1 << 50)
 
 struct transfer {
     struct rjob *job; /* NULL for a fire-and-forget DELETE */
@@ -319,15 +317,6 @@ static void unauthorized(struct remote_runner *rr, struct transfer *t)
     retry_or_fail(rr, t->job, t->url, err.message, NULL);
 }
 
-/* What a task answer says its source held or gave (v: its "scan"."bytes"
- * or its "source_rows"): a worker's word, taken when it is an integer from
- * 0 to REMOTE_MAX_SCAN, else -1. */
-static int64_t scan_count(json_t *v)
-{
-    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
-    return n >= 0 && n <= REMOTE_MAX_SCAN ? (int64_t)n : -1;
-}
-
 /* A 200 answer: check the config echo, turn outputs into partition refs. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
@@ -351,8 +340,9 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
-    t->job->scan_bytes = scan_count(json_object_get(json_object_get(body, "scan"), "bytes"));
-    t->job->scan_rows = scan_count(json_object_get(body, "source_rows"));
+    t->job->scan_bytes =
+        runner__answer_count(json_object_get(json_object_get(body, "scan"), "bytes"));
+    t->job->scan_rows = runner__answer_count(json_object_get(body, "source_rows"));
     size_t n = json_array_size(outs);
     struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
     for (size_t i = 0; i < n; i++) {
