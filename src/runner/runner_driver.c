@@ -287,6 +287,7 @@ static void restart(runner_query *q)
     for (int s = 0; s < plan_physical_nstages(q->plan); s++)
         free_stage_outputs(q, s);
     q->stage = -1;
+    runner__tasks_restart_locked(q);
     /* the rerun's tasks are more work: the total grows with them, so
      * tasks_done (which counts every ended task) never passes it */
     q->tasks_total += count_tasks(q->plan);

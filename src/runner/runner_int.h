@@ -69,13 +69,17 @@ struct runner_task_rec {
 };
 struct runner_stage_sum {
     int64_t total, done, running;
-    int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled; /* of the attempts ok */
+    /* of the attempts ok in the latest run of the plan, repairs left out */
+    int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled;
     int64_t first_start_ms, last_end_ms;
     bool truncated; /* a record of it was not kept (the query's records were full) */
 };
 /* At the submit (query lock held): the per-stage sums. */
 void runner__tasks_init(runner_query *q);
 void runner__tasks_free(runner_query *q);
+/* A whole-plan rerun (query lock held): the stages' rows and bytes start
+ * over (their task counts go on; the attempts stay listed). */
+void runner__tasks_restart_locked(runner_query *q);
 /* job is waiting to run (query lock held / not held). */
 void runner__task_queued_locked(struct rjob *job);
 void runner__task_queued(struct rjob *job);

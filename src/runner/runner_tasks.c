@@ -56,6 +56,14 @@ static struct runner_task_rec *rec_of(runner_query *q, const struct rjob *job)
     return job->rec1 > 0 && job->rec1 <= q->nrecs ? &q->recs[job->rec1 - 1] : NULL;
 }
 
+void runner__tasks_restart_locked(runner_query *q)
+{
+    for (int s = 0; q->sums && s < plan_physical_nstages(q->plan); s++) {
+        struct runner_stage_sum *sum = &q->sums[s];
+        sum->rows_in = sum->rows_out = sum->bytes_in = sum->bytes_out = sum->bytes_shuffled = 0;
+    }
+}
+
 void runner__task_queued_locked(struct rjob *job)
 {
     runner_query *q = job->q;
@@ -178,7 +186,7 @@ void runner__task_end_locked(struct rjob *job, int rc, struct runner_part *const
             rec->bytes_out += outs[b]->bytes;
         }
     count_inputs(q, job, rec);
-    if (rc != FR_OK)
+    if (rc != FR_OK || job->repair_for) /* a repair replaces an output counted already */
         return;
     sum->rows_in += rec->rows_in > 0 ? rec->rows_in : 0;
     sum->bytes_in += rec->bytes_in > 0 ? rec->bytes_in : 0;

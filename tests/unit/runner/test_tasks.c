@@ -104,11 +104,51 @@ static void test_records_are_bounded(void **state)
     runner_query_unref(q);
 }
 
+/* A whole-plan rerun starts the rows and bytes over (counts go on); a
+ * repair's output replaces one counted already. */
+static void test_rerun_and_repair_sums(void **state)
+{
+    (void)state;
+    runner_query *q = rows_query();
+    run_task(q, 0, false);
+    run_task(q, 1, false);
+    pthread_mutex_lock(&q->lock);
+    runner__tasks_restart_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    run_task(q, 0, false);
+    struct rjob parked, rep;
+    memset(&parked, 0, sizeof(parked));
+    memset(&rep, 0, sizeof(rep));
+    rep.q = q;
+    rep.rerun = true;
+    rep.repair_for = &parked;
+    runner__task_queued(&rep);
+    runner__task_begin(&rep, "w-1", "http://127.0.0.1:9", -1);
+    struct runner_part part = {.rows = 2, .bytes = 16};
+    struct runner_part *outs[1] = {&part};
+    pthread_mutex_lock(&q->lock);
+    runner__task_end_locked(&rep, FR_OK, outs, 1, NULL);
+    pthread_mutex_unlock(&q->lock);
+    json_t *j = runner_query_stages_json(q);
+    json_t *stage = json_array_get(json_object_get(j, "stages"), 0);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_total")), 4);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_done")), 4);
+    assert_int_equal(json_integer_value(json_object_get(stage, "rows_out")), 2);
+    json_t *last = json_array_get(json_object_get(stage, "tasks"), 3);
+    assert_true(json_is_true(json_object_get(last, "rerun")));
+    assert_string_equal(json_string_value(json_object_get(last, "worker")), "w-1");
+    assert_true(json_is_null(json_object_get(last, "thread")));
+    assert_int_equal(json_integer_value(json_object_get(last, "rows_out")), 2);
+    json_decref(j);
+    runner_query_unref(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attempts_and_sums),
         cmocka_unit_test(test_records_are_bounded),
+        cmocka_unit_test(test_rerun_and_repair_sums),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
