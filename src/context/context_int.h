@@ -81,6 +81,8 @@ struct ctx {
     struct ctx__datasets *datasets; /* schema cache and name locks (own locks) */
     history *history;               /* NULL when it could not be opened (own lock) */
     atomic_llong history_failures;  /* writes lost for want of a history, the open's failure */
+    struct ctx__bus *events;        /* GET /v1/events (own lock) */
+    struct ctx__live *live;         /* the live thread (context_live.c) */
 };
 
 /* Error helpers: set status, kind and message on a ctx_error. */
@@ -169,5 +171,26 @@ int ctx__history_result_gone(ctx *c, const char *id, struct ctx_error *err);
 void ctx__history_metrics(ctx *c, struct fr_buf *out);
 /* "history: ..." lines for /readyz, appended to b. */
 void ctx__history_ready_detail(ctx *c, struct fr_buf *b);
+/* The event bus (context_events.c), on its own for its tests. */
+struct ctx__bus *ctx__bus_new(int max_subs);
+void ctx__bus_free(struct ctx__bus *b); /* accepts NULL */
+/* Appends an event of type (a CTX_EVENT_* bit) with data (stolen) and wakes
+ * the subscribers; returns its sequence number. */
+int64_t ctx__bus_publish(struct ctx__bus *b, unsigned type, json_t *data);
+void ctx__bus_tick(struct ctx__bus *b);
+void ctx__bus_close(struct ctx__bus *b);
+int ctx__bus_subscribe(struct ctx__bus *b, unsigned types, int64_t last_id, void (*wake)(void *),
+                       void *arg, ctx_event_sub **out, struct fr_error *err);
+int ctx__bus_streams(struct ctx__bus *b);
+/* context_live.c: the bus and its thread (~4 Hz: query progress, at most 4
+ * events a second a query; every second stats, worker changes and a tick),
+ * started by ctx_new, stopped first thing in ctx_free. */
+int ctx__live_start(ctx *c, struct fr_error *err);
+void ctx__live_stop(ctx *c);
+/* One-line hooks: a query accepted (c->lock held; the live thread publishes its
+ * progress and final state), the runner's
+ * state changed (c->lock held). */
+void ctx__live_query(ctx *c, runner_query *q, const char *frame_id);
+void ctx__live_runner(ctx *c);
 
 #endif
