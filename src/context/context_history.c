@@ -139,6 +139,25 @@ static int64_t member_int(json_t *o, const char *name)
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
 }
 
+/* Its stages as the history keeps them (new text): at most STAGES_KEPT_MAX
+ * bytes, past which the task lists are dropped (the stage sums stay). */
+#define STAGES_KEPT_MAX (256 * 1024)
+static char *stages_text(json_t *stages, const char *state)
+{
+    json_object_set_new(stages, "state", json_string(state)); /* final, settled or not */
+    char *text = json_dumps(stages, JSON_COMPACT);
+    if (text && strlen(text) > STAGES_KEPT_MAX) {
+        free(text);
+        json_t *list = json_object_get(stages, "stages");
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            json_object_set_new(json_array_get(list, i), "tasks", json_array());
+            json_object_set_new(json_array_get(list, i), "tasks_truncated", json_true());
+        }
+        text = json_dumps(stages, JSON_COMPACT);
+    }
+    return text;
+}
+
 void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
 {
     enum runner_qstate s = runner_query_state(q);
@@ -156,6 +175,8 @@ void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
               elapsed);
     if (c->history) {
         char *err_json = s == RQ_FAILED ? error_text(q) : NULL;
+        json_t *stages = runner_query_stages_json(q);
+        char *stages_json = stages_text(stages, runner_qstate_name(s));
         char *tci = json_object_get(st, "task_config_ids")
                         ? json_dumps(json_object_get(st, "task_config_ids"), JSON_COMPACT)
                         : NULL;
@@ -167,14 +188,17 @@ void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
                                       .rows = rows,
                                       .tasks_total = member_int(progress, "tasks_total"),
                                       .tasks_done = member_int(progress, "tasks_done"),
-                                      .retries = member_int(st, "retries"),
+                                      .retries = member_int(stages, "retries"),
                                       .error_json = err_json,
-                                      .task_config_ids_json = tci};
+                                      .task_config_ids_json = tci,
+                                      .stages_json = stages_json};
         struct fr_error err;
         fr_error_init(&err);
         history_query_end(c->history, &h, &err);
         free(err_json);
         free(tci);
+        free(stages_json);
+        json_decref(stages);
     } else {
         lost(c, "a query's end");
     }

@@ -111,6 +111,23 @@ int ctx__history_query_get(ctx *c, const char *id, json_t **out, struct ctx_erro
     return FR_OK;
 }
 
+int ctx__history_query_stages_get(ctx *c, const char *id, json_t **out, struct ctx_error *err)
+{
+    json_t *q = NULL;
+    int rc = ctx__history_query_get(c, id, &q, err);
+    if (rc != FR_OK)
+        return rc;
+    json_t *stages = json_object_get(q, "stages");
+    *out = json_is_object(stages) ? json_deep_copy(stages)
+                                  : json_pack("{si sO s[]}", "restarts", 0, "retries",
+                                              json_object_get(q, "retries"), "stages");
+    json_object_set_new(*out, "query_id", json_string(id));
+    json_object_set(*out, "state", json_object_get(q, "state"));
+    json_object_set(*out, "config_id", json_object_get(q, "config_id"));
+    json_decref(q);
+    return FR_OK;
+}
+
 /* The detail of a released result, from the runner's record. */
 static int result_released(struct ctx_error *err, const char *id, json_t *rrec)
 {

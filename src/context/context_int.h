@@ -167,6 +167,10 @@ int ctx__history_query_get(ctx *c, const char *id, json_t **out, struct ctx_erro
  * the reset (ext runner_id, reset_at) when the history knows it, else
  * query-not-found. Always returns an error status. */
 int ctx__history_result_gone(ctx *c, const char *id, struct ctx_error *err);
+/* GET /v1/queries/{id}/stages of a query no longer in memory: its recorded
+ * stages (or none recorded: "stages": []), as they were at its end.
+ * FR_ENOTFOUND query-not-found. */
+int ctx__history_query_stages_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 /* framed_history_errors_total (no lock needed). */
 void ctx__history_metrics(ctx *c, struct fr_buf *out);
 /* "history: ..." lines for /readyz, appended to b. */

@@ -68,6 +68,7 @@ struct history_query_rec {
     int64_t tasks_total, tasks_done, retries;
     const char *error_json;           /* NULL = null */
     const char *task_config_ids_json; /* NULL = null */
+    const char *stages_json;          /* end only: its stages; NULL = kept as they are */
 };
 /* At accept: inserts the row (state as given), prunes queries past the retention. */
 int history_query_add(history *h, const struct history_query_rec *q, struct fr_error *err);

@@ -119,7 +119,8 @@ int history_query_end(history *h, const struct history_query_rec *q, struct fr_e
         h,
         "UPDATE queries SET state = ?2, started_at = COALESCE(?3, started_at), finished_at = "
         "?4, rows = ?5, tasks_total = ?6, tasks_done = ?7, retries = ?8, error = ?9, "
-        "task_config_ids = ?10, config_id = COALESCE(?11, config_id) WHERE id = ?1",
+        "task_config_ids = ?10, config_id = COALESCE(?11, config_id), stages = COALESCE(?12, "
+        "stages) WHERE id = ?1",
         err);
     if (st) {
         sqlite3_bind_text(st, 1, q->id, -1, SQLITE_TRANSIENT);
@@ -133,6 +134,7 @@ int history_query_end(history *h, const struct history_query_rec *q, struct fr_e
         history__bind_text(st, 9, q->error_json);
         history__bind_text(st, 10, q->task_config_ids_json);
         history__bind_text(st, 11, q->config_id);
+        history__bind_text(st, 12, q->stages_json);
     }
     int rc = history__step_done(h, st, "recording a query's end", err);
     history__wrote(h);

@@ -136,6 +136,15 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assert.deepEqual(r.body.task_config_ids, [configId]);
     r = await call(srv.base, 'GET', `/v1/queries/${planQ.id}`);
     assert.deepEqual(r.body.plan, { source: { rows: [{ a: 1 }] } });
+    // Its stages as they were at its end, from the history.
+    r = await call(srv.base, 'GET', `/v1/queries/${heavyIds[0]}/stages`);
+    assert.equal(r.status, 200, r.text);
+    assertSchema('stages.json', r);
+    assert.equal(r.body.query_id, heavyIds[0]);
+    assert.equal(r.body.state, 'succeeded');
+    assert.equal(r.body.config_id, configId);
+    assert.ok(r.body.stages.length >= 1, r.text);
+    assert.equal(r.body.stages.at(-1).rows_out, 1000000, r.text);
 
     // Its result is gone with the runner: 410 naming the reset.
     r = await call(srv.base, 'GET', `/v1/queries/${planQ.id}/result`);
