@@ -103,9 +103,9 @@ int history_runner_list(history *h, int limit, int64_t after_seq, json_t **out,
                         struct fr_error *err);
 /* Runner; FR_ENOTFOUND runner-not-found. */
 int history_runner_get(history *h, const char *id, json_t **out, struct fr_error *err);
-/* The archived canonical bytes of a config (*bytes new, not NUL-terminated
- * counted by *len, but NUL-terminated for convenience); FR_ENOTFOUND
- * config-not-found. The caller verifies the hash. */
+/* The archived canonical bytes of a config: *bytes new, *len of them (a
+ * NUL follows, not counted); FR_ENOTFOUND config-not-found. The caller
+ * verifies they hash to id. */
 int history_config_get(history *h, const char *id, char **bytes, size_t *len, struct fr_error *err);
 
 #endif

@@ -106,8 +106,8 @@ static bool db_sound(history *h)
  * corrupts the database, since a commit is a WAL append whose frames a
  * reader ignores unless complete; NORMAL only skips the fsync per commit,
  * so a power loss may lose the last transactions, never the file. That is
- * enough for a history (a query's row is re-derivable from nothing, but
- * never wrong). foreign_keys cascade a runner's queries when it is pruned. */
+ * enough for a history: it may miss its last records, never hold a wrong
+ * one. foreign_keys cascade a runner's queries when it is pruned. */
 static int configure(history *h, struct fr_error *err)
 {
     sqlite3_busy_timeout(h->db, 5000);
