@@ -335,6 +335,12 @@ test('contract_lib rejects what the contract forbids and passes what it allows',
   assert.match(checkResponse(c, { ...ok, status: 418 })[0], /418 is not documented/);
   assert.match(checkResponse(c, { ...ok, contentType: 'text/html' })[0], /text\/html is not documented/);
   assert.match(checkResponse(c, { ...ok, body: '{"state":' })[0], /not JSON/);
+  const livez = { method: 'GET', path: '/livez', status: 200, contentType: 'text/plain; charset=utf-8' };
+  assert.deepEqual(checkResponse(c, { ...livez, body: 'ok\n' }), []);
+  assert.match(checkResponse(c, { ...livez, body: 'fine\n' })[0], /text\/plain body breaks its schema/);
+  const headers = new Headers({ 'content-type': 'application/json', etag: 'sha256:not-quoted' });
+  const config = { method: 'GET', path: `/v1/configs/sha256:${'0'.repeat(64)}`, status: 200, contentType: 'application/json', headers };
+  assert.match(checkResponse(c, config).join(), /header ETag: "sha256:not-quoted" breaks its schema/);
   assert.match(checkResponse(c, { ...ok, path: '/v1/nowhere' })[0], /no path of openapi.yaml matches/);
   assert.match(checkResponse(c, { ...ok, method: 'PATCH' })[0], /no PATCH operation/);
   // The conventions every operation shares: a problem of the right type only.

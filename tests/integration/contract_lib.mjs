@@ -3,7 +3,8 @@
 // found by path template and method; the status must be documented for it
 // (or "default", or one of the conventions every operation shares, listed in
 // EDGE_PROBLEMS); the Content-Type must be one of the documented media
-// types; a JSON body is validated against the documented schema. lib.mjs
+// types; a JSON body is validated against the documented schema, a text
+// body against its string schema (const, pattern). lib.mjs
 // runs every response of a framed process through checkResponse.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -165,7 +166,7 @@ function edgeFor(op, status) {
 }
 
 // res: {method, path, status, contentType, body (text, or undefined when
-// not checked)}. Returns the list of what breaks the contract ([] = fine).
+// not checked), headers (a Headers, optional)}. Returns the list of what breaks the contract ([] = fine).
 export function checkResponse(contract, res) {
   const errs = [];
   const found = findOperation(contract, res.method, res.path);
@@ -195,8 +196,23 @@ export function checkResponse(contract, res) {
   return errs;
 }
 
+// The documented headers the response carries, against their schemas
+// (a header the response lacks is not checked: the spec marks none required).
+function checkHeaders(contract, res, found, doc, errs) {
+  for (const [name, h] of Object.entries(doc.headers ?? {})) {
+    const header = deref(contract.spec, h);
+    const raw = res.headers?.get(name);
+    if (raw === null || raw === undefined || !header?.schema) continue;
+    const schema = absolutize(contract.spec, header.schema);
+    const value = (schema.type === 'integer' || schema.type === 'number') && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    const validate = validatorFor(contract, `${res.method} ${found.template} ${res.status} header ${name}`, header.schema);
+    if (!validate(value)) errs.push(`header ${name}: ${JSON.stringify(raw)} breaks its schema: ${contract.ajv.errorsText(validate.errors)}`);
+  }
+}
+
 // The media type and body of a response the operation documents.
 function checkDocumented(contract, res, found, doc, errs) {
+  checkHeaders(contract, res, found, doc, errs);
   const content = doc.content ?? {};
   const types = Object.keys(content);
   const media = mediaOf(res.contentType);
@@ -217,7 +233,12 @@ function checkDocumented(contract, res, found, doc, errs) {
     return;
   }
   const schema = content[key].schema;
-  if (bodyless || res.body === undefined || !schema || !isJsonMedia(media)) return;
+  if (bodyless || res.body === undefined || !schema) return;
+  if (!isJsonMedia(media)) { // a text body against a string schema (const, pattern)
+    const validate = validatorFor(contract, `${res.method} ${found.template} ${res.status} ${key}`, schema);
+    if (!validate(res.body)) errs.push(`the ${media} body breaks its schema: ${contract.ajv.errorsText(validate.errors, { separator: '; ' })}: ${JSON.stringify(res.body.slice(0, 200))}`);
+    return;
+  }
   const body = parseJson(res.body, errs);
   if (body === undefined) return;
   const validate = validatorFor(contract, `${res.method} ${found.template} ${res.status} ${key}`, schema);

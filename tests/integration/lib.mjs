@@ -48,7 +48,7 @@ function violation(method, url, status, errs) {
 // Runs the check; throws the AssertionError of a violation.
 function enforce(method, url, res, body) {
   const errs = checkResponse(contract, {
-    method, path: url.pathname, status: res.status, contentType: res.headers.get('content-type'), body,
+    method, path: url.pathname, status: res.status, contentType: res.headers.get('content-type'), body, headers: res.headers,
   });
   if (errs.length) throw violation(method, url, res.status, errs);
 }
@@ -78,7 +78,9 @@ async function checkedFetch(input, init) {
   const type = (res.headers.get('content-type') ?? '').toLowerCase();
   const length = res.headers.get('content-length');
   const small = length !== null && Number(length) <= MAX_BODY_CHECK_BYTES;
-  if (method === 'HEAD' || type.startsWith('text/event-stream') || !/json/.test(type) || /ndjson/.test(type)) {
+  const json = /json/.test(type) && !/ndjson/.test(type);
+  const text = type.startsWith('text/') && !type.startsWith('text/event-stream');
+  if (method === 'HEAD' || (!json && !(text && small))) {
     enforce(method, url, res, undefined); // status and type only
   } else if (small) {
     enforce(method, url, res, await res.clone().text());
