@@ -7,7 +7,7 @@
 // awaited fetch (or from reading a streamed body) and fails the test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { checkResponse, loadContract, MAX_BODY_CHECK_BYTES } from './contract_lib.mjs';
@@ -45,8 +45,13 @@ function violation(method, url, status, errs) {
   return new assert.AssertionError({ message });
 }
 
+// With FRAMED_CONTRACT_REPORT=<file>, each check appends a line there
+// ("METHOD path status body|nobody"), to see what the tests cover.
+const reportFile = process.env.FRAMED_CONTRACT_REPORT;
+
 // Runs the check; throws the AssertionError of a violation.
 function enforce(method, url, res, body) {
+  if (reportFile) appendFileSync(reportFile, `${method} ${url.pathname} ${res.status} ${body === undefined ? 'nobody' : 'body'}\n`);
   const errs = checkResponse(contract, {
     method, path: url.pathname, status: res.status, contentType: res.headers.get('content-type'), body, headers: res.headers,
   });
