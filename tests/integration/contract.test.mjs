@@ -348,6 +348,10 @@ test('contract_lib rejects what the contract forbids and passes what it allows',
   assert.deepEqual(checkResponse(c, { ...ok, status: 503, contentType: 'application/problem+json', body: problem(503, 'unavailable') }), []);
   assert.match(checkResponse(c, { ...ok, status: 503, contentType: 'application/problem+json', body: problem(503, 'no-workers') }).join(), /expected https:\/\/framed.dev\/problems\/unavailable/);
   assert.deepEqual(checkResponse(c, { ...ok, path: '/v1/nowhere', status: 404, contentType: 'application/problem+json', body: problem(404, 'not-found') }), []);
+  // ... also beside a status the operation documents, but no other type.
+  const result400 = { method: 'GET', path: '/v1/queries/q-1/result', status: 400, contentType: 'application/problem+json' };
+  assert.deepEqual(checkResponse(c, { ...result400, body: JSON.stringify({ ...JSON.parse(problem(400, 'invalid-parameter')), parameter: 'limit' }) }), []);
+  assert.ok(checkResponse(c, { ...result400, body: problem(400, 'invalid-json') }).length > 0, 'invalid-json on a route without a body');
   // A real body that passes: the one GET /v1/queries/{id} answers for an unknown ID.
   assert.deepEqual(checkResponse(c, { method: 'GET', path: '/v1/queries/q-x', status: 404, contentType: 'application/problem+json', body: problem(404, 'query-not-found') }), []);
   // Path templates: a literal path beats a template, a template takes one segment only.
