@@ -236,6 +236,34 @@ test('real responses validate against their schemas', async () => {
   }
 });
 
+// ---------------------------------------------------------------- routes
+// The route tables of src/http/*.c ({"METHOD", "/pattern", handler, ...}) and
+// the operations of openapi.yaml are the same set. The dashboard's files
+// other than / are static assets, documented with / (its page loads them).
+function codeRoutes() {
+  const dir = path.join(SOURCE_DIR, 'src', 'http');
+  const out = new Set();
+  for (const f of readdirSync(dir).filter((n) => /^http_routes.*\.c$/.test(n))) {
+    for (const m of readFileSync(path.join(dir, f), 'utf8').matchAll(/\{"(GET|POST|PUT|DELETE|PATCH)", "(\/[^"]*)"/g)) {
+      out.add(`${m[1]} ${m[2]}`);
+    }
+  }
+  return out;
+}
+
+test('every route of the code is an operation of openapi.yaml, and every operation a route', () => {
+  const spec = YAML.parse(OPENAPI);
+  const documented = new Set();
+  for (const [p, item] of Object.entries(spec.paths)) {
+    for (const m of ['get', 'post', 'put', 'delete', 'patch']) if (item[m]) documented.add(`${m.toUpperCase()} ${p}`);
+  }
+  const code = codeRoutes();
+  assert.ok(code.size > 25, `only ${code.size} routes read from src/http`);
+  const asset = (r) => /^GET \/[^/]+\.(js|css|svg|png|map)$/.test(r);
+  assert.deepEqual([...code].filter((r) => !documented.has(r) && !asset(r)), [], 'routes openapi.yaml does not document');
+  assert.deepEqual([...documented].filter((r) => !code.has(r)), [], 'operations no route serves');
+});
+
 // ---------------------------------------------------------------- the served contract
 test('GET /openapi.yaml is the source file byte for byte, parses, and its $refs resolve on the server', async () => {
   const srv = await startServer();
