@@ -8,6 +8,7 @@
 // not pinned by us), and always with the small validator below, which knows
 // the keywords our schemas use and fails on any other.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
@@ -417,4 +418,25 @@ test('the fetch wrapper throws on a violation from a framed origin, and leaves o
     markFramedOrigin(origin, false);
     await new Promise((resolve) => fake.close(resolve));
   }
+});
+
+test('a violation a test catches still fails its run at exit', async () => {
+  // A child node that imports lib.mjs, fetches a bad answer from a fake it
+  // marks as framed, swallows the AssertionError and ends normally.
+  const script = `
+    import { createServer } from 'node:http';
+    import { markFramedOrigin } from ${JSON.stringify(new URL('./lib.mjs', import.meta.url).href)};
+    const fake = createServer((req, res) => { res.writeHead(418, { 'content-length': 0 }); res.end(); });
+    await new Promise((r) => fake.listen(0, '127.0.0.1', r));
+    const origin = 'http://127.0.0.1:' + fake.address().port;
+    markFramedOrigin(origin, true);
+    try { await fetch(origin + '/livez'); } catch { /* swallowed */ }
+    fake.close();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /1 contract violation\(s\):\ncontract: GET \/livez -> 418: status 418 is not documented/);
 });
