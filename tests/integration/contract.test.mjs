@@ -339,6 +339,9 @@ test('?download=1 on a result adds Content-Disposition with the query ID and the
       assert.equal(r.status, 200, r.text);
       assert.equal(r.headers.get('content-disposition'), null);
     }
+    const arrow = await call(srv.base, 'GET', `/v1/queries/${id}/result?format=arrow&download=1`);
+    assertProblem(arrow, 406, 'not-acceptable'); // not made yet (openapi.yaml says so)
+    assert.equal(arrow.headers.get('content-disposition'), null);
     for (const bad of ['2', 'yes', '', 'TRUE']) {
       const r = await call(srv.base, 'GET', `/v1/queries/${id}/result?download=${bad}`);
       assertProblem(r, 400, 'invalid-parameter');
