@@ -88,7 +88,9 @@ async function checkedFetch(input, init) {
   if (method === 'HEAD' || (!json && !(text && small))) {
     enforce(method, url, res, undefined); // status and type only
   } else if (small) {
-    enforce(method, url, res, await res.clone().text());
+    // A body cut short fails the test's own read as it would unchecked.
+    const body = await res.clone().text().catch(() => undefined);
+    enforce(method, url, res, body);
   } else {
     enforce(method, url, res, undefined);
     checkWhenRead(method, url, res);
