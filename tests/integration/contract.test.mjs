@@ -14,7 +14,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import YAML from 'yaml';
-import { checkResponse, findOperation, loadContract } from './contract_lib.mjs';
+import { checkResponse, compilePaths, findOperation, loadContract } from './contract_lib.mjs';
 import { assertProblem, call, contractViolations, markFramedOrigin, SAMPLE_PLAN, SOURCE_DIR, startServer } from './lib.mjs';
 
 const SCHEMAS = path.join(SOURCE_DIR, 'api', 'schemas');
@@ -240,13 +240,15 @@ test('real responses validate against their schemas', async () => {
 // ---------------------------------------------------------------- routes
 // The route tables of src/http/*.c ({"METHOD", "/pattern", handler, ...}) and
 // the operations of openapi.yaml are the same set. The dashboard's files
-// other than / are static assets, documented with / (its page loads them).
+// other than / are static assets, documented with / (its page loads them);
+// a rest-of-path segment "{name*}" is documented as "{name}" with
+// x-framed-rest-of-path (contract_lib.mjs).
 function codeRoutes() {
   const dir = path.join(SOURCE_DIR, 'src', 'http');
   const out = new Set();
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.c'))) {
     for (const m of readFileSync(path.join(dir, f), 'utf8').matchAll(/\{"(GET|POST|PUT|DELETE|PATCH)", "(\/[^"]*)"/g)) {
-      out.add(`${m[1]} ${m[2]}`);
+      out.add(`${m[1]} ${m[2].replace(/\{([^}]+)\*\}/g, '{$1}')}`);
     }
   }
   return out;
@@ -390,6 +392,12 @@ test('contract_lib rejects what the contract forbids and passes what it allows',
   assert.equal(findOperation(c, 'GET', '/v1/queries/q-1/result').template, '/v1/queries/{id}/result');
   assert.equal(findOperation(c, 'HEAD', '/api/schemas/common.json').template, '/api/schemas/{file}');
   assert.equal(findOperation(c, 'GET', '/v1/queries/a/b/c'), null);
+  // A rest-of-path parameter (the router's "{name*}") takes several segments, after every other path.
+  c.spec.paths['/{file}'] = { parameters: [{ name: 'file', in: 'path', required: true, 'x-framed-rest-of-path': true }], get: { responses: {} } };
+  c.paths = compilePaths(c.spec);
+  assert.equal(findOperation(c, 'GET', '/vendor/preact/preact.module.js').template, '/{file}');
+  assert.equal(findOperation(c, 'GET', '/livez').template, '/livez');
+  assert.equal(findOperation(c, 'GET', '/v1/queries/q-1').template, '/v1/queries/{id}');
 });
 
 test('the fetch wrapper throws on a violation from a framed origin, and leaves other origins alone', async () => {

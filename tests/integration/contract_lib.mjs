@@ -41,15 +41,28 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'];
 const mediaOf = (type) => (type ?? '').split(';')[0].trim().toLowerCase();
 const isJsonMedia = (m) => m === 'application/json' || m.endsWith('+json');
 
+// Path parameters marked `x-framed-rest-of-path: true` (the router's
+// "{name*}", e.g. the dashboard's files) match the rest of the path,
+// slashes included; others one segment.
+function restParams(item) {
+  const all = [...(item.parameters ?? []), ...METHODS.flatMap((m) => item[m]?.parameters ?? [])];
+  return new Set(all.filter((p) => p.in === 'path' && p['x-framed-rest-of-path']).map((p) => p.name));
+}
+
 // The path templates of the spec as regular expressions, literal segments
-// before templated ones ("/v1/configs/diff" wins over "/v1/configs/{id}").
-function compilePaths(spec) {
+// before templated ones ("/v1/configs/diff" wins over "/v1/configs/{id}"),
+// rest-of-path ones last.
+export function compilePaths(spec) {
   const out = [];
   for (const [template, item] of Object.entries(spec.paths ?? {})) {
+    const rest = restParams(item);
     const segs = template.split('/');
-    const re = segs.map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+'
-      : s.replace(/\{[^}]+\}/g, '\u0000').replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\u0000/g, '[^/]+'))).join('/');
-    const params = (template.match(/\{/g) ?? []).length;
+    const re = segs.map((s) => {
+      const whole = /^\{([^}]+)\}$/.exec(s);
+      if (whole) return rest.has(whole[1]) ? '.+' : '[^/]+';
+      return s.replace(/\{[^}]+\}/g, '\u0000').replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\u0000/g, '[^/]+');
+    }).join('/');
+    const params = (template.match(/\{/g) ?? []).length + (rest.size ? 100 : 0);
     out.push({ template, item, re: new RegExp(`^${re}$`), params });
   }
   out.sort((a, b) => a.params - b.params);
