@@ -38,6 +38,14 @@ export const EDGE_PROBLEMS = [
 const PROBLEM_BASE = 'https://framed.dev/problems/';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'];
 
+// Ajv's errors, each with where, what, and the member or value it names.
+function ajvErrors(errors) {
+  return (errors ?? []).slice(0, 12).map((e) => {
+    const extra = e.params?.additionalProperty ?? e.params?.missingProperty ?? e.params?.allowedValues ?? e.params?.allowedValue;
+    return `${e.instancePath || '/'} ${e.message}${extra !== undefined ? ` (${JSON.stringify(extra)})` : ''}`;
+  }).join('; ');
+}
+
 const mediaOf = (type) => (type ?? '').split(';')[0].trim().toLowerCase();
 const isJsonMedia = (m) => m === 'application/json' || m.endsWith('+json');
 
@@ -152,7 +160,7 @@ function checkProblem(contract, res, slug, errs) {
   const validate = validatorFor(contract, 'problem', PROBLEM_SCHEMA);
   const body = parseJson(res.body, errs);
   if (body === undefined) return;
-  if (!validate(body)) errs.push(`the body breaks problem.json: ${contract.ajv.errorsText(validate.errors)}`);
+  if (!validate(body)) errs.push(`the body breaks problem.json: ${ajvErrors(validate.errors)}`);
   if (slug && body?.type !== PROBLEM_BASE + slug) errs.push(`type ${body?.type}, expected ${PROBLEM_BASE}${slug}`);
 }
 
@@ -221,7 +229,7 @@ function checkHeaders(contract, res, found, doc, errs) {
     const schema = absolutize(contract.spec, header.schema);
     const value = (schema.type === 'integer' || schema.type === 'number') && /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
     const validate = validatorFor(contract, `${res.method} ${found.template} ${res.status} header ${name}`, header.schema);
-    if (!validate(value)) errs.push(`header ${name}: ${JSON.stringify(raw)} breaks its schema: ${contract.ajv.errorsText(validate.errors)}`);
+    if (!validate(value)) errs.push(`header ${name}: ${JSON.stringify(raw)} breaks its schema: ${ajvErrors(validate.errors)}`);
   }
 }
 
@@ -251,11 +259,11 @@ function checkDocumented(contract, res, found, doc, errs) {
   if (bodyless || res.body === undefined || !schema) return;
   if (!isJsonMedia(media)) { // a text body against a string schema (const, pattern)
     const validate = validatorFor(contract, `${res.method} ${found.template} ${res.status} ${key}`, schema);
-    if (!validate(res.body)) errs.push(`the ${media} body breaks its schema: ${contract.ajv.errorsText(validate.errors, { separator: '; ' })}: ${JSON.stringify(res.body.slice(0, 200))}`);
+    if (!validate(res.body)) errs.push(`the ${media} body breaks its schema: ${ajvErrors(validate.errors)}: ${JSON.stringify(res.body.slice(0, 200))}`);
     return;
   }
   const body = parseJson(res.body, errs);
   if (body === undefined) return;
   const validate = validatorFor(contract, `${res.method} ${found.template} ${res.status} ${key}`, schema);
-  if (!validate(body)) errs.push(`the body breaks its schema: ${contract.ajv.errorsText(validate.errors, { separator: '; ' })}`);
+  if (!validate(body)) errs.push(`the body breaks its schema: ${ajvErrors(validate.errors)}`);
 }
