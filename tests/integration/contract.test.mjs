@@ -392,6 +392,12 @@ test('contract_lib rejects what the contract forbids and passes what it allows',
   assert.equal(findOperation(c, 'GET', '/v1/queries/q-1/result').template, '/v1/queries/{id}/result');
   assert.equal(findOperation(c, 'HEAD', '/api/schemas/common.json').template, '/api/schemas/{file}');
   assert.equal(findOperation(c, 'GET', '/v1/queries/a/b/c'), null);
+  // The method decides between matching paths, as in the router.
+  c.spec.paths['/v1/configs/literal'] = { get: { responses: {} } };
+  c.paths = compilePaths(c.spec);
+  assert.equal(findOperation(c, 'GET', '/v1/configs/literal').template, '/v1/configs/literal');
+  assert.equal(findOperation(c, 'DELETE', '/v1/configs/literal').template, '/v1/configs/{id}');
+  assert.deepEqual(findOperation(c, 'PUT', '/v1/configs/literal').allowed.sort(), ['delete', 'get']);
   // A rest-of-path parameter (the router's "{name*}") takes several segments, after every other path.
   c.spec.paths['/{file}'] = { parameters: [{ name: 'file', in: 'path', required: true, 'x-framed-rest-of-path': true }], get: { responses: {} } };
   c.paths = compilePaths(c.spec);

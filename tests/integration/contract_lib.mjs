@@ -129,16 +129,17 @@ export function loadContract(sourceDir) {
   return { spec, ajv, paths: compilePaths(spec), validators: new Map() };
 }
 
-// The operation of method and URL path: {template, op} or {template, allowed}
-// (path known, method not) or null.
+// The operation of method and URL path: {template, op}, or {template,
+// allowed} when paths match but none has the method (as the router, which
+// tries every route for the method before answering 405), or null.
 export function findOperation(contract, method, urlPath) {
   const m = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
-  for (const p of contract.paths) {
-    if (!p.re.test(urlPath)) continue;
-    if (p.item[m]) return { template: p.template, op: p.item[m] };
-    return { template: p.template, op: null, allowed: METHODS.filter((x) => p.item[x]) };
-  }
-  return null;
+  const matching = contract.paths.filter((p) => p.re.test(urlPath));
+  const hit = matching.find((p) => p.item[m]);
+  if (hit) return { template: hit.template, op: hit.item[m] };
+  if (matching.length === 0) return null;
+  const allowed = [...new Set(matching.flatMap((p) => METHODS.filter((x) => p.item[x])))];
+  return { template: matching[0].template, op: null, allowed };
 }
 
 function validatorFor(contract, key, schema) {
@@ -187,7 +188,8 @@ function edgeFor(op, status) {
 }
 
 // res: {method, path, status, contentType, body (text, or undefined when
-// not checked), headers (a Headers, optional)}. Returns the list of what breaks the contract ([] = fine).
+// not checked), headers (a Headers, optional)}. Returns the list of what
+// breaks the contract ([] = fine).
 export function checkResponse(contract, res) {
   const errs = [];
   const found = findOperation(contract, res.method, res.path);
