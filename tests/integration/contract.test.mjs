@@ -4,9 +4,13 @@
 // api/schemas/problem-type.json and is listed in openapi.yaml with its status;
 // and real responses of a running coordinator validate against the schemas
 // openapi.yaml names for them (components.schemas -> api/schemas/*.json):
-// with Ajv (draft 2020-12) when node_modules has it (it comes with Redocly,
-// not pinned by us), and always with the small validator below, which knows
-// the keywords our schemas use and fails on any other.
+// with Ajv (draft 2020-12, pinned in package.json) and with the small
+// validator below, which knows the keywords our schemas use and fails on any
+// other. The route tables of src/http and the operations of openapi.yaml are
+// the same set; the server serves the spec it was built with
+// (/openapi.yaml, /api/schemas/{file}); results download with
+// Content-Disposition; and the live checker every test runs through
+// (contract_lib.mjs, lib.mjs's fetch) is tested on hand-made bad answers.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
