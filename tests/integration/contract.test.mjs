@@ -379,6 +379,10 @@ test('contract_lib rejects what the contract forbids and passes what it allows',
   const headers = new Headers({ 'content-type': 'application/json', etag: 'sha256:not-quoted' });
   const config = { method: 'GET', path: `/v1/configs/sha256:${'0'.repeat(64)}`, status: 200, contentType: 'application/json', headers };
   assert.match(checkResponse(c, config).join(), /header ETag: "sha256:not-quoted" breaks its schema/);
+  assert.match(checkResponse(c, config).join(), /X-Request-Id null: missing/);
+  headers.set('x-request-id', 'r-1');
+  headers.set('etag', `"sha256:${'0'.repeat(64)}"`);
+  assert.ok(!checkResponse(c, config).some((e) => /X-Request-Id|ETag/.test(e)));
   assert.match(checkResponse(c, { ...ok, path: '/v1/nowhere' })[0], /no path of openapi.yaml matches/);
   assert.match(checkResponse(c, { ...ok, method: 'PATCH' })[0], /no PATCH operation/);
   // The conventions every operation shares: a problem of the right type only.
@@ -416,7 +420,7 @@ test('the fetch wrapper throws on a violation from a framed origin, and leaves o
   const fake = createServer((req, res) => {
     const body = JSON.stringify({ state: 42 });
     const sized = !req.url.includes('streamed');
-    res.writeHead(200, { 'content-type': 'application/json', ...(sized ? { 'content-length': Buffer.byteLength(body) } : {}) });
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'fake-1', ...(sized ? { 'content-length': Buffer.byteLength(body) } : {}) });
     if (sized) res.end(body);
     else { res.write(body.slice(0, 5)); res.end(body.slice(5)); }
   });
@@ -447,7 +451,7 @@ test('a violation a test catches still fails its run at exit', async () => {
   const script = `
     import { createServer } from 'node:http';
     import { markFramedOrigin } from ${JSON.stringify(new URL('./lib.mjs', import.meta.url).href)};
-    const fake = createServer((req, res) => { res.writeHead(418, { 'content-length': 0 }); res.end(); });
+    const fake = createServer((req, res) => { res.writeHead(418, { 'content-length': 0, 'x-request-id': 'fake-1' }); res.end(); });
     await new Promise((r) => fake.listen(0, '127.0.0.1', r));
     const origin = 'http://127.0.0.1:' + fake.address().port;
     markFramedOrigin(origin, true);

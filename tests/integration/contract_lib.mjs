@@ -192,6 +192,9 @@ function edgeFor(op, status) {
 // breaks the contract ([] = fine).
 export function checkResponse(contract, res) {
   const errs = [];
+  // The Conventions: every response carries X-Request-Id.
+  const rid = res.headers?.get('x-request-id');
+  if (res.headers && !(rid && /^[A-Za-z0-9._-]{1,128}$/.test(rid))) errs.push(`X-Request-Id ${JSON.stringify(rid)}: missing or malformed`);
   const found = findOperation(contract, res.method, res.path);
   if (!found || !found.op) {
     const slug = !found ? 'not-found' : 'method-not-allowed';
@@ -217,8 +220,10 @@ export function checkResponse(contract, res) {
     }
     return errs;
   }
+  const before = errs.length;
   checkDocumented(contract, res, found, doc, errs);
-  return errs.length && isEdge() ? [] : errs;
+  if (errs.length > before && isEdge()) errs.length = before;
+  return errs;
 }
 
 // The documented headers the response carries, against their schemas
