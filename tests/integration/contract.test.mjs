@@ -385,6 +385,10 @@ test('contract_lib rejects what the contract forbids and passes what it allows',
   assert.ok(!checkResponse(c, config).some((e) => /X-Request-Id|ETag/.test(e)));
   assert.match(checkResponse(c, { ...ok, path: '/v1/nowhere' })[0], /no path of openapi.yaml matches/);
   assert.match(checkResponse(c, { ...ok, method: 'PATCH' })[0], /no PATCH operation/);
+  const notAllowed = { ...ok, method: 'PUT', status: 405, contentType: 'application/problem+json', body: JSON.stringify({ type: 'https://framed.dev/problems/method-not-allowed', title: 't', status: 405, detail: 'd' }) };
+  assert.deepEqual(checkResponse(c, { ...notAllowed, headers: new Headers({ 'x-request-id': 'r', allow: 'GET, HEAD, DELETE' }) }), []);
+  assert.match(checkResponse(c, { ...notAllowed, headers: new Headers({ 'x-request-id': 'r', allow: 'GET, HEAD, POST' }) })[0], /Allow "GET, HEAD, POST", but openapi.yaml documents/);
+  assert.match(checkResponse(c, { ...notAllowed, headers: new Headers({ 'x-request-id': 'r' }) })[0], /Allow null/);
   // The conventions every operation shares: a problem of the right type only.
   const problem = (status, slug) => JSON.stringify({ type: `https://framed.dev/problems/${slug}`, title: 't', status, detail: 'd' });
   assert.deepEqual(checkResponse(c, { ...ok, status: 503, contentType: 'application/problem+json', body: problem(503, 'unavailable') }), []);

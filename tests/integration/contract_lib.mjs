@@ -181,6 +181,19 @@ function documentedResponse(contract, op, status) {
   return hit ? deref(contract.spec, hit) : undefined;
 }
 
+// A 405's Allow header lists methods the spec documents on the path (and
+// HEAD beside GET). A subset: a path's operations may be split between the
+// coordinator and the worker (GET /v1/configs/{id} and DELETE on a worker).
+function checkAllow(res, allowed, errs) {
+  if (!res.headers) return;
+  const want = new Set(allowed.map((m) => m.toUpperCase()));
+  if (want.has('GET')) want.add('HEAD');
+  const got = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+  if (got.length === 0 || !got.every((m) => want.has(m))) {
+    errs.push(`Allow ${JSON.stringify(res.headers.get('allow'))}, but openapi.yaml documents ${[...want].join(', ')}`);
+  }
+}
+
 // An edge problem (EDGE_PROBLEMS) the response may be, by its status.
 function edgeFor(op, status) {
   const hasBody = Boolean(op?.requestBody);
@@ -204,6 +217,7 @@ export function checkResponse(contract, res) {
         : `no path of openapi.yaml matches ${res.path}`);
     } else {
       checkProblem(contract, res, slug, errs);
+      if (found) checkAllow(res, found.allowed, errs);
     }
     return errs;
   }
