@@ -229,7 +229,9 @@ async function waitReady(base) {
       const r = await fetch(`${base}/readyz`);
       await r.text();
       if (r.status === 200) return;
-    } catch { /* not accepting yet */ }
+    } catch (e) {
+      if (e instanceof assert.AssertionError) throw e; // a contract violation, not "not accepting yet"
+    }
     if (Date.now() > deadline) throw new Error(`${base}/readyz never answered 200`);
     await new Promise((r) => setTimeout(r, 50));
   }
