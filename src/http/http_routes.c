@@ -3,6 +3,7 @@
  * *_register function; a request is matched segment by segment, and a path
  * that matches with another method yields 405 with the Allow list. */
 #include "http_int.h"
+#include "http_spec_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct http__router *http__router_new(void)
     http__routes_cluster_register(r);
     http__routes_internal_register(r);
     http__routes_events_register(r);
+    http__routes_spec_register(r);
     return r;
 }
 
@@ -70,6 +72,7 @@ struct http__router *http__router_new_worker(void)
 {
     struct http__router *r = fr_xcalloc(1, sizeof(*r));
     http__routes_worker_register(r);
+    http__routes_spec_register(r);
     return r;
 }
 
