@@ -25,9 +25,11 @@ struct history_options {
     int64_t max_age_days; /* queries (and reset runners) older go; <= 0: the default */
 };
 
-/* new: opens (or creates) dir/history.sqlite3. A file that is not a SQLite
- * database or fails its integrity check is moved aside to
- * history.sqlite3.corrupt-<time> (logged at error) and a fresh one made.
+/* new: opens (or creates) dir/history.sqlite3. A file SQLite calls not a
+ * database (or damaged: its quick_check, run when a read of the open says
+ * SQLITE_CORRUPT) is moved aside to history.sqlite3.corrupt-<time> (logged
+ * at error) and a fresh one made; a busy, locked or unreadable one is left
+ * as it is (FR_EIO: no history).
  * Runners of a previous process still active are marked ended, and their
  * queued or running queries failed with kind "interrupted". Then pruned.
  * FR_EIO when no history can be made (unwritable dir, a newer schema). */

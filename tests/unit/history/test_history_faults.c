@@ -1,12 +1,14 @@
 /* Fault injection for the history: a database that refuses writes (as a
  * full disk would) fails each write with FR_EIO and counts it, reads go on,
  * and the context's queries run regardless, the failures counted in
- * framed_history_errors_total and said by /readyz's detail. */
+ * framed_history_errors_total and said by /readyz's detail; a file locked by
+ * another process is left alone; a journal mode other than WAL is counted. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,92 @@ static char *temp_dir(void)
     char *d = mkdtemp(tmpl);
     assert_non_null(d);
     return strdup(d);
+}
+
+static char *read_all(const char *path, long *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = fr_xmalloc((size_t)*len + 1);
+    assert_int_equal(fread(b, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    return b;
+}
+
+static int count_aside(const char *dir)
+{
+    int found = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        found += strstr(e->d_name, ".corrupt-") != NULL;
+    closedir(d);
+    return found;
+}
+
+/* A sound history another process holds an exclusive lock on: the open
+ * waits, then fails (FR_EIO, no history); the file is not moved aside and
+ * not changed. Then, the lock gone, it opens with its records. */
+static void test_locked_file_is_left_alone(void **state)
+{
+    (void)state;
+    char *dir = temp_dir();
+    history *h = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(history_open(dir, NULL, &h, &err), FR_OK);
+    struct history_runner_rec r = {"runner-1", "local", CFG_A, "{}", 2, 1, "req"};
+    assert_int_equal(history_runner_add(h, &r, &err), FR_OK);
+    history_free(h);
+    char *path = fr_xasprintf("%s/%s", dir, HISTORY_FILE);
+    sqlite3 *other = NULL;
+    assert_int_equal(sqlite3_open(path, &other), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(other, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE", NULL, NULL, NULL),
+        SQLITE_OK);
+    long before_len, after_len;
+    char *before = read_all(path, &before_len);
+    h = NULL;
+    assert_int_equal(history_open(dir, NULL, &h, &err), FR_EIO);
+    assert_null(h);
+    assert_int_equal(count_aside(dir), 0);
+    char *after = read_all(path, &after_len);
+    assert_int_equal(after_len, before_len);
+    assert_memory_equal(after, before, (size_t)before_len);
+    assert_int_equal(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(other);
+    fr_error_init(&err);
+    assert_int_equal(history_open(dir, NULL, &h, &err), FR_OK);
+    json_t *out = NULL;
+    assert_int_equal(history_runner_get(h, "runner-1", &out, &err), FR_OK);
+    json_decref(out);
+    history_free(h);
+    free(before);
+    free(after);
+    free(path);
+    char *cmd = fr_xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(dir);
+}
+
+/* journal_mode=WAL answers the mode in force: an in-memory database stays
+ * "memory", which the configure logs and counts. */
+static void test_journal_mode_not_wal_is_counted(void **state)
+{
+    (void)state;
+    history h = {.path = "(memory)"};
+    pthread_mutex_init(&h.lock, NULL);
+    assert_int_equal(sqlite3_open(":memory:", &h.db), SQLITE_OK);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(history__configure(&h, &err), FR_OK);
+    assert_int_equal(history_errors(&h), 1);
+    sqlite3_close(h.db);
+    pthread_mutex_destroy(&h.lock);
 }
 
 static void refuse_writes(history *h)
@@ -116,6 +204,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_writes_are_counted),
         cmocka_unit_test(test_queries_run_without_a_writable_history),
+        cmocka_unit_test(test_locked_file_is_left_alone),
+        cmocka_unit_test(test_journal_mode_not_wal_is_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
