@@ -56,6 +56,22 @@ void ctx__history_freeze(ctx *c, runner *r, const char *request_id, int64_t at_m
     history_runner_add(c->history, &rec, &err);
 }
 
+/* A freeze whose record was lost (a full disk, a busy file) is recorded at
+ * the next accept, before the query that refers to it. */
+static void freeze_again(ctx *c, runner *r)
+{
+    if (history_runner_recorded(c->history, runner_id(r)))
+        return;
+    char by[sizeof(c->frozen_by)];
+    pthread_mutex_lock(&c->lock);
+    snprintf(by, sizeof(by), "%s", c->frozen_by);
+    int64_t at = c->frozen_at_ms;
+    pthread_mutex_unlock(&c->lock);
+    FR_LOG(FR_LOG_WARN, "history: runner %s was not recorded at its freeze; recording it now",
+           runner_id(r));
+    ctx__history_freeze(c, r, by, at);
+}
+
 void ctx__history_runner_gone(ctx *c, const char *runner_id, const char *request_id)
 {
     if (!c->history)
@@ -94,6 +110,7 @@ void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, 
     log_query("query accepted", rec->id, config_id, rid, "queued", -1, -1);
     if (!c->history)
         return lost(c, "a query");
+    freeze_again(c, r);
     json_t *plan = rec->frame_id[0] ? json_pack("{ss}", "dataframe", rec->frame_id)
                                     : json_incref(json_object_get(body, "plan"));
     char *plan_json = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS) : NULL;

@@ -43,7 +43,9 @@ int64_t history_errors(const history *h);
 void history_recovered(const history *h, int *runners_ended, int *queries_interrupted,
                        bool *moved_aside);
 
-/* ---- writes (each one small transaction) ---- */
+/* ---- writes (each one small transaction) ----
+ * An update of a row that is not there (a reset, an end, a query's end or
+ * stages whose insert was lost) is FR_EIO, counted and logged. */
 struct history_runner_rec {
     const char *id;
     const char *kind; /* "local" | "remote" */
@@ -53,8 +55,11 @@ struct history_runner_rec {
     int64_t frozen_at_ms;
     const char *frozen_by; /* request ID, may be NULL */
 };
-/* Records a freeze; the runner is "active" (the live one) until reset/end. */
+/* Records a freeze; the runner is "active" (the live one) until reset/end.
+ * Again for the same runner (a retry of a lost record): FR_OK, no change. */
 int history_runner_add(history *h, const struct history_runner_rec *r, struct fr_error *err);
+/* True when id is the runner this handle recorded (its freeze landed). */
+bool history_runner_recorded(history *h, const char *id);
 int history_runner_reset(history *h, const char *id, int64_t at_ms, const char *by,
                          struct fr_error *err);
 /* The process stops without a reset: the runner is "ended". */

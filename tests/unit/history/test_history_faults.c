@@ -126,9 +126,13 @@ static void test_refused_writes_are_counted(void **state)
     struct fr_error err;
     fr_error_init(&err);
     assert_int_equal(history_open(dir, NULL, &h, &err), FR_OK);
-    refuse_writes(h);
+    /* the runner is recorded first: the query's insert below can fail only
+     * for the refused write, not for a missing runner */
     struct history_runner_rec r = {"runner-1", "local", CFG_A, "{}", 2, 1, "req"};
-    assert_int_equal(history_runner_add(h, &r, &err), FR_EIO);
+    assert_int_equal(history_runner_add(h, &r, &err), FR_OK);
+    refuse_writes(h);
+    struct history_runner_rec r2 = {"runner-2", "local", CFG_A, "{}", 2, 1, "req"};
+    assert_int_equal(history_runner_add(h, &r2, &err), FR_EIO);
     assert_int_equal(history_errors(h), 1);
     struct history_query_rec q = {.id = "q-1",
                                   .runner_id = "runner-1",
@@ -138,6 +142,7 @@ static void test_refused_writes_are_counted(void **state)
                                   .finished_ms = -1,
                                   .rows = -1};
     assert_int_equal(history_query_add(h, &q, &err), FR_EIO);
+    assert_non_null(strstr(err.message, "readonly"));
     assert_int_equal(history_errors(h), 2);
     json_t *out = NULL;
     struct history_query_filter f = {.since_ms = -1, .until_ms = -1, .limit = 5};
@@ -148,6 +153,93 @@ static void test_refused_writes_are_counted(void **state)
     char *cmd = fr_xasprintf("rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(cmd);
+    free(dir);
+}
+
+/* An update of a row whose insert was lost changes nothing: an error,
+ * counted, never a silent FR_OK. */
+static void test_update_of_a_missing_row_fails(void **state)
+{
+    (void)state;
+    char *dir = temp_dir();
+    history *h = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(history_open(dir, NULL, &h, &err), FR_OK);
+    assert_int_equal(history_runner_reset(h, "runner-x", 5, "req", &err), FR_EIO);
+    assert_int_equal(history_errors(h), 1);
+    assert_int_equal(history_runner_end(h, "runner-x", 5, &err), FR_EIO);
+    struct history_query_rec q = {
+        .id = "q-x", .state = "succeeded", .started_ms = 1, .finished_ms = 2, .rows = 1};
+    assert_int_equal(history_query_end(h, &q, &err), FR_EIO);
+    assert_int_equal(history_query_set_stages(h, "q-x", "{}", &err), FR_EIO);
+    assert_int_equal(history_errors(h), 4);
+    /* a runner recorded twice (a retry of a lost freeze record) is no error */
+    struct history_runner_rec r = {"runner-1", "local", CFG_A, "{}", 2, 1, "req"};
+    assert_int_equal(history_runner_add(h, &r, &err), FR_OK);
+    assert_int_equal(history_runner_add(h, &r, &err), FR_OK);
+    assert_true(history_runner_recorded(h, "runner-1"));
+    assert_int_equal(history_errors(h), 4);
+    history_free(h);
+    char *cmd = fr_xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(dir);
+}
+
+/* Submits a plan and waits for it to settle; returns its id (new). */
+static char *run_query(ctx *c, const char *plan)
+{
+    json_t *body = json_loads(plan, 0, NULL);
+    json_t *out = NULL;
+    ctx_query_watch *w = NULL;
+    struct ctx_error e;
+    ctx_error_init(&e);
+    assert_int_equal(ctx_query_submit_watched(c, body, "req-1", &out, &w, &e), FR_OK);
+    for (int i = 0; i < 2000 && !ctx_query_watch_settled(w); i++)
+        usleep(5000);
+    char *id = strdup(json_string_value(json_object_get(out, "id")));
+    ctx_query_watch_free(w);
+    json_decref(out);
+    json_decref(body);
+    ctx_error_cleanup(&e);
+    return id;
+}
+
+/* The freeze's record is lost (writes refused); once writes work again, the
+ * next accept records the runner first, so that query and its end land. */
+static void test_lost_freeze_is_recorded_at_the_next_accept(void **state)
+{
+    (void)state;
+    char *dir = temp_dir();
+    char *data = fr_xasprintf("%s/data", dir), *st = fr_xasprintf("%s/state", dir);
+    struct ctx_options o = {.data_dir = data, .state_dir = st, .threads = 1};
+    ctx *c = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(ctx_new(&o, NULL, &c, &err), FR_OK);
+    refuse_writes(c->history);
+    free(run_query(c, "{\"plan\": {\"source\": {\"rows\": [{\"a\": 1}]}}}"));
+    assert_int_equal(sqlite3_exec(c->history->db, "PRAGMA query_only=OFF", NULL, NULL, NULL),
+                     SQLITE_OK);
+    char *id = run_query(c, "{\"plan\": {\"source\": {\"rows\": [{\"a\": 2}]}}}");
+    json_t *q = NULL;
+    assert_int_equal(history_query_get(c->history, id, &q, &err), FR_OK);
+    assert_string_equal(json_string_value(json_object_get(q, "state")), "succeeded");
+    json_t *r = NULL;
+    assert_int_equal(history_runner_get(
+                         c->history, json_string_value(json_object_get(q, "runner_id")), &r, &err),
+                     FR_OK);
+    assert_string_equal(json_string_value(json_object_get(r, "frozen_by")), "req-1");
+    json_decref(r);
+    json_decref(q);
+    free(id);
+    ctx_free(c);
+    char *cmd = fr_xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(data);
+    free(st);
     free(dir);
 }
 
@@ -203,6 +295,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_writes_are_counted),
+        cmocka_unit_test(test_update_of_a_missing_row_fails),
+        cmocka_unit_test(test_lost_freeze_is_recorded_at_the_next_accept),
         cmocka_unit_test(test_queries_run_without_a_writable_history),
         cmocka_unit_test(test_locked_file_is_left_alone),
         cmocka_unit_test(test_journal_mode_not_wal_is_counted),
