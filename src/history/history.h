@@ -79,7 +79,10 @@ struct history_query_rec {
 };
 /* At accept: inserts the row (state as given), prunes queries past the retention. */
 int history_query_add(history *h, const struct history_query_rec *q, struct fr_error *err);
-/* At the end: state, times, rows, tasks, retries, error, task config IDs. */
+/* Its start (the runner took it), unless one is recorded. */
+int history_query_started(history *h, const char *id, int64_t at_ms, struct fr_error *err);
+/* At the end: state, times (a recorded start kept), rows, tasks, retries,
+ * error, task config IDs. started_ms < 0: it never started. */
 int history_query_end(history *h, const struct history_query_rec *q, struct fr_error *err);
 /* The stages JSON of a query (a later part fills it); stages_json borrowed. */
 int history_query_set_stages(history *h, const char *id, const char *stages_json,

@@ -182,7 +182,8 @@ static int migrate(history *h, struct fr_error *err)
 }
 
 /* What a previous process left: its active runner ended, its unfinished
- * queries failed as interrupted. */
+ * queries failed as interrupted: their start kept, their end unknown
+ * (finished_at null, so no elapsed time that counts the downtime). */
 static int recover(history *h, int64_t now_ms, struct fr_error *err)
 {
     static const char *const err_json = "{\"status\":500,\"kind\":\"interrupted\",\"message\":"
@@ -196,13 +197,11 @@ static int recover(history *h, int64_t now_ms, struct fr_error *err)
     if (rc != FR_OK)
         return rc;
     st = history__prepare(h,
-                          "UPDATE queries SET state = 'failed', finished_at = ?1, error = ?2 "
+                          "UPDATE queries SET state = 'failed', finished_at = NULL, error = ?1 "
                           "WHERE state IN ('queued', 'running')",
                           err);
-    if (st) {
-        sqlite3_bind_int64(st, 1, now_ms);
-        sqlite3_bind_text(st, 2, err_json, -1, SQLITE_STATIC);
-    }
+    if (st)
+        sqlite3_bind_text(st, 1, err_json, -1, SQLITE_STATIC);
     rc = history__step_done(h, st, "failing interrupted queries", err);
     h->recovered_queries = rc == FR_OK ? sqlite3_changes(h->db) : 0;
     return rc;

@@ -131,7 +131,7 @@ int history_query_end(history *h, const struct history_query_rec *q, struct fr_e
     pthread_mutex_lock(&h->lock);
     sqlite3_stmt *st = history__prepare(
         h,
-        "UPDATE queries SET state = ?2, started_at = COALESCE(?3, started_at), finished_at = "
+        "UPDATE queries SET state = ?2, started_at = COALESCE(started_at, ?3), finished_at = "
         "?4, rows = ?5, tasks_total = ?6, tasks_done = ?7, retries = ?8, error = ?9, "
         "task_config_ids = ?10, config_id = COALESCE(?11, config_id), stages = COALESCE(?12, "
         "stages) WHERE id = ?1",
@@ -152,6 +152,22 @@ int history_query_end(history *h, const struct history_query_rec *q, struct fr_e
     }
     int rc = one_row(h, history__step_done(h, st, "recording a query's end", err),
                      "recording a query's end", q->id, err);
+    history__wrote(h);
+    pthread_mutex_unlock(&h->lock);
+    return rc;
+}
+
+int history_query_started(history *h, const char *id, int64_t at_ms, struct fr_error *err)
+{
+    pthread_mutex_lock(&h->lock);
+    sqlite3_stmt *st = history__prepare(
+        h, "UPDATE queries SET started_at = COALESCE(started_at, ?2) WHERE id = ?1", err);
+    if (st) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, at_ms);
+    }
+    int rc = one_row(h, history__step_done(h, st, "recording a query's start", err),
+                     "recording a query's start", id, err);
     history__wrote(h);
     pthread_mutex_unlock(&h->lock);
     return rc;
