@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -530,6 +530,34 @@ test('age retention end to end: a query older than --history-max-age-days goes a
     srv = await startServer({ root, args: ['--history-max-age-days', '2'] });
     const r = await call(srv.base, 'GET', '/v1/queries');
     assert.deepEqual(r.body.queries.map((q) => q.id), [young]);
+    await srv.stop();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a big inline plan is kept as its sha256 and size, so the file stays small', async () => {
+  const root = tempRoot();
+  try {
+    const srv = await startServer({ root });
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      const rows = Array.from({ length: 25000 }, (_, j) => ({ a: j, b: `row-${i}-${j}-padding` }));
+      ids.push((await run(srv, { plan: { source: { rows } } })).id);
+    }
+    assert.equal((await call(srv.base, 'DELETE', '/v1/runner')).status, 200);
+    const r = await call(srv.base, 'GET', `/v1/queries/${ids[0]}`);
+    assert.equal(r.status, 200, r.text);
+    assertSchema('history-query.json#/$defs/Archived', r);
+    assert.equal(r.body.plan.plan_truncated, true, JSON.stringify(r.body.plan));
+    assert.match(r.body.plan.plan_sha256, /^sha256:[0-9a-f]{64}$/);
+    assert.ok(r.body.plan.plan_bytes > 256 * 1024, JSON.stringify(r.body.plan));
+    assert.equal(r.body.plan.source, undefined);
+    let bytes = 0;
+    for (const f of readdirSync(srv.stateDir).filter((n) => n.startsWith('history.sqlite3'))) {
+      bytes += statSync(path.join(srv.stateDir, f)).size;
+    }
+    assert.ok(bytes < 2 * 1024 * 1024, `the history files hold ${bytes} bytes for three ~1 MB plans`);
     await srv.stop();
   } finally {
     rmSync(root, { recursive: true, force: true });
