@@ -195,6 +195,9 @@ void ctx__live_stop(ctx *c);
  * progress and final state), the runner's
  * state changed (c->lock held). */
 void ctx__live_query(ctx *c, runner_query *q, const char *frame_id);
+/* The final event of q: from its end (the on_finish hook, or a failed
+ * submit), with c->lock held. */
+void ctx__live_query_final(ctx *c, runner_query *q, const char *frame_id);
 void ctx__live_runner(ctx *c);
 
 #endif

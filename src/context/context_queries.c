@@ -80,6 +80,7 @@ static void evict_locked(ctx *c)
 struct finish_arg {
     ctx *c;
     char id[40];
+    char frame_id[40];
 };
 
 static void query_finished(runner_query *q, void *arg)
@@ -108,6 +109,15 @@ static void query_finished(runner_query *q, void *arg)
     }
     pthread_mutex_unlock(&c->lock);
     ctx__history_query_finished(c, q, fa->id);
+}
+
+/* Once settled: the final event, even when the record is gone already. */
+static void query_settled(runner_query *q, void *arg)
+{
+    struct finish_arg *fa = arg;
+    pthread_mutex_lock(&fa->c->lock);
+    ctx__live_query_final(fa->c, q, fa->frame_id);
+    pthread_mutex_unlock(&fa->c->lock);
     free(fa);
 }
 
@@ -177,7 +187,9 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
     fa->c = c;
     snprintf(fa->id, sizeof(fa->id), "%s", rec->id);
+    snprintf(fa->frame_id, sizeof(fa->frame_id), "%s", rec->frame_id);
     runner_query_on_finish(rec->q, query_finished, fa);
+    runner_query_on_settled(rec->q, query_settled, fa); /* frees fa */
     runner_query *q = runner_query_ref(rec->q);
     ctx__history_query_accepted(c, r, rec, body);
     pthread_mutex_lock(&c->lock);
@@ -190,6 +202,10 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     fr_error_init(&ferr);
     if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
         runner_query_on_finish(q, NULL, NULL);
+        runner_query_on_settled(q, NULL, NULL);
+        pthread_mutex_lock(&c->lock);
+        ctx__live_query_final(c, q, fa->frame_id);
+        pthread_mutex_unlock(&c->lock);
         ctx__history_query_finished(c, q, fa->id);
         free(fa);
     }

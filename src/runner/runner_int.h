@@ -43,6 +43,8 @@ struct runner_query {
     bool settled;          /* final and the on_finish hook has run: waiters wake on this */
     void (*on_finish)(runner_query *, void *);
     void *on_finish_arg;
+    void (*on_settled)(runner_query *, void *); /* after settled: the final state shown */
+    void *on_settled_arg;
     /* task records (runner_tasks.c): every attempt, at most RUNNER_MAX_TASK_RECORDS */
     struct runner_task_rec *recs;
     int nrecs;

@@ -238,3 +238,34 @@ test('a worker that stops beating goes suspect, then gone', async () => {
     await coord.stop();
   }
 });
+
+// A reset right after the queries were accepted drops their records at once;
+// each still gets its final event (it is published by the query's end, not
+// by the next tick of the live thread, which would find no record).
+test('a reset right after queries: every query still gets its final event', async () => {
+  const server = await startServer();
+  let all = null;
+  try {
+    bigCsv(server.dataDir, 200000);
+    all = await openStream(server.base, '?types=query,runner');
+    assert.equal(all.res.status, 200);
+    const ids = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await call(server.base, 'POST', '/v1/queries', { json: { plan: { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] } } });
+      assert.equal(r.status, 202, r.text);
+      ids.push(r.body.id);
+    }
+    const r = await call(server.base, 'DELETE', '/v1/runner');
+    assert.equal(r.status, 200, r.text);
+    await all.until((e) => e.event === 'runner' && e.data.state === 'none', 'the reset');
+    for (const id of ids) {
+      const fin = await all.until((e) => e.event === 'query' && e.data.id === id && !['queued', 'running'].includes(e.data.state), `the final event of ${id}`, 0, 20000);
+      assert.ok(['succeeded', 'failed', 'cancelled'].includes(fin.ev.data.state));
+      const finals = all.events.filter((e) => e.event === 'query' && e.data.id === id && !['queued', 'running'].includes(e.data.state));
+      assert.equal(finals.length, 1, `one final event for ${id}`);
+    }
+  } finally {
+    if (all) await all.close();
+    await server.stop();
+  }
+});
