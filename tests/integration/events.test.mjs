@@ -269,3 +269,23 @@ test('a reset right after queries: every query still gets its final event', asyn
     await server.stop();
   }
 });
+
+// The query events carry what the data token guards on /v1/queries: with only
+// a data token set, the stream needs it too.
+test('with a data token the stream needs it, as /v1/queries does', async () => {
+  const data = 'd'.repeat(40);
+  const server = await startServer({ env: { FRAMED_DATA_TOKEN: data } });
+  let s = null;
+  try {
+    assertProblem(await call(server.base, 'GET', '/v1/queries'), 401, 'unauthorized');
+    const r = await call(server.base, 'GET', '/v1/events');
+    assertProblem(r, 401, 'unauthorized');
+    assertProblem(await call(server.base, 'GET', '/v1/events', { headers: { authorization: 'Bearer wrong' } }), 401, 'unauthorized');
+    s = await openStream(server.base, '?types=stats', { authorization: `Bearer ${data}` });
+    assert.equal(s.res.status, 200);
+    await s.until((e) => e.event === 'stats', 'a stats event with the token');
+  } finally {
+    if (s) await s.close();
+    await server.stop();
+  }
+});
