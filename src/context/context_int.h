@@ -191,9 +191,10 @@ int ctx__bus_streams(struct ctx__bus *b);
  * started by ctx_new, stopped first thing in ctx_free. */
 int ctx__live_start(ctx *c, struct fr_error *err);
 void ctx__live_stop(ctx *c);
-/* One-line hooks: a query accepted (c->lock held; the live thread publishes its
- * progress and final state), the runner's
- * state changed (c->lock held). */
+/* One-line hooks: a query accepted (c->lock held, before its submit: the
+ * event has the runner's config ID and the plan's task count it is about to
+ * get; the live thread publishes its progress), the runner's state changed
+ * (c->lock held). */
 void ctx__live_query(ctx *c, runner_query *q, const char *frame_id);
 /* The final event of q: from its end (the on_finish hook, or a failed
  * submit), with c->lock held. */

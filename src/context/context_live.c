@@ -70,12 +70,29 @@ static json_t *query_event(runner_query *q, const char *frame_id)
     return j;
 }
 
+/* The tasks plan p will run, as runner_submit counts them. */
+static int64_t plan_tasks(const plan_physical *p)
+{
+    int64_t n = 0;
+    for (int s = 0; s < plan_physical_nstages(p); s++) {
+        struct plan_stage_view v;
+        plan_stage_view(p, s, &v);
+        n += v.ntasks;
+    }
+    return n;
+}
+
 void ctx__live_query(ctx *c, runner_query *q, const char *frame_id)
 {
     if (!c->events || !c->live)
         return;
     pthread_mutex_lock(&c->live->publish_lock);
     json_t *j = query_event(q, frame_id);
+    /* not submitted yet: what the submit will give it */
+    if (json_is_null(json_object_get(j, "config_id")) && c->config_id[0])
+        json_object_set_new(j, "config_id", json_string(c->config_id));
+    if (json_integer_value(json_object_get(j, "tasks_total")) == 0)
+        json_object_set_new(j, "tasks_total", json_integer(plan_tasks(runner_query_plan(q))));
     struct ctx__live *lv = c->live;
     pthread_mutex_lock(&lv->accepted_lock); /* followed from the next tick on */
     lv->accepted = fr_xrealloc(lv->accepted, sizeof(*lv->accepted) * (size_t)(lv->naccepted + 1));

@@ -104,6 +104,8 @@ test('a stream shows the freeze, a query from queued to succeeded, and stats eac
     assert.equal(runner.ev.data.config_id, r.body.config_id);
     const queued = await all.until((e) => e.event === 'query' && e.data.id === id, 'the accept');
     assert.equal(queued.ev.data.state, 'queued');
+    assert.equal(queued.ev.data.config_id, r.body.config_id, 'the accept names its config');
+    assert.ok(queued.ev.data.tasks_total > 2, 'the accept counts its tasks');
     assert.ok(queued.index > runner.index, 'the freeze comes before the query');
     const running = await all.until((e) => e.event === 'query' && e.data.id === id && e.data.state === 'running', 'running', queued.index);
     assert.ok(running.ev.data.tasks_total > 2);
