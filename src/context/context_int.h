@@ -176,7 +176,11 @@ void ctx__history_metrics(ctx *c, struct fr_buf *out);
 /* "history: ..." lines for /readyz, appended to b. */
 void ctx__history_ready_detail(ctx *c, struct fr_buf *b);
 /* The event bus (context_events.c), on its own for its tests. */
+/* new: a bus whose ids go on from its start time in ms x 1000, so an id
+ * from an earlier run of the server is older than all of them (a resume
+ * from it says reset). ctx__bus_new_at: from base (tests). */
 struct ctx__bus *ctx__bus_new(int max_subs);
+struct ctx__bus *ctx__bus_new_at(int max_subs, int64_t base);
 void ctx__bus_free(struct ctx__bus *b); /* accepts NULL */
 /* Appends an event of type (a CTX_EVENT_* bit) with data (stolen) and wakes
  * the subscribers; returns its sequence number. */
