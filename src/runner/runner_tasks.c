@@ -7,6 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a + b for counts (both >= 0), INT64_MAX when it would overflow: sums of
+ * what workers report never wrap */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 static const char *const state_names[] = {"queued", "running", "ok",
                                           "failed", "retried", "cancelled"};
 
@@ -150,10 +158,10 @@ static void count_inputs(runner_query *q, const struct rjob *job, struct runner_
     for (int k = 0; k < job->nslots && !job->repair_for; k++) {
         bool shuffle = !v.stored_parts && k < v.nslots && v.slots[k].mode == PLAN_SLOT_BUCKET;
         for (int i = 0; i < job->ninputs[k]; i++, n++) {
-            rows += job->inputs[k][i]->rows;
-            bytes += job->inputs[k][i]->bytes;
+            rows = sat_add(rows, job->inputs[k][i]->rows);
+            bytes = sat_add(bytes, job->inputs[k][i]->bytes);
             if (shuffle)
-                shuffled += job->inputs[k][i]->bytes;
+                shuffled = sat_add(shuffled, job->inputs[k][i]->bytes);
         }
     }
     bool source = job->repair_for || (job->nslots == 0 && n == 0);
@@ -182,17 +190,17 @@ void runner__task_end_locked(struct rjob *job, int rc, struct runner_part *const
     rec->rows_out = rec->bytes_out = 0;
     for (int b = 0; b < nouts; b++)
         if (outs[b]) {
-            rec->rows_out += outs[b]->rows;
-            rec->bytes_out += outs[b]->bytes;
+            rec->rows_out = sat_add(rec->rows_out, outs[b]->rows);
+            rec->bytes_out = sat_add(rec->bytes_out, outs[b]->bytes);
         }
     count_inputs(q, job, rec);
     if (rc != FR_OK || job->repair_for) /* a repair replaces an output counted already */
         return;
-    sum->rows_in += rec->rows_in > 0 ? rec->rows_in : 0;
-    sum->bytes_in += rec->bytes_in > 0 ? rec->bytes_in : 0;
-    sum->rows_out += rec->rows_out;
-    sum->bytes_out += rec->bytes_out;
-    sum->bytes_shuffled += rec->bytes_shuffled;
+    sum->rows_in = sat_add(sum->rows_in, rec->rows_in > 0 ? rec->rows_in : 0);
+    sum->bytes_in = sat_add(sum->bytes_in, rec->bytes_in > 0 ? rec->bytes_in : 0);
+    sum->rows_out = sat_add(sum->rows_out, rec->rows_out);
+    sum->bytes_out = sat_add(sum->bytes_out, rec->bytes_out);
+    sum->bytes_shuffled = sat_add(sum->bytes_shuffled, rec->bytes_shuffled);
 }
 
 static void set_time(json_t *j, const char *key, int64_t ms)

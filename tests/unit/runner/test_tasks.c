@@ -143,12 +143,43 @@ static void test_rerun_and_repair_sums(void **state)
     runner_query_unref(q);
 }
 
+/* Counts near the top of int64 saturate in the sums, never wrap negative
+ * (a hostile worker's answer is refused past RUNNER_MAX_ANSWER_COUNT, but
+ * many outputs of a task or many tasks could still add up past INT64_MAX). */
+static void test_sums_saturate(void **state)
+{
+    (void)state;
+    runner_query *q = rows_query();
+    for (int t = 0; t < 2; t++) {
+        struct rjob job;
+        memset(&job, 0, sizeof(job));
+        job.q = q;
+        job.task = t;
+        runner__task_queued(&job);
+        runner__task_begin(&job, NULL, NULL, 0);
+        struct runner_part a = {.rows = INT64_MAX, .bytes = INT64_MAX}, b = a;
+        struct runner_part *outs[2] = {&a, &b};
+        pthread_mutex_lock(&q->lock);
+        runner__task_end_locked(&job, FR_OK, outs, 2, NULL);
+        pthread_mutex_unlock(&q->lock);
+    }
+    json_t *j = runner_query_stages_json(q);
+    json_t *stage = json_array_get(json_object_get(j, "stages"), 0);
+    assert_int_equal(json_integer_value(json_object_get(stage, "rows_out")), INT64_MAX);
+    assert_int_equal(json_integer_value(json_object_get(stage, "bytes_out")), INT64_MAX);
+    json_t *task = json_array_get(json_object_get(stage, "tasks"), 0);
+    assert_int_equal(json_integer_value(json_object_get(task, "rows_out")), INT64_MAX);
+    json_decref(j);
+    runner_query_unref(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attempts_and_sums),
         cmocka_unit_test(test_records_are_bounded),
         cmocka_unit_test(test_rerun_and_repair_sums),
+        cmocka_unit_test(test_sums_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
