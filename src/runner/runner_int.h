@@ -71,6 +71,7 @@ struct runner_task_rec {
 };
 struct runner_stage_sum {
     int64_t total, done, running;
+    int64_t promised; /* of total: a rerun's tasks counted before they are queued */
     /* of the attempts ok in the latest run of the plan, repairs left out */
     int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled;
     int64_t first_start_ms, last_end_ms;
@@ -80,7 +81,9 @@ struct runner_stage_sum {
 void runner__tasks_init(runner_query *q);
 void runner__tasks_free(runner_query *q);
 /* A whole-plan rerun (query lock held): the stages' rows and bytes start
- * over (their task counts go on; the attempts stay listed). */
+ * over, each stage's total grows by its tasks at once (so a stage not yet
+ * rerun is not shown finished) and its end is cleared; the attempts stay
+ * listed. */
 void runner__tasks_restart_locked(runner_query *q);
 /* job is waiting to run (query lock held / not held). */
 void runner__task_queued_locked(struct rjob *job);
@@ -157,6 +160,7 @@ struct rjob {
     int rec1;
     int rec_stage; /* the stage it is recorded under (a repair: the lost part's maker) */
     int starts;    /* attempts started so far */
+    bool running;  /* its current attempt started and has not ended */
     bool rerun;    /* made again after a lost partition */
     int64_t scan_bytes, scan_rows; /* what its source input held and gave, -1 = not known */
     struct rjob *next;

@@ -68,7 +68,12 @@ void runner__tasks_restart_locked(runner_query *q)
 {
     for (int s = 0; q->sums && s < plan_physical_nstages(q->plan); s++) {
         struct runner_stage_sum *sum = &q->sums[s];
+        struct plan_stage_view v;
+        plan_stage_view(q->plan, s, &v);
         sum->rows_in = sum->rows_out = sum->bytes_in = sum->bytes_out = sum->bytes_shuffled = 0;
+        sum->total += v.ntasks;
+        sum->promised += v.ntasks;
+        sum->last_end_ms = 0;
     }
 }
 
@@ -78,7 +83,11 @@ void runner__task_queued_locked(struct rjob *job)
     if (!q->sums)
         return;
     job->scan_bytes = job->scan_rows = -1;
-    q->sums[job->rec_stage].total++;
+    struct runner_stage_sum *sum = &q->sums[job->rec_stage];
+    if (sum->promised > 0 && !job->repair_for) /* counted at the rerun's start */
+        sum->promised--;
+    else
+        sum->total++;
     rec_new(q, job);
 }
 
@@ -112,6 +121,7 @@ void runner__task_begin(struct rjob *job, const char *worker_id, const char *wor
         }
     }
     job->starts++;
+    job->running = true;
     pthread_mutex_unlock(&q->lock);
 }
 
@@ -122,9 +132,9 @@ static struct runner_task_rec *close_attempt(runner_query *q, struct rjob *job,
     struct runner_task_rec *rec = rec_of(q, job);
     struct runner_stage_sum *sum = &q->sums[job->rec_stage];
     int64_t now = fr_now_ms();
-    bool ran = rec ? rec->state == RTS_RUNNING : job->starts > 0;
-    if (ran && sum->running > 0)
+    if (job->running && sum->running > 0)
         sum->running--;
+    job->running = false;
     sum->last_end_ms = now;
     job->rec1 = 0;
     if (!rec)
@@ -143,8 +153,11 @@ void runner__task_retried(struct rjob *job, const char *why)
     if (q->sums) {
         q->retries++;
         close_attempt(q, job, RTS_RETRIED, why);
+        rec_new(q, job); /* the next attempt, listed queued while it waits */
     }
     pthread_mutex_unlock(&q->lock);
+    if (q->r) /* framed_tasks_total{outcome="retried"}: one per retry, as the stages count */
+        atomic_fetch_add(&q->r->tasks_by_outcome[RT_RETRIED], 1);
 }
 
 /* Rows and bytes job read: its input partitions (a source's: what its

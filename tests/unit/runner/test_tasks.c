@@ -173,6 +173,88 @@ static void test_sums_saturate(void **state)
     runner_query_unref(q);
 }
 
+static json_t *stage0(runner_query *q, json_t **j)
+{
+    *j = runner_query_stages_json(q);
+    return json_array_get(json_object_get(*j, "stages"), 0);
+}
+
+/* A retried job that ends before it starts again (cancelled while it
+ * waits): the next attempt is listed queued at once and then cancelled, and
+ * the stage's running count is not taken from another task. */
+static void test_retry_then_end_unstarted(void **state)
+{
+    (void)state;
+    runner_query *q = rows_query();
+    struct rjob a, b;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    a.q = b.q = q;
+    a.task = 0;
+    b.task = 1;
+    runner__task_queued(&a);
+    runner__task_begin(&a, NULL, NULL, 0);
+    runner__task_queued(&b);
+    runner__task_begin(&b, NULL, NULL, 1);
+    runner__task_retried(&b, "worker lost");
+    json_t *j;
+    json_t *stage = stage0(q, &j);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_running")), 1);
+    json_t *tasks = json_object_get(stage, "tasks");
+    assert_int_equal(json_array_size(tasks), 3);
+    json_t *waiting = json_array_get(tasks, 2);
+    assert_string_equal(json_string_value(json_object_get(waiting, "state")), "queued");
+    assert_int_equal(json_integer_value(json_object_get(waiting, "attempt")), 1);
+    assert_int_equal(json_integer_value(json_object_get(waiting, "task")), 1);
+    json_decref(j);
+    pthread_mutex_lock(&q->lock);
+    runner__task_end_locked(&b, FR_ECANCELLED, NULL, 0, NULL);
+    pthread_mutex_unlock(&q->lock);
+    stage = stage0(q, &j);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_running")), 1); /* a's */
+    tasks = json_object_get(stage, "tasks");
+    assert_int_equal(json_array_size(tasks), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tasks, 2), "state")),
+                        "cancelled");
+    json_decref(j);
+    pthread_mutex_lock(&q->lock);
+    runner__task_end_locked(&a, FR_OK, NULL, 0, NULL);
+    pthread_mutex_unlock(&q->lock);
+    stage = stage0(q, &j);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_running")), 0);
+    json_decref(j);
+    runner_query_unref(q);
+}
+
+/* A whole-plan rerun: a stage not rerun yet is not finished, and its total
+ * counts the rerun's tasks at once (they are not counted twice when queued). */
+static void test_restart_unfinishes_stages(void **state)
+{
+    (void)state;
+    runner_query *q = rows_query();
+    run_task(q, 0, false);
+    json_t *j;
+    json_t *stage = stage0(q, &j);
+    assert_true(json_is_string(json_object_get(stage, "finished_at")));
+    json_decref(j);
+    pthread_mutex_lock(&q->lock);
+    runner__tasks_restart_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    stage = stage0(q, &j);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_total")), 2);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_done")), 1);
+    assert_true(json_is_null(json_object_get(stage, "finished_at")));
+    json_decref(j);
+    run_task(q, 0, false);
+    stage = stage0(q, &j);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_total")), 2);
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_done")), 2);
+    assert_int_equal(json_integer_value(json_object_get(stage, "rows_out")), 2);
+    assert_true(json_is_string(json_object_get(stage, "finished_at")));
+    json_decref(j);
+    runner_query_unref(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +262,8 @@ int main(void)
         cmocka_unit_test(test_records_are_bounded),
         cmocka_unit_test(test_rerun_and_repair_sums),
         cmocka_unit_test(test_sums_saturate),
+        cmocka_unit_test(test_retry_then_end_unstarted),
+        cmocka_unit_test(test_restart_unfinishes_stages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
