@@ -397,7 +397,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     }
     free(outs);
     q->null_errors += null_errors;
-    if (config_id)
+    if (config_id && job->starts > 0) /* only the configs tasks ran with */
         note_config(q, config_id);
     q->tasks_done++;
     bool drop = --q->pending == 0 ? advance(q) : false;
