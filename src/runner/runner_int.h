@@ -56,10 +56,19 @@ struct rjob;
 /* runner_tasks.c: what each attempt of each task did, for the stage view.
  * Everything here is under the query lock. */
 #define RUNNER_MAX_TASK_RECORDS 4096
-enum runner_task_state { RTS_QUEUED, RTS_RUNNING, RTS_OK, RTS_FAILED, RTS_RETRIED, RTS_CANCELLED };
+/* RTS_SKIPPED: ended ok without running (the query's row limit was reached) */
+enum runner_task_state {
+    RTS_QUEUED,
+    RTS_RUNNING,
+    RTS_OK,
+    RTS_FAILED,
+    RTS_RETRIED,
+    RTS_CANCELLED,
+    RTS_SKIPPED
+};
 struct runner_task_rec {
     int stage, task, attempt;
-    char worker[72];                 /* the worker's id, "" = none (local, or not known) */
+    char *worker;                    /* new: the worker's id, NULL = none (local, not known) */
     char *worker_url;                /* new, NULL when local */
     int thread;                      /* the local runner's thread index, -1 = remote */
     int64_t started_ms, finished_ms; /* wall clock; 0 = not yet */

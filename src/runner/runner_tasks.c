@@ -15,8 +15,8 @@ static int64_t sat_add(int64_t a, int64_t b)
     return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-static const char *const state_names[] = {"queued", "running", "ok",
-                                          "failed", "retried", "cancelled"};
+static const char *const state_names[] = {"queued",  "running",   "ok",     "failed",
+                                          "retried", "cancelled", "skipped"};
 
 void runner__tasks_init(runner_query *q)
 {
@@ -27,6 +27,7 @@ void runner__tasks_init(runner_query *q)
 void runner__tasks_free(runner_query *q)
 {
     for (int i = 0; i < q->nrecs; i++) {
+        free(q->recs[i].worker);
         free(q->recs[i].worker_url);
         free(q->recs[i].error);
     }
@@ -116,7 +117,7 @@ void runner__task_begin(struct rjob *job, const char *worker_id, const char *wor
             rec->attempt = job->starts;
             rec->started_ms = now;
             rec->thread = thread;
-            snprintf(rec->worker, sizeof(rec->worker), "%s", worker_id ? worker_id : "");
+            rec->worker = worker_id && worker_id[0] ? fr_xstrdup(worker_id) : NULL;
             rec->worker_url = worker_url ? fr_xstrdup(worker_url) : NULL;
         }
     }
@@ -189,7 +190,9 @@ void runner__task_end_locked(struct rjob *job, int rc, struct runner_part *const
     runner_query *q = job->q;
     if (!q->sums)
         return;
-    enum runner_task_state state = rc == FR_OK                                      ? RTS_OK
+    bool ran = job->running; /* an ok job that never started was skipped */
+    enum runner_task_state state = rc == FR_OK && !ran                              ? RTS_SKIPPED
+                                   : rc == FR_OK                                    ? RTS_OK
                                    : rc == FR_ECANCELLED || atomic_load(&q->cancel) ? RTS_CANCELLED
                                                                                     : RTS_FAILED;
     struct runner_stage_sum *sum = &q->sums[job->rec_stage];
@@ -236,7 +239,7 @@ static json_t *rec_json(const struct runner_task_rec *rec)
 {
     json_t *j = json_pack(
         "{si si so so so ss sb so so sI sI sI so}", "task", rec->task, "attempt", rec->attempt,
-        "worker", rec->worker[0] ? json_string(rec->worker) : json_null(), "worker_url",
+        "worker", rec->worker ? json_string(rec->worker) : json_null(), "worker_url",
         rec->worker_url ? json_string(rec->worker_url) : json_null(), "thread",
         rec->thread >= 0 ? json_integer(rec->thread) : json_null(), "state",
         state_names[rec->state], "rerun", rec->rerun, "rows_in", count_or_null(rec->rows_in),

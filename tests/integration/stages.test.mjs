@@ -57,7 +57,7 @@ function checkShape(body) {
     for (const input of s.inputs) assert.ok(input < i, `stage ${i} reads a later stage ${input}`);
     assert.equal(s.tasks_truncated, false);
     for (const t of s.tasks) {
-      assert.ok(['queued', 'running', 'ok', 'failed', 'retried', 'cancelled'].includes(t.state));
+      assert.ok(['queued', 'running', 'ok', 'failed', 'retried', 'cancelled', 'skipped'].includes(t.state));
       if (t.started_at !== null) assert.match(t.started_at, ISO);
       if (t.finished_at !== null) assert.match(t.finished_at, ISO);
       assert.equal(typeof t.rerun, 'boolean');

@@ -255,6 +255,39 @@ static void test_restart_unfinishes_stages(void **state)
     runner_query_unref(q);
 }
 
+/* A task ended ok without starting (the row limit was reached) is listed
+ * skipped; a worker id longer than 71 bytes (a static worker's URL) is kept
+ * whole. */
+static void test_skipped_and_long_worker_id(void **state)
+{
+    (void)state;
+    runner_query *q = rows_query();
+    struct rjob a, b;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    a.q = b.q = q;
+    b.task = 1;
+    char id[200];
+    snprintf(id, sizeof(id), "http://%0150d.example:9", 7);
+    runner__task_queued(&a);
+    runner__task_begin(&a, id, id, -1);
+    runner__task_queued(&b);
+    pthread_mutex_lock(&q->lock);
+    runner__task_end_locked(&a, FR_OK, NULL, 0, NULL);
+    runner__task_end_locked(&b, FR_OK, NULL, 0, NULL);
+    pthread_mutex_unlock(&q->lock);
+    json_t *j;
+    json_t *tasks = json_object_get(stage0(q, &j), "tasks");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tasks, 0), "worker")), id);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tasks, 0), "state")),
+                        "ok");
+    json_t *skipped = json_array_get(tasks, 1);
+    assert_string_equal(json_string_value(json_object_get(skipped, "state")), "skipped");
+    assert_true(json_is_null(json_object_get(skipped, "started_at")));
+    json_decref(j);
+    runner_query_unref(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_sums_saturate),
         cmocka_unit_test(test_retry_then_end_unstarted),
         cmocka_unit_test(test_restart_unfinishes_stages),
+        cmocka_unit_test(test_skipped_and_long_worker_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
