@@ -49,6 +49,7 @@ struct runner_query {
     struct runner_task_rec *recs;
     int nrecs;
     struct runner_stage_sum *sums; /* per stage, from the submit on */
+    char *stages_final;            /* new: once settled, the stages JSON text; recs freed */
     int64_t retries;               /* attempts that failed and ran again */
 };
 
@@ -89,6 +90,12 @@ struct runner_stage_sum {
 /* At the submit (query lock held): the per-stage sums. */
 void runner__tasks_init(runner_query *q);
 void runner__tasks_free(runner_query *q);
+/* At most this much of a settled query's stages JSON is kept; past it the
+ * task lists go (tasks_truncated), the sums stay. */
+#define RUNNER_STAGES_KEPT_MAX (64 * 1024)
+/* Once q is settled (query lock held): its stages JSON is kept as text, at
+ * most RUNNER_STAGES_KEPT_MAX, and the task records are freed. */
+void runner__tasks_settle_locked(runner_query *q);
 /* A whole-plan rerun (query lock held): the stages' rows and bytes start
  * over, each stage's total grows by its tasks at once (so a stage not yet
  * rerun is not shown finished) and its end is cleared; the attempts stay

@@ -309,6 +309,7 @@ void runner__finished(runner_query *q)
     free(parts);
     pthread_mutex_lock(&q->lock);
     q->settled = true;
+    runner__tasks_settle_locked(q); /* the records go, their JSON stays */
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
     if (q->on_settled)

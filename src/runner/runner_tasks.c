@@ -1,7 +1,9 @@
 /* runner_tasks: a record of every attempt of every task of a query (who ran
  * it, when, its rows and bytes, retried or made again), bounded per query,
  * and the per-stage sums, for GET /v1/queries/{id}/stages. Records live
- * under the query lock; the backends mark an attempt's start, retry and end. */
+ * under the query lock; the backends mark an attempt's start, retry and end.
+ * Once the query settles the records are freed and its stages JSON kept as
+ * text, at most RUNNER_STAGES_KEPT_MAX (the task lists dropped past it). */
 #include "runner_int.h"
 
 #include <stdlib.h>
@@ -33,8 +35,10 @@ void runner__tasks_free(runner_query *q)
     }
     free(q->recs);
     free(q->sums);
+    free(q->stages_final);
     q->recs = NULL;
     q->sums = NULL;
+    q->stages_final = NULL;
     q->nrecs = 0;
 }
 
@@ -251,8 +255,8 @@ static json_t *rec_json(const struct runner_task_rec *rec)
     return j;
 }
 
-/* One stage's object (query lock held). */
-static json_t *stage_json(runner_query *q, int s)
+/* One stage's object (query lock held), steals tasks. */
+static json_t *stage_json(runner_query *q, int s, json_t *tasks)
 {
     struct plan_stage_view v;
     plan_stage_view(q->plan, s, &v);
@@ -271,23 +275,67 @@ static json_t *stage_json(runner_query *q, int s)
                      (json_int_t)sum->bytes_shuffled, "tasks_truncated", sum->truncated));
     set_time(j, "started_at", sum->first_start_ms);
     set_time(j, "finished_at", sum->running == 0 && sum->done >= sum->total ? sum->last_end_ms : 0);
-    json_t *tasks = json_array();
-    for (int i = 0; i < q->nrecs; i++)
-        if (q->recs[i].stage == s)
-            json_array_append_new(tasks, rec_json(&q->recs[i]));
     json_object_set_new(j, "tasks", tasks);
     return j;
+}
+
+/* new (query lock held): the stages object from the records, one pass over
+ * them for all stages. */
+static json_t *stages_locked(runner_query *q)
+{
+    int n = plan_physical_nstages(q->plan);
+    json_t **tasks = fr_xcalloc((size_t)n + 1, sizeof(*tasks));
+    for (int s = 0; s < n; s++)
+        tasks[s] = json_array();
+    for (int i = 0; i < q->nrecs; i++)
+        if (q->recs[i].stage >= 0 && q->recs[i].stage < n)
+            json_array_append_new(tasks[q->recs[i].stage], rec_json(&q->recs[i]));
+    json_t *stages = json_array();
+    for (int s = 0; s < n; s++)
+        json_array_append_new(stages, stage_json(q, s, tasks[s]));
+    free(tasks);
+    return json_pack("{ss ss si sI so}", "state", runner_qstate_name(q->state), "config_id",
+                     q->config_id, "restarts", q->restarts, "retries", (json_int_t)q->retries,
+                     "stages", stages);
+}
+
+void runner__tasks_settle_locked(runner_query *q)
+{
+    if (!q->sums || q->stages_final)
+        return;
+    json_t *j = stages_locked(q);
+    char *text = json_dumps(j, JSON_COMPACT);
+    if (text && strlen(text) > RUNNER_STAGES_KEPT_MAX) {
+        free(text);
+        json_t *list = json_object_get(j, "stages");
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            json_object_set_new(json_array_get(list, i), "tasks", json_array());
+            json_object_set_new(json_array_get(list, i), "tasks_truncated", json_true());
+        }
+        text = json_dumps(j, JSON_COMPACT);
+    }
+    json_decref(j);
+    if (!text)
+        return; /* out of memory: the records stay */
+    for (int i = 0; i < q->nrecs; i++) {
+        free(q->recs[i].worker);
+        free(q->recs[i].worker_url);
+        free(q->recs[i].error);
+    }
+    free(q->recs);
+    q->recs = NULL;
+    q->nrecs = 0;
+    q->stages_final = text;
 }
 
 json_t *runner_query_stages_json(runner_query *q)
 {
     pthread_mutex_lock(&q->lock);
-    json_t *stages = json_array();
-    for (int s = 0; s < plan_physical_nstages(q->plan); s++)
-        json_array_append_new(stages, stage_json(q, s));
-    json_t *j = json_pack("{ss ss si sI so}", "state", runner_qstate_name(q->state), "config_id",
-                          q->config_id, "restarts", q->restarts, "retries", (json_int_t)q->retries,
-                          "stages", stages);
+    json_t *j = q->stages_final ? json_loads(q->stages_final, 0, NULL) : NULL;
+    if (j) /* the state it has now (a succeeded query failed by its hook) */
+        json_object_set_new(j, "state", json_string(runner_qstate_name(q->state)));
+    else
+        j = stages_locked(q);
     pthread_mutex_unlock(&q->lock);
     return j;
 }

@@ -101,6 +101,40 @@ static void test_records_are_bounded(void **state)
     assert_int_equal(json_integer_value(json_object_get(stage, "tasks_running")), 0);
     assert_int_equal(json_integer_value(json_object_get(stage, "rows_out")), 2 * n);
     json_decref(j);
+    /* settled: the records are freed; past RUNNER_STAGES_KEPT_MAX of JSON the
+     * task lists go, the sums stay */
+    pthread_mutex_lock(&q->lock);
+    runner__tasks_settle_locked(q);
+    assert_int_equal(q->nrecs, 0);
+    assert_null(q->recs);
+    assert_true(strlen(q->stages_final) <= RUNNER_STAGES_KEPT_MAX);
+    pthread_mutex_unlock(&q->lock);
+    j = runner_query_stages_json(q);
+    stage = json_array_get(json_object_get(j, "stages"), 0);
+    assert_int_equal(json_array_size(json_object_get(stage, "tasks")), 0);
+    assert_true(json_is_true(json_object_get(stage, "tasks_truncated")));
+    assert_int_equal(json_integer_value(json_object_get(stage, "tasks_done")), n);
+    assert_int_equal(json_integer_value(json_object_get(stage, "rows_out")), 2 * n);
+    json_decref(j);
+    runner_query_unref(q);
+}
+
+/* A small query settled: the records are freed and its stages read the same. */
+static void test_settle_keeps_the_json(void **state)
+{
+    (void)state;
+    runner_query *q = rows_query();
+    run_task(q, 0, false);
+    run_task(q, 1, true);
+    json_t *before = runner_query_stages_json(q);
+    pthread_mutex_lock(&q->lock);
+    runner__tasks_settle_locked(q);
+    assert_int_equal(q->nrecs, 0);
+    pthread_mutex_unlock(&q->lock);
+    json_t *after = runner_query_stages_json(q);
+    assert_true(json_equal(before, after));
+    json_decref(before);
+    json_decref(after);
     runner_query_unref(q);
 }
 
@@ -298,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_retry_then_end_unstarted),
         cmocka_unit_test(test_restart_unfinishes_stages),
         cmocka_unit_test(test_skipped_and_long_worker_id),
+        cmocka_unit_test(test_settle_keeps_the_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
