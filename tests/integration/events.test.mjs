@@ -5,7 +5,7 @@
 // ?types filter and its 400, --max-event-streams with its 503 and a slot
 // freed by a client that went away, and a SIGTERM with streams open.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { assertProblem, call, startServer, startWorker } from './lib.mjs';
@@ -289,5 +289,43 @@ test('with a data token the stream needs it, as /v1/queries does', async () => {
   } finally {
     if (s) await s.close();
     await server.stop();
+  }
+});
+
+// Ids never repeat across runs: a Last-Event-ID from before a restart is
+// older than every id of the new run, so the resume says reset instead of
+// silently skipping the new run's events.
+test('a Last-Event-ID from before a restart gets a reset, not a silent resume', async () => {
+  const first = await startServer({ keepRoot: true });
+  let old;
+  let s = null;
+  let second = null;
+  try {
+    s = await openStream(first.base, '?types=stats');
+    old = (await s.until((e) => e.event === 'stats', 'a stats event')).ev.id;
+    await s.close();
+    s = null;
+  } finally {
+    await first.stop();
+  }
+  try {
+    second = await startServer({ root: first.root });
+    // the new run has gone past the old id (a resume from it would skip events)
+    const a = await openStream(second.base, '?types=stats');
+    try {
+      await a.until((e) => e.event === 'stats' && e.id > old, 'a new id past the old one');
+    } finally {
+      await a.close();
+    }
+    s = await openStream(second.base, '?types=stats', { 'Last-Event-ID': String(old) });
+    assert.equal(s.res.status, 200);
+    const reset = await s.until((e) => e.event === 'reset', 'the reset event');
+    assert.equal(reset.ev.data.last_event_id, old);
+    const next = await s.until((e) => e.event === 'stats', 'the new run\'s stats', reset.index);
+    assert.ok(next.ev.id > old, `the new run's id ${next.ev.id} is past the old ${old}`);
+  } finally {
+    if (s) await s.close();
+    if (second) await second.stop();
+    rmSync(first.root, { recursive: true, force: true });
   }
 });
