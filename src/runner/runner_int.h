@@ -92,7 +92,7 @@ void runner__tasks_init(runner_query *q);
 void runner__tasks_free(runner_query *q);
 /* At most this much of a settled query's stages JSON is kept; past it the
  * task lists go (tasks_truncated), the sums stay. */
-#define RUNNER_STAGES_KEPT_MAX (64 * 1024)
+#define RUNNER_STAGES_KEPT_MAX (256 * 1024) /* as the history keeps */
 /* Once q is settled (query lock held): its stages JSON is kept as text, at
  * most RUNNER_STAGES_KEPT_MAX, and the task records are freed. */
 void runner__tasks_settle_locked(runner_query *q);
