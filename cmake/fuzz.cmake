@@ -36,6 +36,7 @@ set(fuzz_max_len_ndjson 4096)
 set(fuzz_max_len_serde 16384)
 set(fuzz_max_len_task 8192)
 set(fuzz_max_len_http 4096)
+set(fuzz_max_len_params 256)
 
 add_custom_target(fuzz)
 file(GLOB FRAMED_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)

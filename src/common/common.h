@@ -118,6 +118,9 @@ int64_t fr_now_ms(void);  /* wall clock, ms since the epoch */
 int64_t fr_mono_us(void); /* monotonic, microseconds */
 /* Formats ms since the epoch as ISO 8601 UTC with milliseconds into out (>= 32 bytes). */
 void fr_iso8601_ms(int64_t ms, char *out, size_t outsz);
+/* RFC 3339, strictly (YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), years
+ * from 1970) -> ms since the epoch; -1 when malformed or out of range. */
+int64_t fr_rfc3339_parse_ms(const char *s);
 
 /* ---- hashing ------------------------------------------------------------- */
 /* SHA-256 of bytes as "sha256:<64 hex>" into out (>= 72 bytes). */

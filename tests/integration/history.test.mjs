@@ -102,7 +102,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body.queries.map((q) => q.id), listed);
     assert.ok(r.body.queries.every((q) => q.archived === false && q.config_id === configId), r.text);
-    assertSchema('history-query.json#/$defs/List', r);
+    assertSchema('history-query.json#/$defs/QueryPage', r);
     assert.equal(r.body.queries[0].state, 'cancelled');
     assert.equal(r.body.queries[1].state, 'succeeded');
     assert.equal(r.body.queries[1].rows, 1000000);
@@ -122,7 +122,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     r = await call(srv.base, 'GET', '/v1/queries');
     assert.deepEqual(r.body.queries.map((q) => q.id), listed);
     assert.ok(r.body.queries.every((q) => q.archived === true && q.config_id === configId), r.text);
-    assertSchema('history-query.json#/$defs/List', r);
+    assertSchema('history-query.json#/$defs/QueryPage', r);
     assert.equal(r.body.queries[0].state, 'cancelled');
     assert.equal(r.body.queries[0].error, null);
     // The cancelled query's times: the runner took it (started), it ended,
@@ -170,7 +170,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
 
     r = await call(srv.base, 'GET', '/v1/runners');
     assert.equal(r.status, 200, r.text);
-    assertSchema('history-runner.json#/$defs/List', r);
+    assertSchema('history-runner.json#/$defs/RunnerPage', r);
     assert.equal(r.body.runners[0].id, runnerA);
     assert.equal(r.body.runners[0].state, 'reset');
     assert.equal(r.body.runners[0].reset_by, 'reset-req-1');
