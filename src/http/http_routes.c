@@ -1,7 +1,9 @@
 /* http_routes: the route table. Each area registers its routes (method, path
  * pattern with {param} segments, handler, admin flag, body kind) through its
  * *_register function; a request is matched segment by segment, and a path
- * that matches with another method yields 405 with the Allow list. */
+ * that matches with another method yields 405 with the Allow list. A last
+ * segment "{name*}" takes the rest of the path (the dashboard's files): such a
+ * catch-all is tried after every other route and never makes a 405. */
 #include "http_int.h"
 
 #include <stdlib.h>
@@ -84,7 +86,7 @@ void http__router_free(struct http__router *r)
  * of where it lives in the API. */
 enum http__access http__route_access(const struct http__route *route, bool signed_route)
 {
-    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/app.js", "/style.css"};
+    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/{file*}"};
     static const char *const data_prefixes[] = {"/v1/datasets", "/v1/dataframes", "/v1/queries"};
     if (route->needs_admin)
         return HTTP_ACCESS_ADMIN;
@@ -119,6 +121,18 @@ static size_t seg_len(const char *s)
     return strcspn(s, "/");
 }
 
+/* A "{name*}" segment ending the pattern: it matches the rest of the path. */
+static bool is_rest_segment(const char *p, size_t pn)
+{
+    return pn >= 3 && p[0] == '{' && p[pn - 2] == '*' && p[pn - 1] == '}' && p[pn] == '\0';
+}
+
+static bool is_catch_all(const char *pattern)
+{
+    const char *last = strrchr(pattern, '/');
+    return last && is_rest_segment(last + 1, strlen(last + 1));
+}
+
 /* Matches path against pattern; on success, fills the request's params when
  * req is not NULL. */
 static bool match_pattern(const char *pattern, const char *path, struct http_request *req)
@@ -131,7 +145,16 @@ static bool match_pattern(const char *pattern, const char *path, struct http_req
         p++;
         u++;
         size_t pn = seg_len(p), un = seg_len(u);
-        if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
+        if (is_rest_segment(p, pn)) {
+            un = strlen(u);
+            if (un == 0 || nparams == HTTP__MAX_PARAMS) {
+                ok = false;
+            } else if (req) {
+                names[nparams] = fr_xstrndup(p + 1, pn - 3);
+                values[nparams] = fr_xstrndup(u, un);
+                nparams++;
+            }
+        } else if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
             if (un == 0 || nparams == HTTP__MAX_PARAMS) {
                 ok = false;
             } else if (req) {
@@ -175,24 +198,36 @@ static void allow_add(struct fr_buf *allow, const char *method)
         fr_buf_puts(allow, ", HEAD");
 }
 
+static void route_take(const struct http__router *r, int i, struct http_request *req)
+{
+    match_pattern(r->routes[i].pattern, req->path, req);
+    req->route = &r->routes[i];
+    req->route_index = i;
+    req->route_signed = r->extra[i].signed_only;
+    req->route_max_body = r->extra[i].max_body;
+    req->route_head_check = r->extra[i].head_check;
+}
+
 int http__router_match(const struct http__router *r, struct http_request *req, char **allow)
 {
     struct fr_buf methods;
     fr_buf_init(&methods);
     int result = FR_ENOTFOUND;
+    int catch_all = -1; /* the first catch-all taking this method and path */
     req->route = NULL;
     req->route_index = r->n; /* "unmatched" */
     for (int i = 0; i < r->n; i++) {
         const struct http__route *route = &r->routes[i];
         if (!match_pattern(route->pattern, req->path, NULL))
             continue;
-        if (method_matches(route->method, req->method)) {
-            match_pattern(route->pattern, req->path, req);
-            req->route = route;
-            req->route_index = i;
-            req->route_signed = r->extra[i].signed_only;
-            req->route_max_body = r->extra[i].max_body;
-            req->route_head_check = r->extra[i].head_check;
+        bool method_ok = method_matches(route->method, req->method);
+        if (is_catch_all(route->pattern)) {
+            if (method_ok && catch_all < 0)
+                catch_all = i;
+            continue;
+        }
+        if (method_ok) {
+            route_take(r, i, req);
             result = 0;
             goto out;
         }
@@ -201,6 +236,10 @@ int http__router_match(const struct http__router *r, struct http_request *req, c
     }
     if (result == FR_ECONFLICT)
         *allow = fr_buf_steal(&methods, NULL);
+    else if (catch_all >= 0) {
+        route_take(r, catch_all, req);
+        result = 0;
+    }
 out:
     fr_buf_cleanup(&methods);
     return result;
