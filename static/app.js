@@ -54,6 +54,7 @@ function Header({ route }) {
   const nav = [['queries', 'Queries'], ['cluster', 'Cluster'], ['config', 'Config'], ['datasets', 'Datasets']];
   const current = route.view === 'query' ? 'queries' : route.view;
   return html`<header class="top">
+    <button type="button" class="skip" onClick=${() => document.getElementById('main').focus()}>Skip to the view</button>
     <div class="brand">
       <a href="#/queries" class="logo">framed</a>
       <span class="facts-inline">
