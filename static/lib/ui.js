@@ -78,7 +78,7 @@ export function useResource(path, deps = []) {
     const r = await api('GET', path);
     if (n !== seq.current) return;
     if (r.ok) setSt({ data: r.data, problem: null, missing: false, loading: false });
-    else setSt((s) => ({ data: r.status === 404 ? null : s.data, problem: r.problem, missing: r.status === 404, loading: false }));
+    else setSt((s) => ({ data: r.status === 404 ? null : s.data, problem: r.problem, missing: r.status === 404 || r.status === 405, loading: false }));
   }, [path]);
   useEffect(() => {
     setSt({ data: null, problem: null, missing: false, loading: true });
@@ -100,6 +100,6 @@ export function useNow(ms = 1000) {
 // The "not served yet" state of an endpoint that answered 404.
 export function Missing({ path, what }) {
   return html`<div class="empty missing" role="status">
-    <p>${what} is not available: <code>GET ${path}</code> answered 404 on this server.</p>
+    <p>${what} is not available: <code>GET ${path}</code> is not served here (404).</p>
   </div>`;
 }

@@ -61,7 +61,7 @@ export function QueriesView({ params }) {
   const load = async () => {
     const r = await api('GET', path);
     if (r.ok) setSt({ rows: r.data.queries || [], next: r.data.next_cursor, problem: null, missing: false });
-    else setSt((s) => ({ ...s, rows: s.rows, problem: r.problem, missing: r.status === 404 }));
+    else setSt((s) => ({ ...s, rows: s.rows, problem: r.problem, missing: r.status === 404 || r.status === 405 }));
   };
   useEffect(() => { setSt({ rows: null, next: null, problem: null, missing: false }); load(); }, [path]);
   useInterval(load, POLL_MS, !live);

@@ -163,7 +163,7 @@ export function QueryView({ id }) {
       ${stages.missing ? html`<p class="muted small" id="stages-missing">Live stages are not served here (GET /v1/queries/${id}/stages answered 404)${explain ? ': the plan from explain, without progress.' : '.'}</p>` : null}
       ${stageList === null && !stages.missing && !stages.problem ? html`<${Loading} what="stages" />` : null}
       ${stageList && stageList.length ? html`<${StageGraph} stages=${stageList} />` : null}
-      ${stageList && !stageList.length ? html`<p class="empty">No stages yet.</p>` : null}
+      ${stageList && !stageList.length && !stages.missing ? html`<p class="empty">No stages yet.</p>` : null}
       <h2>Planner decisions</h2>
       <${Decisions} stages=${stageList} explain=${explain} />
       <h2>Tasks</h2>

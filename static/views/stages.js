@@ -63,7 +63,7 @@ function StageBox({ s, p }) {
     <title>${`stage ${s.stage}: ${s.label || ''}`}</title>
     <rect class="stage-box" width=${BOX_W} height=${p.h} rx="6" />
     <text x="10" y="18" class="stage-title">Stage ${s.stage}${s.exchange && s.exchange !== 'none' ? ` · ${s.exchange}` : ''}</text>
-    <text x="10" y="36" class="stage-label">${clip(s.label, 38)}</text>
+    <text x="10" y="36" class="stage-label">${clip(s.label, 34)}</text>
     <rect class="stage-bar-bg" x="10" y="46" width=${BOX_W - 20} height="10" rx="3" />
     <rect class="stage-bar" x="10" y="46" width=${(BOX_W - 20) * frac} height="10" rx="3" />
     <text x="10" y="72" class="stage-metric">${`tasks ${done}/${total}${s.tasks_running ? ` (${s.tasks_running} running)` : ''}`}</text>
@@ -101,6 +101,26 @@ function laneOf(t) {
   return 'coordinator';
 }
 
+// Rows of the timeline: one or more per worker (or thread), so attempts that ran at once on one
+// worker get rows of their own. Sets t.lane on each task; returns the rows' labels ("" for a
+// worker's second and later rows).
+function packLanes(tasks, start, end) {
+  const labels = [];
+  const byLane = new Map();
+  for (const t of tasks) (byLane.get(laneOf(t)) || byLane.set(laneOf(t), []).get(laneOf(t))).push(t);
+  for (const name of [...byLane.keys()].sort()) {
+    const rowsEnd = [];
+    for (const t of byLane.get(name).sort((a, b) => start(a) - start(b))) {
+      let r = rowsEnd.findIndex((e) => e <= start(t));
+      if (r < 0) { r = rowsEnd.length; rowsEnd.push(0); }
+      rowsEnd[r] = end(t);
+      t.lane = labels.length + r;
+    }
+    rowsEnd.forEach((_, i) => labels.push(i === 0 ? name : ''));
+  }
+  return labels;
+}
+
 const LANE_H = 24;
 const LABEL_W = 140;
 const TL_W = 900;
@@ -113,18 +133,18 @@ export function Timeline({ stages, now }) {
   const end = (t) => (t.finished_at ? Date.parse(t.finished_at) : now);
   const t0 = Math.min(...tasks.map(start));
   const t1 = Math.max(t0 + 1, ...tasks.map(end));
-  const lanes = [...new Set(tasks.map(laneOf))].sort();
+  const lanes = packLanes(tasks, start, end);
   const scale = (v) => LABEL_W + ((v - t0) / (t1 - t0)) * (TL_W - LABEL_W - 8);
   const height = lanes.length * LANE_H + 24;
   const truncated = (stages || []).some((s) => s.tasks_truncated);
   return html`<div class="graph-wrap"><svg id="timeline" class="timeline" viewBox=${`0 0 ${TL_W} ${height}`}
       width=${TL_W} height=${height} role="img" aria-label=${`${tasks.length} task attempts on ${lanes.length} lanes`}>
-    ${lanes.map((l, i) => html`<text x="4" y=${i * LANE_H + 16} class="lane-label">${clip(l, 20)}</text>
+    ${lanes.map((l, i) => html`<text x="4" y=${i * LANE_H + 16} class="lane-label">${l ? clip(l, 20) : ''}</text>
       <line x1=${LABEL_W} x2=${TL_W} y1=${(i + 1) * LANE_H} y2=${(i + 1) * LANE_H} class="lane-line" />`)}
     ${tasks.map((t) => {
       const x = scale(start(t));
       const w = Math.max(2, scale(end(t)) - x);
-      const y = lanes.indexOf(laneOf(t)) * LANE_H + 4;
+      const y = t.lane * LANE_H + 4;
       const mark = t.state === 'retried' || t.attempt > 1 || t.rerun;
       return html`<g class=${`task task-${t.state}${mark ? ' task-marked' : ''}`} data-stage=${t.stage} data-task=${t.task} data-attempt=${t.attempt}>
         <title>${`stage ${t.stage} task ${t.task} attempt ${t.attempt} on ${laneOf(t)}: ${t.state}${t.rerun ? ' (rerun)' : ''}, ${fmtMs(end(t) - start(t))}, rows ${fmtNumber(t.rows_in)} → ${fmtNumber(t.rows_out)}${t.error ? `: ${t.error}` : ''}`}</title>
