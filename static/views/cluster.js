@@ -29,7 +29,7 @@ function Chart({ id, title, series, color }) {
     return () => { ro.disconnect(); plot.current.destroy(); plot.current = null; };
   }, []);
   useEffect(() => { if (plot.current) plot.current.setData(series); }, [series]);
-  return html`<figure class="chart"><div ref=${box} id=${id} class="chart-box" aria-label=${title} role="img"></div></figure>`;
+  return html`<figure class="chart"><div ref=${box} id=${id} class="chart-box" aria-label=${title} role="img" data-points=${series[0].length}></div></figure>`;
 }
 
 // Samples {t (s), tasks_per_s, queries_running}, newest last, at most POINTS.

@@ -97,7 +97,17 @@ function ConfigForm({ schema, config, reload, dirtyRef }) {
   const [drafts, setDrafts] = useState({});
   const [errors, setErrors] = useState({});
   const [st, setSt] = useState({ text: '', problem: null });
-  useEffect(() => setDrafts(Object.fromEntries(schema.map((f) => [f.name, draftOf(f, config.values[f.name])]))), [config]);
+  const shown = useRef(null); // the config the drafts were made from
+  // A reload keeps the fields being edited (unless the config is now locked) and refreshes the rest.
+  useEffect(() => {
+    const prev = shown.current;
+    shown.current = config;
+    setDrafts((old) => Object.fromEntries(schema.map((f) => {
+      const fresh = draftOf(f, config.values[f.name]);
+      const editing = prev && old[f.name] && !same(old[f.name], draftOf(f, prev.values[f.name]));
+      return [f.name, editing && !config.locked ? old[f.name] : fresh];
+    })));
+  }, [config]);
   dirtyRef.current = schema.some((f) => drafts[f.name] && !same(drafts[f.name], draftOf(f, config.values[f.name])));
   if (!Object.keys(drafts).length) return null;
   const save = async (e) => {
