@@ -84,11 +84,14 @@ function ResetRunner({ onDone }) {
   </div>`;
 }
 
-function LockBanner({ config, onReset }) {
-  return html`<div class="locked-banner" id="config-locked" role="status">
-    <p><strong>Read-only: the config is frozen into the runner.</strong> It was frozen as <${ConfigId} id=${config.config_id} />
+// The lock state and Reset runner, one element either way, so the reset's status outlives the
+// unlock it causes.
+function LockState({ config, onReset }) {
+  return html`<div class=${config.locked ? 'locked-banner' : 'unlocked-note'} id=${config.locked ? 'config-locked' : 'config-unlocked'} role="status">
+    ${config.locked ? html`<p><strong>Read-only: the config is frozen into the runner.</strong> It was frozen as <${ConfigId} id=${config.config_id} />
       <span title=${fmtUtc(config.frozen_at)} data-field="frozen_at">${config.frozen_at}</span>, by ${fmtFrozenBy(config.frozen_by)}.
-      Changes get 409 until the runner is reset.</p>
+      Changes get 409 until the runner is reset.</p>`
+      : html`<p>The config is unlocked: saved changes apply to the next runner.</p>`}
     <${ResetRunner} onDone=${onReset} />
   </div>`;
 }
@@ -162,10 +165,11 @@ function Diff({ ids }) {
       <tbody>${res.data.changes.map((c) => html`<tr><td><code>${c.field}</code></td><td class="mono del">${fmtValue(c.from)}</td><td class="mono ins">${fmtValue(c.to)}</td></tr>`)}</tbody></table></div>` : null}</div>`;
 }
 
-function History() {
+function History({ stamp }) {
   useNow(5000);
   const runners = useResource('/v1/runners?limit=50');
   useEvent('runner', runners.reload);
+  useEffect(() => { runners.reload(); }, [stamp]); // a freeze or reset seen by this page
   if (runners.missing) return html`<${Missing} path="/v1/runners" what="The history of runners" />`;
   if (runners.problem) return html`<${Problem} problem=${runners.problem} context="GET /v1/runners" />`;
   if (!runners.data) return html`<${Loading} what="the history" />`;
@@ -199,11 +203,10 @@ export function ConfigView() {
     ${schema.problem ? html`<${Problem} problem=${schema.problem} context="GET /v1/config/schema" />` : null}
     ${config.problem ? html`<${Problem} problem=${config.problem} context="GET /v1/config" />` : null}
     ${!schema.data || !c ? html`<${Loading} what="the config" />` : html`
-      ${c.locked ? html`<${LockBanner} config=${c} onReset=${reload} />`
-        : html`<div class="unlocked-note"><p>The config is unlocked: saved changes apply to the next runner.</p><${ResetRunner} onDone=${reload} /></div>`}
+      <${LockState} config=${c} onReset=${reload} />
       ${frozenMeanwhile ? html`<p class="warning" id="config-frozen-meanwhile" role="alert">A runner was created meanwhile and froze the config: saving these edits will be refused (409).</p>` : null}
       <${ConfigForm} schema=${schema.data} config=${c} reload=${reload} dirtyRef=${dirty} />`}
     <h2>History of config IDs</h2>
-    <${History} />
+    <${History} stamp=${c ? `${c.locked}:${c.config_id}` : ''} />
   </section>`;
 }

@@ -322,10 +322,11 @@ test('the dashboard in Chromium: config, upload, compose, cancel, lock, reset, h
   const token = randomBytes(12).toString('hex');
   const srv = await startServer({ args: ['--static-dir', STATIC_DIR], env: { FRAMED_ADMIN_TOKEN: token } });
   const dir = mkdtempSync(path.join(tmpdir(), 'framed-dash-'));
+  let page, errors;
   try {
     mkdirSync(srv.dataDir, { recursive: true });
     writeBig(srv.dataDir);
-    const { page, errors } = await openPage(browser, srv.base, { expectedStatuses: [401, 409, 410, 422] });
+    ({ page, errors } = await openPage(browser, srv.base, { expectedStatuses: [401, 409, 410, 422] }));
     await page.waitForSelector('#info-lock:has-text("unlocked")');
     const info = (await call(srv.base, 'GET', '/v1/info')).body;
     assert.equal((await page.textContent('#info-version')).trim(), info.version);
@@ -342,6 +343,10 @@ test('the dashboard in Chromium: config, upload, compose, cancel, lock, reset, h
     await go(page, `#/queries/${first.id}`, '#q-state');
     await assertNoSideScroll(page, 'a past query at 390 px');
     assert.deepEqual(errors, [], 'the page logged errors');
+  } catch (e) {
+    if (page) await shoot(page, 'failure').catch(() => {});
+    if (errors && errors.length) e.message += `\npage errors: ${errors.join('\n')}`;
+    throw e;
   } finally {
     await browser.close();
     rmSync(dir, { recursive: true, force: true });
