@@ -1,9 +1,9 @@
 /* http_routes: the route table. Each area registers its routes (method, path
  * pattern with {param} segments, handler, admin flag, body kind) through its
  * *_register function; a request is matched segment by segment, and a path
- * that matches with another method yields 405 with the Allow list. A last
- * segment "{name*}" takes the rest of the path (the dashboard's files): such a
- * catch-all is tried after every other route and never makes a 405. */
+ * that matches with another method yields 405 with the Allow list. A
+ * catch-all route's last {param} takes the rest of the path (the dashboard's
+ * files): it is tried after every other route and never makes a 405. */
 #include "http_int.h"
 
 #include <stdlib.h>
@@ -14,6 +14,7 @@ struct route_extra {
     bool signed_only; /* a cluster call needing the signature */
     int64_t max_body; /* 0 = the server's limit */
     http__handler head_check;
+    bool catch_all; /* the last {param} takes the rest of the path */
 };
 
 struct http__router {
@@ -52,6 +53,11 @@ void http__router_add_signed_limited(struct http__router *r, const struct http__
         (struct route_extra){.signed_only = true, .max_body = max_body, .head_check = head_check});
 }
 
+void http__router_add_catch_all(struct http__router *r, const struct http__route *route)
+{
+    router_add(r, route, (struct route_extra){.catch_all = true});
+}
+
 struct http__router *http__router_new(void)
 {
     struct http__router *r = fr_xcalloc(1, sizeof(*r));
@@ -86,7 +92,7 @@ void http__router_free(struct http__router *r)
  * of where it lives in the API. */
 enum http__access http__route_access(const struct http__route *route, bool signed_route)
 {
-    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/{file*}"};
+    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/{file}"};
     static const char *const data_prefixes[] = {"/v1/datasets", "/v1/dataframes", "/v1/queries"};
     if (route->needs_admin)
         return HTTP_ACCESS_ADMIN;
@@ -121,21 +127,11 @@ static size_t seg_len(const char *s)
     return strcspn(s, "/");
 }
 
-/* A "{name*}" segment ending the pattern: it matches the rest of the path. */
-static bool is_rest_segment(const char *p, size_t pn)
-{
-    return pn >= 3 && p[0] == '{' && p[pn - 2] == '*' && p[pn - 1] == '}' && p[pn] == '\0';
-}
-
-static bool is_catch_all(const char *pattern)
-{
-    const char *last = strrchr(pattern, '/');
-    return last && is_rest_segment(last + 1, strlen(last + 1));
-}
-
 /* Matches path against pattern; on success, fills the request's params when
- * req is not NULL. */
-static bool match_pattern(const char *pattern, const char *path, struct http_request *req)
+ * req is not NULL. With rest, a {param} ending the pattern takes the rest of
+ * the path, slashes included. */
+static bool match_pattern(const char *pattern, const char *path, bool rest,
+                          struct http_request *req)
 {
     const char *p = pattern, *u = path;
     int nparams = 0;
@@ -145,16 +141,9 @@ static bool match_pattern(const char *pattern, const char *path, struct http_req
         p++;
         u++;
         size_t pn = seg_len(p), un = seg_len(u);
-        if (is_rest_segment(p, pn)) {
+        if (rest && p[pn] == '\0' && pn >= 2 && p[0] == '{' && p[pn - 1] == '}')
             un = strlen(u);
-            if (un == 0 || nparams == HTTP__MAX_PARAMS) {
-                ok = false;
-            } else if (req) {
-                names[nparams] = fr_xstrndup(p + 1, pn - 3);
-                values[nparams] = fr_xstrndup(u, un);
-                nparams++;
-            }
-        } else if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
+        if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
             if (un == 0 || nparams == HTTP__MAX_PARAMS) {
                 ok = false;
             } else if (req) {
@@ -200,7 +189,7 @@ static void allow_add(struct fr_buf *allow, const char *method)
 
 static void route_take(const struct http__router *r, int i, struct http_request *req)
 {
-    match_pattern(r->routes[i].pattern, req->path, req);
+    match_pattern(r->routes[i].pattern, req->path, r->extra[i].catch_all, req);
     req->route = &r->routes[i];
     req->route_index = i;
     req->route_signed = r->extra[i].signed_only;
@@ -218,10 +207,10 @@ int http__router_match(const struct http__router *r, struct http_request *req, c
     req->route_index = r->n; /* "unmatched" */
     for (int i = 0; i < r->n; i++) {
         const struct http__route *route = &r->routes[i];
-        if (!match_pattern(route->pattern, req->path, NULL))
+        if (!match_pattern(route->pattern, req->path, r->extra[i].catch_all, NULL))
             continue;
         bool method_ok = method_matches(route->method, req->method);
-        if (is_catch_all(route->pattern)) {
+        if (r->extra[i].catch_all) {
             if (method_ok && catch_all < 0)
                 catch_all = i;
             continue;

@@ -235,8 +235,13 @@ void http__routes_ops_register(struct http__router *r)
         {"GET", "/metrics", metrics, false, HTTP_BODY_NONE, NULL},
         {"GET", "/v1/info", info, false, HTTP_BODY_NONE, NULL},
         {"GET", "/", dashboard, false, HTTP_BODY_NONE, NULL},
-        {"GET", "/{file*}", static_file, false, HTTP_BODY_NONE, NULL},
+    };
+    /* Any file of the static dir: tried after every other route (the API's
+     * paths stay theirs), and a method other than GET is no 405 on it. */
+    static const struct http__route files[] = {
+        {"GET", "/{file}", static_file, false, HTTP_BODY_NONE, NULL},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         http__router_add(r, &routes[i]);
+    http__router_add_catch_all(r, &files[0]);
 }
