@@ -2,8 +2,9 @@
  * pattern with {param} segments, handler, admin flag, body kind) through its
  * *_register function; a request is matched segment by segment, and a path
  * that matches with another method yields 405 with the Allow list. A
- * catch-all route's last {param} takes the rest of the path (the dashboard's
- * files): it is tried after every other route and never makes a 405. */
+ * catch-all route's last {param} takes the rest of the path when it names a
+ * file (the dashboard's files): it is tried after every other route and
+ * never makes a 405. */
 #include "http_int.h"
 
 #include <stdlib.h>
@@ -127,6 +128,15 @@ static size_t seg_len(const char *s)
     return strcspn(s, "/");
 }
 
+/* A catch-all takes only a path that names a file: its last segment has an
+ * extension ("vendor/preact/preact.mjs"), so "/v1/nope" stays unmatched. */
+static bool names_file(const char *rest)
+{
+    const char *last = strrchr(rest, '/');
+    const char *dot = strrchr(last ? last + 1 : rest, '.');
+    return dot && dot[1] != '\0';
+}
+
 /* Matches path against pattern; on success, fills the request's params when
  * req is not NULL. With rest, a {param} ending the pattern takes the rest of
  * the path, slashes included. */
@@ -141,8 +151,10 @@ static bool match_pattern(const char *pattern, const char *path, bool rest,
         p++;
         u++;
         size_t pn = seg_len(p), un = seg_len(u);
-        if (rest && p[pn] == '\0' && pn >= 2 && p[0] == '{' && p[pn - 1] == '}')
+        if (rest && p[pn] == '\0' && pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
             un = strlen(u);
+            ok = names_file(u); /* else the path stays unmatched: a plain 404 */
+        }
         if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
             if (un == 0 || nparams == HTTP__MAX_PARAMS) {
                 ok = false;
