@@ -262,9 +262,38 @@ async function cancelSteps(page, srv) {
   return id;
 }
 
+// A failed query: its error as kind, message and file:line:column, a red badge.
+async function failedSteps(page, srv) {
+  writeFileSync(path.join(srv.dataDir, 'bad.csv'), 'k,v\n1,2.5\n2,NA\n');
+  const r = await call(srv.base, 'POST', '/v1/queries?wait=30', { json: { plan: { source: { dataset: 'bad', options: { schema: { v: 'float64' } } } } } });
+  assert.equal(r.body.state, 'failed', r.text);
+  await go(page, `#/queries/${r.body.id}`, '#q-error');
+  assert.equal((await page.textContent('#q-error-kind')).trim(), 'malformed-data');
+  assert.equal((await page.textContent('#q-error-location')).trim(), 'bad.csv:3:2');
+  assert.match(await page.textContent('#q-error-message'), /'NA' is not a float64/);
+  const red = await page.$eval('#q-state', (b) => getComputedStyle(b).color);
+  assert.equal(red, 'rgb(185, 28, 28)', 'failed is red');
+  await shoot(page, 'query-failed');
+  return r.body.id;
+}
+
+// Keyboard: the skip button, then the views' links, each with a visible focus ring.
+async function keyboardSteps(page) {
+  await go(page, '#/queries', '#view-queries');
+  await page.focus('button.skip');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'main', 'the skip button moves focus to the view');
+  await page.focus('button.skip');
+  for (let i = 0; i < 10 && await page.evaluate(() => document.activeElement.id) !== 'nav-config'; i++) await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'nav-config');
+  assert.notEqual(await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle), 'none', 'a focus ring');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#view-config');
+}
+
 // The lock: edits made before the freeze get the 409 with its members; the view turns
 // read-only with Reset runner at hand; the reset; the history survives.
-async function lockSteps(page, srv, before) {
+async function lockSteps(page, srv, before, cancelled) {
   await go(page, '#/config', '#config-locked');
   assert.ok(await page.$eval('#config-save', (b) => b.disabled), 'read-only while locked');
   assert.ok(await page.$eval('#cfg-shuffle_partitions', (i) => i.disabled));
@@ -305,6 +334,11 @@ async function lockSteps(page, srv, before) {
   const row = `#queries-table tr[data-query-id="${before.id}"]`;
   assert.equal(await page.getAttribute(`${row} .config-id`, 'data-config-id'), before.configId);
   assert.equal(await page.getAttribute(row, 'data-state'), 'succeeded');
+  assert.match(await page.getAttribute(`${row} time`, 'title'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
+  assert.match(await page.textContent(`${row} time`), /ago$/);
+  assert.equal(await page.$eval(`${row} .badge`, (b) => getComputedStyle(b).color), 'rgb(21, 128, 61)', 'succeeded is green');
+  const grey = await page.$eval(`#queries-table tr[data-query-id="${cancelled}"] .badge`, (b) => getComputedStyle(b).color);
+  assert.equal(grey, 'rgb(75, 85, 99)', 'cancelled is grey');
   await page.selectOption('#qf-state', 'cancelled');
   await page.waitForFunction(() => [...document.querySelectorAll('#queries-table tbody tr')].every((t) => t.dataset.state === 'cancelled'));
   await page.click('#qf-clear');
@@ -334,10 +368,12 @@ test('the dashboard in Chromium: config, upload, compose, cancel, lock, reset, h
     await uploadSteps(page, srv, dir);
     const first = await composeSteps(page, srv);
     await page.waitForSelector('#live-status:has-text("live")'); // the event stream is open
-    await cancelSteps(page, srv);
+    const cancelled = await cancelSteps(page, srv);
+    await failedSteps(page, srv);
+    await keyboardSteps(page);
     await shootViews(page, [['query', `#/queries/${first.id}`, '#result-table tbody tr'], ['queries', '#/queries', '#queries-table'],
       ['config', '#/config', '#config-locked'], ['datasets', '#/datasets', '#composer'], ['cluster', '#/cluster', '#runner-facts']]);
-    await lockSteps(page, srv, first);
+    await lockSteps(page, srv, first, cancelled);
     await shootViews(page, [['config', '#/config', '#runners-table'], ['queries', '#/queries', '#queries-table']], 'after-reset');
     await page.setViewportSize({ width: 390, height: 844 });
     await go(page, `#/queries/${first.id}`, '#q-state');
