@@ -55,7 +55,7 @@ function Drift({ w, runnerConfig }) {
   const ids = w.config_ids || [];
   const drift = runnerConfig ? ids.filter((c) => c !== runnerConfig) : [];
   return html`<div class="config-ids">
-    ${ids.length ? ids.map((c) => html`<div><${ConfigId} id=${c} /></div>`) : html`<span class="muted">none</span>`}
+    ${ids.length ? ids.map((c) => html`<div class=${drift.includes(c) ? "drift-id" : ""}><${ConfigId} id=${c} /></div>`) : html`<span class="muted">none</span>`}
     ${drift.length ? html`<p class="drift" role="alert" data-worker=${w.id}>Drift: holds ${drift.length} config${drift.length > 1 ? 's' : ''} other than the runner's</p>` : null}
   </div>`;
 }

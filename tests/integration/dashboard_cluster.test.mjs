@@ -2,7 +2,9 @@
 // --runner remote` with two workers: both listed active with their slots and "last heartbeat
 // ... ago", the runner's config ID on each once a query ran (no drift warning), the charts fed by
 // the stats events; then one worker is stopped (SIGSTOP) and the page shows it suspect, then gone,
-// while the other stays active. Screenshots at 1440 and 390 px; a console error fails the test.
+// while the other stays active; reset while it is stopped and freeze another config, and once it
+// is back it shows the red drift warning (it holds a config that is not the runner's).
+// Screenshots at 1440 and 390 px; a console error fails the test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { call, startServer, startWorker } from './lib.mjs';
@@ -56,6 +58,19 @@ test('the Cluster view shows workers active, then one suspect and gone', { timeo
     await shoot(page, 'cluster-gone');
     await page.setViewportSize({ width: 1440, height: 900 });
     await shoot(page, 'cluster-gone');
+    // drift: the runner is reset while the victim is stopped (it never hears of it), a new
+    // runner freezes another config, and the victim comes back holding the old one
+    const reset = await call(coord.base, 'DELETE', '/v1/runner?force=true');
+    assert.equal(reset.status, 200, reset.text);
+    assert.equal((await call(coord.base, 'POST', '/v1/config', { json: { shuffle_partitions: 3 } })).status, 200);
+    const q2 = await call(coord.base, 'POST', '/v1/queries?wait=30', { json: { plan: { source: { rows: [{ a: 1 }] } } } });
+    assert.equal(q2.body.state, 'succeeded', q2.text);
+    assert.notEqual(q2.body.config_id, q.body.config_id);
+    process.kill(stopped.pid, 'SIGCONT');
+    stopped = null;
+    await page.waitForSelector(`#workers-table tr[data-state="active"]:has(.config-id[data-config-id="${q.body.config_id}"]) .drift`, { timeout: 30000 });
+    assert.equal(await page.$eval('#workers-table .drift', (e) => getComputedStyle(e).backgroundColor), 'rgb(185, 28, 28)', 'the drift warning is red');
+    await shoot(page, 'cluster-drift');
     assert.deepEqual(errors, [], 'the page logged errors');
   } finally {
     await browser.close();
