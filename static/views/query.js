@@ -124,7 +124,7 @@ function useQuery(id) {
   useEffect(() => {
     if (stages.missing && dfId && !explain) api('GET', `/v1/dataframes/${enc(dfId)}/explain`).then((r) => r.ok && setExplain(r.data));
   }, [stages.missing, dfId]);
-  const active = !q.data || ACTIVE.has(q.data.state);
+  const active = q.data ? ACTIVE.has(q.data.state) : !q.problem; // a 404 stops the polling
   useInterval(load, POLL_MS, active && !live);
   useInterval(load, 2000, active && live); // stages have no event of their own
   useEvent('query', (ev) => {
