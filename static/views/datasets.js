@@ -1,5 +1,5 @@
-// Datasets: the data dir's datasets sorted by name with their schemas and sizes, a preview
-// (a small query: it freezes the config like any query), upload with a progress bar and a
+// Datasets: the data dir's datasets sorted by name with their schemas and sizes, a preview and
+// row count (small queries: they freeze the config like any query), upload with a progress bar and a
 // confirm before replacing, and a composer that builds a plan (where, select, groupby with
 // aggregates, sort, limit) from a dataset and runs it.
 import { useEffect, useMemo, useState } from 'preact/hooks';
@@ -16,19 +16,30 @@ function contentTypeOf(file) {
   return /\.(nd)?jsonl?$/i.test(file.name) || /ndjson/.test(file.type) ? 'application/x-ndjson' : 'text/csv';
 }
 
+// Runs a query's plan and reads its first rows: {data} or {problem}.
+async function runRows(plan, limit) {
+  const q = await api('POST', '/v1/queries?wait=30', { json: { plan } });
+  if (!q.ok) return { problem: q.problem };
+  if (q.data.state !== 'succeeded') return { problem: { title: `The query ${q.data.state}`, detail: q.data.error ? q.data.error.message : '' } };
+  const r = await api('GET', `/v1/queries/${enc(q.data.id)}/result?limit=${limit}`);
+  return r.ok ? { data: r.data } : { problem: r.problem };
+}
+
+// The first rows and the row count, by two small queries (they freeze the config like any).
 function Preview({ name }) {
   const [st, setSt] = useState(null);
   const run = async () => {
     setSt({ busy: true });
-    const q = await api('POST', '/v1/queries?wait=30', { json: { plan: { source: { dataset: name }, ops: [{ limit: PREVIEW_ROWS }] } } });
-    if (!q.ok) { setSt({ problem: q.problem }); return; }
-    const r = await api('GET', `/v1/queries/${enc(q.data.id)}/result?limit=${PREVIEW_ROWS}`);
-    setSt(r.ok ? { data: r.data } : { problem: r.problem });
+    const [rows, count] = await Promise.all([runRows({ source: { dataset: name }, ops: [{ limit: PREVIEW_ROWS }] }, PREVIEW_ROWS),
+      runRows({ source: { dataset: name }, ops: [{ agg: ['count(*) as n'] }] }, 1)]);
+    const problem = rows.problem || count.problem;
+    setSt(problem ? { problem } : { data: rows.data, count: count.data.rows[0][0] });
   };
-  if (!st) return html`<button type="button" class="preview-btn" data-dataset=${name} onClick=${run} title="runs a small query (this freezes the config)">Preview</button>`;
+  if (!st) return html`<button type="button" class="preview-btn" data-dataset=${name} onClick=${run} title="runs two small queries (this freezes the config)">Preview and count rows</button>`;
   if (st.busy) return html`<${Loading} what="the preview" />`;
   if (st.problem) return html`<${Problem} problem=${st.problem} context="preview" />`;
-  return html`<div class="table-wrap"><table class="preview-table" data-dataset=${name}>
+  return html`<p class="row-count" data-dataset=${name}><strong>${fmtNumber(st.count)}</strong> rows${st.count > st.data.rows.length ? `, the first ${st.data.rows.length}:` : ':'}</p>
+  <div class="table-wrap"><table class="preview-table" data-dataset=${name}>
     <thead><tr>${st.data.columns.map((c) => html`<th>${c.name}</th>`)}</tr></thead>
     <tbody>${st.data.rows.map((r) => html`<tr>${r.map((v) => html`<td class=${typeof v === 'number' ? 'num' : ''}>${v === null ? html`<span class="muted">null</span>` : typeof v === 'number' ? fmtNumber(v) : fmtValue(v)}</td>`)}</tr>`)}</tbody>
   </table></div>`;
@@ -37,7 +48,7 @@ function Preview({ name }) {
 function DatasetRow({ d, onDelete }) {
   return html`<li class="dataset card" data-dataset=${d.name}>
     <div class="dataset-head"><h3><code>${d.name}</code></h3>
-      <span class="muted">${d.format} · ${fmtBytes(d.bytes)} · ${(d.schema || []).length} columns · ${d.rows !== undefined ? `${fmtNumber(d.rows)} rows` : 'rows unknown until read'}</span>
+      <span class="muted">${d.format} · ${fmtBytes(d.bytes)} · ${(d.schema || []).length} columns · ${d.rows !== undefined ? `${fmtNumber(d.rows)} rows` : 'rows: see Preview'}</span>
       <button type="button" class="danger small-btn" onClick=${() => onDelete(d.name)} aria-label=${`Delete ${d.name}`}>Delete</button></div>
     <details><summary>Schema</summary><div class="table-wrap"><table class="schema-table"><thead><tr><th>Column</th><th>Type</th></tr></thead>
       <tbody>${(d.schema || []).map((c) => html`<tr><td><code>${c.name}</code></td><td>${c.type}</td></tr>`)}</tbody></table></div></details>

@@ -198,6 +198,14 @@ async function uploadSteps(page, srv, dir) {
   const names = await page.$$eval('#datasets-list > li', (lis) => lis.map((l) => l.dataset.dataset));
   assert.deepEqual(names, [...names].sort(), 'datasets are sorted');
   assert.equal((await call(srv.base, 'GET', '/v1/datasets/trips')).body.bytes, Buffer.byteLength(TRIPS_CSV));
+  // its schema, then a preview with the row count (this freezes the config: it is set already)
+  await page.click('#datasets-list [data-dataset="trips"] summary');
+  assert.deepEqual((await tableRows(page, '#datasets-list [data-dataset="trips"] .schema-table')).map((r) => r[0]),
+    ['trip_id', 'vendor', 'passengers', 'distance_km', 'fare']);
+  await page.click('.preview-btn[data-dataset="trips"]');
+  await page.waitForSelector('.row-count[data-dataset="trips"]');
+  assert.match(await page.textContent('.row-count[data-dataset="trips"]'), /^6 rows/);
+  assert.equal((await tableRows(page, '.preview-table[data-dataset="trips"]')).length, 6);
 }
 
 // Compose a query, run it: state, stage graph, decisions, result grid, sort, download.
