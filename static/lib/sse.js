@@ -36,6 +36,9 @@ export function startEvents() {
     }
   };
   for (const t of TYPES) source.addEventListener(t, (e) => dispatch(t, e));
+  // The server could not resume from our Last-Event-ID: what the views hold may be stale, so
+  // the runner listeners (header, config, cluster) reload as after a freeze or reset.
+  source.addEventListener('reset', () => { for (const fn of listeners.get('runner')) fn({}); });
 }
 
 export function isLive() {
