@@ -72,10 +72,10 @@ export async function go(page, hash, selector) {
 }
 
 // A screenshot of the page as it is now, named "<name>-<width>.png".
-export async function shoot(page, name) {
+export async function shoot(page, name, { fullPage = true } = {}) {
   const { width } = page.viewportSize();
   const file = path.join(artifactsDir(), `dashboard-${name}-${width}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage });
   return file;
 }
 
