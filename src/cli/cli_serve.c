@@ -44,6 +44,7 @@ struct serve_options {
     int64_t max_connections_per_ip;
     int64_t max_slow_requests;
     int64_t max_waiting_requests;
+    int64_t max_event_streams;
     int64_t idle_timeout;
 };
 
@@ -77,6 +78,7 @@ static const struct cli_flag serve_flags[] = {
     F("max-connections", CLI_INT, max_connections, "N", "open connections served; past it requests get 503 (default 1000)"),
     F("max-slow-requests", CLI_INT, max_slow_requests, "N", "requests served on threads of their own at once; past it 503 (default 256)"),
     F("max-waiting-requests", CLI_INT, max_waiting_requests, "N", "?wait= requests waiting at once (no thread each); past it 503 (default 1024)"),
+    F("max-event-streams", CLI_INT, max_event_streams, "N", "GET /v1/events streams open at once (no thread each); past it 503 (default 64)"),
     F("max-connections-per-ip", CLI_INT, max_connections_per_ip, "N", "open connections from one address (default 250)"),
     F("idle-timeout", CLI_INT, idle_timeout, "S", "seconds before an idle connection is closed (default 30)"),
 };
@@ -129,6 +131,7 @@ static int serve_validate(struct serve_options *o)
         {"idle-timeout", offsetof(struct serve_options, idle_timeout), 1, 86400},
         {"max-slow-requests", offsetof(struct serve_options, max_slow_requests), 1, 100000},
         {"max-waiting-requests", offsetof(struct serve_options, max_waiting_requests), 1, 100000},
+        {"max-event-streams", offsetof(struct serve_options, max_event_streams), 1, 100000},
         {"store-lease-ms", offsetof(struct serve_options, store_lease_ms), 300, 3600000},
     };
     for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
@@ -259,6 +262,7 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
                                 .store_url = o->store,
                                 .store_lease_ms = o->store_lease_ms,
                                 .workers = o->workers,
+                                .max_event_streams = (int)o->max_event_streams,
                                 .cluster_secret = s.value[CLI_CLUSTER_SECRET]};
     if (ctx_new(&copts, envp, &c, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
@@ -303,6 +307,7 @@ int cli_serve(int argc, char **argv, char **envp)
                               .max_connections_per_ip = 250,
                               .max_slow_requests = 256,
                               .max_waiting_requests = 1024,
+                              .max_event_streams = 64,
                               .idle_timeout = 30};
     o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
     struct cli_parsed parsed;

@@ -120,6 +120,8 @@ int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct
         rc = load_pending(c, envp, err);
     if (rc == FR_OK)
         rc = open_store(c, err);
+    if (rc == FR_OK)
+        rc = ctx__live_start(c, err);
     if (rc != FR_OK) {
         ctx_free(c);
         return rc;
@@ -135,6 +137,7 @@ void ctx_free(ctx *c)
     json_t *out = NULL;
     struct ctx_error e;
     ctx_error_init(&e);
+    ctx__live_stop(c);
     pthread_mutex_lock(&c->lock);
     while (c->freezing) /* a freeze under way ends (its store call times out) */
         pthread_cond_wait(&c->cond, &c->lock);

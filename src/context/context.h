@@ -24,6 +24,7 @@ struct ctx_options {
     const char *workers;        /* static worker URLs, comma-separated, or NULL */
     const char *cluster_secret; /* NULL = none */
     int64_t store_lease_ms;     /* a Redis hold's lease; 0 = STORE_LEASE_DEFAULT_MS */
+    int max_event_streams;      /* GET /v1/events streams open at once; 0 = 64 */
 };
 
 /* An error with the extension members of its problem body. */
@@ -151,6 +152,39 @@ int ctx_ready_store(ctx *c, struct fr_error *err);
  * unavailable), or NULL when there is nothing to say. */
 char *ctx_ready_detail(ctx *c);
 void ctx_begin_shutdown(ctx *c); /* readyz fails from now on */
+/* ---- live: stages and events (context_live.c, context_events.c) ---- */
+/* *out (new): {"query_id", then runner_query_stages_json's members} of a
+ * query the context holds; FR_ENOTFOUND query-not-found for any other (a
+ * past query's stages come from the history: its fallback goes there). */
+int ctx_query_stages(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* Event types, as a mask for a subscriber's filter. */
+enum { CTX_EVENT_QUERY = 1, CTX_EVENT_RUNNER = 2, CTX_EVENT_WORKER = 4, CTX_EVENT_STATS = 8 };
+#define CTX_EVENT_ALL 15u
+#define CTX_EVENTS_RING 1024          /* events held for Last-Event-ID */
+#define CTX_EVENTS_DEFAULT_STREAMS 64 /* --max-event-streams */
+/* "query,runner,..." (NULL: every type) into *mask; FR_EINVAL kind
+ * invalid-parameter naming an unknown type, an empty list or item. */
+int ctx_events_parse_types(const char *list, unsigned *mask, struct fr_error *err);
+/* A reader of the event stream. wake(arg) is called with the events lock
+ * held (it must only signal: no call back in here) when an event is
+ * published, on every tick (about 1 s) and at close. last_id < 0: from the
+ * next event on; else the events after last_id, or, when the ring no longer
+ * holds them (or last_id is from before a restart), every event held,
+ * after a "reset" event that says so. *out new; FR_EUNAVAILABLE kind
+ * unavailable past --max-event-streams or once closed. */
+typedef struct ctx_event_sub ctx_event_sub;
+int ctx_events_subscribe(ctx *c, unsigned types, int64_t last_id, void (*wake)(void *), void *arg,
+                         ctx_event_sub **out, struct ctx_error *err);
+/* Appends the subscriber's next events (text/event-stream) to out while
+ * out->len < max; returns 1 when the bus is closed and everything was read
+ * (the stream ends), else 0. */
+int ctx_events_read(ctx_event_sub *s, struct fr_buf *out, size_t max);
+/* True when nothing is there for it to read (it may sleep until woken);
+ * takes no lock. */
+bool ctx_events_idle(ctx_event_sub *s);
+void ctx_events_unsubscribe(ctx_event_sub *s); /* frees s; accepts NULL */
+/* Shutdown: every stream reads what is left and ends; no new one opens. */
+void ctx_events_close(ctx *c);
 /* A shutdown past its deadline: cancels every running query, so the
  * requests waiting on them return. The runner stays (ctx_free frees it). */
 void ctx_cancel_all(ctx *c);

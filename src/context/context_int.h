@@ -77,6 +77,8 @@ struct ctx {
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */
     int64_t queries_by_state[5];
     struct ctx__datasets *datasets; /* schema cache and name locks (own locks) */
+    struct ctx__bus *events;        /* GET /v1/events (own lock) */
+    struct ctx__live *live;         /* the live thread (context_live.c) */
 };
 
 /* Error helpers: set status, kind and message on a ctx_error. */
@@ -138,5 +140,27 @@ bool ctx__schema_cache_get(ctx *c, const char *key, const struct stat *st, json_
 void ctx__schema_cache_put(ctx *c, const char *key, const struct stat *st, const json_t *schema,
                            const char *error);
 int ctx__schema_cache_count(ctx *c);
+
+/* The event bus (context_events.c), on its own for its tests. */
+struct ctx__bus *ctx__bus_new(int max_subs);
+void ctx__bus_free(struct ctx__bus *b); /* accepts NULL */
+/* Appends an event of type (a CTX_EVENT_* bit) with data (stolen) and wakes
+ * the subscribers; returns its sequence number. */
+int64_t ctx__bus_publish(struct ctx__bus *b, unsigned type, json_t *data);
+void ctx__bus_tick(struct ctx__bus *b);
+void ctx__bus_close(struct ctx__bus *b);
+int ctx__bus_subscribe(struct ctx__bus *b, unsigned types, int64_t last_id, void (*wake)(void *),
+                       void *arg, ctx_event_sub **out, struct fr_error *err);
+int ctx__bus_streams(struct ctx__bus *b);
+/* context_live.c: the bus and its thread (~4 Hz: query progress, at most 4
+ * events a second a query; every second stats, worker changes and a tick),
+ * started by ctx_new, stopped first thing in ctx_free. */
+int ctx__live_start(ctx *c, struct fr_error *err);
+void ctx__live_stop(ctx *c);
+/* One-line hooks: a query accepted (c->lock held; the live thread publishes its
+ * progress and final state), the runner's
+ * state changed (c->lock held). */
+void ctx__live_query(ctx *c, runner_query *q, const char *frame_id);
+void ctx__live_runner(ctx *c);
 
 #endif

@@ -182,6 +182,7 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     evict_locked(c);
     c->queries = fr_xrealloc(c->queries, sizeof(*c->queries) * (size_t)(c->nqueries + 1));
     c->queries[c->nqueries++] = rec;
+    ctx__live_query(c, rec->q, rec->frame_id);
     pthread_mutex_unlock(&c->lock);
     struct fr_error ferr;
     fr_error_init(&ferr);

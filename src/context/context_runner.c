@@ -208,6 +208,7 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
     runner_set_memory_budget(r, c->opts.memory_limit); /* fetched results: bounded */
     c->runner = r;
     c->runner_state = CTX_RUNNER_ACTIVE;
+    ctx__live_runner(c);
     FR_LOG(FR_LOG_INFO, "runner %s created: config %s frozen by request %s", runner_id(r),
            c->config_id, c->frozen_by);
     return FR_OK;
@@ -319,6 +320,7 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
                          "there is no runner: the config is not frozen");
     }
     c->runner_state = CTX_RUNNER_DRAINING;
+    ctx__live_runner(c);
     int64_t started = fr_mono_us();
     if (force)
         cancel_all_locked(c);
@@ -341,6 +343,7 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     bool released = runner_free(r, &ferr) == FR_OK; /* the runner releases its store entry */
     pthread_mutex_lock(&c->lock);
     c->runner_state = CTX_RUNNER_NONE;
+    ctx__live_runner(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     malloc_trim(0); /* hand the runner's freed partitions back to the system */

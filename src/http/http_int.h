@@ -293,6 +293,7 @@ void http__routes_ops_register(struct http__router *r);
 void http__routes_worker_register(struct http__router *r);
 void http__routes_cluster_register(struct http__router *r);
 void http__routes_internal_register(struct http__router *r);
+void http__routes_events_register(struct http__router *r);
 
 /* ---- connection counts per client address (http_limits.c) ---- */
 /* The open connections and the phase of each (http_conns.c): a new one

@@ -70,6 +70,7 @@ struct http__router *http__router_new(void)
     http__routes_queries_register(r);
     http__routes_cluster_register(r);
     http__routes_internal_register(r);
+    http__routes_events_register(r);
     return r;
 }
 

@@ -666,6 +666,7 @@ int http_server_drain(http_server *s, int64_t drain_ms)
     /* No quiesce: the listening socket stays open until MHD_stop_daemon,
      * so the probes answer during the drain (request_begin refuses the rest). */
     atomic_store(&s->shutting_down, true);
+    ctx_events_close(s->ctx); /* event streams end now, not at the deadline */
     int64_t deadline = fr_mono_us() + drain_ms * 1000;
     while (atomic_load(&s->in_flight) > 0 && fr_mono_us() < deadline)
         sleep_ms(5);

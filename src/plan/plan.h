@@ -63,6 +63,12 @@ const char *plan_physical_data_dir(const plan_physical *p);
 const struct df_schema *plan_physical_schema(const plan_physical *p);
 /* new: {"logical", "optimized", "physical": {"stages": [...]}, "decisions": [...]} */
 json_t *plan_physical_explain(const plan_physical *p);
+/* new: {"label" (its operators, "scan trips.csv | filter | partial_agg"),
+ * "inputs" [stage numbers], "exchange" "none|shuffle|broadcast|gather|range"
+ * (how its input arrives), "decisions" [{"decision","field","value"}] (those
+ * taken while the stage was cut; field and value null when no config field
+ * decided)} of stage (0 <= stage < nstages), for the live stage view. */
+json_t *plan_stage_describe(const plan_physical *p, int stage);
 
 /* ---- stages and tasks, as the runner drives them ----
  * A stage's tasks read either a source (files, inline rows, stored
@@ -145,6 +151,7 @@ struct plan_io {
      * held (0 without a file input). */
     enum plan_read_source used;
     int64_t scan_bytes;
+    int64_t rows_read; /* OUT: rows its source (a file or inline rows) gave, -1 = no source */
 };
 /* plan_task_execute with file inputs read through io (see struct plan_io). */
 int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **const *inputs,

@@ -456,7 +456,10 @@ int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **con
     int rc = plan_task_check(spec, err);
     if (rc != FR_OK)
         return rc;
+    io->rows_read = -1;
     rc = read_input(json_object_get(spec, "input"), io, inputs, ninputs, ex, &t, err);
+    if (rc == FR_OK && t)
+        io->rows_read = t->nrows;
     if (rc == FR_OK && !t)
         rc = run_core(core, inputs, ninputs, ex, &t, err);
     if (rc == FR_OK) {

@@ -80,6 +80,7 @@ struct plan_decision {
     char *reason;
     const char *field;
     int64_t value;
+    int stage; /* the stage being cut when it was taken; -1 before the first (push-down) */
 };
 
 enum pin_kind { PIN_FILE, PIN_ROWS, PIN_STORED, PIN_SLOTS };

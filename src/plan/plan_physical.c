@@ -21,6 +21,7 @@ void plan__decide(struct plan_physical *p, const char *field, int64_t value, con
     d->reason = NULL;
     d->field = field;
     d->value = value;
+    d->stage = p->nstages - 1;
 }
 
 static int new_stage(struct plan_physical *p, const char *label)

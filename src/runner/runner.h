@@ -131,6 +131,16 @@ void runner_query_release_result(runner_query *q);
 /* Borrowed: the query's plan (its output schema, explain). */
 const plan_physical *runner_query_plan(const runner_query *q);
 int64_t runner_query_bytes(runner_query *q);
+/* new: {"state","config_id","restarts","retries","stages":[{"stage","label",
+ * "inputs","exchange","decisions","tasks_total","tasks_done","tasks_running",
+ * "rows_in","rows_out","bytes_in","bytes_out","bytes_shuffled","started_at",
+ * "finished_at","tasks_truncated","tasks":[{"task","attempt","worker",
+ * "worker_url","thread","state","rerun","started_at","finished_at","rows_in",
+ * "rows_out","bytes_in","bytes_out","bytes_shuffled","error"}]}]}: every
+ * attempt of every task (at most RUNNER_MAX_TASK_RECORDS, 4096, per query;
+ * past them a stage says tasks_truncated), the body of GET
+ * /v1/queries/{id}/stages less query_id. */
+json_t *runner_query_stages_json(runner_query *q);
 
 /* Materialized partitions kept by the runner for a dataframe (so plans can
  * start from {"dataframe": id}): registers a finished query's result under

@@ -8,6 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
+int64_t runner__answer_count(json_t *v)
+{
+    json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+    return n >= 0 && n <= RUNNER_MAX_ANSWER_COUNT ? (int64_t)n : -1;
+}
+
 const char *runner__outputs_problem(json_t *outs)
 {
     if (!json_is_array(outs))

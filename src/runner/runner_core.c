@@ -103,6 +103,7 @@ struct runner_part *runner__part_local(struct df_table *t)
 {
     struct runner_part *p = fr_xcalloc(1, sizeof(*p));
     p->table = t;
+    p->made_stage = p->made_task = -1;
     p->rows = t ? t->nrows : 0;
     p->bytes = t ? df_table_bytes(t) : 0;
     return p;
@@ -114,6 +115,7 @@ struct runner_part *runner__part_remote(const char *url, const char *id, int64_t
     struct runner_part *p = fr_xcalloc(1, sizeof(*p));
     p->url = fr_xstrdup(url);
     p->id = fr_xstrdup(id);
+    p->made_stage = p->made_task = -1;
     p->rows = rows;
     p->bytes = bytes;
     return p;

@@ -178,6 +178,9 @@ static int start_stage(runner_query *q, struct fr_error *err)
         job->stage = q->stage;
         job->task = t;
         job->spec = plan_task_spec(q->plan, q->stage, t, q->boundaries);
+        job->rec_stage = q->stage;
+        job->rerun = q->restarts > 0;
+        runner__task_queued_locked(job);
         if (v.stored_parts) {
             job->nslots = 1;
             job->inputs[0] = fr_xcalloc(2, sizeof(struct runner_part *));
@@ -284,6 +287,7 @@ static void restart(runner_query *q)
     for (int s = 0; s < plan_physical_nstages(q->plan); s++)
         free_stage_outputs(q, s);
     q->stage = -1;
+    runner__tasks_restart_locked(q);
     /* the rerun's tasks are more work: the total grows with them, so
      * tasks_done (which counts every ended task) never passes it */
     q->tasks_total += count_tasks(q->plan);
@@ -367,6 +371,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     pthread_mutex_lock(&q->lock);
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);
+    runner__task_end_locked(job, rc, outs, nouts, err);
     if (rc == FR_OK) {
         bool no_inputs = true; /* its outputs can be made again by it alone */
         for (int k = 0; k < job->nslots; k++)
@@ -375,6 +380,8 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
             if (outs[b]) {
                 outs[b]->lineage = json_incref(job->spec);
                 outs[b]->bucket = b;
+                outs[b]->made_stage = job->stage;
+                outs[b]->made_task = job->task;
             }
         q->out[job->stage][job->task] =
             fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct runner_part *));
@@ -409,10 +416,12 @@ void runner__repair_started(runner_query *q)
     pthread_mutex_unlock(&q->lock);
 }
 
-void runner__repair_ended(struct rjob *rep, int rc)
+void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *outs, int nouts,
+                          const struct fr_error *err)
 {
     count_task(rep->q->r, rep, rc);
     pthread_mutex_lock(&rep->q->lock);
+    runner__task_end_locked(rep, rc, outs, nouts, err);
     rep->q->tasks_done++;
     pthread_mutex_unlock(&rep->q->lock);
 }
@@ -450,6 +459,7 @@ int runner_submit(runner *r, runner_query *q, struct fr_error *err)
     compute_consumers(q, nstages);
     q->out = fr_xcalloc((size_t)nstages + 1, sizeof(*q->out));
     q->tasks_total = count_tasks(q->plan);
+    runner__tasks_init(q);
     q->state = RQ_RUNNING;
     q->started_us = fr_mono_us();
     runner_query_ref(q); /* the runner's reference, dropped when it finishes */

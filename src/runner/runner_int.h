@@ -43,7 +43,54 @@ struct runner_query {
     bool settled;          /* final and the on_finish hook has run: waiters wake on this */
     void (*on_finish)(runner_query *, void *);
     void *on_finish_arg;
+    /* task records (runner_tasks.c): every attempt, at most RUNNER_MAX_TASK_RECORDS */
+    struct runner_task_rec *recs;
+    int nrecs;
+    struct runner_stage_sum *sums; /* per stage, from the submit on */
+    int64_t retries;               /* attempts that failed and ran again */
 };
+
+struct rjob;
+/* runner_tasks.c: what each attempt of each task did, for the stage view.
+ * Everything here is under the query lock. */
+#define RUNNER_MAX_TASK_RECORDS 4096
+enum runner_task_state { RTS_QUEUED, RTS_RUNNING, RTS_OK, RTS_FAILED, RTS_RETRIED, RTS_CANCELLED };
+struct runner_task_rec {
+    int stage, task, attempt;
+    char worker[72];                 /* the worker's id, "" = none (local, or not known) */
+    char *worker_url;                /* new, NULL when local */
+    int thread;                      /* the local runner's thread index, -1 = remote */
+    int64_t started_ms, finished_ms; /* wall clock; 0 = not yet */
+    enum runner_task_state state;
+    bool rerun; /* made again after a lost partition (a repair, a whole-plan rerun) */
+    int64_t rows_in, bytes_in; /* -1: not counted (a source read from a file) */
+    int64_t rows_out, bytes_out, bytes_shuffled;
+    char *error; /* new, NULL when none */
+};
+struct runner_stage_sum {
+    int64_t total, done, running;
+    /* of the attempts ok in the latest run of the plan, repairs left out */
+    int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled;
+    int64_t first_start_ms, last_end_ms;
+    bool truncated; /* a record of it was not kept (the query's records were full) */
+};
+/* At the submit (query lock held): the per-stage sums. */
+void runner__tasks_init(runner_query *q);
+void runner__tasks_free(runner_query *q);
+/* A whole-plan rerun (query lock held): the stages' rows and bytes start
+ * over (their task counts go on; the attempts stay listed). */
+void runner__tasks_restart_locked(runner_query *q);
+/* job is waiting to run (query lock held / not held). */
+void runner__task_queued_locked(struct rjob *job);
+void runner__task_queued(struct rjob *job);
+/* job's attempt starts on worker (id and URL; NULL, NULL and thread >= 0 when local). */
+void runner__task_begin(struct rjob *job, const char *worker_id, const char *worker_url,
+                        int thread);
+/* job's attempt failed and it will run again (why: borrowed). */
+void runner__task_retried(struct rjob *job, const char *why);
+/* job ended with rc (query lock held): outs its outputs (borrowed). */
+void runner__task_end_locked(struct rjob *job, int rc, struct runner_part *const *outs, int nouts,
+                             const struct fr_error *err);
 /* Fetches the result tables, calls the on_finish hook (no locks held), drops
  * what nobody kept, then drops the runner's reference. */
 void runner__finished(runner_query *q);
@@ -63,8 +110,9 @@ struct runner_part {
      * lost with its worker can be made again by that one task */
     json_t *lineage;
     int bucket;
-    char *kept_id; /* a view: the kept partition it shows (new), else NULL */
-    bool lost;     /* kept: its worker was told to drop it (made again when needed) */
+    int made_stage, made_task; /* the task of this query that made it, -1 = not known */
+    char *kept_id;             /* a view: the kept partition it shows (new), else NULL */
+    bool lost;                 /* kept: its worker was told to drop it (made again when needed) */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
@@ -103,6 +151,12 @@ struct rjob {
     struct runner_part *repair_part;
     bool owner_waited; /* remote: requeued once after an input's owner did not answer */
     int repairs;       /* remote: inputs made again for it so far */
+    /* its record (runner_tasks.c): index + 1 of the current attempt's, 0 = none */
+    int rec1;
+    int rec_stage; /* the stage it is recorded under (a repair: the lost part's maker) */
+    int starts;    /* attempts started so far */
+    bool rerun;    /* made again after a lost partition */
+    int64_t scan_bytes, scan_rows; /* what its source input held and gave, -1 = not known */
     struct rjob *next;
 };
 
@@ -157,7 +211,8 @@ void runner__job_free(struct rjob *job);
 /* A repair job (remote) is a task of its query's progress and of the task
  * counts: started, the total grows; ended (rc its outcome), done does. */
 void runner__repair_started(runner_query *q);
-void runner__repair_ended(struct rjob *rep, int rc);
+void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *outs, int nouts,
+                          const struct fr_error *err);
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */
@@ -168,6 +223,8 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed);
  * tasks in flight are not counted down. */
 void runner__registry_suspect(runner_registry *g, const char *url);
 bool runner__registry_gone(runner_registry *g, const char *url);
+/* The id of the worker at url into out ("" when not known). */
+void runner__registry_id_of(runner_registry *g, const char *url, char *out, size_t outsz);
 char **runner__registry_urls(runner_registry *g);
 /* How many workers are known and not gone (announced or static). */
 int runner__registry_live(runner_registry *g);
@@ -193,6 +250,11 @@ const char *runner__outputs_problem(json_t *outs);
 /* FR_OK when the fetched p->table has the rows the worker reported, else
  * FR_EDATA invalid-worker-answer naming the worker. */
 int runner__check_fetched(const struct runner_part *p, struct fr_error *err);
+/* A count a worker's answer gives for the task records (scan.bytes,
+ * source_rows): v when it is an integer from 0 to RUNNER_MAX_ANSWER_COUNT
+ * (2^50; a larger claim is ignored), else -1. */
+#define RUNNER_MAX_ANSWER_COUNT ((int64_t)1 << 50)
+int64_t runner__answer_count(json_t *v);
 
 /* Puts the runner's frozen canonical bytes back into the config store under
  * its own hold (a worker answered config-not-found: the store lost the key).

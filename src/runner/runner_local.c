@@ -7,6 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+struct local_runner;
+struct pool_thread {
+    struct local_runner *l;
+    int index; /* shown in the task records */
+};
+
 struct local_runner {
     struct runner base;         /* first: a runner * is a struct local_runner * */
     pthread_mutex_t queue_lock; /* jobs, stopping */
@@ -14,6 +20,7 @@ struct local_runner {
     struct rjob *head, *tail;
     bool stopping;
     pthread_t *threads;
+    struct pool_thread *args;
     int nthreads;
 };
 
@@ -49,15 +56,19 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
             inputs[k][i] = job->inputs[k][i]->table;
         }
     }
+    struct plan_io io = {.data_dir = plan_physical_data_dir(job->q->plan), .mode = PLAN_DATA_LOCAL};
     if (rc == FR_OK)
-        rc = plan_task_execute(job->spec, plan_physical_data_dir(job->q->plan), inputs,
-                               job->ninputs, ex, outs, nouts, err);
+        rc = plan_task_execute_io(job->spec, &io, inputs, job->ninputs, ex, outs, nouts, err);
+    if (rc == FR_OK) { /* what its source read, for the task records */
+        job->scan_bytes = io.used != PLAN_READ_NONE ? io.scan_bytes : -1;
+        job->scan_rows = io.rows_read;
+    }
     for (int k = 0; k < 3; k++)
         free(inputs[k]);
     return rc;
 }
 
-static void run_job(runner *r, struct rjob *job)
+static void run_job(runner *r, struct rjob *job, int thread)
 {
     runner_query *q = job->q;
     pthread_mutex_lock(&q->lock);
@@ -73,12 +84,14 @@ static void run_job(runner *r, struct rjob *job)
     if (cancelled) {
         rc = fr_error_set(&err, FR_ECANCELLED, "the query was cancelled");
     } else if (!skip) {
+        runner__task_begin(job, NULL, NULL, thread);
         ex.deadline_us = fr_mono_us() + r->frozen->values.task_timeout_ms * 1000;
         rc = execute(r, job, &ex, &tables, &ntables, &err);
         if (rc != FR_OK && retryable(rc) && job->attempt < r->frozen->values.task_max_retries) {
             FR_LOG(FR_LOG_WARN, "query %s stage %d task %d failed (%s), retry %d of %lld", q->id,
                    job->stage, job->task, err.message, job->attempt + 1,
                    (long long)r->frozen->values.task_max_retries);
+            runner__task_retried(job, err.message);
             job->attempt++;
             local_enqueue(r, job);
             return;
@@ -93,7 +106,8 @@ static void run_job(runner *r, struct rjob *job)
 
 static void *pool_main(void *arg)
 {
-    struct local_runner *l = arg;
+    struct pool_thread *self = arg;
+    struct local_runner *l = self->l;
     for (;;) {
         pthread_mutex_lock(&l->queue_lock);
         while (!l->head && !l->stopping)
@@ -107,7 +121,7 @@ static void *pool_main(void *arg)
         pthread_mutex_unlock(&l->queue_lock);
         if (!job)
             return NULL; /* stopping and drained */
-        run_job(&l->base, job);
+        run_job(&l->base, job, self->index);
     }
 }
 
@@ -127,6 +141,7 @@ static void local_destroy(runner *r)
 {
     struct local_runner *l = (struct local_runner *)r;
     free(l->threads);
+    free(l->args);
     pthread_mutex_destroy(&l->queue_lock);
     pthread_cond_destroy(&l->queue_cond);
     free(l);
@@ -161,9 +176,11 @@ int runner_local_new(struct cfg_frozen *frozen, store *st, int threads, runner *
         threads = n > 0 ? (int)n : 1;
     }
     l->threads = fr_xcalloc((size_t)threads, sizeof(pthread_t));
+    l->args = fr_xcalloc((size_t)threads, sizeof(*l->args));
     int rc = runner__store_hold(&l->base, st, err);
     for (int i = 0; i < threads && rc == FR_OK; i++) {
-        if (pthread_create(&l->threads[i], NULL, pool_main, l) != 0)
+        l->args[i] = (struct pool_thread){.l = l, .index = i};
+        if (pthread_create(&l->threads[i], NULL, pool_main, &l->args[i]) != 0)
             rc = fr_error_setk(err, FR_EINTERNAL, "internal",
                                "cannot start local runner thread %d of %d", i + 1, threads);
         else

@@ -13,7 +13,7 @@ void runner__job_failed(struct rjob *job, const struct fr_error *err)
 {
     struct rjob *parked = job->repair_for;
     if (parked) {
-        runner__repair_ended(job, err->status);
+        runner__repair_ended(job, err->status, NULL, 0, err);
         runner__job_free(job);
         job = parked;
     }
@@ -57,6 +57,12 @@ bool runner__repair_start(runner *r, struct rjob *job, struct runner_part *lost)
     rep->stage = job->stage;
     rep->task = job->task;
     rep->spec = json_incref(lost->lineage);
+    if (lost->made_stage >= 0 && !lost->kept_id) { /* recorded as the task that made it */
+        rep->stage = lost->made_stage;
+        rep->task = lost->made_task;
+    }
+    rep->rec_stage = rep->stage;
+    rep->rerun = true;
     rep->avoid_url = fr_xstrdup(lost->url);
     rep->repair_for = job;
     rep->repair_part = lost;
@@ -67,6 +73,7 @@ bool runner__repair_start(runner *r, struct rjob *job, struct runner_part *lost)
         "of query %s",
         lost->id, lost->url, job->task, job->stage, job->q->id);
     runner__repair_started(job->q);
+    runner__task_queued(rep);
     r->be->enqueue(r, rep);
     return true;
 }
@@ -76,11 +83,11 @@ void runner__repair_done(runner *r, struct rjob *rep, struct runner_part **parts
     struct rjob *job = rep->repair_for;
     struct runner_part *p = rep->repair_part;
     struct runner_part *fresh = p->bucket < n ? parts[p->bucket] : NULL;
+    runner__repair_ended(rep, FR_OK, parts, n, NULL);
     for (int i = 0; i < n; i++)
         if (i != p->bucket)
             runner__part_free(r, parts[i]);
     free(parts);
-    runner__repair_ended(rep, FR_OK);
     runner__job_free(rep);
     if (!fresh || fresh->rows != p->rows) {
         runner__fail_job(job, FR_EIO, "input-lost",
@@ -116,6 +123,7 @@ bool runner__wait_for_owner(runner *r, runner_registry *g, struct rjob *job, con
     bool wait = strcmp(err->kind, "input-lost") == 0 && owner && !job->owner_waited &&
                 strcmp(owner, executor) != 0;
     if (wait) {
+        runner__task_retried(job, err->message);
         job->owner_waited = true;
         runner__registry_suspect(g, owner); /* not picked meanwhile */
         FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s on %s: %s; sent again later",

@@ -51,6 +51,7 @@ void runner_query_unref(runner_query *q)
     free(q->result);
     plan_physical_free(q->plan);
     json_decref(q->task_config_ids);
+    runner__tasks_free(q);
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->cond);
     free(q);

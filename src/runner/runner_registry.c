@@ -404,6 +404,16 @@ bool runner__registry_gone(runner_registry *g, const char *url)
     return gone;
 }
 
+void runner__registry_id_of(runner_registry *g, const char *url, char *out, size_t outsz)
+{
+    out[0] = '\0';
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0)
+            snprintf(out, outsz, "%s", g->w[i].id);
+    pthread_mutex_unlock(&g->lock);
+}
+
 /* new: the URLs of every worker not gone, NULL-terminated. */
 char **runner__registry_urls(runner_registry *g)
 {

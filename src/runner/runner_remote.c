@@ -163,6 +163,9 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
         return;
     }
     t->job = job;
+    char id[72];
+    runner__registry_id_of(rr->reg, worker, id, sizeof(id));
+    runner__task_begin(job, id[0] ? id : NULL, worker, -1);
     pthread_mutex_lock(&rr->lock);
     rr->tasks_sent++;
     pthread_mutex_unlock(&rr->lock);
@@ -243,6 +246,7 @@ static void retry_or_fail(struct remote_runner *rr, struct rjob *job, const char
     if (job->attempt < rr->base.frozen->values.task_max_retries && !atomic_load(&job->q->cancel)) {
         FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s failed on %s (%s): retry %d",
                job->task, job->stage, job->q->id, worker, why, job->attempt + 1);
+        runner__task_retried(job, why);
         job->attempt++;
         if (!kind) {
             free(job->avoid_url);
@@ -279,6 +283,7 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
                       "%.240s; putting the config back failed: %.240s", why, perr.message);
         return false;
     }
+    runner__task_retried(job, err->message);
     FR_LOG(FR_LOG_WARN,
            "the store lost config %s: put back, task %d of stage %d of query %s sent again",
            rr->base.frozen->id, job->task, job->stage, job->q->id);
@@ -335,6 +340,9 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
+    t->job->scan_bytes =
+        runner__answer_count(json_object_get(json_object_get(body, "scan"), "bytes"));
+    t->job->scan_rows = runner__answer_count(json_object_get(body, "source_rows"));
     size_t n = json_array_size(outs);
     struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
     for (size_t i = 0; i < n; i++) {
@@ -387,6 +395,8 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
                "task %d of stage %d of query %s timed out on %s waiting for an input on worker "
                "%s, whose heartbeats stopped",
                t->job->task, t->job->stage, t->job->q->id, t->url, owner);
+        runner__task_retried(t->job, "timed out waiting for an input on a worker whose heartbeats "
+                                     "stopped");
         remote_enqueue(&rr->base, t->job);
     } else if (status == 401)
         unauthorized(rr, t);

@@ -340,6 +340,8 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
         json_object_set_new(*out, "scan",
                             json_pack("{ss sI}", "source", plan_read_source_name(io.used), "bytes",
                                       (json_int_t)io.scan_bytes));
+    if (io.rows_read >= 0) /* what its source gave, for the coordinator's task records */
+        json_object_set_new(*out, "source_rows", json_integer(io.rows_read));
 out:
     for (int b = 0; b < nouts; b++)
         df_table_free(outs[b]);

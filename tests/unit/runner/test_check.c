@@ -61,11 +61,33 @@ static void test_fetched_rows_match_report(void **state)
     df_table_free(p.table);
 }
 
+/* The counts a worker's answer gives for the task records: taken within
+ * bounds, else not known (-1). */
+static void test_answer_counts_bounded(void **state)
+{
+    (void)state;
+    json_t *ok = json_integer(12), *zero = json_integer(0), *max = json_integer(1LL << 50);
+    json_t *over = json_integer((1LL << 50) + 1), *neg = json_integer(-5), *real = json_real(1.5);
+    json_t *text = json_string("many");
+    assert_int_equal(runner__answer_count(ok), 12);
+    assert_int_equal(runner__answer_count(zero), 0);
+    assert_int_equal(runner__answer_count(max), 1LL << 50);
+    assert_int_equal(runner__answer_count(over), -1);
+    assert_int_equal(runner__answer_count(neg), -1);
+    assert_int_equal(runner__answer_count(real), -1);
+    assert_int_equal(runner__answer_count(text), -1);
+    assert_int_equal(runner__answer_count(NULL), -1);
+    json_t *all[] = {ok, zero, max, over, neg, real, text};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        json_decref(all[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outputs_checked),
         cmocka_unit_test(test_fetched_rows_match_report),
+        cmocka_unit_test(test_answer_counts_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
