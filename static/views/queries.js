@@ -47,7 +47,7 @@ function QueryRow({ q }) {
     <td class="cell-progress"><${Progress} done=${q.tasks_done} total=${q.tasks_total} state=${q.state} /></td>
     <td class="num">${fmtMs(q.elapsed_ms)}</td>
     <td class="num">${fmtNumber(q.rows)}</td>
-    <td><${ConfigId} id=${q.config_id} /></td>
+    <td>${q.config_id ? html`<a href=${href('queries', null, { config_id: q.config_id })} title="queries with this config"><${ConfigId} id=${q.config_id} /></a>` : html`<${ConfigId} id=${null} />`}</td>
     <td><${Time} iso=${q.created_at || q.started_at} /></td>
     <td>${q.error ? html`<code class="bad">${q.error.kind}</code>` : null}</td>
   </tr>`;
