@@ -39,7 +39,8 @@ export async function launch() {
 
 // Statuses a test provokes on purpose (a 401 without the token, a 422, a 409, a 410 of a
 // released result): Chromium logs each failed fetch as a console error, these are expected.
-export function openPage(browser, base, { expectedStatuses = [] } = {}) {
+// expectedUrls: [status, path] pairs expected only for that path (a /readyz 503 during a drain).
+export function openPage(browser, base, { expectedStatuses = [], expectedUrls = [] } = {}) {
   return (async () => {
     const context = await browser.newContext({ viewport: WIDE, acceptDownloads: true, locale: 'en-US', timezoneId: 'UTC' });
     context.setDefaultTimeout(15000);
@@ -51,6 +52,8 @@ export function openPage(browser, base, { expectedStatuses = [] } = {}) {
     page.on('console', (m) => {
       if (m.type() !== 'error') return;
       if (allowed && allowed.test(m.text())) return;
+      const url = new URL(m.location().url || base, base);
+      if (expectedUrls.some(([st, p]) => url.pathname === p && m.text().includes(`status of ${st}`))) return;
       errors.push(`console: ${m.text()} (${m.location().url})`);
     });
     page.on('requestfailed', (r) => {
