@@ -88,8 +88,9 @@ function ResetRunner({ onDone }) {
 // unlock it causes.
 function LockState({ config, onReset }) {
   return html`<div class=${config.locked ? 'locked-banner' : 'unlocked-note'} id=${config.locked ? 'config-locked' : 'config-unlocked'} role="status">
-    ${config.locked ? html`<p><strong>Read-only: the config is frozen into the runner.</strong> It was frozen as <${ConfigId} id=${config.config_id} />
-      <span title=${fmtUtc(config.frozen_at)} data-field="frozen_at">${config.frozen_at}</span>, by ${fmtFrozenBy(config.frozen_by)}.
+    ${config.locked ? html`<p><strong>Read-only: the config is frozen into the runner.</strong> It was frozen as <${ConfigId} id=${config.config_id} />${' '}
+      at <span title=${fmtUtc(config.frozen_at)} data-field="frozen_at">${config.frozen_at}</span> (<${Time} iso=${config.frozen_at} />),
+      by ${fmtFrozenBy(config.frozen_by)}.
       Changes get 409 until the runner is reset.</p>`
       : html`<p>The config is unlocked: saved changes apply to the next runner.</p>`}
     <${ResetRunner} onDone=${onReset} />
