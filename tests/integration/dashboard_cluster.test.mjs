@@ -23,7 +23,8 @@ test('the Cluster view shows workers active, then one suspect and gone', { timeo
       const w = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
       return w.length === 2 && w.every((x) => x.state === 'active') ? w : null;
     }, 'two active workers');
-    const { page, errors } = await openPage(browser, coord.base);
+    // /readyz answers 503 while the reset drains the runner (the header polls it)
+    const { page, errors } = await openPage(browser, coord.base, { expectedUrls: [[503, '/readyz']] });
     await go(page, '#/cluster', '#workers-table');
     for (const w of listed) {
       await page.waitForSelector(`${badge(w.id)}[data-state="active"]`);
