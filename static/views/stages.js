@@ -143,7 +143,7 @@ export function Timeline({ stages, now }) {
       <line x1=${LABEL_W} x2=${TL_W} y1=${(i + 1) * LANE_H} y2=${(i + 1) * LANE_H} class="lane-line" />`)}
     ${tasks.map((t) => {
       const x = scale(start(t));
-      const w = Math.max(2, scale(end(t)) - x);
+      const w = Math.max(6, scale(end(t)) - x); // a sub-millisecond attempt stays visible
       const y = t.lane * LANE_H + 4;
       const mark = t.state === 'retried' || t.attempt > 1 || t.rerun;
       return html`<g class=${`task task-${t.state}${mark ? ' task-marked' : ''}`} data-stage=${t.stage} data-task=${t.task} data-attempt=${t.attempt}>

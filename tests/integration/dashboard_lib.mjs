@@ -103,6 +103,7 @@ export async function shootViews(page, views, tag) {
             .map((e) => `${e.tagName.toLowerCase()}#${e.id}`));
         assert.deepEqual(small, [], `${name} at 390 px: controls under 44 px tall`);
       }
+      await page.evaluate(() => document.activeElement && document.activeElement.blur());
       await shoot(page, `${tag ? `${tag}-` : ''}${name}`);
     }
   }
