@@ -34,7 +34,7 @@ log() { printf 'deps: %s\n' "$*" >&2; }
 packages=(
     gcc make libc6-dev cmake pkg-config
     libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libssl-dev
-    libhiredis-dev libxxhash-dev libcmocka-dev
+    libhiredis-dev libxxhash-dev libcmocka-dev libsqlite3-dev
     redis-server valgrind curl ca-certificates
 )
 # Only the tests: the dashboard test drives Debian's Chromium headless; the

@@ -46,6 +46,8 @@ struct serve_options {
     int64_t max_waiting_requests;
     int64_t max_event_streams;
     int64_t idle_timeout;
+    int64_t history_max_queries;
+    int64_t history_max_age_days;
 };
 
 #define F(name, type, member, metavar, help)                                                       \
@@ -81,6 +83,8 @@ static const struct cli_flag serve_flags[] = {
     F("max-event-streams", CLI_INT, max_event_streams, "N", "GET /v1/events streams open at once (no thread each); past it 503 (default 64)"),
     F("max-connections-per-ip", CLI_INT, max_connections_per_ip, "N", "open connections from one address (default 250)"),
     F("idle-timeout", CLI_INT, idle_timeout, "S", "seconds before an idle connection is closed (default 30)"),
+    F("history-max-queries", CLI_INT, history_max_queries, "N", "queries kept in the history (state-dir/history.sqlite3), newest first (default 10000)"),
+    F("history-max-age-days", CLI_INT, history_max_age_days, "N", "days a finished query (and a reset runner) stays in the history (default 30)"),
 };
 /* clang-format on */
 #undef F
@@ -133,6 +137,8 @@ static int serve_validate(struct serve_options *o)
         {"max-waiting-requests", offsetof(struct serve_options, max_waiting_requests), 1, 100000},
         {"max-event-streams", offsetof(struct serve_options, max_event_streams), 1, 100000},
         {"store-lease-ms", offsetof(struct serve_options, store_lease_ms), 300, 3600000},
+        {"history-max-queries", offsetof(struct serve_options, history_max_queries), 1, 100000000},
+        {"history-max-age-days", offsetof(struct serve_options, history_max_age_days), 1, 36500},
     };
     for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {
         int64_t v = *(const int64_t *)((const char *)o + bounds[i].offset);
@@ -263,7 +269,9 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
                                 .store_lease_ms = o->store_lease_ms,
                                 .workers = o->workers,
                                 .max_event_streams = (int)o->max_event_streams,
-                                .cluster_secret = s.value[CLI_CLUSTER_SECRET]};
+                                .cluster_secret = s.value[CLI_CLUSTER_SECRET],
+                                .history_max_queries = o->history_max_queries,
+                                .history_max_age_days = o->history_max_age_days};
     if (ctx_new(&copts, envp, &c, &err) != 0) {
         fprintf(stderr, "framed: %s\n", err.message);
         goto out;
@@ -308,7 +316,9 @@ int cli_serve(int argc, char **argv, char **envp)
                               .max_slow_requests = 256,
                               .max_waiting_requests = 1024,
                               .max_event_streams = 64,
-                              .idle_timeout = 30};
+                              .idle_timeout = 30,
+                              .history_max_queries = 10000,
+                              .history_max_age_days = 30};
     o.static_dir = default_static_dir(static_buf, sizeof(static_buf));
     struct cli_parsed parsed;
     int rc = cli__parse(argc, argv, &cli__serve_role, &o, &parsed);

@@ -121,6 +121,8 @@ int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct
     if (rc == FR_OK)
         rc = open_store(c, err);
     if (rc == FR_OK)
+        ctx__history_open(c); /* never fails the start: a lost history is logged, counted */
+    if (rc == FR_OK)
         rc = ctx__live_start(c, err);
     if (rc != FR_OK) {
         ctx_free(c);
@@ -143,7 +145,7 @@ void ctx_free(ctx *c)
         pthread_cond_wait(&c->cond, &c->lock);
     pthread_mutex_unlock(&c->lock);
     if (c->runner)
-        ctx_runner_reset(c, true, &out, &e);
+        ctx_runner_reset(c, true, NULL, &out, &e); /* NULL: the runner ends with the process */
     json_decref(out);
     ctx_error_cleanup(&e);
     pthread_mutex_lock(&c->lock);
@@ -152,6 +154,7 @@ void ctx_free(ctx *c)
     pthread_mutex_unlock(&c->lock);
     free(c->frames);
     free(c->queries);
+    ctx__history_close(c);
     store_free(c->store);
     runner_registry_free(c->registry);
     ctx__datasets_free(c->datasets);

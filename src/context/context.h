@@ -15,16 +15,18 @@ struct df_table;
 typedef struct ctx ctx;
 
 struct ctx_options {
-    const char *data_dir;       /* datasets; created if missing */
-    const char *state_dir;      /* pending config, embedded store */
-    int threads;                /* local runner threads; 0 = one per core */
-    int64_t memory_limit;       /* bytes of materialized dataframes/results; 0 = no limit */
-    const char *runner_kind;    /* "local" (default) or "remote" */
-    const char *store_url;      /* NULL/"embedded" or "redis://host:port/db" */
-    const char *workers;        /* static worker URLs, comma-separated, or NULL */
-    const char *cluster_secret; /* NULL = none */
-    int64_t store_lease_ms;     /* a Redis hold's lease; 0 = STORE_LEASE_DEFAULT_MS */
-    int max_event_streams;      /* GET /v1/events streams open at once; 0 = 64 */
+    const char *data_dir;         /* datasets; created if missing */
+    const char *state_dir;        /* pending config, embedded store */
+    int threads;                  /* local runner threads; 0 = one per core */
+    int64_t memory_limit;         /* bytes of materialized dataframes/results; 0 = no limit */
+    const char *runner_kind;      /* "local" (default) or "remote" */
+    const char *store_url;        /* NULL/"embedded" or "redis://host:port/db" */
+    const char *workers;          /* static worker URLs, comma-separated, or NULL */
+    const char *cluster_secret;   /* NULL = none */
+    int64_t store_lease_ms;       /* a Redis hold's lease; 0 = STORE_LEASE_DEFAULT_MS */
+    int64_t history_max_queries;  /* 0 = HISTORY_DEFAULT_MAX_QUERIES */
+    int64_t history_max_age_days; /* 0 = HISTORY_DEFAULT_MAX_AGE_DAYS */
+    int max_event_streams;        /* GET /v1/events streams open at once; 0 = 64 */
 };
 
 /* An error with the extension members of its problem body. */
@@ -64,8 +66,11 @@ json_t *ctx_runner_info(ctx *c);
 /* Drains (new dataframe requests get FR_EUNAVAILABLE kind runner-draining),
  * waits for running queries or cancels them when force, destroys the
  * runner, releases the config, unlocks. *out reports what was released.
+ * request_id: the reset's request, kept in the history as reset_by (NULL:
+ * the process ends, the runner is recorded as ended).
  * FR_ENOTFOUND kind no-runner when there is none. */
-int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err);
+int ctx_runner_reset(ctx *c, bool force, const char *request_id, json_t **out,
+                     struct ctx_error *err);
 
 /* ---- datasets ---- */
 /* Opens dataset file rel (relative to the data dir, as task specs name it)
@@ -103,6 +108,9 @@ int ctx_dataframe_delete(ctx *c, const char *id, struct ctx_error *err);
 int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 
 /* ---- queries ---- */
+/* A live query's status plus "runner_id" and "archived": false; a query no
+ * longer in memory from the history ("archived": true, its plan, task config
+ * IDs, tasks and retries). FR_ENOTFOUND query-not-found. */
 int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 /* A watch on an accepted query, for a waiting request (ctx_query_submit_watched
@@ -120,12 +128,43 @@ int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_
                              ctx_query_watch **watch, struct ctx_error *err);
 /* A finished query's result, held by reference while it is being sent.
  * FR_ECONFLICT kind query-not-finished while running; FR_EDATA kind
- * query-failed when it failed. */
+ * query-failed when it failed; FR_ENOTFOUND result-released (410) for a past
+ * query of the history, naming its runner's reset (ext runner_id, reset_at). */
 typedef struct ctx_result ctx_result;
 int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error *err);
 /* Borrowed, valid until ctx_result_release. */
 const struct df_table *ctx_result_table(const ctx_result *r);
 void ctx_result_release(ctx_result *r); /* accepts NULL */
+
+/* ---- history (context_history.c) ---- */
+struct ctx_query_filter {
+    const char *state;                 /* NULL or queued|running|succeeded|failed|cancelled */
+    const char *config_id, *runner_id; /* NULL = any */
+    int64_t since_ms, until_ms;        /* created_at bounds; < 0 = open */
+    const char *cursor;                /* NULL = from the newest */
+    int limit;                         /* 1..500 */
+};
+/* {"queries": [QuerySummary], "next_cursor"}: the history, newest first, the
+ * live runner's queries with live progress. FR_EINVAL invalid-parameter (a
+ * bad cursor), FR_EUNAVAILABLE unavailable (no history). A page may hold fewer
+ * than limit queries when a live query's state moved past the filter. */
+int ctx_queries_list(ctx *c, const struct ctx_query_filter *f, json_t **out, struct ctx_error *err);
+/* {"runners": [Runner], "next_cursor"}; cursor NULL = from the newest. */
+int ctx_runners_list(ctx *c, int limit, const char *cursor, json_t **out, struct ctx_error *err);
+/* FR_ENOTFOUND runner-not-found. */
+int ctx_runner_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* The archived canonical bytes of a config (*bytes new), from the history,
+ * never the store, verified to hash to id (FR_EINTERNAL config-integrity);
+ * FR_ENOTFOUND config-not-found. */
+int ctx_history_config_bytes(ctx *c, const char *id, char **bytes, size_t *len,
+                             struct ctx_error *err);
+/* {"from","to","equal","changes":[{"field","from","to"}]}; from and to are a
+ * config ID (the history's or the live runner's), "defaults" or "pending".
+ * FR_EINVAL invalid-parameter (ext.parameter), FR_ENOTFOUND config-not-found. */
+int ctx_config_diff(ctx *c, const char *from, const char *to, json_t **out, struct ctx_error *err);
+/* {"dataframes": [as ctx_dataframe_get], "next_cursor"}: the runner's
+ * dataframes, newest first. FR_EINVAL invalid-parameter for a bad cursor. */
+int ctx_dataframes_list(ctx *c, int limit, const char *cursor, json_t **out, struct ctx_error *err);
 
 /* ---- cluster ---- */
 /* A worker's announce or heartbeat: {"id", "url", "threads", "running_tasks",

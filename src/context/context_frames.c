@@ -306,3 +306,74 @@ void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec)
     runner_query_unref(f->last_run);
     f->last_run = runner_query_ref(q);
 }
+
+/* Newest first: by created_ms, then id (both descending). */
+static int frame_newer(const void *a, const void *b)
+{
+    const struct ctx_frame *x = *(struct ctx_frame *const *)a, *y = *(struct ctx_frame *const *)b;
+    if (x->created_ms != y->created_ms)
+        return x->created_ms > y->created_ms ? -1 : 1;
+    return -strcmp(x->id, y->id);
+}
+
+/* A list cursor, "<created_ms>_<id>" of the last frame of a page: it stays
+ * a position when that frame is deleted. FR_OK or FR_EINVAL. */
+static int frame_cursor_parse(const char *cursor, int64_t *ms, char *id, size_t idsz)
+{
+    const char *sep = strchr(cursor, '_');
+    size_t digits = sep ? (size_t)(sep - cursor) : 0, idn = sep ? strlen(sep + 1) : 0;
+    if (digits < 1 || digits > 15 || idn < 4 || idn >= idsz || strncmp(sep + 1, "df-", 3) != 0)
+        return FR_EINVAL;
+    *ms = 0;
+    for (size_t i = 0; i < digits; i++) {
+        if (cursor[i] < '0' || cursor[i] > '9')
+            return FR_EINVAL;
+        *ms = *ms * 10 + (cursor[i] - '0');
+    }
+    for (size_t i = 3; i < idn; i++)
+        if (!strchr("0123456789abcdef", sep[1 + i]))
+            return FR_EINVAL;
+    snprintf(id, idsz, "%s", sep + 1);
+    return FR_OK;
+}
+
+int ctx_dataframes_list(ctx *c, int limit, const char *cursor, json_t **out, struct ctx_error *err)
+{
+    *out = NULL;
+    int64_t after_ms = INT64_MAX;
+    char after_id[40] = "";
+    if (cursor && frame_cursor_parse(cursor, &after_ms, after_id, sizeof(after_id)) != FR_OK) {
+        err->ext = json_pack("{ss}", "parameter", "cursor");
+        return ctx__fail(err, FR_EINVAL, "invalid-parameter",
+                         "cursor: not a cursor this server handed out (pass next_cursor as it "
+                         "came)");
+    }
+    json_t *list = json_array(), *next = json_null();
+    pthread_mutex_lock(&c->lock);
+    struct ctx_frame **sorted = fr_xcalloc((size_t)c->nframes + 1, sizeof(*sorted));
+    if (c->nframes > 0) { /* c->frames is NULL before the first one */
+        memcpy(sorted, c->frames, sizeof(*sorted) * (size_t)c->nframes);
+        qsort(sorted, (size_t)c->nframes, sizeof(*sorted), frame_newer);
+    }
+    int n = 0;
+    for (int i = 0; i < c->nframes; i++) {
+        struct ctx_frame *f = sorted[i];
+        if (cursor && (f->created_ms > after_ms ||
+                       (f->created_ms == after_ms && strcmp(f->id, after_id) >= 0)))
+            continue; /* at or before the cursor */
+        if (n == limit) {
+            char buf[80];
+            snprintf(buf, sizeof(buf), "%lld_%s", (long long)sorted[i - 1]->created_ms,
+                     sorted[i - 1]->id);
+            json_decref(next);
+            next = json_string(buf);
+            break;
+        }
+        json_array_append_new(list, frame_json(f));
+        n++;
+    }
+    pthread_mutex_unlock(&c->lock);
+    free(sorted);
+    *out = json_pack("{so so}", "dataframes", list, "next_cursor", next);
+    return FR_OK;
+}

@@ -6,11 +6,13 @@
 
 #include "../config/config.h"
 #include "../engine/engine.h"
+#include "../history/history.h"
 #include "../plan/plan.h"
 #include "../runner/runner.h"
 #include "../store/store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 
 enum ctx_runner_state { CTX_RUNNER_NONE, CTX_RUNNER_ACTIVE, CTX_RUNNER_DRAINING };
@@ -77,6 +79,8 @@ struct ctx {
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */
     int64_t queries_by_state[5];
     struct ctx__datasets *datasets; /* schema cache and name locks (own locks) */
+    history *history;               /* NULL when it could not be opened (own lock) */
+    atomic_llong history_failures;  /* writes lost for want of a history, the open's failure */
     struct ctx__bus *events;        /* GET /v1/events (own lock) */
     struct ctx__live *live;         /* the live thread (context_live.c) */
 };
@@ -141,6 +145,36 @@ void ctx__schema_cache_put(ctx *c, const char *key, const struct stat *st, const
                            const char *error);
 int ctx__schema_cache_count(ctx *c);
 
+/* The history (context_history.c). A failed write never fails the caller:
+ * it is logged at error and counted (framed_history_errors_total). None of
+ * these is called with the context lock held. */
+void ctx__history_open(ctx *c);
+void ctx__history_close(ctx *c);
+/* A freeze that made r (frozen by request_id at at_ms). */
+void ctx__history_freeze(ctx *c, runner *r, const char *request_id, int64_t at_ms);
+/* The runner id left: reset by request_id, or (request_id NULL) ended with the process. */
+void ctx__history_runner_gone(ctx *c, const char *runner_id, const char *request_id);
+/* rec accepted on r; body is the query's body (the plan, or {"dataframe": id}). */
+void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *body);
+/* q (its record's id) reached its final state. */
+void ctx__history_query_finished(ctx *c, runner_query *q, const char *id);
+/* Records a query's stages (JSON, borrowed; the live stages part fills it). */
+void ctx__history_query_stages(ctx *c, const char *id, json_t *stages);
+/* A query no longer in memory, from the history (context lock not held):
+ * *out its past status ("archived"); FR_ENOTFOUND query-not-found. */
+int ctx__history_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* The result of a query no longer in memory: 410 result-released naming
+ * the reset (ext runner_id, reset_at) when the history knows it, else
+ * query-not-found. Always returns an error status. */
+int ctx__history_result_gone(ctx *c, const char *id, struct ctx_error *err);
+/* GET /v1/queries/{id}/stages of a query no longer in memory: its recorded
+ * stages (or none recorded: "stages": []), as they were at its end.
+ * FR_ENOTFOUND query-not-found. */
+int ctx__history_query_stages_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* framed_history_errors_total (no lock needed). */
+void ctx__history_metrics(ctx *c, struct fr_buf *out);
+/* "history: ..." lines for /readyz, appended to b. */
+void ctx__history_ready_detail(ctx *c, struct fr_buf *b);
 /* The event bus (context_events.c), on its own for its tests. */
 struct ctx__bus *ctx__bus_new(int max_subs);
 void ctx__bus_free(struct ctx__bus *b); /* accepts NULL */

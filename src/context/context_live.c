@@ -47,7 +47,7 @@ int ctx_query_stages(ctx *c, const char *id, json_t **out, struct ctx_error *err
             q = runner_query_ref(c->queries[i]->q);
     pthread_mutex_unlock(&c->lock);
     if (!q) /* the seam: a past query's stages come from the history */
-        return ctx__fail(err, FR_ENOTFOUND, "query-not-found", "no query '%s'", id);
+        return ctx__history_query_stages_get(c, id, out, err);
     json_t *j = json_pack("{ss}", "query_id", id);
     json_object_update_new(j, runner_query_stages_json(q));
     runner_query_unref(q);

@@ -74,6 +74,7 @@ void ctx_metrics(ctx *c, struct fr_buf *out)
     pthread_mutex_unlock(&c->lock);
     store_metrics(c, out);
     runner_registry_metrics(c->registry, out);
+    ctx__history_metrics(c, out);
 }
 
 bool ctx_ready(ctx *c)
@@ -158,5 +159,6 @@ char *ctx_ready_detail(ctx *c)
     if (h.corruptions > 0)
         fr_buf_printf(&b, "store: %lld corrupt entr%s found (last: %s)\n", (long long)h.corruptions,
                       h.corruptions == 1 ? "y" : "ies", h.last_corruption);
+    ctx__history_ready_detail(c, &b);
     return b.len ? fr_buf_steal(&b, NULL) : (fr_buf_cleanup(&b), NULL);
 }

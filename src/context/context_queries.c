@@ -107,6 +107,7 @@ static void query_finished(runner_query *q, void *arg)
         }
     }
     pthread_mutex_unlock(&c->lock);
+    ctx__history_query_finished(c, q, fa->id);
     free(fa);
 }
 
@@ -178,6 +179,7 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     snprintf(fa->id, sizeof(fa->id), "%s", rec->id);
     runner_query_on_finish(rec->q, query_finished, fa);
     runner_query *q = runner_query_ref(rec->q);
+    ctx__history_query_accepted(c, r, rec, body);
     pthread_mutex_lock(&c->lock);
     evict_locked(c);
     c->queries = fr_xrealloc(c->queries, sizeof(*c->queries) * (size_t)(c->nqueries + 1));
@@ -188,6 +190,7 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     fr_error_init(&ferr);
     if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
         runner_query_on_finish(q, NULL, NULL);
+        ctx__history_query_finished(c, q, fa->id);
         free(fa);
     }
     ctx__runner_release(c);
@@ -226,10 +229,14 @@ int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err)
 {
     pthread_mutex_lock(&c->lock);
     struct ctx_qrec *rec = find_query(c, id, NULL);
-    if (rec)
+    if (rec) {
         *out = status_json(rec->q, rec->frame_id);
+        json_object_set_new(*out, "runner_id",
+                            c->runner ? json_string(runner_id(c->runner)) : json_null());
+        json_object_set_new(*out, "archived", json_false());
+    }
     pthread_mutex_unlock(&c->lock);
-    return rec ? FR_OK : query_missing(err, id);
+    return rec ? FR_OK : ctx__history_query_get(c, id, out, err); /* a past query */
 }
 
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err)
@@ -273,7 +280,7 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
     struct ctx_qrec *rec = find_query(c, id, NULL);
     if (!rec) {
         pthread_mutex_unlock(&c->lock);
-        return query_missing(err, id);
+        return ctx__history_result_gone(c, id, err); /* 410 naming the reset, or 404 */
     }
     bool settled = runner_query_wait(rec->q, 0);
     enum runner_qstate s = runner_query_state(rec->q);

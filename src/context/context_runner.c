@@ -198,6 +198,8 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
     fr_error_init(&ferr);
     runner *r = NULL;
     int rc = create_runner(c, frozen, &r, &ferr); /* the runner took frozen either way */
+    if (rc == FR_OK) /* frozen_at/by are this freeze's own until freezing ends */
+        ctx__history_freeze(c, r, c->frozen_by, c->frozen_at_ms);
     pthread_mutex_lock(&c->lock);
     c->freezing = false;
     c->freeze_gen++;
@@ -306,7 +308,8 @@ void ctx_cancel_all(ctx *c)
     FR_LOG(FR_LOG_WARN, "cancelling running work: %d queries known", n);
 }
 
-int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
+int ctx_runner_reset(ctx *c, bool force, const char *request_id, json_t **out,
+                     struct ctx_error *err)
 {
     *out = NULL;
     pthread_mutex_lock(&c->lock);
@@ -331,8 +334,9 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
     ctx__frames_clear(c);
     ctx__queries_clear(c); /* nothing tied to the released config lingers */
     c->runner = NULL;
-    char id[80];
+    char id[80], rid[64];
     snprintf(id, sizeof(id), "%s", c->config_id);
+    snprintf(rid, sizeof(rid), "%s", runner_id(r));
     c->config_id[0] = '\0';
     pthread_mutex_unlock(&c->lock);
     struct fr_error ferr;
@@ -341,6 +345,7 @@ int ctx_runner_reset(ctx *c, bool force, json_t **out, struct ctx_error *err)
      * reach one after a next runner of the same ID put partitions there, so
      * freezes answer runner-draining until the old runner is gone. */
     bool released = runner_free(r, &ferr) == FR_OK; /* the runner releases its store entry */
+    ctx__history_runner_gone(c, rid, request_id);
     pthread_mutex_lock(&c->lock);
     c->runner_state = CTX_RUNNER_NONE;
     ctx__live_runner(c);

@@ -293,6 +293,7 @@ void http__routes_ops_register(struct http__router *r);
 void http__routes_worker_register(struct http__router *r);
 void http__routes_cluster_register(struct http__router *r);
 void http__routes_internal_register(struct http__router *r);
+void http__routes_history_register(struct http__router *r);
 void http__routes_events_register(struct http__router *r);
 
 /* ---- connection counts per client address (http_limits.c) ---- */

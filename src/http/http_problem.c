@@ -35,6 +35,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "config-not-found", 404, "Config not found", 0},
     {FR_OK, "partition-not-found", 404, "Partition not found", 0},
     {FR_OK, "no-runner", 404, "No runner", 0},
+    {FR_OK, "runner-not-found", 404, "Runner not found", 0},
     {FR_OK, "method-not-allowed", 405, "Method not allowed", 0},
     {FR_OK, "not-acceptable", 406, "Not acceptable", 0},
     {FR_OK, "result-released", 410, "Result released", 0},
@@ -57,6 +58,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "worker-lost", 424, "Worker lost", 0}, /* a query's: its tasks' workers failed */
     {FR_OK, "headers-too-large", 431, "Request headers too large", 0},
     {FR_EINTERNAL, "internal", 500, "Internal error", 0},
+    {FR_OK, "interrupted", 500, "Interrupted by a coordinator stop", 0}, /* a past query's */
     {FR_OK, "invalid-worker-answer", 502, "Invalid worker answer", 0},
     {FR_EIO, "internal", 500, "Internal error", 0},
     {FR_OK, "config-integrity", 500, "Config integrity check failed", 0},

@@ -63,6 +63,7 @@ struct http__router *http__router_new(void)
 {
     struct http__router *r = fr_xcalloc(1, sizeof(*r));
     http__routes_ops_register(r);
+    http__routes_history_register(r); /* before config: /v1/configs/diff is not an {id} */
     http__routes_config_register(r);
     http__routes_runner_register(r);
     http__routes_data_register(r);

@@ -15,7 +15,8 @@ static void runner_reset_job(struct http_request *req)
     json_t *out = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_runner_reset(req->ctx, http__query_bool(req, "force") == 1, &out, &err) == 0)
+    if (ctx_runner_reset(req->ctx, http__query_bool(req, "force") == 1, req->request_id, &out,
+                         &err) == 0)
         http__reply_json(req, MHD_HTTP_OK, out);
     else
         http__reply_error(req, &err);

@@ -159,7 +159,7 @@ static void test_reset_releases_and_unlocks(void **state)
     fr_sha256_id(bytes, len, check, sizeof(check));
     assert_string_equal(check, id);
     free(bytes);
-    assert_int_equal(ctx_runner_reset(c, false, &out, &err), FR_OK);
+    assert_int_equal(ctx_runner_reset(c, false, "test-reset", &out, &err), FR_OK);
     json_decref(out);
     assert_int_equal(ctx_config_bytes(c, id, &bytes, &len, &err), FR_ENOTFOUND);
     ctx_error_cleanup(&err);

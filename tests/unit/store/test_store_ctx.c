@@ -155,7 +155,7 @@ static void test_whole_request_id_and_reset_release(void **state)
     json_t *out = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    assert_int_equal(ctx_runner_reset(f->c, false, &out, &err), FR_OK);
+    assert_int_equal(ctx_runner_reset(f->c, false, "test-reset", &out, &err), FR_OK);
     assert_true(json_is_true(json_object_get(out, "config_released")));
     json_decref(out);
     int64_t n = -1;
