@@ -6,6 +6,7 @@
  * file (the dashboard's files): it is tried after every other route and
  * never makes a 405. */
 #include "http_int.h"
+#include "http_spec_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ struct http__router *http__router_new(void)
     http__routes_cluster_register(r);
     http__routes_internal_register(r);
     http__routes_events_register(r);
+    http__routes_spec_register(r);
     return r;
 }
 
@@ -79,6 +81,7 @@ struct http__router *http__router_new_worker(void)
 {
     struct http__router *r = fr_xcalloc(1, sizeof(*r));
     http__routes_worker_register(r);
+    http__routes_spec_register(r);
     return r;
 }
 

@@ -329,6 +329,32 @@ static char *json_head(const struct df_table *t, int64_t offset, int64_t limit)
     return out;
 }
 
+/* ?download=1|true asks for Content-Disposition: attachment; 0|false or
+ * absent for none; -1 for anything else. */
+static int download_wanted(struct http_request *req)
+{
+    const char *d = http__query(req, "download");
+    if (!d || strcmp(d, "0") == 0 || strcmp(d, "false") == 0)
+        return 0;
+    return strcmp(d, "1") == 0 || strcmp(d, "true") == 0 ? 1 : -1;
+}
+
+/* Content-Disposition: attachment; filename="<query id>.<ext>". The ID is
+ * the one a query was found under; should it hold anything but
+ * [A-Za-z0-9._-] (no quoting then needed), the name is "result". */
+static void add_disposition(struct http_request *req, enum result_format fmt)
+{
+    static const char *const ext[] = {
+        [FMT_JSON] = "json", [FMT_CSV] = "csv", [FMT_NDJSON] = "ndjson"};
+    static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
+    const char *id = http__param(req, "id");
+    if (!id || id[strspn(id, safe)] != '\0' || strlen(id) > 128)
+        id = "result";
+    char *value = fr_xasprintf("attachment; filename=\"%s.%s\"", id, ext[fmt]);
+    http__add_header(req, "Content-Disposition", value);
+    free(value);
+}
+
 /* Steals result in every case. limit -1 = every row from offset on. */
 static void reply_stream(struct http_request *req, ctx_result *result, enum result_format fmt,
                          int64_t offset, int64_t limit)
@@ -357,6 +383,8 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
         MHD_create_response_from_callback(size, 64 * 1024, result_stream_read, st, NULL);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, media[fmt]);
     http__reply_response(req, MHD_HTTP_OK, r, -1);
+    if (download_wanted(req) == 1)
+        add_disposition(req, fmt);
 }
 
 static void query_result(struct http_request *req)
@@ -368,11 +396,14 @@ static void query_result(struct http_request *req)
         reply_not_acceptable(req, fmt);
         return;
     }
-    if (offset < 0 || limit == -1 || fmt == FMT_INVALID) {
-        const char *bad = offset < 0 ? "offset" : limit == -1 ? "limit" : "format";
+    if (offset < 0 || limit == -1 || fmt == FMT_INVALID || download_wanted(req) < 0) {
+        const char *bad = offset < 0           ? "offset"
+                          : limit == -1        ? "limit"
+                          : fmt == FMT_INVALID ? "format"
+                                               : "download";
         http__reply_bad_parameter(req, bad,
                                   "offset and limit must be non-negative integers; format one "
-                                  "of json, csv, ndjson");
+                                  "of json, csv, ndjson; download 1, 0, true or false");
         return;
     }
     ctx_result *result = NULL;

@@ -54,8 +54,10 @@ static void echo_config_id(struct http_request *req, const char *id)
         http__add_header(req, FR_CONFIG_ID_HEADER, id);
 }
 
-/* A worker's problem: the error's kind and location; the column of a data
- * file also as field_index, the member the protocol names. Steals ext. */
+/* A worker's problem: the error's kind and location, with the members of
+ * problem.json#/$defs/MalformedData as the coordinator sends them: the
+ * field number of a data file as field_index (the member the protocol
+ * names), the column's name as column. Steals ext. */
 static void reply_fr_error(struct http_request *req, const struct fr_error *e, json_t *ext)
 {
     struct ctx_error ce;
@@ -64,6 +66,9 @@ static void reply_fr_error(struct http_request *req, const struct fr_error *e, j
     ce.ext = ext ? ext : json_object();
     if (e->column >= 0)
         json_object_set_new(ce.ext, "field_index", json_integer(e->column));
+    ce.base.column = -1;             /* not also as an integer "column" (http_problem.c) */
+    if (e->field[0] && e->line >= 0) /* a data file's column, not a config field */
+        json_object_set_new(ce.ext, "column", json_string(e->field));
     http__reply_error(req, &ce);
     ctx_error_cleanup(&ce);
 }

@@ -4,14 +4,22 @@
 // api/schemas/problem-type.json and is listed in openapi.yaml with its status;
 // and real responses of a running coordinator validate against the schemas
 // openapi.yaml names for them (components.schemas -> api/schemas/*.json):
-// with Ajv (draft 2020-12) when node_modules has it (it comes with Redocly,
-// not pinned by us), and always with the small validator below, which knows
-// the keywords our schemas use and fails on any other.
+// with Ajv (draft 2020-12, pinned in package.json) and with the small
+// validator below, which knows the keywords our schemas use and fails on any
+// other. The route tables of src/http and the operations of openapi.yaml are
+// the same set; the server serves the spec it was built with
+// (/openapi.yaml, /api/schemas/{file}); results download with
+// Content-Disposition; and the live checker every test runs through
+// (contract_lib.mjs, lib.mjs's fetch) is tested on hand-made bad answers.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
-import { call, SOURCE_DIR, startServer } from './lib.mjs';
+import YAML from 'yaml';
+import { checkResponse, compilePaths, findOperation, loadContract } from './contract_lib.mjs';
+import { assertProblem, call, contractViolations, markFramedOrigin, SAMPLE_PLAN, SOURCE_DIR, startServer } from './lib.mjs';
 
 const SCHEMAS = path.join(SOURCE_DIR, 'api', 'schemas');
 const OPENAPI = readFileSync(path.join(SOURCE_DIR, 'openapi.yaml'), 'utf8');
@@ -231,4 +239,233 @@ test('real responses validate against their schemas', async () => {
   } finally {
     await srv.stop();
   }
+});
+
+// ---------------------------------------------------------------- routes
+// The route tables of src/http/*.c ({"METHOD", "/pattern", handler, ...}) and
+// the operations of openapi.yaml are the same set. The dashboard's files
+// other than / are static assets, documented with / (its page loads them);
+// a rest-of-path segment "{name*}" is documented as "{name}" with
+// x-framed-rest-of-path (contract_lib.mjs).
+function codeRoutes() {
+  const dir = path.join(SOURCE_DIR, 'src', 'http');
+  const out = new Set();
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.c'))) {
+    for (const m of readFileSync(path.join(dir, f), 'utf8').matchAll(/\{"(GET|POST|PUT|DELETE|PATCH)", "(\/[^"]*)"/g)) {
+      out.add(`${m[1]} ${m[2].replace(/\{([^}]+)\*\}/g, '{$1}')}`);
+    }
+  }
+  return out;
+}
+
+test('every route of the code is an operation of openapi.yaml, and every operation a route', () => {
+  const spec = YAML.parse(OPENAPI);
+  const documented = new Set();
+  for (const [p, item] of Object.entries(spec.paths)) {
+    for (const m of ['get', 'post', 'put', 'delete', 'patch']) if (item[m]) documented.add(`${m.toUpperCase()} ${p}`);
+  }
+  const code = codeRoutes();
+  assert.ok(code.size > 25, `only ${code.size} routes read from src/http`);
+  const asset = (r) => /^GET \/[^/]+\.(js|css|svg|png|map)$/.test(r);
+  assert.deepEqual([...code].filter((r) => !documented.has(r) && !asset(r)), [], 'routes openapi.yaml does not document');
+  assert.deepEqual([...documented].filter((r) => !code.has(r)), [], 'operations no route serves');
+});
+
+// ---------------------------------------------------------------- the served contract
+test('GET /openapi.yaml is the source file byte for byte, parses, and its $refs resolve on the server', async () => {
+  const srv = await startServer();
+  try {
+    const r = await fetch(`${srv.base}/openapi.yaml`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'application/yaml; charset=utf-8');
+    const bytes = Buffer.from(await r.arrayBuffer());
+    assert.ok(bytes.equals(readFileSync(path.join(SOURCE_DIR, 'openapi.yaml'))), 'the served spec differs from openapi.yaml: rebuild?');
+    const spec = YAML.parse(bytes.toString('utf8'));
+    assert.equal(spec.openapi, '3.1.0');
+    assert.ok(spec.paths['/openapi.yaml'], 'the spec documents its own path');
+    const etag = r.headers.get('etag');
+    assert.match(etag, /^"[0-9a-f]{32}"$/);
+    assert.equal(r.headers.get('cache-control'), 'public, max-age=300');
+    const again = await fetch(`${srv.base}/openapi.yaml`, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal((await again.text()).length, 0);
+
+    // Every file the served spec references, resolved against the served spec's URL.
+    const refs = new Set([...bytes.toString('utf8').matchAll(/'(api\/schemas\/[a-z0-9-]+\.json)/g)].map((m) => m[1]));
+    assert.ok(refs.size > 10, `only ${refs.size} schema files referenced`);
+    for (const ref of refs) {
+      const url = new URL(ref, `${srv.base}/openapi.yaml`);
+      const s = await fetch(url);
+      assert.equal(s.status, 200, `${url}`);
+      assert.equal(s.headers.get('content-type'), 'application/schema+json');
+      const body = Buffer.from(await s.arrayBuffer());
+      assert.ok(body.equals(readFileSync(path.join(SOURCE_DIR, ref))), `${ref} differs from the source`);
+      assert.equal(JSON.parse(body.toString('utf8')).$schema, 'https://json-schema.org/draft/2020-12/schema');
+    }
+    // A schema's own relative $ref ("common.json#/...") resolves under /api/schemas/ too.
+    const query = await (await fetch(`${srv.base}/api/schemas/query.json`)).text();
+    assert.match(query, /"common\.json#/);
+    assert.equal((await fetch(new URL('common.json', `${srv.base}/api/schemas/query.json`))).status, 200);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('GET /api/schemas/{file} serves only the embedded names: unknown and traversal are 404', async () => {
+  const srv = await startServer();
+  try {
+    for (const p of ['/api/schemas/nope.json', '/api/schemas/..%2Fopenapi.yaml', '/api/schemas/%2e%2e%2f%2e%2e%2fCMakeLists.txt',
+      '/api/schemas/openapi.yaml', '/api/schemas/..', `/api/schemas/${'a'.repeat(300)}.json`]) {
+      const r = await call(srv.base, 'GET', p);
+      assertProblem(r, 404, 'not-found');
+    }
+    const head = await fetch(`${srv.base}/api/schemas/common.json`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), String(readFileSync(path.join(SCHEMAS, 'common.json')).length));
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('?download=1 on a result adds Content-Disposition with the query ID and the format\'s extension', async () => {
+  const srv = await startServer();
+  try {
+    const q = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { plan: SAMPLE_PLAN } });
+    assert.equal(q.body.state, 'succeeded', q.text);
+    const id = q.body.id;
+    for (const [format, ext] of [['json', 'json'], ['csv', 'csv'], ['ndjson', 'ndjson']]) {
+      const r = await call(srv.base, 'GET', `/v1/queries/${id}/result?format=${format}&download=1`);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get('content-disposition'), `attachment; filename="${id}.${ext}"`);
+    }
+    const accept = await call(srv.base, 'GET', `/v1/queries/${id}/result?download=true`, { headers: { accept: 'text/csv' } });
+    assert.equal(accept.headers.get('content-disposition'), `attachment; filename="${id}.csv"`);
+    for (const inline of ['', '&download=0', '&download=false']) {
+      const r = await call(srv.base, 'GET', `/v1/queries/${id}/result?format=csv${inline}`);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.headers.get('content-disposition'), null);
+    }
+    const arrow = await call(srv.base, 'GET', `/v1/queries/${id}/result?format=arrow&download=1`);
+    assertProblem(arrow, 406, 'not-acceptable'); // not made yet (openapi.yaml says so)
+    assert.equal(arrow.headers.get('content-disposition'), null);
+    for (const bad of ['2', 'yes', '', 'TRUE']) {
+      const r = await call(srv.base, 'GET', `/v1/queries/${id}/result?download=${bad}`);
+      assertProblem(r, 400, 'invalid-parameter');
+      assert.equal(r.body.parameter, 'download');
+    }
+  } finally {
+    await srv.stop();
+  }
+});
+
+// ---------------------------------------------------------------- the live checker itself
+test('contract_lib rejects what the contract forbids and passes what it allows', () => {
+  const c = loadContract(SOURCE_DIR);
+  const runner = { state: 'none', kind: 'local', config_id: null, created_at: null, queries: { running: 0, finished: 0 } };
+  const ok = { method: 'GET', path: '/v1/runner', status: 200, contentType: 'application/json', body: JSON.stringify(runner) };
+  assert.deepEqual(checkResponse(c, ok), []);
+  assert.deepEqual(checkResponse(c, { ...ok, method: 'HEAD', body: undefined }), []);
+  const bad = checkResponse(c, { ...ok, body: JSON.stringify({ ...runner, state: 'sleeping' }) });
+  assert.equal(bad.length, 1, bad.join('\n'));
+  assert.match(bad[0], /the body breaks its schema: .*state/);
+  assert.match(checkResponse(c, { ...ok, body: JSON.stringify({ ...runner, queries: undefined }) })[0], /required property 'queries'/);
+  assert.deepEqual(checkResponse(c, { ...ok, status: 418 }).length, 1);
+  assert.match(checkResponse(c, { ...ok, status: 418 })[0], /418 is not documented/);
+  assert.match(checkResponse(c, { ...ok, contentType: 'text/html' })[0], /text\/html is not documented/);
+  assert.match(checkResponse(c, { ...ok, body: '{"state":' })[0], /not JSON/);
+  const livez = { method: 'GET', path: '/livez', status: 200, contentType: 'text/plain; charset=utf-8' };
+  assert.deepEqual(checkResponse(c, { ...livez, body: 'ok\n' }), []);
+  assert.match(checkResponse(c, { ...livez, body: 'fine\n' })[0], /text\/plain body breaks its schema/);
+  const headers = new Headers({ 'content-type': 'application/json', etag: 'sha256:not-quoted' });
+  const config = { method: 'GET', path: `/v1/configs/sha256:${'0'.repeat(64)}`, status: 200, contentType: 'application/json', headers };
+  assert.match(checkResponse(c, config).join(), /header ETag: "sha256:not-quoted" breaks its schema/);
+  assert.match(checkResponse(c, config).join(), /X-Request-Id null: missing/);
+  headers.set('x-request-id', 'r-1');
+  headers.set('etag', `"sha256:${'0'.repeat(64)}"`);
+  assert.ok(!checkResponse(c, config).some((e) => /X-Request-Id|ETag/.test(e)));
+  assert.match(checkResponse(c, { ...ok, path: '/v1/nowhere' })[0], /no path of openapi.yaml matches/);
+  assert.match(checkResponse(c, { ...ok, method: 'PATCH' })[0], /no PATCH operation/);
+  const notAllowed = { ...ok, method: 'PUT', status: 405, contentType: 'application/problem+json', body: JSON.stringify({ type: 'https://framed.dev/problems/method-not-allowed', title: 't', status: 405, detail: 'd' }) };
+  assert.deepEqual(checkResponse(c, { ...notAllowed, headers: new Headers({ 'x-request-id': 'r', allow: 'GET, HEAD, DELETE' }) }), []);
+  assert.match(checkResponse(c, { ...notAllowed, headers: new Headers({ 'x-request-id': 'r', allow: 'GET, HEAD, POST' }) })[0], /Allow "GET, HEAD, POST", but openapi.yaml documents/);
+  assert.match(checkResponse(c, { ...notAllowed, headers: new Headers({ 'x-request-id': 'r' }) })[0], /Allow null/);
+  // The conventions every operation shares: a problem of the right type only.
+  const problem = (status, slug) => JSON.stringify({ type: `https://framed.dev/problems/${slug}`, title: 't', status, detail: 'd' });
+  assert.deepEqual(checkResponse(c, { ...ok, status: 503, contentType: 'application/problem+json', body: problem(503, 'unavailable') }), []);
+  assert.match(checkResponse(c, { ...ok, status: 503, contentType: 'application/problem+json', body: problem(503, 'no-workers') }).join(), /expected https:\/\/framed.dev\/problems\/unavailable/);
+  assert.deepEqual(checkResponse(c, { ...ok, path: '/v1/nowhere', status: 404, contentType: 'application/problem+json', body: problem(404, 'not-found') }), []);
+  // ... also beside a status the operation documents, but no other type.
+  const result400 = { method: 'GET', path: '/v1/queries/q-1/result', status: 400, contentType: 'application/problem+json' };
+  assert.deepEqual(checkResponse(c, { ...result400, body: JSON.stringify({ ...JSON.parse(problem(400, 'invalid-parameter')), parameter: 'limit' }) }), []);
+  assert.ok(checkResponse(c, { ...result400, body: problem(400, 'invalid-json') }).length > 0, 'invalid-json on a route without a body');
+  // A real body that passes: the one GET /v1/queries/{id} answers for an unknown ID.
+  assert.deepEqual(checkResponse(c, { method: 'GET', path: '/v1/queries/q-x', status: 404, contentType: 'application/problem+json', body: problem(404, 'query-not-found') }), []);
+  // Path templates: a literal path beats a template, a template takes one segment only.
+  assert.equal(findOperation(c, 'GET', '/v1/queries/q-1/result').template, '/v1/queries/{id}/result');
+  assert.equal(findOperation(c, 'HEAD', '/api/schemas/common.json').template, '/api/schemas/{file}');
+  assert.equal(findOperation(c, 'GET', '/v1/queries/a/b/c'), null);
+  // The method decides between matching paths, as in the router.
+  c.spec.paths['/v1/configs/literal'] = { get: { responses: {} } };
+  c.paths = compilePaths(c.spec);
+  assert.equal(findOperation(c, 'GET', '/v1/configs/literal').template, '/v1/configs/literal');
+  assert.equal(findOperation(c, 'DELETE', '/v1/configs/literal').template, '/v1/configs/{id}');
+  assert.deepEqual(findOperation(c, 'PUT', '/v1/configs/literal').allowed.sort(), ['delete', 'get']);
+  // A rest-of-path parameter (the router's "{name*}") takes several segments, after every other path.
+  c.spec.paths['/{file}'] = { parameters: [{ name: 'file', in: 'path', required: true, 'x-framed-rest-of-path': true }], get: { responses: {} } };
+  c.paths = compilePaths(c.spec);
+  assert.equal(findOperation(c, 'GET', '/vendor/preact/preact.module.js').template, '/{file}');
+  assert.equal(findOperation(c, 'GET', '/livez').template, '/livez');
+  assert.equal(findOperation(c, 'GET', '/v1/queries/q-1').template, '/v1/queries/{id}');
+});
+
+test('the fetch wrapper throws on a violation from a framed origin, and leaves other origins alone', async () => {
+  // Answers with a Content-Length (checked before fetch resolves), or
+  // chunked with ?streamed (checked when the body is read whole).
+  const fake = createServer((req, res) => {
+    const body = JSON.stringify({ state: 42 });
+    const sized = !req.url.includes('streamed');
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'fake-1', ...(sized ? { 'content-length': Buffer.byteLength(body) } : {}) });
+    if (sized) res.end(body);
+    else { res.write(body.slice(0, 5)); res.end(body.slice(5)); }
+  });
+  await new Promise((resolve) => fake.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${fake.address().port}`;
+  try {
+    const plain = await fetch(`${origin}/v1/runner`); // not framed: not checked
+    assert.deepEqual(await plain.json(), { state: 42 });
+    markFramedOrigin(origin, true);
+    const before = contractViolations.length;
+    const broken = (e) => e instanceof assert.AssertionError && /GET \/v1\/runner(\?streamed)? -> 200: the body breaks its schema/.test(e.message);
+    await assert.rejects(fetch(`${origin}/v1/runner`), broken);
+    await assert.rejects(fetch(`${origin}/elsewhere`), /no path of openapi.yaml matches \/elsewhere/);
+    const streamed = await fetch(`${origin}/v1/runner?streamed`);
+    assert.equal(streamed.status, 200); // status and type are fine: the body is checked when read
+    await assert.rejects(streamed.json(), broken);
+    assert.equal(contractViolations.length, before + 3);
+    contractViolations.splice(before, 3); // these were made on purpose
+  } finally {
+    markFramedOrigin(origin, false);
+    await new Promise((resolve) => fake.close(resolve));
+  }
+});
+
+test('a violation a test catches still fails its run at exit', async () => {
+  // A child node that imports lib.mjs, fetches a bad answer from a fake it
+  // marks as framed, swallows the AssertionError and ends normally.
+  const script = `
+    import { createServer } from 'node:http';
+    import { markFramedOrigin } from ${JSON.stringify(new URL('./lib.mjs', import.meta.url).href)};
+    const fake = createServer((req, res) => { res.writeHead(418, { 'content-length': 0, 'x-request-id': 'fake-1' }); res.end(); });
+    await new Promise((r) => fake.listen(0, '127.0.0.1', r));
+    const origin = 'http://127.0.0.1:' + fake.address().port;
+    markFramedOrigin(origin, true);
+    try { await fetch(origin + '/livez'); } catch { /* swallowed */ }
+    fake.close();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /1 contract violation\(s\):\ncontract: GET \/livez -> 418: status 418 is not documented/);
 });

@@ -11,7 +11,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, BIN, call, startServer, tempRoot } from './lib.mjs';
+import { assertProblem, BIN, call, markFramedOrigin, startServer, tempRoot } from './lib.mjs';
 
 const LIMIT = 64 * 1024;
 
@@ -109,6 +109,7 @@ async function startOnTmpfs(root) {
     });
     exited.then((e) => reject(new Error(`exited ${JSON.stringify(e)} before listening (needs unshare -m or -rm): ${stderr}`)));
   });
+  markFramedOrigin(`http://127.0.0.1:${port}`, true); // its answers are checked against the contract
   return {
     base: `http://127.0.0.1:${port}`,
     // The data dir as the server sees it (its mount namespace).

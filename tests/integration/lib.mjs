@@ -1,17 +1,109 @@
 // lib: what the integration tests share. Starts `framed serve --port 0` with
 // fresh temp data/state dirs (or `framed worker --port 0`), reads the chosen
 // port from the "listening" log line, waits for /readyz, and stops the process
-// by its PID (SIGTERM, then an exit code 0 is asserted). Node 18+ only: global
-// fetch, no npm packages.
+// by its PID (SIGTERM, then an exit code 0 is asserted). Every response of a
+// framed process that a test gets through fetch (call() included) is checked
+// against openapi.yaml (contract_lib.mjs); a violation throws from the
+// awaited fetch (or from reading a streamed body) and fails the test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { checkResponse, loadContract, MAX_BODY_CHECK_BYTES } from './contract_lib.mjs';
 
 export const BIN = process.env.FRAMED_BIN;
 export const SOURCE_DIR = process.env.FRAMED_SOURCE_DIR;
 if (!BIN) throw new Error('FRAMED_BIN must name the framed binary');
+
+// ---------------------------------------------------------------- the contract
+// The origins of the framed processes this test started (startServer and
+// startWorker add them): only their responses are checked, not those of
+// fakes a test serves itself.
+const framedOrigins = new Set();
+const contract = SOURCE_DIR ? loadContract(SOURCE_DIR) : null;
+// Every violation seen, also those a test caught: reported at exit, which
+// then fails.
+export const contractViolations = [];
+// For contract.test.mjs's own check of this wrapper: treats origin as a
+// framed process (on) or not.
+export function markFramedOrigin(origin, on) {
+  if (on) framedOrigins.add(origin);
+  else framedOrigins.delete(origin);
+}
+const realFetch = globalThis.fetch;
+
+function requestOf(input, init) {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+  return { url, method };
+}
+
+function violation(method, url, status, errs) {
+  const message = `contract: ${method} ${url.pathname}${url.search} -> ${status}: ${errs.join('; ')}`;
+  contractViolations.push(message);
+  return new assert.AssertionError({ message });
+}
+
+// With FRAMED_CONTRACT_REPORT=<file>, each check appends a line there
+// ("METHOD path status body|nobody"), to see what the tests cover.
+const reportFile = process.env.FRAMED_CONTRACT_REPORT;
+
+// Runs the check; throws the AssertionError of a violation.
+function enforce(method, url, res, body) {
+  if (reportFile) appendFileSync(reportFile, `${method} ${url.pathname} ${res.status} ${body === undefined ? 'nobody' : 'body'}\n`);
+  const errs = checkResponse(contract, {
+    method, path: url.pathname, status: res.status, contentType: res.headers.get('content-type'), body, headers: res.headers,
+  });
+  if (errs.length) throw violation(method, url, res.status, errs);
+}
+
+// A streamed body (no Content-Length) is checked when the test reads it
+// whole through text() or json(); status and type are checked at once.
+function checkWhenRead(method, url, res) {
+  const text = res.text.bind(res);
+  let checked = null;
+  const read = () => {
+    checked ??= text().then((t) => {
+      if (t.length <= MAX_BODY_CHECK_BYTES) enforce(method, url, res, t);
+      return t;
+    });
+    return checked;
+  };
+  Object.defineProperty(res, 'text', { value: read });
+  Object.defineProperty(res, 'json', { value: async () => JSON.parse(await read()) });
+}
+
+// fetch, checked: same arguments, same response (the body is read from a
+// clone, so the test can still read it).
+async function checkedFetch(input, init) {
+  const res = await realFetch(input, init);
+  const { url, method } = requestOf(input, init);
+  if (!contract || !framedOrigins.has(url.origin)) return res;
+  const type = (res.headers.get('content-type') ?? '').toLowerCase();
+  const length = res.headers.get('content-length');
+  const small = length !== null && Number(length) <= MAX_BODY_CHECK_BYTES;
+  const json = /json/.test(type) && !/ndjson/.test(type);
+  const text = type.startsWith('text/') && !type.startsWith('text/event-stream');
+  if (method === 'HEAD' || (!json && !(text && small))) {
+    enforce(method, url, res, undefined); // status and type only
+  } else if (small) {
+    // A body cut short fails the test's own read as it would unchecked.
+    const body = await res.clone().text().catch(() => undefined);
+    enforce(method, url, res, body);
+  } else {
+    enforce(method, url, res, undefined);
+    checkWhenRead(method, url, res);
+  }
+  return res;
+}
+globalThis.fetch = checkedFetch;
+
+process.on('exit', () => {
+  if (contractViolations.length === 0) return;
+  process.stderr.write(`\n${contractViolations.length} contract violation(s):\n${contractViolations.join('\n')}\n`);
+  process.exitCode = 1;
+});
 
 const START_TIMEOUT_MS = 30000;
 const STOP_TIMEOUT_MS = 40000;
@@ -69,6 +161,7 @@ export async function startServer(opts = {}) {
   const proc = spawnServer(args, opts.env ?? {});
   const port = await proc.listening;
   const base = `http://127.0.0.1:${port}`;
+  framedOrigins.add(base);
   await waitReady(base);
   return processHandle(proc, { base, port, root, dataDir, stateDir }, () => {
     if (!opts.keepRoot && !opts.root) rmSync(root, { recursive: true, force: true });
@@ -82,6 +175,7 @@ export async function startWorker(coordinator, opts = {}) {
   const proc = spawnServer(args, opts.env ?? {});
   const port = await proc.listening;
   const base = `http://127.0.0.1:${port}`;
+  framedOrigins.add(base);
   await waitReady(base);
   return processHandle(proc, { base, port }, () => {});
 }
@@ -109,6 +203,7 @@ function processHandle(proc, fields, cleanup) {
       const timer = setTimeout(() => proc.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       const { code, signal } = await proc.exited;
       clearTimeout(timer);
+      framedOrigins.delete(fields.base); // its port may serve a test's fake next
       assert.equal(signal, null, `framed died by ${signal}:\n${proc.stderr}`);
       assert.equal(code, 0, `framed exited with ${code}:\n${proc.stderr.slice(-4000)}`);
       cleanup();
@@ -134,7 +229,9 @@ async function waitReady(base) {
       const r = await fetch(`${base}/readyz`);
       await r.text();
       if (r.status === 200) return;
-    } catch { /* not accepting yet */ }
+    } catch (e) {
+      if (e instanceof assert.AssertionError) throw e; // a contract violation, not "not accepting yet"
+    }
     if (Date.now() > deadline) throw new Error(`${base}/readyz never answered 200`);
     await new Promise((r) => setTimeout(r, 50));
   }

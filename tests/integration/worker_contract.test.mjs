@@ -69,3 +69,14 @@ test('a worker\'s bodies match their schemas: /v1/info, POST /v1/tasks, DELETE /
   // The coordinator's own /v1/info keeps its schema.
   check('info.json', (await call(coordinator.base, 'GET', '/v1/info')).body);
 });
+
+test('a worker serves the same contract at /openapi.yaml and /api/schemas/{file}', async () => {
+  const r = await fetch(`${worker.base}/openapi.yaml`);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('content-type'), 'application/yaml; charset=utf-8');
+  assert.ok(Buffer.from(await r.arrayBuffer()).equals(readFileSync(path.join(SOURCE_DIR, 'openapi.yaml'))));
+  const s = await fetch(`${worker.base}/api/schemas/task.json`);
+  assert.equal(s.status, 200);
+  assert.deepEqual(await s.json(), JSON.parse(readFileSync(path.join(SCHEMAS, 'task.json'), 'utf8')));
+  assert.equal((await call(worker.base, 'GET', '/api/schemas/nope.json')).status, 404);
+});
