@@ -113,18 +113,21 @@ json_t *ctx__schema_json(const struct df_schema *s)
     return a;
 }
 
-/* Runs the preview query and returns its rows (new) or fails with its error. */
-static int run_preview(runner *r, plan_physical *p, json_t **rows, struct ctx_error *err)
+/* Runs the preview query (recorded in the history as a query of the new
+ * dataframe, rec) and returns its rows (new) or fails with its error. */
+static int run_preview(ctx *c, runner *r, plan_physical *p, const struct ctx_qrec *rec,
+                       json_t *plan, json_t **rows, struct ctx_error *err)
 {
-    char id[40];
-    ctx__random_id("preview", id, sizeof(id));
-    runner_query *q = runner_query_new(id, p);
+    runner_query *q = runner_query_new(rec->id, p);
+    ctx__history_query_accepted(c, r, rec, plan);
     struct fr_error ferr;
     fr_error_init(&ferr);
     int rc = runner_submit(r, q, &ferr);
+    bool submitted = rc == FR_OK;
     if (rc != FR_OK)
         ctx__from_fr(err, &ferr);
     if (rc == FR_OK) {
+        ctx__history_query_started(c, rec->id);
         runner_query_wait(q, -1);
         struct df_table *const *parts;
         int n;
@@ -141,6 +144,7 @@ static int run_preview(runner *r, plan_physical *p, json_t **rows, struct ctx_er
             }
         }
     }
+    ctx__history_query_finished(c, q, rec->id, runner_id(r), submitted);
     runner_query_unref(q);
     return rc;
 }
@@ -176,7 +180,10 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     snprintf(f->config_id, sizeof(f->config_id), "%s", runner_config(r)->id);
     f->created_ms = fr_now_ms();
     json_t *preview = NULL;
-    rc = run_preview(r, p, &preview, err); /* the query owns p now */
+    struct ctx_qrec rec = {.created_ms = f->created_ms};
+    ctx__random_id("q", rec.id, sizeof(rec.id));
+    snprintf(rec.frame_id, sizeof(rec.frame_id), "%s", f->id);
+    rc = run_preview(c, r, p, &rec, plan, &preview, err); /* the query owns p now */
     ctx__runner_release(c);
     if (rc != FR_OK) {
         json_decref(f->plan);

@@ -56,6 +56,22 @@ void ctx__history_freeze(ctx *c, runner *r, const char *request_id, int64_t at_m
     history_runner_add(c->history, &rec, &err);
 }
 
+/* A freeze whose record was lost (a full disk, a busy file) is recorded at
+ * the next accept, before the query that refers to it. */
+static void freeze_again(ctx *c, runner *r)
+{
+    if (history_runner_recorded(c->history, runner_id(r)))
+        return;
+    char by[sizeof(c->frozen_by)];
+    pthread_mutex_lock(&c->lock);
+    snprintf(by, sizeof(by), "%s", c->frozen_by);
+    int64_t at = c->frozen_at_ms;
+    pthread_mutex_unlock(&c->lock);
+    FR_LOG(FR_LOG_WARN, "history: runner %s was not recorded at its freeze; recording it now",
+           runner_id(r));
+    ctx__history_freeze(c, r, by, at);
+}
+
 void ctx__history_runner_gone(ctx *c, const char *runner_id, const char *request_id)
 {
     if (!c->history)
@@ -88,16 +104,43 @@ static void log_query(const char *msg, const char *id, const char *config_id,
     json_decref(j);
 }
 
-void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *body)
+/* The plan as the history keeps it (new text): the plan it ran, with its
+ * dataframe ({"dataframe": id, "plan": plan}) when it ran one; past
+ * PLAN_KEPT_MAX bytes only its sha256 and size ("plan_truncated": true),
+ * so inline rows cannot swell the file. */
+#define PLAN_KEPT_MAX (256 * 1024)
+static char *plan_text(json_t *plan, const char *frame_id)
+{
+    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+    json_t *kept = json_object();
+    if (frame_id[0])
+        json_object_set_new(kept, "dataframe", json_string(frame_id));
+    if (text && strlen(text) > PLAN_KEPT_MAX) {
+        char id[80];
+        fr_sha256_id(text, strlen(text), id, sizeof(id));
+        json_object_set_new(kept, "plan_truncated", json_true());
+        json_object_set_new(kept, "plan_sha256", json_string(id));
+        json_object_set_new(kept, "plan_bytes", json_integer((json_int_t)strlen(text)));
+    } else if (frame_id[0] && plan) {
+        json_object_set(kept, "plan", plan);
+    } else if (plan) { /* an inline plan is kept as it came */
+        json_decref(kept);
+        return text;
+    }
+    free(text);
+    text = json_dumps(kept, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(kept);
+    return text;
+}
+
+void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *plan)
 {
     const char *config_id = runner_config(r)->id, *rid = runner_id(r);
     log_query("query accepted", rec->id, config_id, rid, "queued", -1, -1);
     if (!c->history)
         return lost(c, "a query");
-    json_t *plan = rec->frame_id[0] ? json_pack("{ss}", "dataframe", rec->frame_id)
-                                    : json_incref(json_object_get(body, "plan"));
-    char *plan_json = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(plan);
+    freeze_again(c, r);
+    char *plan_json = plan_text(plan, rec->frame_id);
     struct history_query_rec q = {.id = rec->id,
                                   .runner_id = rid,
                                   .config_id = config_id,
@@ -112,6 +155,15 @@ void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, 
     fr_error_init(&err);
     history_query_add(c->history, &q, &err);
     free(plan_json);
+}
+
+void ctx__history_query_started(ctx *c, const char *id)
+{
+    if (!c->history)
+        return lost(c, "a query's start");
+    struct fr_error err;
+    fr_error_init(&err);
+    history_query_started(c->history, id, fr_now_ms(), &err);
 }
 
 /* The error of a failed query as the history keeps it (new, or NULL). */
@@ -155,10 +207,19 @@ static char *stages_text(json_t *stages, const char *state)
         }
         text = json_dumps(stages, JSON_COMPACT);
     }
+    if (text && strlen(text) > STAGES_KEPT_MAX) { /* the sums alone are too big: none kept */
+        free(text);
+        text = NULL;
+        FR_LOG(FR_LOG_WARN,
+               "history: a query's stages exceed %d bytes without their tasks: "
+               "not kept",
+               STAGES_KEPT_MAX);
+    }
     return text;
 }
 
-void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
+void ctx__history_query_finished(ctx *c, runner_query *q, const char *id, const char *runner_id,
+                                 bool started)
 {
     enum runner_qstate s = runner_query_state(q);
     json_t *st = runner_query_json(q); /* its "state" may still say running: not settled */
@@ -166,13 +227,8 @@ void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
     int64_t now = fr_now_ms(), elapsed = member_int(st, "elapsed_ms");
     int64_t rows = s == RQ_SUCCEEDED ? runner_query_rows(q) : -1;
     json_t *cfg = json_object_get(st, "config_id");
-    pthread_mutex_lock(&c->lock);
-    const char *rid = c->runner ? runner_id(c->runner) : "";
-    char runner_buf[64];
-    snprintf(runner_buf, sizeof(runner_buf), "%s", rid);
-    pthread_mutex_unlock(&c->lock);
-    log_query("query finished", id, json_string_value(cfg), runner_buf, runner_qstate_name(s), rows,
-              elapsed);
+    log_query("query finished", id, json_string_value(cfg), runner_id, runner_qstate_name(s), rows,
+              started ? elapsed : -1);
     if (c->history) {
         char *err_json = s == RQ_FAILED ? error_text(q) : NULL;
         json_t *stages = runner_query_stages_json(q);
@@ -183,7 +239,7 @@ void ctx__history_query_finished(ctx *c, runner_query *q, const char *id)
         struct history_query_rec h = {.id = id,
                                       .config_id = json_string_value(cfg),
                                       .state = runner_qstate_name(s),
-                                      .started_ms = now - elapsed,
+                                      .started_ms = started ? now - elapsed : -1,
                                       .finished_ms = now,
                                       .rows = rows,
                                       .tasks_total = member_int(progress, "tasks_total"),

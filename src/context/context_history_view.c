@@ -223,7 +223,8 @@ int ctx_history_config_bytes(ctx *c, const char *id, char **bytes, size_t *len,
 }
 
 /* The values of a config named by which (new): defaults, pending, the live
- * runner's or an archived one (verified by cfg_frozen_from_bytes). */
+ * runner's (from the runner, so it diffs with no history) or an archived
+ * one (verified by cfg_frozen_from_bytes). */
 static int config_values(ctx *c, const char *which, const char *param, json_t **out,
                          struct ctx_error *err)
 {
@@ -245,6 +246,12 @@ static int config_values(ctx *c, const char *which, const char *param, json_t **
         return ctx__fail(err, FR_EINVAL, "invalid-parameter",
                          "%s: a config ID (sha256:<64 hex>), defaults or pending", param);
     }
+    pthread_mutex_lock(&c->lock); /* the live runner's own config: no history needed */
+    const struct cfg_frozen *live = c->runner ? runner_config(c->runner) : NULL;
+    *out = live && strcmp(live->id, which) == 0 ? cfg_to_json(&live->values) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    if (*out)
+        return FR_OK;
     char *bytes = NULL;
     size_t len = 0;
     int rc = ctx_history_config_bytes(c, which, &bytes, &len, err);

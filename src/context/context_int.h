@@ -154,10 +154,15 @@ void ctx__history_close(ctx *c);
 void ctx__history_freeze(ctx *c, runner *r, const char *request_id, int64_t at_ms);
 /* The runner id left: reset by request_id, or (request_id NULL) ended with the process. */
 void ctx__history_runner_gone(ctx *c, const char *runner_id, const char *request_id);
-/* rec accepted on r; body is the query's body (the plan, or {"dataframe": id}). */
-void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *body);
-/* q (its record's id) reached its final state. */
-void ctx__history_query_finished(ctx *c, runner_query *q, const char *id);
+/* rec accepted on r; plan (borrowed) is the plan it runs: its dataframe's
+ * when rec->frame_id is set (kept as {"dataframe": id, "plan": plan}). */
+void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *plan);
+/* The runner took the query id (runner_submit succeeded): its start. */
+void ctx__history_query_started(ctx *c, const char *id);
+/* q (its record's id, accepted on runner runner_id) reached its final state;
+ * started: the runner started it (false after a failed submit). */
+void ctx__history_query_finished(ctx *c, runner_query *q, const char *id, const char *runner_id,
+                                 bool started);
 /* Records a query's stages (JSON, borrowed; the live stages part fills it). */
 void ctx__history_query_stages(ctx *c, const char *id, json_t *stages);
 /* A query no longer in memory, from the history (context lock not held):

@@ -80,6 +80,7 @@ static void evict_locked(ctx *c)
 struct finish_arg {
     ctx *c;
     char id[40];
+    char runner_id[64]; /* copied at the submit: the runner may be reset by the hook's time */
 };
 
 static void query_finished(runner_query *q, void *arg)
@@ -107,8 +108,9 @@ static void query_finished(runner_query *q, void *arg)
         }
     }
     pthread_mutex_unlock(&c->lock);
-    ctx__history_query_finished(c, q, fa->id);
+    ctx__history_query_finished(c, q, fa->id, fa->runner_id, true);
     free(fa);
+    ctx__runner_release(c); /* the submit's hold: a reset waits for this hook */
 }
 
 static int resolve_body(ctx *c, json_t *body, json_t **plan, char *frame_id, size_t fsz,
@@ -165,9 +167,10 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     plan_physical *p = NULL;
     if (rc == FR_OK)
         rc = ctx__plan_frozen(c, plan, request_id, -1, &r, &p, err);
-    json_decref(plan);
-    if (rc != FR_OK)
+    if (rc != FR_OK) {
+        json_decref(plan);
         return rc;
+    }
     struct ctx_qrec *rec = fr_xcalloc(1, sizeof(*rec));
     ctx__random_id("q", rec->id, sizeof(rec->id));
     snprintf(rec->frame_id, sizeof(rec->frame_id), "%s", frame_id);
@@ -177,10 +180,13 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
     fa->c = c;
     snprintf(fa->id, sizeof(fa->id), "%s", rec->id);
+    snprintf(fa->runner_id, sizeof(fa->runner_id), "%s", runner_id(r));
     runner_query_on_finish(rec->q, query_finished, fa);
     runner_query *q = runner_query_ref(rec->q);
-    ctx__history_query_accepted(c, r, rec, body);
+    ctx__history_query_accepted(c, r, rec, plan);
+    json_decref(plan);
     pthread_mutex_lock(&c->lock);
+    c->inflight++; /* held for the query until its finish hook has run */
     evict_locked(c);
     c->queries = fr_xrealloc(c->queries, sizeof(*c->queries) * (size_t)(c->nqueries + 1));
     c->queries[c->nqueries++] = rec;
@@ -190,8 +196,11 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     fr_error_init(&ferr);
     if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
         runner_query_on_finish(q, NULL, NULL);
-        ctx__history_query_finished(c, q, fa->id);
+        ctx__history_query_finished(c, q, fa->id, fa->runner_id, false);
         free(fa);
+        ctx__runner_release(c);
+    } else {
+        ctx__history_query_started(c, rec->id);
     }
     ctx__runner_release(c);
     *qout = q;

@@ -328,6 +328,8 @@ int ctx_runner_reset(ctx *c, bool force, const char *request_id, json_t **out,
     if (force)
         cancel_all_locked(c);
     runner *r = c->runner;
+    /* inflight: requests, and each query until its finish hook ran (which
+     * follows its settle, and so runner_running's drop) */
     while (c->inflight > 0 || runner_running(r) > 0)
         pthread_cond_wait(&c->cond, &c->lock); /* inflight drops and the runner's idle hook */
     int nframes = c->nframes, nqueries = c->nqueries;
@@ -339,13 +341,15 @@ int ctx_runner_reset(ctx *c, bool force, const char *request_id, json_t **out,
     snprintf(rid, sizeof(rid), "%s", runner_id(r));
     c->config_id[0] = '\0';
     pthread_mutex_unlock(&c->lock);
+    /* recorded at the drain's end, before the release (which may take a
+     * timeout per worker): a dropped query's 410 names the reset at once */
+    ctx__history_runner_gone(c, rid, request_id);
     struct fr_error ferr;
     fr_error_init(&ferr);
     /* Still draining: the workers' drop of this config (by its ID) must not
      * reach one after a next runner of the same ID put partitions there, so
      * freezes answer runner-draining until the old runner is gone. */
     bool released = runner_free(r, &ferr) == FR_OK; /* the runner releases its store entry */
-    ctx__history_runner_gone(c, rid, request_id);
     pthread_mutex_lock(&c->lock);
     c->runner_state = CTX_RUNNER_NONE;
     ctx__live_runner(c);

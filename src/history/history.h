@@ -25,9 +25,11 @@ struct history_options {
     int64_t max_age_days; /* queries (and reset runners) older go; <= 0: the default */
 };
 
-/* new: opens (or creates) dir/history.sqlite3. A file that is not a SQLite
- * database or fails its integrity check is moved aside to
- * history.sqlite3.corrupt-<time> (logged at error) and a fresh one made.
+/* new: opens (or creates) dir/history.sqlite3. A file SQLite calls not a
+ * database (or damaged: its quick_check, run when a read of the open says
+ * SQLITE_CORRUPT) is moved aside to history.sqlite3.corrupt-<time> (logged
+ * at error) and a fresh one made; a busy, locked or unreadable one is left
+ * as it is (FR_EIO: no history).
  * Runners of a previous process still active are marked ended, and their
  * queued or running queries failed with kind "interrupted". Then pruned.
  * FR_EIO when no history can be made (unwritable dir, a newer schema). */
@@ -41,7 +43,9 @@ int64_t history_errors(const history *h);
 void history_recovered(const history *h, int *runners_ended, int *queries_interrupted,
                        bool *moved_aside);
 
-/* ---- writes (each one small transaction) ---- */
+/* ---- writes (each one small transaction) ----
+ * An update of a row that is not there (a reset, an end, a query's end or
+ * stages whose insert was lost) is FR_EIO, counted and logged. */
 struct history_runner_rec {
     const char *id;
     const char *kind; /* "local" | "remote" */
@@ -51,8 +55,11 @@ struct history_runner_rec {
     int64_t frozen_at_ms;
     const char *frozen_by; /* request ID, may be NULL */
 };
-/* Records a freeze; the runner is "active" (the live one) until reset/end. */
+/* Records a freeze; the runner is "active" (the live one) until reset/end.
+ * Again for the same runner (a retry of a lost record): FR_OK, no change. */
 int history_runner_add(history *h, const struct history_runner_rec *r, struct fr_error *err);
+/* True when id is the runner this handle recorded (its freeze landed). */
+bool history_runner_recorded(history *h, const char *id);
 int history_runner_reset(history *h, const char *id, int64_t at_ms, const char *by,
                          struct fr_error *err);
 /* The process stops without a reset: the runner is "ended". */
@@ -72,7 +79,10 @@ struct history_query_rec {
 };
 /* At accept: inserts the row (state as given), prunes queries past the retention. */
 int history_query_add(history *h, const struct history_query_rec *q, struct fr_error *err);
-/* At the end: state, times, rows, tasks, retries, error, task config IDs. */
+/* Its start (the runner took it), unless one is recorded. */
+int history_query_started(history *h, const char *id, int64_t at_ms, struct fr_error *err);
+/* At the end: state, times (a recorded start kept), rows, tasks, retries,
+ * error, task config IDs. started_ms < 0: it never started. */
 int history_query_end(history *h, const struct history_query_rec *q, struct fr_error *err);
 /* The stages JSON of a query (a later part fills it); stages_json borrowed. */
 int history_query_set_stages(history *h, const char *id, const char *stages_json,

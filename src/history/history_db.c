@@ -1,6 +1,7 @@
-/* history_db: the history's SQLite file: open (moving a corrupt file aside),
- * the schema and its migrations by PRAGMA user_version, the recovery of what
- * a previous process left running, and the retention. */
+/* history_db: the history's SQLite file: open (moving a corrupt file aside,
+ * never a busy or unreadable one), the schema and its migrations by PRAGMA
+ * user_version, the recovery of what a previous process left running, and
+ * the retention. */
 #include "history_int.h"
 
 #include <errno.h>
@@ -91,30 +92,66 @@ static int64_t pragma_int(history *h, const char *sql)
     return v;
 }
 
-/* True when the file reads as a sound SQLite database (quick_check "ok"). */
-static bool db_sound(history *h)
+/* What a probe of the file found: sound, corrupt (not a database, or SQLite
+ * says it is damaged) or an error that says nothing of the file (busy,
+ * locked, I/O, memory, cannot open): then the file is left as it is. */
+enum db_health { DB_SOUND, DB_CORRUPT, DB_ERROR };
+
+static enum db_health health_of(int rc)
 {
-    sqlite3_stmt *st = NULL;
-    bool ok = sqlite3_prepare_v2(h->db, "PRAGMA quick_check", -1, &st, NULL) == SQLITE_OK &&
-              sqlite3_step(st) == SQLITE_ROW &&
-              strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
-    sqlite3_finalize(st);
-    return ok;
+    rc &= 0xff; /* the primary code of an extended one */
+    return rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? DB_CORRUPT : DB_ERROR;
 }
 
-/* journal_mode=WAL with synchronous=NORMAL: a kill -9 (or a crash) never
- * corrupts the database, since a commit is a WAL append whose frames a
- * reader ignores unless complete; NORMAL only skips the fsync per commit,
- * so a power loss may lose the last transactions, never the file. That is
- * enough for a history: it may miss its last records, never hold a wrong
- * one. foreign_keys cascade a runner's queries when it is pruned. */
-static int configure(history *h, struct fr_error *err)
+/* The probe at every open: the schema read, a cost that does not grow with
+ * the file. A full quick_check runs only when the probe or a later step of
+ * the open reports SQLITE_CORRUPT (full). */
+static enum db_health db_probe(history *h, bool full, struct fr_error *err)
 {
-    sqlite3_busy_timeout(h->db, 5000);
-    int rc = exec_sql(h, "PRAGMA journal_mode=WAL", "journal_mode=WAL", err);
-    if (rc == FR_OK)
-        rc = exec_sql(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", "pragmas", err);
-    return rc;
+    sqlite3_stmt *st = NULL;
+    const char *sql = full ? "PRAGMA quick_check" : "SELECT COUNT(*) FROM sqlite_master";
+    int rc = sqlite3_prepare_v2(h->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    enum db_health v = DB_SOUND;
+    if (rc != SQLITE_ROW)
+        v = health_of(rc);
+    else if (full && strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0)
+        v = DB_CORRUPT; /* a row that names damage */
+    if (v == DB_ERROR)  /* before the finalize: the message is the step's */
+        history__fail(h, full ? "quick_check" : "reading the schema", err);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* PRAGMA journal_mode=WAL answers the mode in force: anything but "wal"
+ * (a file system without shared memory, a read-only file) is logged at
+ * error and counted; the history goes on without the crash-safety claim. */
+int history__configure(history *h, struct fr_error *err)
+{
+    sqlite3_stmt *st = history__prepare(h, "PRAGMA journal_mode=WAL", err);
+    if (!st)
+        return FR_EIO;
+    int rc = sqlite3_step(st);
+    const unsigned char *mode = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+    bool wal = mode && strcmp((const char *)mode, "wal") == 0;
+    if (!wal && rc == SQLITE_ROW) {
+        atomic_fetch_add(&h->errors, 1);
+        FR_LOG(FR_LOG_ERROR, "history %s: journal_mode is %s, not wal: a crash may lose it",
+               h->path, mode ? (const char *)mode : "unknown");
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return history__fail(h, "journal_mode=WAL", err);
+    /* synchronous=NORMAL with WAL: a kill -9 (or a crash) never corrupts
+     * the database, since a commit is a WAL append whose frames a reader
+     * ignores unless complete; NORMAL only skips the fsync per commit, so a
+     * power loss may lose the last transactions, never the file.
+     * journal_size_limit: a checkpointed WAL is cut back to 4 MiB. */
+    return exec_sql(h,
+                    "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA "
+                    "journal_size_limit=4194304",
+                    "pragmas", err);
 }
 
 /* Migrations by PRAGMA user_version: 0 (a new file) -> 1. A newer version
@@ -130,7 +167,11 @@ static int migrate(history *h, struct fr_error *err)
                             h->path, (long long)v, HISTORY_SCHEMA_VERSION);
     if (v == HISTORY_SCHEMA_VERSION)
         return FR_OK;
-    int rc = exec_sql(h, "BEGIN IMMEDIATE", "begin", err);
+    /* incremental auto_vacuum (settable only before the first table): the
+     * pages the prune frees go back to the file system (history__wrote) */
+    int rc = exec_sql(h, "PRAGMA auto_vacuum=INCREMENTAL", "auto_vacuum", err);
+    if (rc == FR_OK)
+        rc = exec_sql(h, "BEGIN IMMEDIATE", "begin", err);
     if (rc == FR_OK)
         rc = exec_sql(h, schema_v1, "creating the schema", err);
     if (rc == FR_OK)
@@ -141,7 +182,8 @@ static int migrate(history *h, struct fr_error *err)
 }
 
 /* What a previous process left: its active runner ended, its unfinished
- * queries failed as interrupted. */
+ * queries failed as interrupted: their start kept, their end unknown
+ * (finished_at null, so no elapsed time that counts the downtime). */
 static int recover(history *h, int64_t now_ms, struct fr_error *err)
 {
     static const char *const err_json = "{\"status\":500,\"kind\":\"interrupted\",\"message\":"
@@ -155,13 +197,11 @@ static int recover(history *h, int64_t now_ms, struct fr_error *err)
     if (rc != FR_OK)
         return rc;
     st = history__prepare(h,
-                          "UPDATE queries SET state = 'failed', finished_at = ?1, error = ?2 "
+                          "UPDATE queries SET state = 'failed', finished_at = NULL, error = ?1 "
                           "WHERE state IN ('queued', 'running')",
                           err);
-    if (st) {
-        sqlite3_bind_int64(st, 1, now_ms);
-        sqlite3_bind_text(st, 2, err_json, -1, SQLITE_STATIC);
-    }
+    if (st)
+        sqlite3_bind_text(st, 1, err_json, -1, SQLITE_STATIC);
     rc = history__step_done(h, st, "failing interrupted queries", err);
     h->recovered_queries = rc == FR_OK ? sqlite3_changes(h->db) : 0;
     return rc;
@@ -198,6 +238,9 @@ static int open_file(history *h, struct fr_error *err)
     if (sqlite3_open_v2(h->path, &h->db, flags, NULL) != SQLITE_OK)
         return history__fail(h, "open", err);
     sqlite3_extended_result_codes(h->db, 1);
+    /* before the first read: a lock another process holds is waited for,
+     * and past the wait it is an error, never taken for damage */
+    sqlite3_busy_timeout(h->db, HISTORY_BUSY_MS);
     return FR_OK;
 }
 
@@ -207,22 +250,58 @@ static void close_db(history *h)
     h->db = NULL;
 }
 
-/* Opens the file, or moves a corrupt one aside and makes a fresh one. */
+/* Moves the corrupt file aside (once per open) and opens a fresh one. */
+static int start_fresh(history *h, struct fr_error *err)
+{
+    close_db(h);
+    h->moved_aside = true;
+    atomic_fetch_add(&h->errors, 1);
+    fr_error_init(err);
+    int rc = move_aside(h->path, err);
+    return rc == FR_OK ? open_file(h, err) : rc;
+}
+
+/* Opens the file. It is moved aside only when SQLite says it is not a
+ * database or is damaged; any other failure (busy, locked, I/O, cannot
+ * open) leaves it untouched and the history unavailable (FR_EIO). */
 static int open_sound(history *h, struct fr_error *err)
 {
     int rc = open_file(h, err);
-    if (rc == FR_OK && db_sound(h))
-        return configure(h, err);
-    close_db(h);
-    if (rc == FR_OK && access(h->path, F_OK) == 0) {
-        h->moved_aside = true;
-        atomic_fetch_add(&h->errors, 1);
-        if ((rc = move_aside(h->path, err)) != FR_OK)
-            return rc;
-    }
-    fr_error_init(err);
-    rc = open_file(h, err);
-    return rc == FR_OK ? configure(h, err) : rc;
+    if (rc != FR_OK)
+        return rc;
+    enum db_health v = db_probe(h, false, err);
+    if (v == DB_ERROR)
+        return FR_EIO;
+    if (v == DB_CORRUPT && (rc = start_fresh(h, err)) != FR_OK)
+        return rc;
+    return history__configure(h, err);
+}
+
+/* The schema, the recovery and the prune: the first reads of the tables. */
+static int open_steps(history *h, int64_t now, struct fr_error *err)
+{
+    int rc = migrate(h, err);
+    if (rc == FR_OK)
+        rc = recover(h, now, err);
+    if (rc == FR_OK)
+        rc = history__prune_locked(h, now, true, err);
+    return rc;
+}
+
+/* A step of the open failed: when SQLite said SQLITE_CORRUPT (and this open
+ * has not moved a file aside yet), the full check decides; a file it finds
+ * damaged is moved aside and the steps run again on a fresh one. */
+static int open_retry_corrupt(history *h, int64_t now, int rc, struct fr_error *err)
+{
+    if (h->moved_aside || (sqlite3_errcode(h->db) & 0xff) != SQLITE_CORRUPT)
+        return rc;
+    struct fr_error check;
+    fr_error_init(&check);
+    if (db_probe(h, true, &check) != DB_CORRUPT)
+        return rc;
+    if ((rc = start_fresh(h, err)) == FR_OK)
+        rc = history__configure(h, err);
+    return rc == FR_OK ? open_steps(h, now, err) : rc;
 }
 
 int history_open(const char *dir, const struct history_options *opts, history **out,
@@ -239,12 +318,8 @@ int history_open(const char *dir, const struct history_options *opts, history **
     h->max_age_ms = days * 86400LL * 1000;
     int64_t now = fr_now_ms();
     int rc = open_sound(h, err);
-    if (rc == FR_OK)
-        rc = migrate(h, err);
-    if (rc == FR_OK)
-        rc = recover(h, now, err);
-    if (rc == FR_OK)
-        rc = history__prune_locked(h, now, true, err);
+    if (rc == FR_OK && (rc = open_steps(h, now, err)) != FR_OK)
+        rc = open_retry_corrupt(h, now, rc, err);
     if (rc != FR_OK) {
         history_free(h);
         return rc;
@@ -317,6 +392,8 @@ int history_prune(history *h, int64_t now_ms, struct fr_error *err)
 {
     pthread_mutex_lock(&h->lock);
     int rc = history__prune_locked(h, now_ms, true, err);
+    if (rc == FR_OK)
+        sqlite3_exec(h->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
     h->writes = 0;
     pthread_mutex_unlock(&h->lock);
     return rc;
@@ -329,5 +406,6 @@ void history__wrote(history *h)
     h->writes = 0;
     struct fr_error err;
     fr_error_init(&err);
-    history__prune_locked(h, fr_now_ms(), true, &err); /* counted and logged on failure */
+    if (history__prune_locked(h, fr_now_ms(), true, &err) == FR_OK) /* else counted, logged */
+        sqlite3_exec(h->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
 }

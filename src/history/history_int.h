@@ -10,6 +10,7 @@
 
 #define HISTORY_SCHEMA_VERSION 1
 #define HISTORY_PRUNE_EVERY 64 /* writes between two full prunes */
+#define HISTORY_BUSY_MS 5000   /* how long a statement waits on a lock held elsewhere */
 
 struct history {
     pthread_mutex_t lock; /* "history lock": the connection and every field below */
@@ -34,6 +35,9 @@ void history__bind_text(sqlite3_stmt *st, int i, const char *s);
 void history__bind_opt(sqlite3_stmt *st, int i, int64_t v);
 /* Runs a statement that returns no rows and finalizes it: FR_OK or FR_EIO. */
 int history__step_done(history *h, sqlite3_stmt *st, const char *what, struct fr_error *err);
+/* WAL (checked: another mode is logged at error and counted), synchronous,
+ * foreign keys; FR_EIO when the pragmas fail. */
+int history__configure(history *h, struct fr_error *err);
 /* The prune (lock held); full = also runners and configs. */
 int history__prune_locked(history *h, int64_t now_ms, bool full, struct fr_error *err);
 /* Counts one write and prunes fully every HISTORY_PRUNE_EVERY (lock held). */

@@ -66,11 +66,12 @@ static json_t *json_or_null(sqlite3_stmt *st, int col)
 /* A QuerySummary from a row of QUERY_COLUMNS. */
 static json_t *summary_json(sqlite3_stmt *st)
 {
-    int64_t created = sqlite3_column_int64(st, 6);
     bool started = sqlite3_column_type(st, 7) != SQLITE_NULL;
     bool finished = sqlite3_column_type(st, 8) != SQLITE_NULL;
-    int64_t from = started ? sqlite3_column_int64(st, 7) : created;
-    int64_t elapsed = finished ? sqlite3_column_int64(st, 8) - from : -1;
+    /* null unless both ends are known: a query that never started, or one
+     * interrupted (when it stopped is not known) */
+    int64_t elapsed =
+        started && finished ? sqlite3_column_int64(st, 8) - sqlite3_column_int64(st, 7) : -1;
     json_t *j = json_object();
     json_object_set_new(j, "id", text_or_null(st, 1));
     json_object_set_new(j, "state", text_or_null(st, 2));
@@ -81,7 +82,8 @@ static json_t *summary_json(sqlite3_stmt *st)
     json_object_set_new(j, "started_at", time_or_null(st, 7));
     json_object_set_new(j, "finished_at", time_or_null(st, 8));
     json_object_set_new(j, "elapsed_ms",
-                        elapsed >= 0 ? json_integer(elapsed < 0 ? 0 : elapsed) : json_null());
+                        started && finished ? json_integer(elapsed < 0 ? 0 : elapsed)
+                                            : json_null());
     json_object_set_new(j, "rows", int_or_null(st, 9));
     json_object_set_new(j, "tasks_total", json_integer(sqlite3_column_int64(st, 10)));
     json_object_set_new(j, "tasks_done", json_integer(sqlite3_column_int64(st, 11)));

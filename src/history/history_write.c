@@ -5,7 +5,19 @@
 
 #include <string.h>
 
-/* The config's bytes once, then the runner's row: one transaction. */
+/* A statement that must change exactly one row changed none (the row is
+ * missing: its insert was lost): counted and logged like a failure. Lock held. */
+static int one_row(history *h, int rc, const char *what, const char *id, struct fr_error *err)
+{
+    if (rc != FR_OK || sqlite3_changes(h->db) > 0)
+        return rc;
+    atomic_fetch_add(&h->errors, 1);
+    FR_LOG(FR_LOG_ERROR, "history %s: %s: no row for %s (its record was lost)", h->path, what, id);
+    return fr_error_setk(err, FR_EIO, "internal", "history: %s: no row for %s", what, id);
+}
+
+/* The config's bytes once, then the runner's row (again: a retry of a lost
+ * record is ignored when the first made it): one transaction. */
 static int runner_insert(history *h, const struct history_runner_rec *r, struct fr_error *err)
 {
     sqlite3_stmt *st =
@@ -17,10 +29,11 @@ static int runner_insert(history *h, const struct history_runner_rec *r, struct 
     int rc = history__step_done(h, st, "recording a config", err);
     if (rc != FR_OK)
         return rc;
-    st = history__prepare(h,
-                          "INSERT INTO runners (id, kind, config_id, frozen_at, frozen_by) "
-                          "VALUES (?1, ?2, ?3, ?4, ?5)",
-                          err);
+    st = history__prepare(
+        h,
+        "INSERT OR IGNORE INTO runners (id, kind, config_id, frozen_at, frozen_by) "
+        "VALUES (?1, ?2, ?3, ?4, ?5)",
+        err);
     if (st) {
         sqlite3_bind_text(st, 1, r->id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_TRANSIENT);
@@ -59,7 +72,8 @@ static int runner_close(history *h, const char *sql, const char *id, int64_t at_
         if (sqlite3_bind_parameter_count(st) >= 3)
             history__bind_text(st, 3, by && by[0] ? by : NULL);
     }
-    int rc = history__step_done(h, st, "closing a runner", err);
+    int rc =
+        one_row(h, history__step_done(h, st, "closing a runner", err), "closing a runner", id, err);
     if (strcmp(h->live_runner, id) == 0)
         h->live_runner[0] = '\0';
     history__wrote(h);
@@ -117,7 +131,7 @@ int history_query_end(history *h, const struct history_query_rec *q, struct fr_e
     pthread_mutex_lock(&h->lock);
     sqlite3_stmt *st = history__prepare(
         h,
-        "UPDATE queries SET state = ?2, started_at = COALESCE(?3, started_at), finished_at = "
+        "UPDATE queries SET state = ?2, started_at = COALESCE(started_at, ?3), finished_at = "
         "?4, rows = ?5, tasks_total = ?6, tasks_done = ?7, retries = ?8, error = ?9, "
         "task_config_ids = ?10, config_id = COALESCE(?11, config_id), stages = COALESCE(?12, "
         "stages) WHERE id = ?1",
@@ -136,7 +150,24 @@ int history_query_end(history *h, const struct history_query_rec *q, struct fr_e
         history__bind_text(st, 11, q->config_id);
         history__bind_text(st, 12, q->stages_json);
     }
-    int rc = history__step_done(h, st, "recording a query's end", err);
+    int rc = one_row(h, history__step_done(h, st, "recording a query's end", err),
+                     "recording a query's end", q->id, err);
+    history__wrote(h);
+    pthread_mutex_unlock(&h->lock);
+    return rc;
+}
+
+int history_query_started(history *h, const char *id, int64_t at_ms, struct fr_error *err)
+{
+    pthread_mutex_lock(&h->lock);
+    sqlite3_stmt *st = history__prepare(
+        h, "UPDATE queries SET started_at = COALESCE(started_at, ?2) WHERE id = ?1", err);
+    if (st) {
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, at_ms);
+    }
+    int rc = one_row(h, history__step_done(h, st, "recording a query's start", err),
+                     "recording a query's start", id, err);
     history__wrote(h);
     pthread_mutex_unlock(&h->lock);
     return rc;
@@ -151,8 +182,17 @@ int history_query_set_stages(history *h, const char *id, const char *stages_json
         sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
         history__bind_text(st, 2, stages_json);
     }
-    int rc = history__step_done(h, st, "recording a query's stages", err);
+    int rc = one_row(h, history__step_done(h, st, "recording a query's stages", err),
+                     "recording a query's stages", id, err);
     history__wrote(h);
     pthread_mutex_unlock(&h->lock);
     return rc;
+}
+
+bool history_runner_recorded(history *h, const char *id)
+{
+    pthread_mutex_lock(&h->lock);
+    bool known = strcmp(h->live_runner, id) == 0;
+    pthread_mutex_unlock(&h->lock);
+    return known;
 }

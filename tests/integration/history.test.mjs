@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { assertProblem, call, runToExit, SOURCE_DIR, startServer, tempRoot } from './lib.mjs';
+import { assertProblem, call, runToExit, SOURCE_DIR, startServer, startWorker, tempRoot } from './lib.mjs';
 
 const FINAL = ['succeeded', 'failed', 'cancelled'];
 
@@ -90,7 +90,12 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
       }
       assert.equal(r.body.state, 'succeeded', r.text);
     }
-    const listed = [cancelled.id, ...heavyIds.slice().reverse(), badQ.id, dfQ.id, planQ.id];
+    // The dataframe's preview ran as a query of that dataframe: recorded too.
+    r = await call(srv.base, 'GET', '/v1/queries?limit=500');
+    const preview = r.body.queries.at(-1);
+    assert.equal(preview.dataframe, df, r.text);
+    assert.equal(preview.state, 'succeeded', r.text);
+    const listed = [cancelled.id, ...heavyIds.slice().reverse(), badQ.id, dfQ.id, planQ.id, preview.id];
 
     // Live: listed newest first with live progress, not archived.
     r = await call(srv.base, 'GET', '/v1/queries');
@@ -120,6 +125,14 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assertSchema('history-query.json#/$defs/List', r);
     assert.equal(r.body.queries[0].state, 'cancelled');
     assert.equal(r.body.queries[0].error, null);
+    // The cancelled query's times: the runner took it (started), it ended,
+    // and its elapsed time is the span between the two.
+    const cq = r.body.queries[0];
+    assert.match(cq.started_at ?? '', /^\d{4}-/, JSON.stringify(cq));
+    assert.match(cq.finished_at ?? '', /^\d{4}-/, JSON.stringify(cq));
+    assert.ok(Date.parse(cq.created_at) <= Date.parse(cq.started_at), JSON.stringify(cq));
+    assert.ok(Date.parse(cq.started_at) <= Date.parse(cq.finished_at), JSON.stringify(cq));
+    assert.equal(cq.elapsed_ms, Date.parse(cq.finished_at) - Date.parse(cq.started_at), JSON.stringify(cq));
     const [bad, ranDf, ranPlan] = r.body.queries.slice(3);
     assert.equal(bad.state, 'failed');
     assert.equal(bad.error.kind, 'malformed-data');
@@ -132,7 +145,8 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assertSchema('history-query.json#/$defs/Archived', r);
     assert.equal(r.body.archived, true);
     assert.equal(r.body.config_id, configId);
-    assert.deepEqual(r.body.plan, { dataframe: df });
+    // A dataframe's query keeps the dataframe's plan: recoverable after the reset.
+    assert.deepEqual(r.body.plan, { dataframe: df, plan: { source: { rows: [{ a: 1 }, { a: 2 }] }, ops: [{ where: 'a > 1' }] } });
     assert.deepEqual(r.body.task_config_ids, [configId]);
     r = await call(srv.base, 'GET', `/v1/queries/${planQ.id}`);
     assert.deepEqual(r.body.plan, { source: { rows: [{ a: 1 }] } });
@@ -162,7 +176,7 @@ test('queries, runners and configs outlive a reset and restarts', async () => {
     assert.equal(r.body.runners[0].reset_by, 'reset-req-1');
     assert.equal(r.body.runners[0].frozen_by, 'freeze-req-1');
     assert.equal(r.body.runners[0].config_id, configId);
-    assert.equal(r.body.runners[0].queries, 6);
+    assert.equal(r.body.runners[0].queries, 7);
     r = await call(srv.base, 'GET', `/v1/runners/${runnerA}`);
     assertSchema('history-runner.json', r);
     assert.equal(r.body.kind, 'local');
@@ -201,6 +215,11 @@ test('kill -9 during a stream of queries: the history opens sound, the runner en
   const root = tempRoot();
   try {
     let srv = await startServer({ root });
+    // A heavy sort that is surely running at the kill: it must come back
+    // interrupted, with its start and no end.
+    writeBigCsv(path.join(srv.dataDir, 'big.csv'));
+    const heavy = await call(srv.base, 'POST', '/v1/queries', { json: { plan: { source: { dataset: 'big' }, ops: [{ sort: ['v desc'] }] } } });
+    assert.equal(heavy.status, 202, heavy.text);
     const sent = [];
     let stop = false;
     const stream = (async () => {
@@ -214,6 +233,8 @@ test('kill -9 during a stream of queries: the history opens sound, the runner en
       }
     })();
     while (sent.length < 20) await new Promise((r) => setTimeout(r, 5));
+    const before = await call(srv.base, 'GET', `/v1/queries/${heavy.body.id}`);
+    assert.equal(before.body.state, 'running', before.text);
     await killed(srv);
     stop = true;
     await stream;
@@ -232,6 +253,14 @@ test('kill -9 during a stream of queries: the history opens sound, the runner en
       assert.ok(FINAL.includes(q.state), `query ${q.id} is still ${q.state} after the restart`);
       if (q.state === 'failed') assert.equal(q.error.kind, 'interrupted');
     }
+    const hq = listed.get(heavy.body.id);
+    assert.ok(hq, 'the heavy query is listed');
+    assert.equal(hq.state, 'failed', JSON.stringify(hq));
+    assert.equal(hq.error.kind, 'interrupted');
+    assert.match(hq.started_at ?? '', /^\d{4}-/, 'its start was recorded when it started');
+    assert.ok(Date.parse(hq.started_at) >= Date.parse(hq.created_at), JSON.stringify(hq));
+    assert.equal(hq.finished_at, null, 'when it stopped is not known');
+    assert.equal(hq.elapsed_ms, null, 'no elapsed time that counts the downtime');
     assert.equal(execFileSync('sqlite3', [file, 'PRAGMA journal_mode;'], { encoding: 'utf8' }).trim(), 'wal');
     await srv.stop();
   } finally {
@@ -382,6 +411,153 @@ test('a corrupt history file is moved aside at the start; queries run and are re
     assert.equal(finished.state, 'succeeded');
     assert.equal(finished.rows, 1);
     assert.equal(typeof finished.elapsed_ms, 'number');
+    await srv.stop();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a forced reset during heavy queries: every end is logged and recorded with its runner', async () => {
+  const root = tempRoot();
+  try {
+    const srv = await startServer({ root, args: ['--threads', '1'] });
+    writeBigCsv(path.join(srv.dataDir, 'big.csv'));
+    const heavy = { plan: { source: { dataset: 'big' }, ops: [{ sort: ['v desc'] }] } };
+    const ids = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await call(srv.base, 'POST', '/v1/queries', { json: heavy });
+      assert.equal(r.status, 202, r.text);
+      ids.push(r.body.id);
+    }
+    const runnerId = (await call(srv.base, 'GET', `/v1/queries/${ids[0]}`)).body.runner_id;
+    assert.match(runnerId, /^runner-/);
+    let r = await call(srv.base, 'DELETE', '/v1/runner?force=true');
+    assert.equal(r.status, 200, r.text);
+    // The reset waited for every query's end hook: each one is logged with
+    // its runner and recorded as ended, none left queued or running.
+    for (const id of ids) {
+      const lines = srv.logLines().filter((l) => l.msg === 'query finished' && l.query_id === id);
+      assert.equal(lines.length, 1, `one "query finished" line for ${id}`);
+      assert.equal(lines[0].runner_id, runnerId, JSON.stringify(lines[0]));
+    }
+    r = await call(srv.base, 'GET', '/v1/queries?limit=500');
+    for (const id of ids) {
+      const q = r.body.queries.find((x) => x.id === id);
+      assert.ok(q, `${id} is listed`);
+      assert.equal(q.runner_id, runnerId);
+      assert.ok(FINAL.includes(q.state), JSON.stringify(q));
+      assert.equal(q.archived, true);
+    }
+    assert.ok(r.body.queries.some((q) => ids.includes(q.id) && q.state === 'cancelled'), r.text);
+    r = await call(srv.base, 'GET', `/v1/runners/${runnerId}`);
+    assert.equal(r.body.state, 'reset');
+    await srv.stop();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('the reset is recorded when the drain ends, before the release to a hung worker', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const worker = await startWorker(coord.base, { args: ['--threads', '1'] });
+  let stopped = false;
+  try {
+    const q = await run(coord, { plan: { source: { rows: [{ a: 1 }] } } });
+    assert.equal(q.state, 'succeeded', JSON.stringify(q));
+    process.kill(worker.pid, 'SIGSTOP'); // the release to it hangs until its timeout
+    stopped = true;
+    const reset = call(coord.base, 'DELETE', '/v1/runner', { headers: { 'x-request-id': 'reset-hung-1' } });
+    let seen = null;
+    for (let i = 0; i < 400 && !seen; i++) {
+      const live = await call(coord.base, 'GET', '/v1/runner');
+      if (live.body.state === 'draining') {
+        const runners = await call(coord.base, 'GET', '/v1/runners');
+        const result = await call(coord.base, 'GET', `/v1/queries/${q.id}/result`);
+        const still = await call(coord.base, 'GET', '/v1/runner');
+        if (still.body.state === 'draining') seen = { runners, result };
+      } else if (live.body.state === 'none') {
+        break;
+      }
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    assert.ok(seen, 'a GET /v1/runners answered while the reset was releasing');
+    assert.equal(seen.runners.body.runners[0].state, 'reset', seen.runners.text);
+    assert.equal(seen.runners.body.runners[0].reset_by, 'reset-hung-1');
+    assertProblem(seen.result, 410, 'result-released');
+    assert.match(seen.result.body.reset_at ?? '', /^\d{4}-/, seen.result.text);
+    assert.equal((await reset).status, 200);
+  } finally {
+    if (stopped) process.kill(worker.pid, 'SIGCONT');
+    await worker.stop();
+    await coord.stop();
+  }
+});
+
+test('a history that cannot be opened is left alone; the live config still diffs; history routes say 503', async () => {
+  const root = tempRoot();
+  try {
+    const state = path.join(root, 'state');
+    // Not a file SQLite can open (a directory): unavailable, never moved aside.
+    execFileSync('mkdir', ['-p', path.join(state, 'history.sqlite3')]);
+    const srv = await startServer({ root });
+    assert.deepEqual(readdirSync(state).filter((f) => f.startsWith('history.sqlite3')), ['history.sqlite3']);
+    const q = await run(srv, { plan: { source: { rows: [{ a: 1 }] } } });
+    assert.equal(q.state, 'succeeded');
+    let r = await call(srv.base, 'GET', `/v1/configs/diff?from=${q.config_id}&to=defaults`);
+    assert.equal(r.status, 200, r.text);
+    assertSchema('history-diff.json', r);
+    assert.equal(r.body.equal, true, r.text);
+    for (const url of ['/v1/queries', '/v1/runners', '/v1/runners/runner-0000000000000000',
+      `/v1/history/configs/${q.config_id}`]) {
+      assertProblem(await call(srv.base, 'GET', url), 503, 'unavailable');
+    }
+    await srv.stop();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('age retention end to end: a query older than --history-max-age-days goes at the start', async () => {
+  const root = tempRoot();
+  try {
+    let srv = await startServer({ root });
+    const old = (await run(srv, { plan: { source: { rows: [{ a: 1 }] } } })).id;
+    const young = (await run(srv, { plan: { source: { rows: [{ a: 2 }] } } })).id;
+    await srv.stop();
+    const file = path.join(root, 'state', 'history.sqlite3');
+    const threeDays = 3 * 86400 * 1000;
+    execFileSync('sqlite3', [file, `UPDATE queries SET created_at = created_at - ${threeDays} WHERE id = '${old}';`]);
+    srv = await startServer({ root, args: ['--history-max-age-days', '2'] });
+    const r = await call(srv.base, 'GET', '/v1/queries');
+    assert.deepEqual(r.body.queries.map((q) => q.id), [young]);
+    await srv.stop();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a big inline plan is kept as its sha256 and size, so the file stays small', async () => {
+  const root = tempRoot();
+  try {
+    const srv = await startServer({ root });
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      const rows = Array.from({ length: 25000 }, (_, j) => ({ a: j, b: `row-${i}-${j}-padding` }));
+      ids.push((await run(srv, { plan: { source: { rows } } })).id);
+    }
+    assert.equal((await call(srv.base, 'DELETE', '/v1/runner')).status, 200);
+    const r = await call(srv.base, 'GET', `/v1/queries/${ids[0]}`);
+    assert.equal(r.status, 200, r.text);
+    assertSchema('history-query.json#/$defs/Archived', r);
+    assert.equal(r.body.plan.plan_truncated, true, JSON.stringify(r.body.plan));
+    assert.match(r.body.plan.plan_sha256, /^sha256:[0-9a-f]{64}$/);
+    assert.ok(r.body.plan.plan_bytes > 256 * 1024, JSON.stringify(r.body.plan));
+    assert.equal(r.body.plan.source, undefined);
+    let bytes = 0;
+    for (const f of readdirSync(srv.stateDir).filter((n) => n.startsWith('history.sqlite3'))) {
+      bytes += statSync(path.join(srv.stateDir, f)).size;
+    }
+    assert.ok(bytes < 2 * 1024 * 1024, `the history files hold ${bytes} bytes for three ~1 MB plans`);
     await srv.stop();
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -323,6 +323,49 @@ static void test_corrupt_file_moved_aside(void **state)
     remove_dir(dir);
 }
 
+/* A file whose schema reads (page 1) but whose tables are damaged: the
+ * open's first table read says SQLITE_CORRUPT, the full check confirms it,
+ * the file is moved aside and a fresh one opened. */
+static void test_damaged_tables_moved_aside(void **state)
+{
+    (void)state;
+    char *dir = temp_dir();
+    history *h = open_h(dir, 0, 0);
+    add_runner(h, "runner-1", CFG_A, "{}");
+    char id[16];
+    for (int i = 0; i < 50; i++) {
+        snprintf(id, sizeof(id), "q-%d", i);
+        add_query(h, id, "runner-1", CFG_A, T0 + i, NULL);
+    }
+    history_free(h);
+    char *path = fr_xasprintf("%s/%s", dir, HISTORY_FILE);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    assert_true(size >= 4 * 4096);
+    fseek(f, 2 * 4096, SEEK_SET); /* every page after the schema and the pointer map */
+    for (long i = 2 * 4096; i < size; i++)
+        fputc(0xA5, f);
+    fclose(f);
+    h = open_h(dir, 0, 0);
+    int runners, queries;
+    bool aside;
+    history_recovered(h, &runners, &queries, &aside);
+    assert_true(aside);
+    add_runner(h, "runner-2", CFG_A, "{}"); /* the fresh file works */
+    history_free(h);
+    int found = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        found += strncmp(e->d_name, HISTORY_FILE ".corrupt-", strlen(HISTORY_FILE) + 9) == 0;
+    closedir(d);
+    assert_int_equal(found, 1);
+    free(path);
+    remove_dir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_reopen_ends_active_runner),
         cmocka_unit_test(test_corrupt_file_moved_aside),
+        cmocka_unit_test(test_damaged_tables_moved_aside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
