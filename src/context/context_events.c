@@ -32,18 +32,26 @@ struct ctx_event_sub {
 struct ctx__bus {
     pthread_mutex_t lock; /* "events lock": everything below but last and closed */
     struct ring_event ring[CTX_EVENTS_RING];
-    atomic_llong last; /* the newest sequence number, 0 = none yet */
+    int64_t base;      /* ids start after it: the bus's start in ms x 1000 */
+    atomic_llong last; /* the newest sequence number, base = none yet */
     atomic_bool closed;
     struct ctx_event_sub *subs;
     int nsubs, max_subs;
 };
 
-struct ctx__bus *ctx__bus_new(int max_subs)
+struct ctx__bus *ctx__bus_new_at(int max_subs, int64_t base)
 {
     struct ctx__bus *b = fr_xcalloc(1, sizeof(*b));
     pthread_mutex_init(&b->lock, NULL);
     b->max_subs = max_subs > 0 ? max_subs : CTX_EVENTS_DEFAULT_STREAMS;
+    b->base = base;
+    atomic_store(&b->last, base);
     return b;
+}
+
+struct ctx__bus *ctx__bus_new(int max_subs)
+{
+    return ctx__bus_new_at(max_subs, fr_now_ms() * 1000);
 }
 
 void ctx__bus_free(struct ctx__bus *b)
@@ -146,7 +154,7 @@ void ctx__bus_close(struct ctx__bus *b)
 static int64_t oldest_locked(const struct ctx__bus *b)
 {
     int64_t last = atomic_load(&b->last);
-    return last >= CTX_EVENTS_RING ? last - CTX_EVENTS_RING + 1 : 1;
+    return last - b->base >= CTX_EVENTS_RING ? last - CTX_EVENTS_RING + 1 : b->base + 1;
 }
 
 int ctx__bus_subscribe(struct ctx__bus *b, unsigned types, int64_t last_id, void (*wake)(void *),

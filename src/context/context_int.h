@@ -181,7 +181,11 @@ void ctx__history_metrics(ctx *c, struct fr_buf *out);
 /* "history: ..." lines for /readyz, appended to b. */
 void ctx__history_ready_detail(ctx *c, struct fr_buf *b);
 /* The event bus (context_events.c), on its own for its tests. */
+/* new: a bus whose ids go on from its start time in ms x 1000, so an id
+ * from an earlier run of the server is older than all of them (a resume
+ * from it says reset). ctx__bus_new_at: from base (tests). */
 struct ctx__bus *ctx__bus_new(int max_subs);
+struct ctx__bus *ctx__bus_new_at(int max_subs, int64_t base);
 void ctx__bus_free(struct ctx__bus *b); /* accepts NULL */
 /* Appends an event of type (a CTX_EVENT_* bit) with data (stolen) and wakes
  * the subscribers; returns its sequence number. */
@@ -196,10 +200,14 @@ int ctx__bus_streams(struct ctx__bus *b);
  * started by ctx_new, stopped first thing in ctx_free. */
 int ctx__live_start(ctx *c, struct fr_error *err);
 void ctx__live_stop(ctx *c);
-/* One-line hooks: a query accepted (c->lock held; the live thread publishes its
- * progress and final state), the runner's
- * state changed (c->lock held). */
+/* One-line hooks: a query accepted (c->lock held, before its submit: the
+ * event has the runner's config ID and the plan's task count it is about to
+ * get; the live thread publishes its progress), the runner's state changed
+ * (c->lock held). */
 void ctx__live_query(ctx *c, runner_query *q, const char *frame_id);
+/* The final event of q: from its end (the on_finish hook, or a failed
+ * submit), with c->lock held. */
+void ctx__live_query_final(ctx *c, runner_query *q, const char *frame_id);
 void ctx__live_runner(ctx *c);
 
 #endif

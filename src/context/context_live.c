@@ -70,12 +70,29 @@ static json_t *query_event(runner_query *q, const char *frame_id)
     return j;
 }
 
+/* The tasks plan p will run, as runner_submit counts them. */
+static int64_t plan_tasks(const plan_physical *p)
+{
+    int64_t n = 0;
+    for (int s = 0; s < plan_physical_nstages(p); s++) {
+        struct plan_stage_view v;
+        plan_stage_view(p, s, &v);
+        n += v.ntasks;
+    }
+    return n;
+}
+
 void ctx__live_query(ctx *c, runner_query *q, const char *frame_id)
 {
     if (!c->events || !c->live)
         return;
     pthread_mutex_lock(&c->live->publish_lock);
     json_t *j = query_event(q, frame_id);
+    /* not submitted yet: what the submit will give it */
+    if (json_is_null(json_object_get(j, "config_id")) && c->config_id[0])
+        json_object_set_new(j, "config_id", json_string(c->config_id));
+    if (json_integer_value(json_object_get(j, "tasks_total")) == 0)
+        json_object_set_new(j, "tasks_total", json_integer(plan_tasks(runner_query_plan(q))));
     struct ctx__live *lv = c->live;
     pthread_mutex_lock(&lv->accepted_lock); /* followed from the next tick on */
     lv->accepted = fr_xrealloc(lv->accepted, sizeof(*lv->accepted) * (size_t)(lv->naccepted + 1));
@@ -85,6 +102,15 @@ void ctx__live_query(ctx *c, runner_query *q, const char *frame_id)
     s->tasks_done = json_integer_value(json_object_get(j, "tasks_done"));
     pthread_mutex_unlock(&lv->accepted_lock);
     ctx__bus_publish(c->events, CTX_EVENT_QUERY, j);
+    pthread_mutex_unlock(&c->live->publish_lock);
+}
+
+void ctx__live_query_final(ctx *c, runner_query *q, const char *frame_id)
+{
+    if (!c->events || !c->live)
+        return;
+    pthread_mutex_lock(&c->live->publish_lock);
+    ctx__bus_publish(c->events, CTX_EVENT_QUERY, query_event(q, frame_id));
     pthread_mutex_unlock(&c->live->publish_lock);
 }
 
@@ -125,8 +151,8 @@ static const struct live_seen *seen_find(const struct ctx__live *lv, const char 
     return NULL;
 }
 
-/* The queries not yet final, and those seen before (their final state is
- * published once they settle), referenced, with their dataframes (new). */
+/* The queries not yet final, and those seen before (dropped once they
+ * settle), referenced, with their dataframes (new). */
 static int running_queries(ctx *c, struct ctx__live *lv, runner_query ***qs, char (**frames)[40])
 {
     pthread_mutex_lock(&c->lock);
@@ -144,8 +170,10 @@ static int running_queries(ctx *c, struct ctx__live *lv, runner_query ***qs, cha
     return n;
 }
 
-/* An event for each query whose state or tasks_done moved since the last
- * tick: progress, at most one per tick, and the final state once settled. */
+/* An event for each live query whose state or tasks_done moved since the
+ * last tick: progress, at most one per tick. The final state is not this
+ * thread's: the query's end publishes it (ctx__live_query_final), so it is
+ * not lost when the record goes before the next tick. */
 static void poll_queries(ctx *c, struct ctx__live *lv)
 {
     runner_query **qs = NULL;
@@ -171,7 +199,8 @@ static void poll_queries(ctx *c, struct ctx__live *lv)
         s->tasks_done = json_integer_value(json_object_get(j, "tasks_done"));
         const struct live_seen *was = seen_find(lv, s->id);
         bool live = state && (strcmp(state, "queued") == 0 || strcmp(state, "running") == 0);
-        if (!was || strcmp(was->state, s->state) != 0 || was->tasks_done != s->tasks_done)
+        bool moved = !was || strcmp(was->state, s->state) != 0 || was->tasks_done != s->tasks_done;
+        if (live && moved)
             ctx__bus_publish(c->events, CTX_EVENT_QUERY, json_incref(j));
         kept += live; /* a final one is followed no more */
         json_decref(j);

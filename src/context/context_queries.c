@@ -81,6 +81,7 @@ struct finish_arg {
     ctx *c;
     char id[40];
     char runner_id[64]; /* copied at the submit: the runner may be reset by the hook's time */
+    char frame_id[40];
 };
 
 static void query_finished(runner_query *q, void *arg)
@@ -109,8 +110,18 @@ static void query_finished(runner_query *q, void *arg)
     }
     pthread_mutex_unlock(&c->lock);
     ctx__history_query_finished(c, q, fa->id, fa->runner_id, true);
-    free(fa);
     ctx__runner_release(c); /* the submit's hold: a reset waits for this hook */
+}
+
+/* Once settled (after query_finished): the final event, even when the
+ * record is gone already. Frees the hooks' shared argument. */
+static void query_settled(runner_query *q, void *arg)
+{
+    struct finish_arg *fa = arg;
+    pthread_mutex_lock(&fa->c->lock);
+    ctx__live_query_final(fa->c, q, fa->frame_id);
+    pthread_mutex_unlock(&fa->c->lock);
+    free(fa);
 }
 
 static int resolve_body(ctx *c, json_t *body, json_t **plan, char *frame_id, size_t fsz,
@@ -181,7 +192,9 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     fa->c = c;
     snprintf(fa->id, sizeof(fa->id), "%s", rec->id);
     snprintf(fa->runner_id, sizeof(fa->runner_id), "%s", runner_id(r));
+    snprintf(fa->frame_id, sizeof(fa->frame_id), "%s", rec->frame_id);
     runner_query_on_finish(rec->q, query_finished, fa);
+    runner_query_on_settled(rec->q, query_settled, fa); /* frees fa */
     runner_query *q = runner_query_ref(rec->q);
     ctx__history_query_accepted(c, r, rec, plan);
     json_decref(plan);
@@ -192,15 +205,21 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     c->queries[c->nqueries++] = rec;
     ctx__live_query(c, rec->q, rec->frame_id);
     pthread_mutex_unlock(&c->lock);
+    char qid[sizeof(rec->id)]; /* rec may be evicted and fa freed once it is submitted */
+    snprintf(qid, sizeof(qid), "%s", rec->id);
     struct fr_error ferr;
     fr_error_init(&ferr);
     if (runner_submit(r, q, &ferr) != FR_OK) { /* failed: the hook will not run */
         runner_query_on_finish(q, NULL, NULL);
+        runner_query_on_settled(q, NULL, NULL);
+        pthread_mutex_lock(&c->lock);
+        ctx__live_query_final(c, q, fa->frame_id);
+        pthread_mutex_unlock(&c->lock);
         ctx__history_query_finished(c, q, fa->id, fa->runner_id, false);
         free(fa);
         ctx__runner_release(c);
     } else {
-        ctx__history_query_started(c, rec->id);
+        ctx__history_query_started(c, qid);
     }
     ctx__runner_release(c);
     *qout = q;

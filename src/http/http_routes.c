@@ -99,7 +99,9 @@ void http__router_free(struct http__router *r)
 enum http__access http__route_access(const struct http__route *route, bool signed_route)
 {
     static const char *const open_paths[] = {"/livez", "/readyz", "/", "/{file}"};
-    static const char *const data_prefixes[] = {"/v1/datasets", "/v1/dataframes", "/v1/queries"};
+    /* /v1/events: its query events carry what /v1/queries guards */
+    static const char *const data_prefixes[] = {"/v1/datasets", "/v1/dataframes", "/v1/queries",
+                                                "/v1/events"};
     if (route->needs_admin)
         return HTTP_ACCESS_ADMIN;
     if (signed_route)

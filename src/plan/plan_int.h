@@ -80,7 +80,10 @@ struct plan_decision {
     char *reason;
     const char *field;
     int64_t value;
-    int stage; /* the stage being cut when it was taken; -1 before the first (push-down) */
+    /* the stage it is about: the one being cut when it was taken, or for an
+     * optimizer decision (taken before any stage) the scan of src */
+    int stage;
+    const struct lsource *src; /* the optimizer's: the source it concerns, else NULL */
 };
 
 enum pin_kind { PIN_FILE, PIN_ROWS, PIN_STORED, PIN_SLOTS };
@@ -117,6 +120,8 @@ struct plan_physical {
     char *data_dir;      /* env's, copied: file inputs are named relative to it */
     char *data_dir_real; /* its realpath, NULL if it has none */
     bool remote_workers; /* env's */
+    /* plan__optimize: the source of the plan being optimized, for its decisions */
+    const struct lsource *deciding_src;
 };
 
 /* plan_logical.c */

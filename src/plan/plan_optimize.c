@@ -180,8 +180,10 @@ static void push_projection(struct lplan *lp, struct plan_physical *p)
 
 void plan__optimize(struct lplan *lp, struct plan_physical *p)
 {
+    p->deciding_src = &lp->src; /* its decisions go to the stage that scans it */
     push_predicates(lp, p);
     push_projection(lp, p);
+    p->deciding_src = NULL;
     for (int i = 0; i < lp->nops; i++)
         if (lp->ops[i].right)
             plan__optimize(lp->ops[i].right, p);

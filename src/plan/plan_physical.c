@@ -22,6 +22,16 @@ void plan__decide(struct plan_physical *p, const char *field, int64_t value, con
     d->field = field;
     d->value = value;
     d->stage = p->nstages - 1;
+    d->src = p->deciding_src;
+}
+
+/* The optimizer's decisions about src (taken before any stage): src's scan
+ * stage idx is the one they concern. */
+static void attribute_optimizer(struct plan_physical *p, const struct lsource *src, int idx)
+{
+    for (int i = 0; i < p->ndecisions; i++)
+        if (p->decisions[i].src == src && p->decisions[i].stage < 0)
+            p->decisions[i].stage = idx;
 }
 
 static int new_stage(struct plan_physical *p, const char *label)
@@ -123,6 +133,7 @@ static int source_stage(struct plan_physical *p, const struct lsource *src, int 
                         struct fr_error *err)
 {
     int idx = new_stage(p, "scan");
+    attribute_optimizer(p, src, idx);
     struct pstage *s = &p->stages[idx];
     s->src = src;
     df_schema_copy(&s->schema, &src->schema);
@@ -265,24 +276,24 @@ static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
                      const struct df_schema *in)
 {
     int nparts = 1;
-    if (op->nkeys > 0 && p->cfg.maintain_order)
-        plan__decide(p, "maintain_order", 1,
-                     "aggregation: final phase in 1 partition to keep groups in order of first "
-                     "appearance (maintain_order true)");
-    else if (op->nkeys > 0) {
+    if (op->nkeys > 0 && !p->cfg.maintain_order)
         nparts = (int)p->cfg.shuffle_partitions;
-        plan__decide(p, "shuffle_partitions", nparts,
-                     "aggregation: partial per task, then hash-repartitioned into %d partitions "
-                     "(shuffle_partitions) for the final phase",
-                     nparts);
-    }
     struct pstage *s = &p->stages[*cur];
     s->sink =
         json_pack("{ss so so si}", "op", "partial_agg", "keys", strings_json(op->keys, op->nkeys),
                   "aggs", strings_json(op->aggs, op->naggs), "buckets", nparts);
     s->nbuckets = nparts;
     close_stage(p, *cur);
-    int f = new_stage(p, "final_agg");
+    int f = new_stage(p, "final_agg"); /* the decisions are about its partitions */
+    if (op->nkeys > 0 && p->cfg.maintain_order)
+        plan__decide(p, "maintain_order", 1,
+                     "aggregation: final phase in 1 partition to keep groups in order of first "
+                     "appearance (maintain_order true)");
+    else if (op->nkeys > 0)
+        plan__decide(p, "shuffle_partitions", nparts,
+                     "aggregation: partial per task, then hash-repartitioned into %d partitions "
+                     "(shuffle_partitions) for the final phase",
+                     nparts);
     p->stages[f].ntasks = nparts;
     add_slot(p, f, *cur, nparts > 1 ? PLAN_SLOT_BUCKET : PLAN_SLOT_ALL);
     p->stages[f].core =

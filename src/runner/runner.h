@@ -99,6 +99,10 @@ void runner_query_unref(runner_query *q); /* accepts NULL */
 /* fn(q, arg) is called once when q reaches a final state, on the thread
  * that finished it, with no runner lock held. Set it before submitting. */
 void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *), void *arg);
+/* fn(q, arg) is called once q is settled (after the on_finish hook, its
+ * final state shown by runner_query_json), on the same thread, no lock held;
+ * never when runner_submit fails. Set it before submitting. */
+void runner_query_on_settled(runner_query *q, void (*fn)(runner_query *, void *), void *arg);
 /* Turns a succeeded query into a failed one and drops its result (used when
  * keeping the result would go over the memory budget). */
 void runner_query_fail(runner_query *q, const struct fr_error *err);

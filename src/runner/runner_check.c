@@ -32,6 +32,8 @@ const char *runner__outputs_problem(json_t *outs)
         if (!json_is_integer(rows) || json_integer_value(rows) < 0 || !json_is_integer(bytes) ||
             json_integer_value(bytes) < 0)
             return "it answered with an output without non-negative rows and bytes";
+        if (runner__answer_count(rows) < 0 || runner__answer_count(bytes) < 0)
+            return "it answered with an output whose rows or bytes are beyond any partition";
     }
     return NULL;
 }

@@ -346,9 +346,7 @@ static void count_task(runner *r, const struct rjob *job, int rc)
                                  : rc == FR_ECANCELLED || atomic_load(&job->q->cancel)
                                      ? RT_CANCELLED
                                      : RT_FAILED;
-    atomic_fetch_add(&r->tasks_by_outcome[o], 1);
-    if (job->attempt > 0) /* each retry was an attempt that failed and ran again */
-        atomic_fetch_add(&r->tasks_by_outcome[RT_RETRIED], job->attempt);
+    atomic_fetch_add(&r->tasks_by_outcome[o], 1); /* retries: counted by runner__task_retried */
 }
 
 const char *runner_task_outcome_name(enum runner_task_outcome o)
@@ -399,7 +397,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     }
     free(outs);
     q->null_errors += null_errors;
-    if (config_id)
+    if (config_id && job->starts > 0) /* only the configs tasks ran with */
         note_config(q, config_id);
     q->tasks_done++;
     bool drop = --q->pending == 0 ? advance(q) : false;

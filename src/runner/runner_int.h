@@ -43,10 +43,13 @@ struct runner_query {
     bool settled;          /* final and the on_finish hook has run: waiters wake on this */
     void (*on_finish)(runner_query *, void *);
     void *on_finish_arg;
+    void (*on_settled)(runner_query *, void *); /* after settled: the final state shown */
+    void *on_settled_arg;
     /* task records (runner_tasks.c): every attempt, at most RUNNER_MAX_TASK_RECORDS */
     struct runner_task_rec *recs;
     int nrecs;
     struct runner_stage_sum *sums; /* per stage, from the submit on */
+    char *stages_final;            /* new: once settled, the stages JSON text; recs freed */
     int64_t retries;               /* attempts that failed and ran again */
 };
 
@@ -54,10 +57,19 @@ struct rjob;
 /* runner_tasks.c: what each attempt of each task did, for the stage view.
  * Everything here is under the query lock. */
 #define RUNNER_MAX_TASK_RECORDS 4096
-enum runner_task_state { RTS_QUEUED, RTS_RUNNING, RTS_OK, RTS_FAILED, RTS_RETRIED, RTS_CANCELLED };
+/* RTS_SKIPPED: ended ok without running (the query's row limit was reached) */
+enum runner_task_state {
+    RTS_QUEUED,
+    RTS_RUNNING,
+    RTS_OK,
+    RTS_FAILED,
+    RTS_RETRIED,
+    RTS_CANCELLED,
+    RTS_SKIPPED
+};
 struct runner_task_rec {
     int stage, task, attempt;
-    char worker[72];                 /* the worker's id, "" = none (local, or not known) */
+    char *worker;                    /* new: the worker's id, NULL = none (local, not known) */
     char *worker_url;                /* new, NULL when local */
     int thread;                      /* the local runner's thread index, -1 = remote */
     int64_t started_ms, finished_ms; /* wall clock; 0 = not yet */
@@ -69,6 +81,7 @@ struct runner_task_rec {
 };
 struct runner_stage_sum {
     int64_t total, done, running;
+    int64_t promised; /* of total: a rerun's tasks counted before they are queued */
     /* of the attempts ok in the latest run of the plan, repairs left out */
     int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled;
     int64_t first_start_ms, last_end_ms;
@@ -77,8 +90,16 @@ struct runner_stage_sum {
 /* At the submit (query lock held): the per-stage sums. */
 void runner__tasks_init(runner_query *q);
 void runner__tasks_free(runner_query *q);
+/* At most this much of a settled query's stages JSON is kept; past it the
+ * task lists go (tasks_truncated), the sums stay. */
+#define RUNNER_STAGES_KEPT_MAX (256 * 1024) /* as the history keeps */
+/* Once q is settled (query lock held): its stages JSON is kept as text, at
+ * most RUNNER_STAGES_KEPT_MAX, and the task records are freed. */
+void runner__tasks_settle_locked(runner_query *q);
 /* A whole-plan rerun (query lock held): the stages' rows and bytes start
- * over (their task counts go on; the attempts stay listed). */
+ * over, each stage's total grows by its tasks at once (so a stage not yet
+ * rerun is not shown finished) and its end is cleared; the attempts stay
+ * listed. */
 void runner__tasks_restart_locked(runner_query *q);
 /* job is waiting to run (query lock held / not held). */
 void runner__task_queued_locked(struct rjob *job);
@@ -155,6 +176,7 @@ struct rjob {
     int rec1;
     int rec_stage; /* the stage it is recorded under (a repair: the lost part's maker) */
     int starts;    /* attempts started so far */
+    bool running;  /* its current attempt started and has not ended */
     bool rerun;    /* made again after a lost partition */
     int64_t scan_bytes, scan_rows; /* what its source input held and gave, -1 = not known */
     struct rjob *next;

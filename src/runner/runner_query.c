@@ -202,6 +202,12 @@ void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *),
     q->on_finish_arg = arg;
 }
 
+void runner_query_on_settled(runner_query *q, void (*fn)(runner_query *, void *), void *arg)
+{
+    q->on_settled = fn;
+    q->on_settled_arg = arg;
+}
+
 void runner_query_fail(runner_query *q, const struct fr_error *err)
 {
     pthread_mutex_lock(&q->lock);
@@ -303,8 +309,11 @@ void runner__finished(runner_query *q)
     free(parts);
     pthread_mutex_lock(&q->lock);
     q->settled = true;
+    runner__tasks_settle_locked(q); /* the records go, their JSON stays */
     pthread_cond_broadcast(&q->cond);
     pthread_mutex_unlock(&q->lock);
+    if (q->on_settled)
+        q->on_settled(q, q->on_settled_arg);
     runner_query_unref(q);
     runner__notify_idle(r);
 }

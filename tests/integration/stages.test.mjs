@@ -57,7 +57,7 @@ function checkShape(body) {
     for (const input of s.inputs) assert.ok(input < i, `stage ${i} reads a later stage ${input}`);
     assert.equal(s.tasks_truncated, false);
     for (const t of s.tasks) {
-      assert.ok(['queued', 'running', 'ok', 'failed', 'retried', 'cancelled'].includes(t.state));
+      assert.ok(['queued', 'running', 'ok', 'failed', 'retried', 'cancelled', 'skipped'].includes(t.state));
       if (t.started_at !== null) assert.match(t.started_at, ISO);
       if (t.finished_at !== null) assert.match(t.finished_at, ISO);
       assert.equal(typeof t.rerun, 'boolean');
@@ -125,8 +125,18 @@ test('a local query with a shuffle join and a groupby shows its stages and tasks
     assert.equal(scanTrips.rows_out, 3000);
     assert.equal(join.rows_in, 3000 + 3);
     const last = body.stages[body.stages.length - 1];
+    // each decision on the stage it is about: the aggregation's partitions on
+    // its final stage (not the partial one), the push-down on the scan
+    const agg = (d) => d.decision.startsWith('aggregation');
+    assert.ok(last.decisions.some((d) => agg(d) && ['maintain_order', 'shuffle_partitions'].includes(d.field)), JSON.stringify(last.decisions));
+    for (const st of body.stages.slice(0, -1)) assert.ok(!st.decisions.some(agg), `stage ${st.stage}: ${JSON.stringify(st.decisions)}`);
     assert.equal(last.rows_out, result.body.total_rows);
     assert.equal(last.rows_out, 3);
+    // the optimizer's push-down (decided before any stage) is on the scan it changed
+    r = await call(server.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'trips' }, ops: [{ select: ['vendor'] }] } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const pushed = await stagesOf(server.base, r.body.id);
+    assert.ok(pushed.stages[0].decisions.some((d) => /projection push-down/.test(d.decision) && d.field === null), JSON.stringify(pushed.stages));
     assertProblem(await call(server.base, 'GET', '/v1/queries/q-0000000000000000/stages'), 404, 'query-not-found');
   } finally {
     await server.stop();

@@ -1,6 +1,7 @@
 /* Tests of src/context/context_events.c: the event ring's sequence numbers,
  * its overflow past CTX_EVENTS_RING, a resume from an ID still held and from
- * one that fell off (a "reset" event, then the oldest held), the type
+ * one that fell off (a "reset" event, then the oldest held), ids of two runs
+ * that never meet (a resume across a restart says reset), the type
  * filter, the stream limit and the wake on publish and close. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,7 +45,7 @@ static void read_all(ctx_event_sub *s, struct fr_buf *out)
 static void test_sequence_and_format(void **state)
 {
     (void)state;
-    struct ctx__bus *b = ctx__bus_new(4);
+    struct ctx__bus *b = ctx__bus_new_at(4, 0);
     struct fr_error err;
     fr_error_init(&err);
     int woken = 0;
@@ -72,7 +73,7 @@ static void test_sequence_and_format(void **state)
 static void test_overflow_and_resume(void **state)
 {
     (void)state;
-    struct ctx__bus *b = ctx__bus_new(4);
+    struct ctx__bus *b = ctx__bus_new_at(4, 0);
     struct fr_error err;
     fr_error_init(&err);
     int woken = 0;
@@ -134,7 +135,7 @@ static void test_overflow_and_resume(void **state)
 static void test_filter_and_bounded_read(void **state)
 {
     (void)state;
-    struct ctx__bus *b = ctx__bus_new(4);
+    struct ctx__bus *b = ctx__bus_new_at(4, 0);
     struct fr_error err;
     fr_error_init(&err);
     int woken = 0;
@@ -198,7 +199,7 @@ static void test_parse_types(void **state)
 static void test_limit_and_close(void **state)
 {
     (void)state;
-    struct ctx__bus *b = ctx__bus_new(2);
+    struct ctx__bus *b = ctx__bus_new_at(2, 0);
     struct fr_error err;
     fr_error_init(&err);
     int woken = 0;
@@ -231,12 +232,50 @@ static void test_limit_and_close(void **state)
     ctx__bus_free(b);
 }
 
+/* Two runs of the server: the second's ids start past every id of the
+ * first, so a Last-Event-ID from the first run gets a reset, never a silent
+ * resume; a new bus starts its ids at its start time in ms x 1000. */
+static void test_ids_unique_across_runs(void **state)
+{
+    (void)state;
+    struct fr_error err;
+    fr_error_init(&err);
+    int woken = 0;
+    struct ctx__bus *run1 = ctx__bus_new_at(4, 1000000);
+    publish_n(run1, CTX_EVENT_STATS, 50); /* 1000001..1000050 */
+    ctx__bus_free(run1);
+    struct ctx__bus *run2 = ctx__bus_new_at(4, 2000000);
+    publish_n(run2, CTX_EVENT_STATS, 100); /* 2000001..2000100 */
+    ctx_event_sub *s = NULL;
+    assert_int_equal(ctx__bus_subscribe(run2, CTX_EVENT_ALL, 1000050, count_wake, &woken, &s, &err),
+                     FR_OK);
+    struct fr_buf out;
+    read_all(s, &out);
+    assert_non_null(
+        strstr(out.data, "event: reset\ndata: {\"last_event_id\":1000050,\"oldest_id\":2000001,"));
+    int64_t ids[128];
+    assert_int_equal(ids_of(out.data, ids, 128), 100);
+    assert_int_equal(ids[0], 2000001);
+    fr_buf_cleanup(&out);
+    ctx_events_unsubscribe(s);
+    ctx__bus_free(run2);
+    int64_t before = fr_now_ms() * 1000;
+    struct ctx__bus *b = ctx__bus_new(4);
+    int64_t id = ctx__bus_publish(b, CTX_EVENT_STATS, json_object());
+    assert_true(id > before);
+    assert_true(id <= fr_now_ms() * 1000 + 1);
+    ctx__bus_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sequence_and_format),     cmocka_unit_test(test_overflow_and_resume),
-        cmocka_unit_test(test_filter_and_bounded_read), cmocka_unit_test(test_parse_types),
+        cmocka_unit_test(test_sequence_and_format),
+        cmocka_unit_test(test_overflow_and_resume),
+        cmocka_unit_test(test_filter_and_bounded_read),
+        cmocka_unit_test(test_parse_types),
         cmocka_unit_test(test_limit_and_close),
+        cmocka_unit_test(test_ids_unique_across_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

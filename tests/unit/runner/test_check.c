@@ -14,6 +14,7 @@ static void test_outputs_checked(void **state)
 {
     (void)state;
     const char *good[] = {"[]", "[null]",
+                          "[{\"id\": \"p-1\", \"rows\": 1125899906842624, \"bytes\": 1}]",
                           "[{\"id\": \"p-0af\", \"rows\": 3, \"bytes\": 10}, null, "
                           "{\"id\": \"p-1\", \"rows\": 0, \"bytes\": 0}]"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -31,6 +32,10 @@ static void test_outputs_checked(void **state)
         "[{\"id\": \"p-1\", \"rows\": \"many\", \"bytes\": 1}]",
         "[{\"id\": \"p-1\", \"rows\": 1}]",
         "[{\"id\": 7, \"rows\": 1, \"bytes\": 1}]",
+        /* a hostile worker's counts that would overflow the sums */
+        "[{\"id\": \"p-1\", \"rows\": 9223372036854775807, \"bytes\": 1}]",
+        "[{\"id\": \"p-1\", \"rows\": 1, \"bytes\": 9223372036854775807}]",
+        "[{\"id\": \"p-1\", \"rows\": 1125899906842625, \"bytes\": 1}]",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *o = json_loads(bad[i], 0, NULL);

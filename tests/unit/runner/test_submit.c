@@ -1,6 +1,8 @@
 /* Tests of runner_submit (src/runner/runner_driver.c): a failed call never
  * fires the query's on_finish hook, and the query it refused ends failed and
- * settled; a good submit fires the hook exactly once. */
+ * settled; a good submit fires the hook and the settled hook exactly once
+ * (the settled one seeing the final state); a task that never ran names no
+ * config in task_config_ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/runner.h"
+#include "runner/runner_int.h"
 
 /* A dataframe lookup that names kept partitions the runner never kept (a
  * dataframe deleted between planning and submit). */
@@ -98,11 +100,65 @@ static void test_good_submit_fires_the_hook_once(void **state)
     cfg_cleanup(&cfg);
 }
 
+static void settled_state(runner_query *q, void *arg)
+{
+    json_t *j = runner_query_json(q);
+    snprintf(arg, 16, "%s", json_string_value(json_object_get(j, "state")));
+    json_decref(j);
+}
+
+static void test_settled_hook_sees_the_final_state(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
+    runner_query *q =
+        runner_query_new("q-rows", build("{\"source\": {\"rows\": [{\"a\": 1}]}}", &cfg));
+    char shown[16] = "";
+    runner_query_on_settled(q, settled_state, shown);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_submit(r, q, &err), FR_OK);
+    runner_free(r, NULL); /* joins the thread: the hooks have run */
+    assert_string_equal(shown, "succeeded");
+    runner_query_unref(q);
+    cfg_cleanup(&cfg);
+}
+
+/* Cancelled before its task started: the task never ran, so it names no
+ * config (task_config_ids lists the configs tasks ran with). */
+static void test_unstarted_task_names_no_config(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
+    runner_query *q =
+        runner_query_new("q-rows", build("{\"source\": {\"rows\": [{\"a\": 1}]}}", &cfg));
+    atomic_store(&q->cancel, true); /* its task sees the cancel before it starts */
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_submit(r, q, &err), FR_OK);
+    assert_true(runner_query_wait(q, -1));
+    assert_int_equal(runner_query_state(q), RQ_CANCELLED);
+    json_t *j = runner_query_json(q);
+    assert_int_equal(json_array_size(json_object_get(j, "task_config_ids")), 0);
+    json_decref(j);
+    runner_query_unref(q);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failed_submit_never_fires_the_hook),
         cmocka_unit_test(test_good_submit_fires_the_hook_once),
+        cmocka_unit_test(test_settled_hook_sees_the_final_state),
+        cmocka_unit_test(test_unstarted_task_names_no_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
