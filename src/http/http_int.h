@@ -265,6 +265,10 @@ void http__router_add_signed(struct http__router *r, const struct http__route *r
  * buffered: a reply it sets goes out at once. */
 void http__router_add_signed_limited(struct http__router *r, const struct http__route *route,
                                      int64_t max_body, http__handler head_check);
+/* Adds a catch-all route: its last {param} takes the rest of the path when
+ * that names a file (its last segment has an extension), and it is tried only
+ * when no other route matches the path. */
+void http__router_add_catch_all(struct http__router *r, const struct http__route *route);
 /* Which token a route needs, when tokens are configured (README: auth). */
 enum http__access {
     HTTP_ACCESS_OPEN,  /* probes, the dashboard's files, signed cluster calls */

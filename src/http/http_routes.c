@@ -1,7 +1,10 @@
 /* http_routes: the route table. Each area registers its routes (method, path
  * pattern with {param} segments, handler, admin flag, body kind) through its
  * *_register function; a request is matched segment by segment, and a path
- * that matches with another method yields 405 with the Allow list. */
+ * that matches with another method yields 405 with the Allow list. A
+ * catch-all route's last {param} takes the rest of the path when it names a
+ * file (the dashboard's files): it is tried after every other route and
+ * never makes a 405. */
 #include "http_int.h"
 #include "http_spec_int.h"
 
@@ -13,6 +16,7 @@ struct route_extra {
     bool signed_only; /* a cluster call needing the signature */
     int64_t max_body; /* 0 = the server's limit */
     http__handler head_check;
+    bool catch_all; /* the last {param} takes the rest of the path */
 };
 
 struct http__router {
@@ -49,6 +53,11 @@ void http__router_add_signed_limited(struct http__router *r, const struct http__
     router_add(
         r, route,
         (struct route_extra){.signed_only = true, .max_body = max_body, .head_check = head_check});
+}
+
+void http__router_add_catch_all(struct http__router *r, const struct http__route *route)
+{
+    router_add(r, route, (struct route_extra){.catch_all = true});
 }
 
 struct http__router *http__router_new(void)
@@ -89,7 +98,7 @@ void http__router_free(struct http__router *r)
  * of where it lives in the API. */
 enum http__access http__route_access(const struct http__route *route, bool signed_route)
 {
-    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/app.js", "/style.css"};
+    static const char *const open_paths[] = {"/livez", "/readyz", "/", "/{file}"};
     /* /v1/events: its query events carry what /v1/queries guards */
     static const char *const data_prefixes[] = {"/v1/datasets", "/v1/dataframes", "/v1/queries",
                                                 "/v1/events"};
@@ -126,9 +135,20 @@ static size_t seg_len(const char *s)
     return strcspn(s, "/");
 }
 
+/* A catch-all takes only a path that names a file: its last segment has an
+ * extension ("vendor/preact/preact.mjs"), so "/v1/nope" stays unmatched. */
+static bool names_file(const char *rest)
+{
+    const char *last = strrchr(rest, '/');
+    const char *dot = strrchr(last ? last + 1 : rest, '.');
+    return dot && dot[1] != '\0';
+}
+
 /* Matches path against pattern; on success, fills the request's params when
- * req is not NULL. */
-static bool match_pattern(const char *pattern, const char *path, struct http_request *req)
+ * req is not NULL. With rest, a {param} ending the pattern takes the rest of
+ * the path, slashes included. */
+static bool match_pattern(const char *pattern, const char *path, bool rest,
+                          struct http_request *req)
 {
     const char *p = pattern, *u = path;
     int nparams = 0;
@@ -138,6 +158,10 @@ static bool match_pattern(const char *pattern, const char *path, struct http_req
         p++;
         u++;
         size_t pn = seg_len(p), un = seg_len(u);
+        if (rest && p[pn] == '\0' && pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
+            un = strlen(u);
+            ok = names_file(u); /* else the path stays unmatched: a plain 404 */
+        }
         if (pn >= 2 && p[0] == '{' && p[pn - 1] == '}') {
             if (un == 0 || nparams == HTTP__MAX_PARAMS) {
                 ok = false;
@@ -182,24 +206,36 @@ static void allow_add(struct fr_buf *allow, const char *method)
         fr_buf_puts(allow, ", HEAD");
 }
 
+static void route_take(const struct http__router *r, int i, struct http_request *req)
+{
+    match_pattern(r->routes[i].pattern, req->path, r->extra[i].catch_all, req);
+    req->route = &r->routes[i];
+    req->route_index = i;
+    req->route_signed = r->extra[i].signed_only;
+    req->route_max_body = r->extra[i].max_body;
+    req->route_head_check = r->extra[i].head_check;
+}
+
 int http__router_match(const struct http__router *r, struct http_request *req, char **allow)
 {
     struct fr_buf methods;
     fr_buf_init(&methods);
     int result = FR_ENOTFOUND;
+    int catch_all = -1; /* the first catch-all taking this method and path */
     req->route = NULL;
     req->route_index = r->n; /* "unmatched" */
     for (int i = 0; i < r->n; i++) {
         const struct http__route *route = &r->routes[i];
-        if (!match_pattern(route->pattern, req->path, NULL))
+        if (!match_pattern(route->pattern, req->path, r->extra[i].catch_all, NULL))
             continue;
-        if (method_matches(route->method, req->method)) {
-            match_pattern(route->pattern, req->path, req);
-            req->route = route;
-            req->route_index = i;
-            req->route_signed = r->extra[i].signed_only;
-            req->route_max_body = r->extra[i].max_body;
-            req->route_head_check = r->extra[i].head_check;
+        bool method_ok = method_matches(route->method, req->method);
+        if (r->extra[i].catch_all) {
+            if (method_ok && catch_all < 0)
+                catch_all = i;
+            continue;
+        }
+        if (method_ok) {
+            route_take(r, i, req);
             result = 0;
             goto out;
         }
@@ -208,6 +244,10 @@ int http__router_match(const struct http__router *r, struct http_request *req, c
     }
     if (result == FR_ECONFLICT)
         *allow = fr_buf_steal(&methods, NULL);
+    else if (catch_all >= 0) {
+        route_take(r, catch_all, req);
+        result = 0;
+    }
 out:
     fr_buf_cleanup(&methods);
     return result;

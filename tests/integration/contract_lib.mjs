@@ -52,9 +52,11 @@ const isJsonMedia = (m) => m === 'application/json' || m.endsWith('+json');
 // Path parameters marked `x-framed-rest-of-path: true` (the router's
 // "{name*}", e.g. the dashboard's files) match the rest of the path,
 // slashes included; others one segment.
+// Its schema's pattern, if any, must be found in that rest (GET /{file}: the
+// router takes only a path whose last segment has an extension).
 function restParams(item) {
   const all = [...(item.parameters ?? []), ...METHODS.flatMap((m) => item[m]?.parameters ?? [])];
-  return new Set(all.filter((p) => p.in === 'path' && p['x-framed-rest-of-path']).map((p) => p.name));
+  return new Map(all.filter((p) => p.in === 'path' && p['x-framed-rest-of-path']).map((p) => [p.name, p.schema?.pattern]));
 }
 
 // The path templates of the spec as regular expressions, literal segments
@@ -67,7 +69,8 @@ export function compilePaths(spec) {
     const segs = template.split('/');
     const re = segs.map((s) => {
       const whole = /^\{([^}]+)\}$/.exec(s);
-      if (whole) return rest.has(whole[1]) ? '.+' : '[^/]+';
+      if (whole && rest.has(whole[1])) return rest.get(whole[1]) ? `(?=.*(?:${rest.get(whole[1])})).+` : '.+';
+      if (whole) return '[^/]+';
       return s.replace(/\{[^}]+\}/g, '\u0000').replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\u0000/g, '[^/]+');
     }).join('/');
     const params = (template.match(/\{/g) ?? []).length + (rest.size ? 100 : 0);

@@ -86,6 +86,47 @@ static void test_wrong_method_lists_allowed(void **state)
     request_free(req);
 }
 
+/* The dashboard's catch-all: any path naming a file, slashes included, once
+ * no other route took it; other methods and paths without a file stay 404. */
+static void test_catch_all_takes_files_last(void **state)
+{
+    struct http__router *r = *state;
+    const char *files[] = {"/app.js", "/vendor/preact/preact.mjs", "/views/query.js",
+                           "/a/b/c/d.css"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        struct http_request *req = request("GET", files[i]);
+        char *allow = NULL;
+        assert_int_equal(http__router_match(r, req, &allow), 0);
+        assert_string_equal(req->route->pattern, "/{file}");
+        assert_string_equal(http__param(req, "file"), files[i] + 1);
+        request_free(req);
+    }
+    const char *not_files[][2] = {{"POST", "/app.js"},
+                                  {"DELETE", "/vendor/x.js"},
+                                  {"GET", "/vendor/"},
+                                  {"GET", "/vendor"},
+                                  {"GET", "/x."}};
+    for (size_t i = 0; i < sizeof(not_files) / sizeof(not_files[0]); i++) {
+        struct http_request *req = request(not_files[i][0], not_files[i][1]);
+        char *allow = NULL;
+        assert_int_equal(http__router_match(r, req, &allow), FR_ENOTFOUND);
+        assert_null(allow);
+        request_free(req);
+    }
+    /* an API route wins over the catch-all, and keeps its 405 */
+    struct http_request *req = request("GET", "/v1/queries/q.1");
+    char *allow = NULL;
+    assert_int_equal(http__router_match(r, req, &allow), 0);
+    assert_string_equal(req->route->pattern, "/v1/queries/{id}");
+    request_free(req);
+    req = request("PUT", "/v1/info");
+    allow = NULL;
+    assert_int_equal(http__router_match(r, req, &allow), FR_ECONFLICT);
+    assert_string_equal(allow, "GET, HEAD");
+    free(allow);
+    request_free(req);
+}
+
 static void test_admin_routes(void **state)
 {
     struct http__router *r = *state;
@@ -188,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_head_is_served_by_get),
         cmocka_unit_test(test_unknown_path_is_404),
         cmocka_unit_test(test_wrong_method_lists_allowed),
+        cmocka_unit_test(test_catch_all_takes_files_last),
         cmocka_unit_test(test_admin_routes),
         cmocka_unit_test(test_route_access),
         cmocka_unit_test(test_problem_statuses),
