@@ -105,6 +105,40 @@ static void bind_filter(sqlite3_stmt *st, const struct history_query_filter *f)
     sqlite3_bind_int(st, 8, f->limit + 1); /* one more: is there a next page */
 }
 
+/* One page of a list: the rows of st (bound, LIMIT limit + 1; finalized
+ * here; NULL: its prepare failed) made by row(), newest first, and the
+ * cursor of the next page when there was one more row. *out new:
+ * {"<key>": [...], "next_cursor"}. Called with the history lock held. */
+static int page_locked(history *h, sqlite3_stmt *st, int limit, json_t *(*row)(sqlite3_stmt *),
+                       const char *key, const char *what, json_t **out, struct fr_error *err)
+{
+    if (!st)
+        return FR_EIO;
+    int rc = FR_OK;
+    json_t *list = json_array(), *next = json_null();
+    int s, n = 0;
+    int64_t last = 0;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n++ == limit) {
+            json_decref(next);
+            next = cursor_json(last);
+            break;
+        }
+        last = sqlite3_column_int64(st, 0);
+        json_array_append_new(list, row(st));
+    }
+    if (s != SQLITE_ROW && s != SQLITE_DONE)
+        rc = history__fail(h, what, err);
+    sqlite3_finalize(st);
+    if (rc == FR_OK)
+        *out = json_pack("{so so}", key, list, "next_cursor", next);
+    else {
+        json_decref(list);
+        json_decref(next);
+    }
+    return rc;
+}
+
 int history_query_list(history *h, const struct history_query_filter *f, json_t **out,
                        struct fr_error *err)
 {
@@ -117,32 +151,10 @@ int history_query_list(history *h, const struct history_query_filter *f, json_t 
         "OR created_at >= ?5) AND (?6 IS NULL OR created_at <= ?6) AND (?7 IS NULL OR seq < ?7) "
         "ORDER BY seq DESC LIMIT ?8",
         err);
-    int rc = st ? FR_OK : FR_EIO;
-    json_t *list = json_array(), *next = json_null();
-    if (st) {
+    if (st)
         bind_filter(st, f);
-        int s, n = 0;
-        int64_t last = 0;
-        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-            if (n++ == f->limit) {
-                json_decref(next);
-                next = cursor_json(last);
-                break;
-            }
-            last = sqlite3_column_int64(st, 0);
-            json_array_append_new(list, summary_json(st));
-        }
-        if (s != SQLITE_ROW && s != SQLITE_DONE)
-            rc = history__fail(h, "listing queries", err);
-        sqlite3_finalize(st);
-    }
+    int rc = page_locked(h, st, f->limit, summary_json, "queries", "listing queries", out, err);
     pthread_mutex_unlock(&h->lock);
-    if (rc == FR_OK)
-        *out = json_pack("{so so}", "queries", list, "next_cursor", next);
-    else {
-        json_decref(list);
-        json_decref(next);
-    }
     return rc;
 }
 
@@ -203,33 +215,12 @@ int history_runner_list(history *h, int limit, int64_t after_seq, json_t **out,
     pthread_mutex_lock(&h->lock);
     sqlite3_stmt *st = history__prepare(
         h, RUNNER_SQL "WHERE (?1 IS NULL OR seq < ?1) ORDER BY seq DESC LIMIT ?2", err);
-    int rc = st ? FR_OK : FR_EIO;
-    json_t *list = json_array(), *next = json_null();
     if (st) {
         history__bind_opt(st, 1, after_seq > 0 ? after_seq : -1);
-        sqlite3_bind_int(st, 2, limit + 1);
-        int s, n = 0;
-        int64_t last = 0;
-        while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-            if (n++ == limit) {
-                json_decref(next);
-                next = cursor_json(last);
-                break;
-            }
-            last = sqlite3_column_int64(st, 0);
-            json_array_append_new(list, runner_json(st));
-        }
-        if (s != SQLITE_ROW && s != SQLITE_DONE)
-            rc = history__fail(h, "listing runners", err);
-        sqlite3_finalize(st);
+        sqlite3_bind_int(st, 2, limit + 1); /* one more: is there a next page */
     }
+    int rc = page_locked(h, st, limit, runner_json, "runners", "listing runners", out, err);
     pthread_mutex_unlock(&h->lock);
-    if (rc == FR_OK)
-        *out = json_pack("{so so}", "runners", list, "next_cursor", next);
-    else {
-        json_decref(list);
-        json_decref(next);
-    }
     return rc;
 }
 
