@@ -43,10 +43,11 @@ packages=(
 # (tests/container/) build and run the images with podman and runc on a
 # debootstrap base (uidmap, slirp4netns and fuse-overlayfs for rootless
 # podman) and check docker/compose.yaml with both compose tools; the metrics
-# test checks both roles' /metrics with Prometheus's own promtool.
+# test checks both roles' /metrics with Prometheus's own promtool; the history test
+# checks the SQLite file itself with the sqlite3 shell.
 test_packages=(chromium fonts-liberation clang libclang-rt-14-dev clang-format
     podman runc uidmap slirp4netns fuse-overlayfs debootstrap podman-compose docker-compose
-    prometheus)
+    prometheus sqlite3)
 
 # Any Node.js >= 18 already on PATH will do (with its npm); else Debian's.
 node_usable() {
