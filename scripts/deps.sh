@@ -35,6 +35,7 @@ packages=(
     gcc make libc6-dev cmake pkg-config
     libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libssl-dev
     libhiredis-dev libxxhash-dev libcmocka-dev libsqlite3-dev
+    libsnappy-dev libzstd-dev liblz4-dev zlib1g-dev
     redis-server valgrind curl ca-certificates
 )
 # Only the tests: the dashboard test drives Debian's Chromium headless; the

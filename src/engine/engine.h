@@ -309,6 +309,111 @@ void df_write_csv_header(const struct df_table *t, struct fr_buf *b);
 void df_write_csv_rows(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *b);
 void df_write_ndjson_rows(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *b);
 
+/* ---- Parquet (engine_parquet_*.c): our own reader and writer --------------
+ * Reader: the footer's Thrift compact FileMetaData (unknown fields skipped),
+ * a flat schema of required/optional columns, physical types INT32, INT64,
+ * FLOAT, DOUBLE, BOOLEAN, BYTE_ARRAY (UTF8/STRING) and the logical types
+ * DATE, TIMESTAMP (milli/micro/nano; read as microseconds), DECIMAL (read
+ * as float64), INT(8|16|32) (widened to int64); FLOAT widens to float64.
+ * Data pages v1 and v2, every encoding of the format that these types use,
+ * codecs UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4_RAW.
+ * Errors: a malformed or truncated file is FR_EDATA (kind malformed-data)
+ * whose message names the file, the row group and the column
+ * ("trips.parquet: row group 3, column 'fare': page header truncated"), with
+ * err->file the file's name and err->field the column. A column the reader
+ * cannot represent (nested, a repeated field, INT96, an unknown codec) is
+ * FR_EVALIDATION (kind unsupported-parquet) naming the column. */
+typedef struct df_parquet df_parquet;
+
+/* Reads and checks the footer of src (borrowed: it must outlive *out; the
+ * reads of df_parquet_read go through it). *out is new (df_parquet_free).
+ * Every offset and size in the footer is checked against src->size. */
+int df_parquet_open(struct df_source *src, df_parquet **out, struct fr_error *err);
+void df_parquet_free(df_parquet *pq); /* accepts NULL */
+/* Borrowed (valid as long as pq): the columns as engine types. */
+const struct df_schema *df_parquet_schema(const df_parquet *pq);
+int64_t df_parquet_num_rows(const df_parquet *pq);
+int df_parquet_num_row_groups(const df_parquet *pq);
+
+struct df_parquet_row_group {
+    int64_t num_rows;
+    int64_t start, end;       /* byte span of its column chunks in the file */
+    int64_t compressed_bytes; /* sum of its column chunks' compressed sizes */
+};
+/* rg in [0, df_parquet_num_row_groups). */
+void df_parquet_row_group_info(const df_parquet *pq, int rg, struct df_parquet_row_group *out);
+/* Bytes of the column chunks of `columns` (schema indices; ncolumns < 0 =
+ * all) in row group rg: what a projected scan reads. */
+int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns,
+                                   int ncolumns);
+
+/* A column chunk's statistics, in the engine's type of the column (int64
+ * for ints, dates as days in i, timestamps as microseconds in i, float64
+ * in f, bool in b, strings borrowed from pq). has_min_max is false when the
+ * file has none or has only the deprecated min/max of a type whose order
+ * they do not define (strings, decimals). null_count -1 = unknown. */
+struct df_parquet_value {
+    int64_t i;
+    double f;
+    bool b;
+    const char *s; /* borrowed; not NUL-terminated */
+    int64_t len;
+};
+struct df_parquet_stats {
+    bool has_min_max;
+    struct df_parquet_value min, max;
+    int64_t null_count;
+};
+void df_parquet_column_stats(const df_parquet *pq, int rg, int col, struct df_parquet_stats *out);
+
+/* Reads row groups [rg_first, rg_first + n_rg) into one new table: only
+ * `columns` (schema indices, in that order; ncolumns < 0 = all), so only
+ * those column chunks are read. Memory is charged to ex; the cancel flag is
+ * checked between pages. */
+int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, int ncolumns,
+                    struct df_exec *ex, struct df_table **out, struct fr_error *err);
+/* Path conveniences (for the data dir's listing and an upload's check):
+ * the schema (out caller-initialized), and a full read of every row group,
+ * one at a time, decoding every page (bounded memory) and discarding it. */
+int df_parquet_file_schema(const char *path, struct df_schema *out, int64_t *num_rows,
+                           struct fr_error *err);
+int df_parquet_file_validate(const char *path, struct df_exec *ex, struct fr_error *err);
+
+/* Writer: a Parquet file as a stream of bytes, one row group per call, so
+ * a result leaves without being encoded whole. Columns are written
+ * dictionary-encoded (RLE_DICTIONARY with a PLAIN dictionary page) while the
+ * dictionary stays small, else PLAIN; data pages v1; optional columns with
+ * definition levels; statistics (min, max, null_count) per chunk. Types:
+ * bool, int64, float64, string (UTF8), date (DATE), timestamp (TIMESTAMP
+ * micros, UTC-adjusted). */
+enum df_parquet_codec { DF_PARQUET_UNCOMPRESSED, DF_PARQUET_SNAPPY, DF_PARQUET_ZSTD };
+typedef struct df_parquet_writer df_parquet_writer;
+/* new (df_parquet_writer_free); schema is copied. */
+df_parquet_writer *df_parquet_writer_new(const struct df_schema *schema,
+                                         enum df_parquet_codec codec);
+void df_parquet_writer_free(df_parquet_writer *w); /* accepts NULL */
+/* Appends to out the bytes of one row group holding rows [start, start+n)
+ * of t (t's columns match the schema by position; n may be 0 only when no
+ * row group was written yet, to give an empty file one), preceded by the
+ * "PAR1" magic on the first call. */
+int df_parquet_writer_write(df_parquet_writer *w, const struct df_table *t, int64_t start,
+                            int64_t n, struct fr_buf *out, struct fr_error *err);
+/* Appends the footer (FileMetaData, its length, "PAR1"); the magic too if
+ * nothing was written. The writer takes no more rows after it. */
+int df_parquet_writer_finish(df_parquet_writer *w, struct fr_buf *out, struct fr_error *err);
+
+/* ---- Arrow IPC stream (engine_arrow.c) ---------------------------------------
+ * The encapsulated message format (0xFFFFFFFF continuation, int32 metadata
+ * length, a flatbuffer Message padded to 8 bytes, then the body): a schema
+ * message, record batches, the end-of-stream marker (0xFFFFFFFF 00000000).
+ * Types: bool, int64, float64, string as large_utf8 (our layout), date as
+ * date32[day], timestamp as timestamp[us, tz=UTC]; validity bitmaps when a
+ * column has nulls; buffers 8-byte aligned. */
+void df_arrow_write_schema(const struct df_table *t, struct fr_buf *out);
+/* One record batch of rows [start, start+n) of t (n may be 0). */
+void df_arrow_write_batch(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *out);
+void df_arrow_write_eos(struct fr_buf *out);
+
 /* Binary columnar encoding of a table (the partition wire and spill format):
  * a documented layout of our own (see engine_serde.c). *out is new. */
 int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err);

@@ -54,6 +54,7 @@ static const struct problem_row problem_rows[] = {
     {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
+    {FR_OK, "unsupported-parquet", 422, "Unsupported Parquet column", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_OK, "worker-lost", 424, "Worker lost", 0}, /* a query's: its tasks' workers failed */
     {FR_OK, "headers-too-large", 431, "Request headers too large", 0},
