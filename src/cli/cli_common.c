@@ -35,7 +35,7 @@ void cli__log_listening(const char *addr, int port)
     fr_iso8601_ms(fr_now_ms(), ts, sizeof(ts));
     json_t *line = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "ts", ts, "level", "info", "msg",
                              "listening", "address", addr, "port", port, "version", FRAMED_VERSION);
-    char *text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *text = line ? fr_json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (text)
         fr_log_json_line(text);
     free(text);

@@ -309,4 +309,18 @@ int fr_path_resolve_inside(const char *dir, const char *path, char **out, struct
 int fr_dir_lock(const char *dir, int *fd_out, struct fr_error *err);
 void fr_dir_unlock(int fd); /* accepts -1 */
 
+/* ---- numbers and JSON text -------------------------------------------------
+ * One rule for every float framed prints (results, previews, any JSON it
+ * writes): the shortest decimal text that reads back to the same double
+ * ("%.15g" to "%.17g", the first that round-trips), with ".0" added when it
+ * would look like an integer. */
+/* Writes v's text into out (>= 32 bytes); returns its length; 0 (and "")
+ * for inf and nan, which JSON cannot hold. */
+size_t fr_format_double(double v, char *out);
+/* json_dumps with every real printed by fr_format_double (jansson prints
+ * "%.17g": 64.904572 would read 64.904572000000002). new (free()); NULL
+ * when jansson cannot encode j. */
+struct json_t;
+char *fr_json_dumps(const struct json_t *j, size_t flags);
+
 #endif

@@ -91,7 +91,7 @@ json_t *cfg_schema_json(void)
 void cfg_canonical(const struct cfg *c, char **out, size_t *len)
 {
     json_t *o = cfg_to_json(c);
-    char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+    char *s = fr_json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
     json_decref(o);
     if (!s)
         abort(); /* only fails on out of memory: the config is small */

@@ -47,7 +47,7 @@ int cfg_save(const char *path, const struct cfg *c, struct fr_error *err)
     char *dir = fr_xstrdup(path);
     json_t *o = cfg_to_json(c);
     /* Indented for a human who opens it; sorted so diffs stay small. */
-    char *text = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
+    char *text = fr_json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
     if (!text) {
         fr_error_set(err, FR_EINTERNAL, "cannot encode the config for %s", path);
         result = FR_EINTERNAL;

@@ -116,7 +116,7 @@ static void wake_all_locked(struct ctx__bus *b)
 
 int64_t ctx__bus_publish(struct ctx__bus *b, unsigned type, json_t *data)
 {
-    char *line = json_dumps(data, JSON_COMPACT); /* one line: JSON escapes newlines */
+    char *line = fr_json_dumps(data, JSON_COMPACT); /* one line: JSON escapes newlines */
     json_decref(data);
     if (!line)
         return 0;

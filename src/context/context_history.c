@@ -97,7 +97,7 @@ static void log_query(const char *msg, const char *id, const char *config_id,
                           runner_name ? runner_name : "", "state", state, "rows",
                           rows >= 0 ? json_integer(rows) : json_null(), "elapsed_ms",
                           elapsed_ms >= 0 ? json_integer(elapsed_ms) : json_null());
-    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *text = j ? fr_json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     if (text)
         fr_log_json_line(text);
     free(text);
@@ -111,7 +111,7 @@ static void log_query(const char *msg, const char *id, const char *config_id,
 #define PLAN_KEPT_MAX (256 * 1024)
 static char *plan_text(json_t *plan, const char *frame_id)
 {
-    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+    char *text = plan ? fr_json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
     json_t *kept = json_object();
     if (frame_id[0])
         json_object_set_new(kept, "dataframe", json_string(frame_id));
@@ -128,7 +128,7 @@ static char *plan_text(json_t *plan, const char *frame_id)
         return text;
     }
     free(text);
-    text = json_dumps(kept, JSON_COMPACT | JSON_SORT_KEYS);
+    text = fr_json_dumps(kept, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(kept);
     return text;
 }
@@ -180,7 +180,7 @@ static char *error_text(runner_query *q)
         json_object_set_new(j, "column", json_integer(e->column));
     if (e->field[0])
         json_object_set_new(j, "field", json_string(e->field));
-    char *text = json_dumps(j, JSON_COMPACT);
+    char *text = fr_json_dumps(j, JSON_COMPACT);
     json_decref(j);
     return text;
 }
@@ -197,7 +197,7 @@ static int64_t member_int(json_t *o, const char *name)
 static char *stages_text(json_t *stages, const char *state)
 {
     json_object_set_new(stages, "state", json_string(state)); /* final, settled or not */
-    char *text = json_dumps(stages, JSON_COMPACT);
+    char *text = fr_json_dumps(stages, JSON_COMPACT);
     if (text && strlen(text) > STAGES_KEPT_MAX) {
         free(text);
         json_t *list = json_object_get(stages, "stages");
@@ -205,7 +205,7 @@ static char *stages_text(json_t *stages, const char *state)
             json_object_set_new(json_array_get(list, i), "tasks", json_array());
             json_object_set_new(json_array_get(list, i), "tasks_truncated", json_true());
         }
-        text = json_dumps(stages, JSON_COMPACT);
+        text = fr_json_dumps(stages, JSON_COMPACT);
     }
     if (text && strlen(text) > STAGES_KEPT_MAX) { /* the sums alone are too big: none kept */
         free(text);
@@ -234,7 +234,7 @@ void ctx__history_query_finished(ctx *c, runner_query *q, const char *id, const 
         json_t *stages = runner_query_stages_json(q);
         char *stages_json = stages_text(stages, runner_qstate_name(s));
         char *tci = json_object_get(st, "task_config_ids")
-                        ? json_dumps(json_object_get(st, "task_config_ids"), JSON_COMPACT)
+                        ? fr_json_dumps(json_object_get(st, "task_config_ids"), JSON_COMPACT)
                         : NULL;
         struct history_query_rec h = {.id = id,
                                       .config_id = json_string_value(cfg),
@@ -265,7 +265,7 @@ void ctx__history_query_stages(ctx *c, const char *id, json_t *stages)
 {
     if (!c->history)
         return lost(c, "a query's stages");
-    char *text = stages ? json_dumps(stages, JSON_COMPACT) : NULL;
+    char *text = stages ? fr_json_dumps(stages, JSON_COMPACT) : NULL;
     struct fr_error err;
     fr_error_init(&err);
     history_query_set_stages(c->history, id, text, &err);

@@ -72,7 +72,7 @@ df_type df__json_infer_result(const struct df__json_infer *st, bool detect_dates
 
 static void append_json_text(struct df_column *c, const json_t *v)
 {
-    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *text = fr_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!text) {
         c->oom = true;
         return;
@@ -347,7 +347,7 @@ static int convert_object(struct ndjson_read *r, const json_t *obj)
             df_column_append_null(r->cols[j]);
             continue;
         }
-        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *text = fr_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         int rc = fr_error_set(
             r->err, FR_EDATA, "%s line %lld, column %d ('%s'): %.40s%s is not a%s %s", r->name,
             (long long)r->line, r->src[j] + 1, key, text ? text : "?",

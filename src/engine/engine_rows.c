@@ -88,7 +88,7 @@ int df_rows_read(const void *json_rows, const struct df_schema *hints, struct df
             const json_t *v = json_object_get(row, schema.fields[k].name);
             if (df__json_append(t->cols[k], v) == 0)
                 continue;
-            char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            char *text = fr_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
             result = fr_error_set(err, FR_EINVAL, "rows[%zu].%s: %.40s is not a%s %s", i,
                                   schema.fields[k].name, text ? text : "?",
                                   schema.fields[k].type == DF_TYPE_INT64 ? "n" : "",

@@ -29,21 +29,7 @@ size_t df__format_int64(int64_t v, char *out)
 
 size_t df__format_float64(double v, char *out)
 {
-    if (!isfinite(v)) {
-        out[0] = '\0';
-        return 0;
-    }
-    int len = 0;
-    for (int prec = 15; prec <= 17; prec++) {
-        len = snprintf(out, 32, "%.*g", prec, v);
-        if (strtod(out, NULL) == v)
-            break;
-    }
-    if (strspn(out, "-0123456789") == (size_t)len) { /* keep it a float when read back */
-        memcpy(out + len, ".0", 3);
-        len += 2;
-    }
-    return (size_t)len;
+    return fr_format_double(v, out);
 }
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is invalid. */

@@ -175,7 +175,7 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
     if (json_is_object(err->ext))
         json_object_update_missing(body, err->ext);
     add_location_members(body, e);
-    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = fr_json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(body);
     if (!text)
         text = fr_xstrdup("{\"type\":\"" PROBLEM_TYPE_BASE "internal\",\"status\":500}");

@@ -350,7 +350,7 @@ void http__reply_bytes(struct http_request *req, unsigned status, const char *co
 
 void http__reply_json(struct http_request *req, unsigned status, json_t *body)
 {
-    char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = fr_json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(body);
     if (!text) {
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the reply");
@@ -468,7 +468,7 @@ void http__log_request(struct http_request *req)
                   (json_int_t)req->bytes, "duration_ms", (double)(int64_t)(ms * 1000) / 1000);
     if (!line)
         return;
-    char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    char *text = fr_json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     if (text)
         fr_log_json_line(text);
     free(text);

@@ -150,7 +150,7 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     json_t *body = json_pack("{ss si si si sO so}", "query_id", job->q->id, "stage", job->stage,
                              "task", job->task, "attempt", job->attempt, "spec", job->spec,
                              "inputs", inputs_json(job));
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = fr_json_dumps(body, JSON_COMPACT);
     json_decref(body);
     char *url = fr_xasprintf("%s/v1/tasks", worker);
     int64_t timeout = rr->base.frozen->values.task_timeout_ms + PROTO_TASK_GRACE_MS;

@@ -304,7 +304,7 @@ void runner__tasks_settle_locked(runner_query *q)
     if (!q->sums || q->stages_final)
         return;
     json_t *j = stages_locked(q);
-    char *text = json_dumps(j, JSON_COMPACT);
+    char *text = fr_json_dumps(j, JSON_COMPACT);
     if (text && strlen(text) > RUNNER_STAGES_KEPT_MAX) {
         free(text);
         json_t *list = json_object_get(j, "stages");
@@ -312,7 +312,7 @@ void runner__tasks_settle_locked(runner_query *q)
             json_object_set_new(json_array_get(list, i), "tasks", json_array());
             json_object_set_new(json_array_get(list, i), "tasks_truncated", json_true());
         }
-        text = json_dumps(j, JSON_COMPACT);
+        text = fr_json_dumps(j, JSON_COMPACT);
     }
     json_decref(j);
     if (!text)

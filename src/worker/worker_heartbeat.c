@@ -16,7 +16,7 @@
 static bool beat(worker *w, const char *url, struct fr_error *err)
 {
     json_t *body = worker__announce_body(w);
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = fr_json_dumps(body, JSON_COMPACT);
     json_decref(body);
     struct fr_client_req req = {.method = "POST",
                                 .url = url,
