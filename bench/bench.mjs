@@ -138,9 +138,13 @@ const notes = existsSync(join(RES, 'notes.md')) ? readFileSync(join(RES, 'notes.
 const clusterFile = join(BENCH, 'cluster', 'RESULTS.md');
 const cluster = existsSync(clusterFile)
   ? readFileSync(clusterFile, 'utf8').replace(/^# /, '# Cluster: ') : '';
+// bench/parquet.mjs writes results/parquet-<N>.md and bench/result_formats.mjs
+// results/formats-<N>.md: folded in after the CSV tables.
+const extra = readdirSync(RES).filter((n) => /^(parquet|formats)-.*\.md$/.test(n)).sort()
+  .map((p) => readFileSync(join(RES, p), 'utf8'));
 // The load benchmark (bench/load/run.sh) writes results/load.md; it is folded in last.
 const load = existsSync(join(RES, 'load.md')) ? readFileSync(join(RES, 'load.md'), 'utf8') : '';
 writeFileSync(join(BENCH, 'RESULTS.md'), ['# framed vs DuckDB, Polars, pandas: db-benchmark groupby and join', '',
   'Made by `bench/run.sh N` (see bench/README.md). Figures vary by about 30% between runs on this shared',
   'machine; compare engines within one table only.', '',
-  ...parts.map((p) => readFileSync(join(RES, p), 'utf8')), notes, cluster, load].join('\n'));
+  ...parts.map((p) => readFileSync(join(RES, p), 'utf8')), ...extra, notes, cluster, load].join('\n'));
