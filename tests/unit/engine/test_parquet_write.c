@@ -204,7 +204,8 @@ static struct df_table *all_types(int64_t n, uint64_t seed)
                 df_column_append_int32(col, (int32_t)(x % 40000) - 3000);
                 break;
             default:
-                df_column_append_int64(col, (int64_t)(x % 4000000000000ull) * 1000 + (int64_t)(x % 999));
+                df_column_append_int64(col,
+                                       (int64_t)(x % 4000000000000ull) * 1000 + (int64_t)(x % 999));
             }
         }
         assert_true(df_column_ok(col));
@@ -332,8 +333,8 @@ static void check_all_types(enum df_parquet_codec codec, int pq_codec, const cha
     assert_string_equal(json_string_value(get(m, "6")), "framed");
     assert_int_equal(json_array_size(get(m, "2")), 7);
     assert_int_equal(geti(m, "2/0/5"), 6);
-    static const int phys[] = {DF__PQ_INT64, DF__PQ_DOUBLE, DF__PQ_BOOLEAN,
-                               DF__PQ_BYTE_ARRAY, DF__PQ_INT32, DF__PQ_INT64};
+    static const int phys[] = {DF__PQ_INT64,      DF__PQ_DOUBLE, DF__PQ_BOOLEAN,
+                               DF__PQ_BYTE_ARRAY, DF__PQ_INT32,  DF__PQ_INT64};
     static const int converted[] = {18, -1, -1, 0, 6, 10};
     for (int c = 0; c < 6; c++) {
         char p[64];
@@ -359,8 +360,8 @@ static void check_all_types(enum df_parquet_codec codec, int pq_codec, const cha
         json_decref(pages);
     }
     assert_true(json_is_true(get(m, "2/6/10/8/1"))); /* timestamp: isAdjustedToUTC */
-    assert_non_null(get(m, "2/6/10/8/2/2"));        /* ... in MICROS */
-    assert_int_equal(geti(m, "2/1/10/10/1"), 64);   /* int64: INTEGER(64, signed) */
+    assert_non_null(get(m, "2/6/10/8/2/2"));         /* ... in MICROS */
+    assert_int_equal(geti(m, "2/1/10/10/1"), 64);    /* int64: INTEGER(64, signed) */
     int64_t mn = INT64_MAX, mx = INT64_MIN;
     double fmn = INFINITY, fmx = -INFINITY;
     for (int64_t i = 0; i < t->nrows; i++) {
@@ -602,9 +603,9 @@ static void test_misuse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_types),           cmocka_unit_test(test_zero_rows),
-        cmocka_unit_test(test_row_groups),          cmocka_unit_test(test_dictionary_overflow),
-        cmocka_unit_test(test_long_string_stats),   cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_all_types),         cmocka_unit_test(test_zero_rows),
+        cmocka_unit_test(test_row_groups),        cmocka_unit_test(test_dictionary_overflow),
+        cmocka_unit_test(test_long_string_stats), cmocka_unit_test(test_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
