@@ -1,7 +1,8 @@
 /* Tests of src/engine/engine_parquet_write*.c and the Thrift compact writer:
  * tables of every type (nulls, empty strings, NaN, zero rows, several row
  * groups, every codec, a dictionary overflowing to PLAIN, pages split) are
- * written and their bytes walked by a test-only Thrift reader. With
+ * written, their bytes walked by a test-only Thrift reader, and read back
+ * by our reader (df_parquet_open/read) value for value. With
  * FRAMED_PARQUET_OUT_DIR set, each file and its rows as JSON (name.json) go
  * there for tests/integration/parquet_writer_duckdb.test.mjs. */
 #include <setjmp.h>
@@ -214,6 +215,112 @@ static struct df_table *all_types(int64_t n, uint64_t seed)
     return t;
 }
 
+/* ---- read back by our reader ---------------------------------------------- */
+
+struct mem_source {
+    struct df_source base;
+    const struct fr_buf *f;
+};
+
+static int mem_read(struct df_source *s, int64_t off, char *buf, size_t len, size_t *got,
+                    struct fr_error *err)
+{
+    (void)err;
+    const struct fr_buf *f = ((struct mem_source *)s)->f;
+    size_t n = off >= (int64_t)f->len ? 0 : f->len - (size_t)off;
+    *got = n < len ? n : len;
+    memcpy(buf, f->data + off, *got);
+    return 0;
+}
+
+static bool same_value(const struct df_column *a, const struct df_column *b, int64_t i)
+{
+    if (df_column_is_valid(a, i) != df_column_is_valid(b, i))
+        return false;
+    if (!df_column_is_valid(a, i))
+        return true;
+    if (a->type == DF_TYPE_STRING) {
+        int64_t al, bl;
+        const char *as = df_column_string(a, i, &al), *bs = df_column_string(b, i, &bl);
+        return al == bl && memcmp(as, bs, (size_t)al) == 0;
+    }
+    size_t w = df_type_width(a->type);
+    return memcmp((const char *)a->values + i * w, (const char *)b->values + i * w, w) == 0;
+}
+
+/* The reader's view of each chunk's statistics: null counts, and the
+ * exact min/max of the int64 and date columns. */
+static void read_back_stats(const df_parquet *pq, const struct df_table *t)
+{
+    int64_t first = 0;
+    for (int rg = 0; rg < df_parquet_num_row_groups(pq); rg++) {
+        struct df_parquet_row_group info;
+        df_parquet_row_group_info(pq, rg, &info);
+        for (int c = 0; c < t->ncols; c++) {
+            const struct df_column *col = t->cols[c];
+            struct df_parquet_stats st;
+            df_parquet_column_stats(pq, rg, c, &st);
+            int64_t nulls = 0, mn = INT64_MAX, mx = INT64_MIN;
+            for (int64_t i = first; i < first + info.num_rows; i++) {
+                if (!df_column_is_valid(col, i)) {
+                    nulls++;
+                    continue;
+                }
+                int64_t v = col->type == DF_TYPE_DATE    ? df_column_int32(col, i)
+                            : col->type == DF_TYPE_INT64 ? df_column_int64(col, i)
+                                                         : 0;
+                mn = v < mn ? v : mn;
+                mx = v > mx ? v : mx;
+            }
+            assert_int_equal(st.null_count, nulls);
+            if ((col->type == DF_TYPE_INT64 || col->type == DF_TYPE_DATE) &&
+                nulls < info.num_rows) {
+                assert_true(st.has_min_max);
+                assert_int_equal(st.min.i, mn);
+                assert_int_equal(st.max.i, mx);
+            }
+        }
+        first += info.num_rows;
+    }
+    assert_int_equal(first, t->nrows);
+}
+
+/* The file, read back whole by df_parquet_open/read, equals t (NaN and -0
+ * bit for bit). */
+static void read_back(const struct fr_buf *f, const struct df_table *t, int64_t row_groups)
+{
+    struct mem_source src = {{mem_read, (int64_t)f->len, "written.parquet"}, f};
+    struct fr_error err;
+    fr_error_init(&err);
+    df_parquet *pq = NULL;
+    if (df_parquet_open(&src.base, &pq, &err) != 0)
+        fail_msg("df_parquet_open: %s", err.message);
+    const struct df_schema *s = df_parquet_schema(pq);
+    assert_int_equal(s->nfields, t->ncols);
+    for (int c = 0; c < t->ncols; c++) {
+        assert_string_equal(s->fields[c].name, t->names[c]);
+        assert_int_equal(s->fields[c].type, t->cols[c]->type);
+    }
+    assert_int_equal(df_parquet_num_rows(pq), t->nrows);
+    assert_int_equal(df_parquet_num_row_groups(pq), row_groups);
+    struct df_options opts = {.morsel_size_rows = 65536};
+    struct df_exec ex;
+    df_exec_init(&ex, &opts, NULL);
+    struct df_table *got = NULL;
+    if (df_parquet_read(pq, 0, (int)row_groups, NULL, -1, &ex, &got, &err) != 0)
+        fail_msg("df_parquet_read: %s", err.message);
+    assert_int_equal(got->nrows, t->nrows);
+    assert_int_equal(got->ncols, t->ncols);
+    for (int c = 0; c < t->ncols; c++)
+        for (int64_t i = 0; i < t->nrows; i++)
+            if (!same_value(t->cols[c], got->cols[c], i))
+                fail_msg("column %s row %lld differs after a round trip", t->names[c],
+                         (long long)i);
+    df_table_free(got);
+    read_back_stats(pq, t);
+    df_parquet_free(pq);
+}
+
 /* ---- writing, and the expected rows for other readers --------------------- */
 
 static json_t *value_json(const struct df_column *c, int64_t i)
@@ -286,7 +393,7 @@ static void write_file(const char *name, const struct df_table *t, enum df_parqu
     df_schema_cleanup(&s);
     struct fr_error err;
     fr_error_init(&err);
-    int64_t at = 0;
+    int64_t at = 0, groups = 0;
     do {
         if (rg_rows < 0)
             break;
@@ -297,9 +404,11 @@ static void write_file(const char *name, const struct df_table *t, enum df_parqu
         fr_buf_append(f, part.data, part.len);
         fr_buf_cleanup(&part);
         at += n;
+        groups++;
     } while (at < t->nrows);
     assert_int_equal(df_parquet_writer_finish(w, f, &err), 0);
     df_parquet_writer_free(w);
+    read_back(f, t, groups);
     export_file(name, t, f);
 }
 
