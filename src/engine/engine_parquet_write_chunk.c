@@ -149,22 +149,16 @@ static bool entry_eq(const struct dict *d, uint32_t e, const char *p, int64_t le
 /* Adds value p (or finds it); false when the dictionary went over its bounds. */
 static bool dict_add(struct dict *d, const char *p, int64_t len, uint32_t *index)
 {
-    uint64_t h = XXH3_64bits(p, (size_t)len);
-    for (uint64_t s = h & d->mask;; s = (s + 1) & d->mask) {
-        uint32_t e = d->slots[s];
-        if (e == 0)
-            break;
-        if (entry_eq(d, e - 1, p, len)) {
-            *index = e - 1;
+    uint64_t s = XXH3_64bits(p, (size_t)len) & d->mask;
+    for (; d->slots[s] != 0; s = (s + 1) & d->mask) {
+        if (entry_eq(d, d->slots[s] - 1, p, len)) {
+            *index = d->slots[s] - 1;
             return true;
         }
     }
     if (d->count >= DF__PQW_DICT_MAX_VALUES ||
         (int64_t)d->plain.len + len + 4 > DF__PQW_DICT_MAX_BYTES)
         return false;
-    uint64_t s = h & d->mask;
-    while (d->slots[s])
-        s = (s + 1) & d->mask;
     d->slots[s] = (uint32_t)(d->count + 1);
     if (d->strings) {
         d->entry_at[d->count] = (int64_t)d->plain.len;
