@@ -139,8 +139,16 @@ static const char *value_at(const struct df_column *col, int64_t row, size_t wid
 
 static bool entry_eq(const struct dict *d, uint32_t e, const char *p, int64_t len)
 {
-    if (!d->strings)
-        return memcmp(d->plain.data + (size_t)e * d->width, p, d->width) == 0;
+    if (!d->strings) {
+        const char *q = d->plain.data + (size_t)e * d->width;
+        if (d->width == 8) {
+            uint64_t a, b;
+            memcpy(&a, q, 8);
+            memcpy(&b, p, 8);
+            return a == b;
+        }
+        return memcmp(q, p, d->width) == 0;
+    }
     uint32_t elen;
     memcpy(&elen, d->plain.data + d->entry_at[e], 4);
     return elen == (uint32_t)len && memcmp(d->plain.data + d->entry_at[e] + 4, p, (size_t)len) == 0;
@@ -211,6 +219,7 @@ struct pages {
     int codec;
     const struct dict *d; /* NULL: PLAIN */
     int bw;               /* dictionary indices' bit width */
+    int64_t valid_bits;   /* a valid row's level and value; 0 = strings (by length) */
     uint32_t *scratch;    /* levels or booleans of one page */
     struct fr_buf body, comp;
 };
@@ -262,6 +271,11 @@ static void plain_values(struct pages *pg, int64_t r0, int64_t r1)
     const struct df_column *col = pg->col;
     size_t width = df_type_width(col->type);
     int64_t k = 0;
+    if (!col->validity && col->type != DF_TYPE_BOOL && col->type != DF_TYPE_STRING) {
+        fr_buf_append(&pg->body, (const char *)col->values + (size_t)r0 * width,
+                      (size_t)(r1 - r0) * width);
+        return;
+    }
     for (int64_t r = r0; r < r1; r++) {
         if (!df_column_is_valid(col, r))
             continue;
@@ -306,17 +320,13 @@ static int data_page(struct df__pq_chunk *c, struct pages *pg, int64_t r0, int64
 }
 
 /* Bits row r adds to a page: its level and its value. */
-static int64_t row_bits(const struct pages *pg, int64_t r)
+static inline int64_t row_bits(const struct pages *pg, int64_t r)
 {
     if (!df_column_is_valid(pg->col, r))
         return 1;
-    if (pg->d)
-        return 1 + pg->bw;
-    if (pg->col->type == DF_TYPE_BOOL)
-        return 2;
-    if (pg->col->type == DF_TYPE_STRING)
-        return 1 + 8 * (4 + pg->col->offsets[r + 1] - pg->col->offsets[r]);
-    return 1 + 8 * (int64_t)df_type_width(pg->col->type);
+    if (pg->valid_bits)
+        return pg->valid_bits;
+    return 1 + 8 * (4 + pg->col->offsets[r + 1] - pg->col->offsets[r]);
 }
 
 /* Cuts rows [start, start+n) into pages of at most DF__PQW_PAGE_BYTES (a
@@ -325,10 +335,19 @@ static int data_pages(struct df__pq_chunk *c, struct pages *pg, int64_t start, i
                       struct fr_error *err)
 {
     int64_t r0 = start, end = start + n, k = 0;
+    pg->valid_bits = pg->d                           ? 1 + pg->bw
+                     : pg->col->type == DF_TYPE_BOOL ? 2
+                     : pg->col->type == DF_TYPE_STRING
+                         ? 0
+                         : 1 + 8 * (int64_t)df_type_width(pg->col->type);
     do {
-        int64_t bits = 0, r1 = r0;
-        while (r1 < end && (r1 == r0 || bits + row_bits(pg, r1) <= DF__PQW_PAGE_BYTES * 8))
-            bits += row_bits(pg, r1++);
+        int64_t bits = r0 < end ? row_bits(pg, r0) : 0, r1 = r0 < end ? r0 + 1 : r0;
+        for (; r1 < end; r1++) {
+            int64_t b = row_bits(pg, r1);
+            if (bits + b > DF__PQW_PAGE_BYTES * 8)
+                break;
+            bits += b;
+        }
         int64_t nvalid;
         int rc = data_page(c, pg, r0, r1, k, &nvalid, err);
         if (rc != 0)
