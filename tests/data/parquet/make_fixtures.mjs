@@ -113,4 +113,4 @@ const pdf = pl.DataFrame({
 pdf.writeParquet(join(dir, 'polars_zstd.parquet'), { compression: 'zstd' });
 const pcols = await con.runAndReadAll(`select name, type from parquet_schema('${join(dir, 'polars_zstd.parquet')}')`);
 console.log('polars schema', JSON.stringify(pcols.getRows()));
-await expect('polars_zstd', [['id', 'int64'], ['x', 'float64'], ['name', 'string'], ['flag', 'bool']]);
+await expect('polars_zstd', [['id', 'float64'], ['x', 'float64'], ['name', 'string'], ['flag', 'bool']]);
