@@ -295,7 +295,8 @@ static int plain_byte_array(const uint8_t *p, size_t n, int64_t count, struct df
         uint32_t k;
         memcpy(&k, p + pos, 4);
         pos += 4;
-        if (k > n - pos)
+        /* the values after it need their 4-byte lengths: data stays within n - 4 * count */
+        if (k > n - pos || n - pos - k < 4 * (size_t)(count - i - 1))
             return fr_error_set(err, FR_EDATA,
                                 "PLAIN: value %lld is %u bytes long, only %zu bytes are left",
                                 (long long)i, k, n - pos);
