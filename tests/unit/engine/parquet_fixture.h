@@ -17,8 +17,8 @@ struct mem_source {
     int64_t hole_lo, hole_hi; /* reads starting in [lo, hi) get nothing */
 };
 
-static int mem_read(struct df_source *s, int64_t off, char *buf, size_t len, size_t *got,
-                    struct fr_error *err)
+static inline int mem_read(struct df_source *s, int64_t off, char *buf, size_t len, size_t *got,
+                           struct fr_error *err)
 {
     struct mem_source *m = (struct mem_source *)s;
     *got = 0;
@@ -34,7 +34,8 @@ static int mem_read(struct df_source *s, int64_t off, char *buf, size_t len, siz
     return FR_OK;
 }
 
-static void mem_source_init(struct mem_source *m, const void *data, size_t len, const char *name)
+static inline void mem_source_init(struct mem_source *m, const void *data, size_t len,
+                                   const char *name)
 {
     m->base.read = mem_read;
     m->base.size = (int64_t)len;
@@ -45,14 +46,14 @@ static void mem_source_init(struct mem_source *m, const void *data, size_t len, 
 }
 
 /* new (free): the fixture's path under FRAMED_TEST_DATA. */
-static char *fixture_path(const char *name)
+static inline char *fixture_path(const char *name)
 {
     const char *dir = getenv("FRAMED_TEST_DATA");
     return fr_xasprintf("%s/parquet/%s", dir ? dir : "tests/data", name);
 }
 
 /* new (free): a fixture's bytes; NULL when it cannot be read. */
-static uint8_t *fixture_bytes(const char *name, size_t *len)
+static inline uint8_t *fixture_bytes(const char *name, size_t *len)
 {
     char *path = fixture_path(name);
     FILE *f = fopen(path, "rb");

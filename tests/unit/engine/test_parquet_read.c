@@ -43,7 +43,9 @@ static void check_cell(const struct df_column *c, int64_t i, json_t *want, const
             fail_msg("%s row %lld: %.17g, want %.17g", what, (long long)i, g, w);
         break;
     }
-    case DF_TYPE_BOOL: assert_int_equal(df_column_bool(c, i), json_is_true(want)); break;
+    case DF_TYPE_BOOL:
+        assert_int_equal(df_column_bool(c, i), json_is_true(want));
+        break;
     case DF_TYPE_STRING: {
         int64_t n;
         const char *s = df_column_string(c, i, &n);
@@ -52,7 +54,8 @@ static void check_cell(const struct df_column *c, int64_t i, json_t *want, const
             fail_msg("%s row %lld: '%.*s', want '%s'", what, (long long)i, (int)n, s, w);
         break;
     }
-    default: fail_msg("%s: unexpected type", what);
+    default:
+        fail_msg("%s: unexpected type", what);
     }
 }
 
@@ -145,10 +148,10 @@ static void check_fixture(const char *file, const char *json)
 static void test_duckdb_types_every_codec_and_version(void **state)
 {
     (void)state;
-    static const char *const files[] = {
-        "types_uncompressed_v1.parquet", "types_snappy_v1.parquet", "types_gzip_v1.parquet",
-        "types_zstd_v1.parquet",         "types_lz4_v1.parquet",    "types_snappy_v2.parquet",
-        "types_zstd_v2.parquet"};
+    static const char *const files[] = {"types_uncompressed_v1.parquet", "types_snappy_v1.parquet",
+                                        "types_gzip_v1.parquet",         "types_zstd_v1.parquet",
+                                        "types_lz4_v1.parquet",          "types_snappy_v2.parquet",
+                                        "types_zstd_v2.parquet"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         check_fixture(files[i], "types.json");
 }
@@ -279,8 +282,9 @@ static void test_truncated_files(void **state)
         assert_non_null(strstr(err.message, "t.parquet"));
     }
     /* Missing bytes behind a valid footer: the read fails naming where. */
-    int64_t data_end = (int64_t)len - 8 -
-                       (int64_t)(b[len - 8] | b[len - 7] << 8 | b[len - 6] << 16 | b[len - 5] << 24);
+    int64_t data_end =
+        (int64_t)len - 8 -
+        (int64_t)(b[len - 8] | b[len - 7] << 8 | b[len - 6] << 16 | b[len - 5] << 24);
     for (int64_t lo = 4; lo < data_end; lo += 211) {
         struct mem_source m;
         mem_source_init(&m, b, len, "t.parquet");
