@@ -95,7 +95,7 @@ static int grow(struct chunk_read *r, void **p, size_t *cap, size_t need)
 static int page_bytes(struct chunk_read *r, int codec, const uint8_t *src, size_t n, size_t out_n,
                       const uint8_t **out)
 {
-    if (codec == DF__PQ_UNCOMPRESSED) {
+    if (codec == DF__PQ_UNCOMPRESSED || (n == 0 && out_n == 0)) {
         if (n != out_n)
             return fr_error_setk(r->err, FR_EDATA, "", "page sizes differ though uncompressed");
         *out = src;
@@ -203,7 +203,8 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
         } else {
             int64_t j = dict ? (int64_t)r->idx[k] : k;
             int64_t len = v->offsets[j + 1] - v->offsets[j];
-            memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
+            if (len > 0)
+                memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
             c->data_len += len;
             k++;
         }

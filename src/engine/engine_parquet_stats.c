@@ -48,6 +48,8 @@ int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, i
 {
     const char *f = v->fixed;
     double *dd = dst;
+    if (n <= 0)
+        return FR_OK; /* v's buffers may be NULL */
     switch (l->conv) {
     case DF__PQ_CONV_BOOL:
         memcpy(dst, f + first, (size_t)n);

@@ -165,6 +165,8 @@ static void test_row_groups_fallback_required_polars(void **state)
     check_fixture("required.parquet", "required.json");
     check_fixture("polars_zstd.parquet", "polars_zstd.json");
     check_fixture("empty.parquet", "empty.json");
+    check_fixture("nulls_v1.parquet", "nulls.json");
+    check_fixture("nulls_v2.parquet", "nulls.json");
 }
 
 static void test_nested_refused_naming_the_column(void **state)
