@@ -394,9 +394,9 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
     r->out = c;
     int64_t before = df_column_bytes(c);
     int64_t est = rows * (int64_t)(df_type_width(c->type) ? df_type_width(c->type) : 8);
+    r->col_charged += est; /* charged even when over the limit */
     int rc = df_exec_charge(r->ex, est, r->err);
     if (rc == FR_OK) {
-        r->col_charged += est;
         if (df_column_reserve(c, rows, 0) != FR_OK)
             rc = fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)rows);
     }

@@ -338,6 +338,34 @@ static void test_corrupted_bytes(void **state)
     }
 }
 
+/* The memory limit and the cancel flag stop a read, and leave nothing charged. */
+static void test_memory_limit_and_cancel(void **state)
+{
+    (void)state;
+    char *path = fixture_path("dict_fallback.parquet");
+    struct df_file_source fs;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_file_source_open(&fs, path, &err), FR_OK);
+    df_parquet *pq = NULL;
+    assert_int_equal(df_parquet_open(&fs.base, &pq, &err), FR_OK);
+    const struct df_options small = {.morsel_size_rows = 1024, .task_memory_limit_bytes = 20000};
+    struct df_exec ex;
+    df_exec_init(&ex, &small, NULL);
+    struct df_table *t = NULL;
+    assert_int_equal(df_parquet_read(pq, 0, 2, NULL, -1, &ex, &t, &err), FR_EMEMLIMIT);
+    assert_null(t);
+    assert_int_equal(ex.mem_used, 0);
+    atomic_bool cancel = true;
+    df_exec_init(&ex, &opts, &cancel);
+    assert_int_equal(df_parquet_read(pq, 0, 2, NULL, -1, &ex, &t, &err), FR_ECANCELLED);
+    assert_null(t);
+    assert_int_equal(ex.mem_used, 0);
+    df_parquet_free(pq);
+    df_file_source_close(&fs);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_statistics),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_corrupted_bytes),
+        cmocka_unit_test(test_memory_limit_and_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
