@@ -295,7 +295,8 @@ static int plain_byte_array(const uint8_t *p, size_t n, int64_t count, struct df
         uint32_t k;
         memcpy(&k, p + pos, 4);
         pos += 4;
-        if (k > n - pos)
+        /* the values after it need their 4-byte lengths: data stays within n - 4 * count */
+        if (k > n - pos || n - pos - k < 4 * (size_t)(count - i - 1))
             return fr_error_set(err, FR_EDATA,
                                 "PLAIN: value %lld is %u bytes long, only %zu bytes are left",
                                 (long long)i, k, n - pos);
@@ -404,10 +405,12 @@ int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count
     v->data_len = 0;
     if (count < 0)
         return fr_error_set(err, FR_EDATA, "negative value count %lld", (long long)count);
-    if (fixed_size(v) < 0 || (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY && v->type_length <= 0))
+    if (fixed_size(v) < 0)
         return fr_error_setk(err, FR_EVALIDATION, "unsupported-parquet",
-                             "physical type %s (type %d, length %d) cannot be decoded",
-                             type_name(v->type), v->type, v->type_length);
+                             "physical type %d is not supported", v->type);
+    if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY && v->type_length <= 0)
+        return fr_error_set(err, FR_EDATA, "FIXED_LEN_BYTE_ARRAY with type_length %d",
+                            v->type_length);
     /* a dictionary page of a format 1.0 writer says PLAIN_DICTIONARY and
      * holds PLAIN values; a data page's indices are not values */
     if (encoding == DF__PQ_PLAIN_DICTIONARY)

@@ -1,105 +1,13 @@
 /* engine_parquet_read: df_parquet_read: for each wanted column of each row
  * group, the column chunk's bytes, its pages (dictionary, data v1 and v2)
  * decompressed and decoded straight into the engine's column, nulls from the
- * definition levels; plus the physical-to-engine value conversions. */
+ * definition levels; and the path conveniences (schema, validation). */
 #include "engine_parquet_meta_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- value conversions ---------------------------------------------------- */
-
-static double dec_bin(const uint8_t *p, int64_t n)
-{
-    if (n <= 0)
-        return 0;
-    if (n <= 16) {
-        __int128 v = (p[0] & 0x80) ? -1 : 0;
-        for (int64_t i = 0; i < n; i++)
-            v = (__int128)(((unsigned __int128)v << 8) | p[i]);
-        return (double)v;
-    }
-    double v = (p[0] & 0x80) ? -1 : 0;
-    for (int64_t i = 0; i < n; i++)
-        v = v * 256.0 + p[i];
-    return v;
-}
-
-static int convert_ts(int conv, const int64_t *s, int64_t n, int64_t *d, struct fr_error *err)
-{
-    if (conv == DF__PQ_CONV_TS_US) {
-        memcpy(d, s, (size_t)n * 8);
-    } else if (conv == DF__PQ_CONV_TS_NS) {
-        for (int64_t i = 0; i < n; i++) {
-            int64_t q = s[i] / 1000, m = s[i] % 1000;
-            d[i] = m < 0 ? q - 1 : q;
-        }
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            if (__builtin_mul_overflow(s[i], 1000, &d[i]))
-                return fr_error_setk(err, FR_EDATA, "", "a timestamp out of range");
-    }
-    return FR_OK;
-}
-
-int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, int64_t first,
-                   int64_t n, void *dst, struct fr_error *err)
-{
-    const char *f = v->fixed;
-    double *dd = dst;
-    switch (l->conv) {
-    case DF__PQ_CONV_BOOL:
-        memcpy(dst, f + first, (size_t)n);
-        break;
-    case DF__PQ_CONV_DATE:
-        memcpy(dst, f + first * 4, (size_t)n * 4);
-        break;
-    case DF__PQ_CONV_I64:
-    case DF__PQ_CONV_F64:
-        memcpy(dst, f + first * 8, (size_t)n * 8);
-        break;
-    case DF__PQ_CONV_I32:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)dst)[i] = ((const int32_t *)f)[first + i];
-        break;
-    case DF__PQ_CONV_U32:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)dst)[i] = ((const uint32_t *)f)[first + i];
-        break;
-    case DF__PQ_CONV_F32:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = ((const float *)f)[first + i];
-        break;
-    case DF__PQ_CONV_DEC_I32:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = ((const int32_t *)f)[first + i] / l->dec_divisor;
-        break;
-    case DF__PQ_CONV_DEC_I64:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = (double)((const int64_t *)f)[first + i] / l->dec_divisor;
-        break;
-    case DF__PQ_CONV_DEC_BIN:
-        for (int64_t i = 0; i < n; i++) {
-            int64_t k = first + i;
-            if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY)
-                dd[i] = dec_bin((const uint8_t *)f + k * v->type_length, v->type_length);
-            else
-                dd[i] = dec_bin((const uint8_t *)v->data + v->offsets[k],
-                                v->offsets[k + 1] - v->offsets[k]);
-            dd[i] /= l->dec_divisor;
-        }
-        break;
-    case DF__PQ_CONV_TS_MS:
-    case DF__PQ_CONV_TS_US:
-    case DF__PQ_CONV_TS_NS:
-        return convert_ts(l->conv, (const int64_t *)f + first, n, dst, err);
-    default:
-        return fr_error_setk(err, FR_EDATA, "", "no conversion for this column");
-    }
-    return FR_OK;
-}
 
 /* ---- one column chunk ----------------------------------------------------- */
 
@@ -187,7 +95,7 @@ static int grow(struct chunk_read *r, void **p, size_t *cap, size_t need)
 static int page_bytes(struct chunk_read *r, int codec, const uint8_t *src, size_t n, size_t out_n,
                       const uint8_t **out)
 {
-    if (codec == DF__PQ_UNCOMPRESSED) {
+    if (codec == DF__PQ_UNCOMPRESSED || (n == 0 && out_n == 0)) {
         if (n != out_n)
             return fr_error_setk(r->err, FR_EDATA, "", "page sizes differ though uncompressed");
         *out = src;
@@ -295,7 +203,8 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
         } else {
             int64_t j = dict ? (int64_t)r->idx[k] : k;
             int64_t len = v->offsets[j + 1] - v->offsets[j];
-            memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
+            if (len > 0)
+                memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
             c->data_len += len;
             k++;
         }
@@ -485,9 +394,9 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
     r->out = c;
     int64_t before = df_column_bytes(c);
     int64_t est = rows * (int64_t)(df_type_width(c->type) ? df_type_width(c->type) : 8);
+    r->col_charged += est; /* charged even when over the limit */
     int rc = df_exec_charge(r->ex, est, r->err);
     if (rc == FR_OK) {
-        r->col_charged += est;
         if (df_column_reserve(c, rows, 0) != FR_OK)
             rc = fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)rows);
     }
