@@ -9,7 +9,7 @@
 
 struct df_parquet_writer {
     struct df_schema schema;
-    int codec; /* enum df__pq_codec */
+    int codec;        /* enum df__pq_codec */
     int64_t offset;   /* bytes handed out so far: the next byte's place in the file */
     int64_t num_rows; /* over the row groups written */
     int nrow_groups;

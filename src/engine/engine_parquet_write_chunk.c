@@ -116,9 +116,9 @@ struct dict {
     uint32_t *slots; /* entry index + 1; 0 = empty */
     uint64_t mask;
     int64_t count;
-    struct fr_buf plain;  /* the dictionary page's PLAIN values */
-    int64_t *entry_at;    /* strings: offset in plain of each entry's length */
-    uint32_t *indices;    /* one per non-null value */
+    struct fr_buf plain; /* the dictionary page's PLAIN values */
+    int64_t *entry_at;   /* strings: offset in plain of each entry's length */
+    uint32_t *indices;   /* one per non-null value */
 };
 
 static void dict_cleanup(struct dict *d)
@@ -245,8 +245,8 @@ static int page_flush(struct df__pq_chunk *c, struct pages *pg, int type, int64_
                       int encoding, struct fr_error *err)
 {
     pg->comp.len = 0;
-    int rc = df__pq_compress(pg->codec, (const uint8_t *)pg->body.data, pg->body.len, &pg->comp,
-                             err);
+    int rc =
+        df__pq_compress(pg->codec, (const uint8_t *)pg->body.data, pg->body.len, &pg->comp, err);
     if (rc != 0)
         return rc;
     if (pg->body.len > INT32_MAX || pg->comp.len > INT32_MAX)
@@ -287,8 +287,8 @@ static void plain_values(struct pages *pg, int64_t r0, int64_t r1)
 }
 
 /* One data page of rows [r0, r1) whose first non-null value is the k0-th. */
-static int data_page(struct df__pq_chunk *c, struct pages *pg, int64_t r0, int64_t r1,
-                     int64_t k0, int64_t *nvalid, struct fr_error *err)
+static int data_page(struct df__pq_chunk *c, struct pages *pg, int64_t r0, int64_t r1, int64_t k0,
+                     int64_t *nvalid, struct fr_error *err)
 {
     pg->body.len = 0;
     int64_t valid = 0;
@@ -422,8 +422,7 @@ static void float_stats(struct df__pq_chunk *c, const struct df_column *col, int
     c->has_min_max = c->min_exact = c->max_exact = true;
 }
 
-static void int_stats(struct df__pq_chunk *c, const struct df_column *col, int64_t start,
-                      int64_t n)
+static void int_stats(struct df__pq_chunk *c, const struct df_column *col, int64_t start, int64_t n)
 {
     bool any = false;
     int64_t mn = 0, mx = 0;
@@ -480,8 +479,7 @@ static void chunk_reset(struct df__pq_chunk *c)
     c->dictionary = c->has_min_max = c->min_exact = c->max_exact = false;
 }
 
-static int dict_page(struct df__pq_chunk *c, struct pages *pg, struct dict *d,
-                     struct fr_error *err)
+static int dict_page(struct df__pq_chunk *c, struct pages *pg, struct dict *d, struct fr_error *err)
 {
     pg->body.len = 0;
     fr_buf_append(&pg->body, d->plain.data, d->plain.len);

@@ -63,7 +63,7 @@ struct df__pq_chunk {
     int64_t uncompressed_bytes; /* headers included */
     int64_t dict_page_offset;   /* -1 = no dictionary page */
     int64_t data_page_offset;
-    bool dictionary;            /* data pages are RLE_DICTIONARY */
+    bool dictionary; /* data pages are RLE_DICTIONARY */
     int64_t null_count;
     bool has_min_max;
     bool min_exact, max_exact;
