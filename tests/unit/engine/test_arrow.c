@@ -86,7 +86,7 @@ static struct msg read_msg(const struct fr_buf *s, size_t pos)
     assert_true(meta_len > 0);
     assert_int_equal(meta_len % 8, 0); /* the padding is counted */
     struct msg m = {.meta = {p + 8, meta_len}};
-    m.root = rd(&m.meta, 0, 4); /* the root offset, at 0 */
+    m.root = rd(&m.meta, 0, 4);                            /* the root offset, at 0 */
     assert_int_equal(scalar(&m.meta, m.root, 0, 2, 0), 4); /* MetadataVersion V5 */
     m.body_len = (int64_t)scalar(&m.meta, m.root, 3, 8, 0);
     assert_int_equal(m.body_len % 8, 0);
