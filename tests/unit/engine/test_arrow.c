@@ -195,6 +195,35 @@ static bool bit(const uint8_t *p, int64_t i)
     return (p[i >> 3] >> (i & 7)) & 1;
 }
 
+/* Checks row r of col against slot i of its buffers (buf[0] the validity,
+ * NULL when the batch has none). */
+static void check_value(const struct df_column *col, int64_t r, const uint8_t *const *buf,
+                        int64_t i)
+{
+    bool valid = df_column_is_valid(col, r);
+    if (buf[0])
+        assert_int_equal(bit(buf[0], i), valid);
+    if (col->type == DF_TYPE_BOOL) {
+        assert_int_equal(bit(buf[1], i), valid && df_column_bool(col, r));
+    } else if (col->type == DF_TYPE_DATE) {
+        int32_t v;
+        memcpy(&v, buf[1] + 4 * i, 4);
+        assert_int_equal(v, valid ? df_column_int32(col, r) : 0);
+    } else if (col->type == DF_TYPE_STRING) {
+        int64_t o0, o1, len;
+        memcpy(&o0, buf[1] + 8 * i, 8);
+        memcpy(&o1, buf[1] + 8 * (i + 1), 8);
+        const char *want = df_column_string(col, r, &len);
+        assert_int_equal(o1 - o0, len);
+        assert_memory_equal(buf[2] + o0, want, (size_t)len);
+    } else {
+        uint64_t v, w;
+        memcpy(&v, buf[1] + 8 * i, 8);
+        memcpy(&w, (const char *)col->values + 8 * r, 8);
+        assert_int_equal(v, valid ? w : 0);
+    }
+}
+
 /* Checks rows [start, start+n) of t in the batch message m, buffer by buffer. */
 static void check_batch(const struct df_table *t, const struct msg *m, int64_t start, int64_t n)
 {
@@ -223,31 +252,10 @@ static void check_batch(const struct df_table *t, const struct msg *m, int64_t s
             if (k == 0)
                 assert_int_equal(len, nulls ? (n + 7) / 8 : 0);
         }
-        for (int64_t i = 0; i < n; i++) {
-            int64_t r = start + i;
-            bool valid = df_column_is_valid(col, r);
-            if (nulls)
-                assert_int_equal(bit(buf[0], i), valid);
-            if (col->type == DF_TYPE_BOOL) {
-                assert_int_equal(bit(buf[1], i), valid && df_column_bool(col, r));
-            } else if (col->type == DF_TYPE_DATE) {
-                int32_t v;
-                memcpy(&v, buf[1] + 4 * i, 4);
-                assert_int_equal(v, valid ? df_column_int32(col, r) : 0);
-            } else if (col->type == DF_TYPE_STRING) {
-                int64_t o0, o1, len;
-                memcpy(&o0, buf[1] + 8 * i, 8);
-                memcpy(&o1, buf[1] + 8 * (i + 1), 8);
-                const char *want = df_column_string(col, r, &len);
-                assert_int_equal(o1 - o0, len);
-                assert_memory_equal(buf[2] + o0, want, (size_t)len);
-            } else {
-                uint64_t v, w;
-                memcpy(&v, buf[1] + 8 * i, 8);
-                memcpy(&w, (const char *)col->values + 8 * r, 8);
-                assert_int_equal(v, valid ? w : 0);
-            }
-        }
+        if (!nulls)
+            buf[0] = NULL;
+        for (int64_t i = 0; i < n; i++)
+            check_value(col, start + i, buf, i);
         if (nulls && (n & 7)) /* the bits past the slice are 0 */
             assert_int_equal(buf[0][n >> 3] >> (n & 7), 0);
         if (col->type == DF_TYPE_STRING) {
