@@ -320,6 +320,21 @@ static void fill_buffer(uint8_t *dst, const struct df_column *c, int k, int64_t 
     }
 }
 
+/* Zeroes the values of the null slots among rows [start, start+n) in dst
+ * (the batch's buffer 1): columns keep them zero, this makes sure of it. */
+static void zero_nulls(uint8_t *dst, const struct df_column *c, int64_t start, int64_t n)
+{
+    size_t w = df_type_width(c->type);
+    for (int64_t i = 0; i < n; i++) {
+        if (df_column_is_valid(c, start + i))
+            continue;
+        if (c->type == DF_TYPE_BOOL)
+            dst[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+        else
+            memset(dst + (size_t)i * w, 0, w);
+    }
+}
+
 /* Room for n more bytes, zeroed; returns where they start (b->len grows). */
 static uint8_t *buf_extend(struct fr_buf *b, size_t n)
 {
@@ -395,6 +410,8 @@ void df_arrow_write_batch(const struct df_table *t, int64_t start, int64_t n, st
                 copy_bits(dst, col->validity, start, n);
             else if (k > 0)
                 fill_buffer(dst, col, k, start, n);
+            if (k == 1 && len[0] > 0 && col->type != DF_TYPE_STRING)
+                zero_nulls(dst, col, start, n);
         }
     }
     free(l.nodes);

@@ -122,6 +122,11 @@ static struct df_table *sample(void)
         df_column_append_int32(d, 19000 + r);
         df_column_append_int64(ts, (int64_t)r * 1000001);
     }
+    /* nulls over values (set_null keeps the value bytes): the batch must zero them */
+    df_column_set_null(b, 6);
+    df_column_set_null(f, 4);
+    df_column_set_null(d, 7);
+    df_column_set_null(ts, 15);
     df_table_add(t, "flag", b);
     df_table_add(t, "n", i);
     df_table_add(t, "x", f);
