@@ -134,6 +134,9 @@ typedef struct ctx_result ctx_result;
 int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error *err);
 /* Borrowed, valid until ctx_result_release. */
 const struct df_table *ctx_result_table(const ctx_result *r);
+/* The morsel_size_rows of the config the query ran with: the rows of one
+ * Arrow record batch or Parquet row group of the result. */
+int64_t ctx_result_morsel_rows(const ctx_result *r);
 void ctx_result_release(ctx_result *r); /* accepts NULL */
 
 /* ---- history (context_history.c) ---- */

@@ -12,6 +12,7 @@
 struct ctx_result {
     runner_query *q;
     struct df_table *table;
+    int64_t morsel_rows; /* the frozen config's morsel_size_rows */
 };
 
 static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
@@ -339,6 +340,9 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
         ctx_result *res = fr_xcalloc(1, sizeof(*res));
         res->q = runner_query_ref(rec->q);
         res->table = df_table_share(rec->merged);
+        res->morsel_rows = c->runner ? runner_config(c->runner)->values.morsel_size_rows : 0;
+        if (res->morsel_rows <= 0)
+            res->morsel_rows = 65536;
         *out = res;
     }
     pthread_mutex_unlock(&c->lock);
@@ -348,6 +352,11 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
 const struct df_table *ctx_result_table(const ctx_result *r)
 {
     return r->table;
+}
+
+int64_t ctx_result_morsel_rows(const ctx_result *r)
+{
+    return r->morsel_rows;
 }
 
 void ctx_result_release(ctx_result *r)

@@ -1,7 +1,8 @@
 /* http_routes_queries: submitting a query (optionally waiting for it), its
  * status, cancelling it, and its result: the rows (?offset=&limit=) streamed
- * in chunks as JSON, CSV or NDJSON, with the result held by reference until
- * the response is done. */
+ * in chunks as JSON, CSV, NDJSON, an Arrow IPC stream (a record batch per
+ * morsel) or Parquet (a row group per morsel), with the result held by
+ * reference until the response is done. */
 #include "http_int.h"
 
 #include "../engine/engine.h"
@@ -16,7 +17,16 @@
 #define WAIT_MAX_S 300.0
 #define CHUNK_ROWS 1024
 
-enum result_format { FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_UNACCEPTABLE, FMT_MALFORMED, FMT_INVALID };
+enum result_format {
+    FMT_JSON,
+    FMT_CSV,
+    FMT_NDJSON,
+    FMT_ARROW,
+    FMT_PARQUET,
+    FMT_UNACCEPTABLE,
+    FMT_MALFORMED,
+    FMT_INVALID
+};
 
 /* ---- submit, status, cancel ---- */
 
@@ -170,8 +180,11 @@ static const struct http__offer result_offers[] = {
     {"text/csv", "charset=utf-8"},
     {"application/x-ndjson", NULL},
     {"application/ndjson", NULL},
+    {"application/vnd.apache.arrow.stream", NULL},
+    {"application/vnd.apache.parquet", NULL},
 };
-static const enum result_format offer_formats[] = {FMT_JSON, FMT_CSV, FMT_NDJSON, FMT_NDJSON};
+static const enum result_format offer_formats[] = {FMT_JSON,   FMT_CSV,   FMT_NDJSON,
+                                                   FMT_NDJSON, FMT_ARROW, FMT_PARQUET};
 #define NOFFERS ((int)(sizeof(result_offers) / sizeof(result_offers[0])))
 
 /* ?format= wins; else Accept, negotiated (RFC 9110 section 12.5.1). */
@@ -179,11 +192,12 @@ static enum result_format pick_format(struct http_request *req)
 {
     const char *f = http__query(req, "format");
     if (f) {
-        return strcmp(f, "csv") == 0      ? FMT_CSV
-               : strcmp(f, "ndjson") == 0 ? FMT_NDJSON
-               : strcmp(f, "json") == 0   ? FMT_JSON
-               : strcmp(f, "arrow") == 0  ? FMT_UNACCEPTABLE /* not made yet */
-                                          : FMT_INVALID;
+        return strcmp(f, "csv") == 0       ? FMT_CSV
+               : strcmp(f, "ndjson") == 0  ? FMT_NDJSON
+               : strcmp(f, "json") == 0    ? FMT_JSON
+               : strcmp(f, "arrow") == 0   ? FMT_ARROW
+               : strcmp(f, "parquet") == 0 ? FMT_PARQUET
+                                           : FMT_INVALID;
     }
     bool too_long = false; /* every Accept line counts (RFC 9110 section 5.3) */
     char *accept =
@@ -201,14 +215,17 @@ static void reply_not_acceptable(struct http_request *req, enum result_format fm
     struct ctx_error e;
     ctx_error_init(&e);
     fr_error_setk(&e.base, FR_EINVAL, "not-acceptable",
-                  "%sresults are offered as application/json, text/csv (charset=utf-8) or "
-                  "application/x-ndjson (also application/ndjson), or ?format=json|csv|ndjson",
+                  "%sresults are offered as application/json, text/csv (charset=utf-8), "
+                  "application/x-ndjson (also application/ndjson), "
+                  "application/vnd.apache.arrow.stream or application/vnd.apache.parquet, or "
+                  "?format=json|csv|ndjson|arrow|parquet",
                   fmt == FMT_MALFORMED ? "the Accept header is malformed (RFC 9110 section "
                                          "12.5.1: type/subtype;param=value;q=0.5, q with at most "
                                          "3 decimals); "
                                        : "");
-    e.ext = json_pack("{s:[s,s,s,s]}", "offered", "application/json", "text/csv",
-                      "application/x-ndjson", "application/ndjson");
+    e.ext = json_pack("{s:[s,s,s,s,s,s]}", "offered", "application/json", "text/csv",
+                      "application/x-ndjson", "application/ndjson",
+                      "application/vnd.apache.arrow.stream", "application/vnd.apache.parquet");
     http__reply_error(req, &e);
     ctx_error_cleanup(&e);
 }
@@ -228,14 +245,17 @@ static json_t *columns_json(const struct df_table *t)
 /* A streamed result body. Owned by the request (body_state); MHD reads it
  * only while the response is being sent, which ends before the request's
  * completion frees it. JSON is {"columns":..,"total_rows":..,"offset":..,
- * "limit":..,"rows":[ then the rows in chunks, then ]}. */
+ * "limit":..,"rows":[ then the rows in chunks, then ]}. Arrow and Parquet
+ * chunks are one record batch or row group of batch_rows rows each. */
 struct result_stream {
     ctx_result *result;
     const struct df_table *table; /* borrowed from result */
     enum result_format format;
-    int64_t next_row, end_row;
-    bool head_done, tail_done;
+    enum df_parquet_codec codec;
+    int64_t next_row, end_row, batch_rows;
+    bool head_done, tail_done, failed;
     char *json_head; /* JSON only: the members before the rows */
+    df_parquet_writer *parquet;
     struct fr_buf chunk;
     size_t chunk_pos;
     int64_t *sent; /* the request's streamed_bytes */
@@ -247,22 +267,59 @@ static void result_stream_free(void *p)
     if (!st)
         return;
     ctx_result_release(st->result);
+    df_parquet_writer_free(st->parquet);
     fr_buf_cleanup(&st->chunk);
     free(st->json_head);
     free(st);
 }
 
-static void result_stream_refill(struct result_stream *st)
+/* The next row group (the first even when empty: a file has one) or the
+ * footer. A writer error ends the stream broken (the status is sent). */
+static void refill_parquet(struct result_stream *st, bool first, int64_t n)
 {
-    st->chunk.len = 0;
-    st->chunk_pos = 0;
-    bool first = !st->head_done;
+    struct fr_error err;
+    fr_error_init(&err);
+    if (first) {
+        struct df_schema schema;
+        df_schema_init(&schema);
+        df_schema_of_table(&schema, st->table);
+        st->parquet = df_parquet_writer_new(&schema, st->codec);
+        df_schema_cleanup(&schema);
+    }
+    int rc = FR_OK;
+    if (n > 0 || first) {
+        rc = df_parquet_writer_write(st->parquet, st->table, st->next_row, n, &st->chunk, &err);
+        st->next_row += n;
+    } else if (!st->tail_done) {
+        rc = df_parquet_writer_finish(st->parquet, &st->chunk, &err);
+        st->tail_done = true;
+    }
+    if (rc != FR_OK) {
+        FR_LOG(FR_LOG_ERROR, "parquet result: %s", err.message);
+        st->failed = true;
+        st->chunk.len = 0;
+    }
+}
+
+static void refill_arrow(struct result_stream *st, bool first, int64_t n)
+{
+    if (first)
+        df_arrow_write_schema(st->table, &st->chunk);
+    if (n > 0) {
+        df_arrow_write_batch(st->table, st->next_row, n, &st->chunk);
+        st->next_row += n;
+    } else if (!st->tail_done) {
+        df_arrow_write_eos(&st->chunk);
+        st->tail_done = true;
+    }
+}
+
+static void refill_text(struct result_stream *st, bool first, int64_t n)
+{
     if (first && st->format == FMT_CSV)
         df_write_csv_header(st->table, &st->chunk);
     if (first && st->format == FMT_JSON)
         fr_buf_puts(&st->chunk, st->json_head);
-    st->head_done = true;
-    int64_t n = st->end_row - st->next_row < CHUNK_ROWS ? st->end_row - st->next_row : CHUNK_ROWS;
     if (n > 0) {
         if (st->format == FMT_CSV) {
             df_write_csv_rows(st->table, st->next_row, n, &st->chunk);
@@ -280,12 +337,32 @@ static void result_stream_refill(struct result_stream *st)
     }
 }
 
+static void result_stream_refill(struct result_stream *st)
+{
+    st->chunk.len = 0;
+    st->chunk_pos = 0;
+    if (st->failed)
+        return;
+    bool first = !st->head_done;
+    st->head_done = true;
+    int64_t left = st->end_row - st->next_row;
+    int64_t n = left < st->batch_rows ? left : st->batch_rows;
+    if (st->format == FMT_ARROW)
+        refill_arrow(st, first, n);
+    else if (st->format == FMT_PARQUET)
+        refill_parquet(st, first, n);
+    else
+        refill_text(st, first, n);
+}
+
 static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     struct result_stream *st = cls;
     if (st->chunk_pos >= st->chunk.len)
         result_stream_refill(st);
+    if (st->failed)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
     if (st->chunk_pos >= st->chunk.len)
         return MHD_CONTENT_READER_END_OF_STREAM;
     size_t n = st->chunk.len - st->chunk_pos;
@@ -301,16 +378,19 @@ static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max
  * the length a GET would stream. MHD 0.9.75 sends a chunked reply's
  * terminator after a HEAD's headers (the next response on the connection
  * then starts with "0\r\n\r\n"), so HEAD gets a reply of known size, whose
- * body MHD does not send. */
+ * body MHD does not send. -1 when the rendering failed. */
 static int64_t result_stream_length(struct result_stream *st)
 {
     int64_t first_row = st->next_row, total = 0;
     for (result_stream_refill(st); st->chunk.len > 0; result_stream_refill(st))
         total += (int64_t)st->chunk.len;
+    bool failed = st->failed;
     st->next_row = first_row;
-    st->head_done = st->tail_done = false;
+    st->head_done = st->tail_done = st->failed = false;
     st->chunk.len = st->chunk_pos = 0;
-    return total;
+    df_parquet_writer_free(st->parquet);
+    st->parquet = NULL;
+    return failed ? -1 : total;
 }
 
 /* The JSON members before the rows, ending in "rows":[ (new). */
@@ -344,8 +424,11 @@ static int download_wanted(struct http_request *req)
  * [A-Za-z0-9._-] (no quoting then needed), the name is "result". */
 static void add_disposition(struct http_request *req, enum result_format fmt)
 {
-    static const char *const ext[] = {
-        [FMT_JSON] = "json", [FMT_CSV] = "csv", [FMT_NDJSON] = "ndjson"};
+    static const char *const ext[] = {[FMT_JSON] = "json",
+                                      [FMT_CSV] = "csv",
+                                      [FMT_NDJSON] = "ndjson",
+                                      [FMT_ARROW] = "arrow",
+                                      [FMT_PARQUET] = "parquet"};
     static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
     const char *id = http__param(req, "id");
     if (!id || id[strspn(id, safe)] != '\0' || strlen(id) > 128)
@@ -357,15 +440,20 @@ static void add_disposition(struct http_request *req, enum result_format fmt)
 
 /* Steals result in every case. limit -1 = every row from offset on. */
 static void reply_stream(struct http_request *req, ctx_result *result, enum result_format fmt,
-                         int64_t offset, int64_t limit)
+                         enum df_parquet_codec codec, int64_t offset, int64_t limit)
 {
     static const char *const media[] = {[FMT_JSON] = "application/json",
                                         [FMT_CSV] = "text/csv; charset=utf-8",
-                                        [FMT_NDJSON] = "application/x-ndjson"};
+                                        [FMT_NDJSON] = "application/x-ndjson",
+                                        [FMT_ARROW] = "application/vnd.apache.arrow.stream",
+                                        [FMT_PARQUET] = "application/vnd.apache.parquet"};
     struct result_stream *st = fr_xcalloc(1, sizeof(*st));
     st->result = result;
     st->table = ctx_result_table(result);
     st->format = fmt;
+    st->codec = codec;
+    bool binary = fmt == FMT_ARROW || fmt == FMT_PARQUET;
+    st->batch_rows = binary ? ctx_result_morsel_rows(result) : CHUNK_ROWS;
     int64_t nrows = st->table->nrows;
     st->next_row = offset < nrows ? offset : nrows;
     st->end_row = (limit < 0 || nrows - st->next_row < limit) ? nrows : st->next_row + limit;
@@ -378,7 +466,12 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
         return;
     }
     bool head = strcmp(req->method, "HEAD") == 0;
-    uint64_t size = head ? (uint64_t)result_stream_length(st) : MHD_SIZE_UNKNOWN;
+    int64_t length = head ? result_stream_length(st) : 0;
+    if (length < 0) {
+        http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result");
+        return;
+    }
+    uint64_t size = head ? (uint64_t)length : MHD_SIZE_UNKNOWN;
     struct MHD_Response *r =
         MHD_create_response_from_callback(size, 64 * 1024, result_stream_read, st, NULL);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, media[fmt]);
@@ -387,30 +480,51 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
         add_disposition(req, fmt);
 }
 
+/* ?compression= of a Parquet result: snappy (also when absent), zstd, none;
+ * -1 for anything else. */
+static int pick_codec(struct http_request *req, enum df_parquet_codec *out)
+{
+    const char *c = http__query(req, "compression");
+    *out = DF_PARQUET_SNAPPY;
+    if (!c || strcmp(c, "snappy") == 0)
+        return 0;
+    if (strcmp(c, "zstd") == 0)
+        *out = DF_PARQUET_ZSTD;
+    else if (strcmp(c, "none") == 0)
+        *out = DF_PARQUET_UNCOMPRESSED;
+    else
+        return -1;
+    return 0;
+}
+
 static void query_result(struct http_request *req)
 {
     enum result_format fmt = pick_format(req);
+    enum df_parquet_codec codec;
+    bool bad_codec = pick_codec(req, &codec) < 0;
     int64_t offset = http__query_int(req, "offset", 0, INT64_MAX / 2);
     int64_t limit = http__query_int(req, "limit", -2, INT64_MAX / 2);
     if (fmt == FMT_UNACCEPTABLE || fmt == FMT_MALFORMED) {
         reply_not_acceptable(req, fmt);
         return;
     }
-    if (offset < 0 || limit == -1 || fmt == FMT_INVALID || download_wanted(req) < 0) {
+    if (offset < 0 || limit == -1 || fmt == FMT_INVALID || bad_codec || download_wanted(req) < 0) {
         const char *bad = offset < 0           ? "offset"
                           : limit == -1        ? "limit"
                           : fmt == FMT_INVALID ? "format"
+                          : bad_codec          ? "compression"
                                                : "download";
         http__reply_bad_parameter(req, bad,
                                   "offset and limit must be non-negative integers; format one "
-                                  "of json, csv, ndjson; download 1, 0, true or false");
+                                  "of json, csv, ndjson, arrow, parquet; compression snappy, "
+                                  "zstd or none; download 1, 0, true or false");
         return;
     }
     ctx_result *result = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
     if (ctx_query_result(req->ctx, http__param(req, "id"), &result, &err) == 0)
-        reply_stream(req, result, fmt, offset, limit < 0 ? -1 : limit);
+        reply_stream(req, result, fmt, codec, offset, limit < 0 ? -1 : limit);
     else
         http__reply_error(req, &err);
     ctx_error_cleanup(&err);

@@ -99,7 +99,7 @@ function ResultGrid({ id }) {
       <button type="button" id="page-next" disabled=${last >= total} onClick=${() => setPage((p) => ({ ...p, offset: p.offset + p.limit }))}>Next</button>
     </div>
     <p class="downloads">Download:
-      ${['csv', 'ndjson', 'arrow'].map((f) => html` <a id=${`q-download-${f}`} class="button-link" download=""
+      ${['csv', 'ndjson', 'arrow', 'parquet'].map((f) => html` <a id=${`q-download-${f}`} class="button-link" download=""
         href=${`/v1/queries/${enc(id)}/result?format=${f}&download=1`}>${f.toUpperCase()}</a>`)}</p>
   </div>`;
 }

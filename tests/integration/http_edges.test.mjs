@@ -346,7 +346,8 @@ test('results: Accept with q-values and media ranges; numeric query parameters a
     for (const accept of ['image/png', '*/*;q=0', 'text/csv;charset=latin1', 'text/csv;q=1.5', 'text/csv;q=0.0001', '*/csv']) {
       const r = await call(srv.base, 'GET', target, { headers: { accept } });
       assertProblem(r, 406, 'not-acceptable');
-      assert.deepEqual(r.body.offered, ['application/json', 'text/csv', 'application/x-ndjson', 'application/ndjson'], accept);
+      assert.deepEqual(r.body.offered, ['application/json', 'text/csv', 'application/x-ndjson', 'application/ndjson',
+        'application/vnd.apache.arrow.stream', 'application/vnd.apache.parquet'], accept);
     }
     const bad = [
       ['POST', '/v1/queries?wait=0x10', 'wait'], ['POST', '/v1/queries?wait=1e1', 'wait'],
