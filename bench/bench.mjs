@@ -140,7 +140,7 @@ const cluster = existsSync(clusterFile)
   ? readFileSync(clusterFile, 'utf8').replace(/^# /, '# Cluster: ') : '';
 // bench/parquet.mjs writes results/parquet-<N>.md and bench/result_formats.mjs
 // results/formats-<N>.md: folded in after the CSV tables.
-const extra = readdirSync(RES).filter((n) => /^(parquet|formats)-.*\.md$/.test(n)).sort()
+const extra = readdirSync(RES).filter((n) => /^(parquet|formats|result-formats)-.*\.md$/.test(n)).sort()
   .map((p) => readFileSync(join(RES, p), 'utf8'));
 // The load benchmark (bench/load/run.sh) writes results/load.md; it is folded in last.
 const load = existsSync(join(RES, 'load.md')) ? readFileSync(join(RES, 'load.md'), 'utf8') : '';
