@@ -295,10 +295,14 @@ static int plain_byte_array(const uint8_t *p, size_t n, int64_t count, struct df
         uint32_t k;
         memcpy(&k, p + pos, 4);
         pos += 4;
-        if (k > n - pos)
+        /* the values after this one need their 4-byte lengths too, which
+         * keeps the total within the data buffer's n - 4 * count bytes */
+        size_t rest = 4 * (size_t)(count - 1 - i);
+        if (k > n - pos || rest > n - pos - k)
             return fr_error_set(err, FR_EDATA,
-                                "PLAIN: value %lld is %u bytes long, only %zu bytes are left",
-                                (long long)i, k, n - pos);
+                                "PLAIN: value %lld is %u bytes long, only %zu bytes are left "
+                                "for it and %lld more values",
+                                (long long)i, k, n - pos, (long long)(count - 1 - i));
         memcpy(v->data + len, p + pos, k);
         pos += k;
         len += k;
