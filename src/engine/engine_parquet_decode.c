@@ -295,14 +295,11 @@ static int plain_byte_array(const uint8_t *p, size_t n, int64_t count, struct df
         uint32_t k;
         memcpy(&k, p + pos, 4);
         pos += 4;
-        /* the values after this one need their 4-byte lengths too, which
-         * keeps the total within the data buffer's n - 4 * count bytes */
-        size_t rest = 4 * (size_t)(count - 1 - i);
-        if (k > n - pos || rest > n - pos - k)
+        /* the values after it need their 4-byte lengths: data stays within n - 4 * count */
+        if (k > n - pos || n - pos - k < 4 * (size_t)(count - i - 1))
             return fr_error_set(err, FR_EDATA,
-                                "PLAIN: value %lld is %u bytes long, only %zu bytes are left "
-                                "for it and %lld more values",
-                                (long long)i, k, n - pos, (long long)(count - 1 - i));
+                                "PLAIN: value %lld is %u bytes long, only %zu bytes are left",
+                                (long long)i, k, n - pos);
         memcpy(v->data + len, p + pos, k);
         pos += k;
         len += k;
@@ -368,7 +365,7 @@ static int byte_stream_split(const uint8_t *p, size_t n, int64_t count, struct d
     if ((uint64_t)count > stride)
         return too_short(err, "BYTE_STREAM_SPLIT", count, type_name(v->type), n);
     int rc = df__pq_grow_fixed(v, (size_t)count * k, err);
-    if (rc != FR_OK)
+    if (rc != FR_OK || count == 0)
         return rc;
     uint8_t *out = v->fixed;
     for (size_t j = 0; j < k; j++) {
