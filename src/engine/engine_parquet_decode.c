@@ -98,11 +98,15 @@ int df__pq_uvarint(const uint8_t *p, size_t n, size_t *pos, uint64_t *out)
     return FR_EDATA;
 }
 
-/* Up to 8 little-endian bytes at p, of which avail (>= 1) exist. */
+/* Up to 8 little-endian bytes at p, of which avail (>= 1) exist; the
+ * common case is one fixed-size load. */
 static inline uint64_t load_le64(const uint8_t *p, size_t avail)
 {
     uint64_t v = 0;
-    memcpy(&v, p, avail < 8 ? avail : 8);
+    if (avail >= 8)
+        memcpy(&v, p, 8);
+    else
+        memcpy(&v, p, avail);
     return v;
 }
 
@@ -173,8 +177,8 @@ static int hybrid(const uint8_t *p, size_t n, int bw, int64_t count, uint32_t *o
                                     "%zu are left",
                                     (unsigned long long)vals, bw, need, have);
             size_t run = bytes < have ? (size_t)bytes : have;
-            if (o32)
-                unpack32(p + pos, run, bw, o32 + got, k);
+            if (o32) /* the bytes after the run may be loaded, never used */
+                unpack32(p + pos, have, bw, o32 + got, k);
             else if (o8)
                 unpack_bools(p + pos, o8 + got, k);
             pos += run;
