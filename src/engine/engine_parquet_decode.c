@@ -402,11 +402,10 @@ static bool type_takes(int encoding, int type)
     }
 }
 
-int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count,
-                         struct df__pq_values *v, struct fr_error *err)
+/* Whether v's type can be decoded from `encoding`: FR_OK or the error. */
+static int check_request(int encoding, int64_t count, const struct df__pq_values *v,
+                         struct fr_error *err)
 {
-    v->count = 0;
-    v->data_len = 0;
     if (count < 0)
         return fr_error_set(err, FR_EDATA, "negative value count %lld", (long long)count);
     if (fixed_size(v) < 0)
@@ -415,10 +414,6 @@ int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count
     if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY && v->type_length <= 0)
         return fr_error_set(err, FR_EDATA, "FIXED_LEN_BYTE_ARRAY with type_length %d",
                             v->type_length);
-    /* a dictionary page of a format 1.0 writer says PLAIN_DICTIONARY and
-     * holds PLAIN values; a data page's indices are not values */
-    if (encoding == DF__PQ_PLAIN_DICTIONARY)
-        encoding = DF__PQ_PLAIN;
     if (encoding == DF__PQ_RLE_DICTIONARY)
         return fr_error_set(err, FR_EINTERNAL,
                             "dictionary indices go through df__pq_decode_dict_indices");
@@ -426,7 +421,21 @@ int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count
         return fr_error_setk(err, FR_EVALIDATION, "unsupported-parquet",
                              "encoding %s (%d) is not supported for %s values",
                              encoding_name(encoding), encoding, type_name(v->type));
-    int rc;
+    return FR_OK;
+}
+
+int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count,
+                         struct df__pq_values *v, struct fr_error *err)
+{
+    v->count = 0;
+    v->data_len = 0;
+    /* a dictionary page of a format 1.0 writer says PLAIN_DICTIONARY and
+     * holds PLAIN values; a data page's indices are not values */
+    if (encoding == DF__PQ_PLAIN_DICTIONARY)
+        encoding = DF__PQ_PLAIN;
+    int rc = check_request(encoding, count, v, err);
+    if (rc != FR_OK)
+        return rc;
     switch (encoding) {
     case DF__PQ_PLAIN:
         rc = plain(p, n, count, v, err);
