@@ -278,6 +278,8 @@ static void test_unsupported(void **state)
     assert_int_equal(decompress(DF__PQ_UNCOMPRESSED, "abcd", 4, out, 3), FR_EDATA);
     /* a page header over the page limit is refused, not allocated for */
     assert_int_equal(decompress(DF__PQ_SNAPPY, "abcd", 4, out, (size_t)1 << 31), FR_EDATA);
+    assert_int_equal(decompress(DF__PQ_ZSTD, "abcd", 4, out, SIZE_MAX), FR_EDATA);
+    assert_int_equal(decompress(DF__PQ_GZIP, "abcd", SIZE_MAX, out, 4), FR_EDATA);
 }
 
 /* snappy's length header claims more than the page header: refused
