@@ -1,0 +1,613 @@
+/* engine_parquet_read: df_parquet_read: for each wanted column of each row
+ * group, the column chunk's bytes, its pages (dictionary, data v1 and v2)
+ * decompressed and decoded straight into the engine's column, nulls from the
+ * definition levels; plus the physical-to-engine value conversions. */
+#include "engine_parquet_meta_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- value conversions ---------------------------------------------------- */
+
+static double dec_bin(const uint8_t *p, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (n <= 16) {
+        __int128 v = (p[0] & 0x80) ? -1 : 0;
+        for (int64_t i = 0; i < n; i++)
+            v = (__int128)(((unsigned __int128)v << 8) | p[i]);
+        return (double)v;
+    }
+    double v = (p[0] & 0x80) ? -1 : 0;
+    for (int64_t i = 0; i < n; i++)
+        v = v * 256.0 + p[i];
+    return v;
+}
+
+static int convert_ts(int conv, const int64_t *s, int64_t n, int64_t *d, struct fr_error *err)
+{
+    if (conv == DF__PQ_CONV_TS_US) {
+        memcpy(d, s, (size_t)n * 8);
+    } else if (conv == DF__PQ_CONV_TS_NS) {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t q = s[i] / 1000, m = s[i] % 1000;
+            d[i] = m < 0 ? q - 1 : q;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            if (__builtin_mul_overflow(s[i], 1000, &d[i]))
+                return fr_error_setk(err, FR_EDATA, "", "a timestamp out of range");
+    }
+    return FR_OK;
+}
+
+int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, int64_t first,
+                   int64_t n, void *dst, struct fr_error *err)
+{
+    const char *f = v->fixed;
+    double *dd = dst;
+    switch (l->conv) {
+    case DF__PQ_CONV_BOOL:
+        memcpy(dst, f + first, (size_t)n);
+        break;
+    case DF__PQ_CONV_DATE:
+        memcpy(dst, f + first * 4, (size_t)n * 4);
+        break;
+    case DF__PQ_CONV_I64:
+    case DF__PQ_CONV_F64:
+        memcpy(dst, f + first * 8, (size_t)n * 8);
+        break;
+    case DF__PQ_CONV_I32:
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)dst)[i] = ((const int32_t *)f)[first + i];
+        break;
+    case DF__PQ_CONV_U32:
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)dst)[i] = ((const uint32_t *)f)[first + i];
+        break;
+    case DF__PQ_CONV_F32:
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = ((const float *)f)[first + i];
+        break;
+    case DF__PQ_CONV_DEC_I32:
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = ((const int32_t *)f)[first + i] / l->dec_divisor;
+        break;
+    case DF__PQ_CONV_DEC_I64:
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = (double)((const int64_t *)f)[first + i] / l->dec_divisor;
+        break;
+    case DF__PQ_CONV_DEC_BIN:
+        for (int64_t i = 0; i < n; i++) {
+            int64_t k = first + i;
+            if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY)
+                dd[i] = dec_bin((const uint8_t *)f + k * v->type_length, v->type_length);
+            else
+                dd[i] = dec_bin((const uint8_t *)v->data + v->offsets[k],
+                                v->offsets[k + 1] - v->offsets[k]);
+            dd[i] /= l->dec_divisor;
+        }
+        break;
+    case DF__PQ_CONV_TS_MS:
+    case DF__PQ_CONV_TS_US:
+    case DF__PQ_CONV_TS_NS:
+        return convert_ts(l->conv, (const int64_t *)f + first, n, dst, err);
+    default:
+        return fr_error_setk(err, FR_EDATA, "", "no conversion for this column");
+    }
+    return FR_OK;
+}
+
+/* ---- one column chunk ----------------------------------------------------- */
+
+struct chunk_read {
+    df_parquet *pq;
+    int rg, col;
+    const struct df__pq_leaf *leaf;
+    struct df_exec *ex;
+    struct fr_error *err;
+    struct df_column *out; /* borrowed: rows go to out->length.. */
+    int64_t row_end;       /* the chunk's last row + 1 in out */
+    uint8_t *buf;          /* the chunk's bytes */
+    uint8_t *page;         /* a decompressed page */
+    size_t page_cap;
+    uint32_t *levels, *idx;
+    size_t levels_cap, idx_cap;
+    void *tmp; /* converted values before scattering */
+    size_t tmp_cap;
+    struct df__pq_values vals, dict;
+    bool has_dict;
+    void *dict_conv;     /* the dictionary in the engine's layout (fixed widths) */
+    int64_t charged;     /* temporaries, released after the read */
+    int64_t col_charged; /* the columns, which stay charged with the table */
+};
+
+/* Prefixes err's message (set by a decoder, or fmt) with where it happened. */
+static int rd_fail(struct chunk_read *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int rd_fail(struct chunk_read *r, int status, const char *fmt, ...)
+{
+    char msg[512];
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (r->err)
+            r->err->kind[0] = '\0';
+    } else {
+        snprintf(msg, sizeof(msg), "%s", r->err ? r->err->message : "error");
+        status = r->err ? r->err->status : status;
+    }
+    if (!r->err)
+        return status;
+    /* Memory, cancel and I/O failures keep their own words. */
+    if (status == FR_EMEMLIMIT || status == FR_ECANCELLED || status == FR_ETIMEOUT)
+        return status;
+    char kind[sizeof(r->err->kind)];
+    snprintf(kind, sizeof(kind), "%s", r->err->kind);
+    const char *name = r->pq->src->name ? r->pq->src->name : "parquet";
+    fr_error_setk(r->err, status, kind, "%s: row group %d, column '%s': %s", name, r->rg,
+                  r->leaf->name, msg);
+    snprintf(r->err->file, sizeof(r->err->file), "%s", name);
+    snprintf(r->err->field, sizeof(r->err->field), "%s", r->leaf->name);
+    return status;
+}
+
+static int charge(struct chunk_read *r, int64_t bytes)
+{
+    r->charged += bytes;
+    return df_exec_charge(r->ex, bytes, r->err);
+}
+
+/* Grows *p to hold need bytes (charged). */
+static int grow(struct chunk_read *r, void **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return FR_OK;
+    size_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    int rc = charge(r, (int64_t)(n - *cap));
+    if (rc != FR_OK)
+        return rc;
+    void *q = fr_try_realloc(*p, n);
+    if (!q)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a page");
+    *p = q;
+    *cap = n;
+    return FR_OK;
+}
+
+/* The page's bytes after decompression: src itself when not compressed. */
+static int page_bytes(struct chunk_read *r, int codec, const uint8_t *src, size_t n, size_t out_n,
+                      const uint8_t **out)
+{
+    if (codec == DF__PQ_UNCOMPRESSED) {
+        if (n != out_n)
+            return fr_error_setk(r->err, FR_EDATA, "", "page sizes differ though uncompressed");
+        *out = src;
+        return FR_OK;
+    }
+    int rc = grow(r, (void **)&r->page, &r->page_cap, out_n ? out_n : 1);
+    if (rc == FR_OK)
+        rc = df__pq_decompress(codec, src, n, r->page, out_n, r->err);
+    *out = r->page;
+    return rc;
+}
+
+/* Clears the validity bit of row i (allocating the bitmap, all valid, at
+ * the first null). */
+static int set_null(struct df_column *c, int64_t i)
+{
+    if (!c->validity) {
+        size_t bytes = (size_t)((c->capacity + 7) / 8) + 1;
+        c->validity = fr_try_malloc(bytes);
+        if (!c->validity)
+            return FR_ENOSPACE;
+        memset(c->validity, 0xff, bytes);
+    }
+    c->validity[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+    c->null_count++;
+    return FR_OK;
+}
+
+static void gather(size_t w, const void *dict, const uint32_t *idx, int64_t n, void *dst)
+{
+    if (w == 8)
+        for (int64_t i = 0; i < n; i++)
+            ((uint64_t *)dst)[i] = ((const uint64_t *)dict)[idx[i]];
+    else if (w == 4)
+        for (int64_t i = 0; i < n; i++)
+            ((uint32_t *)dst)[i] = ((const uint32_t *)dict)[idx[i]];
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((uint8_t *)dst)[i] = ((const uint8_t *)dict)[idx[i]];
+}
+
+/* Spreads the n valid values of src over rows (levels: 1 = valid). */
+static int scatter(struct df_column *c, size_t w, const char *src, const uint32_t *levels,
+                   int64_t rows)
+{
+    char *dst = (char *)c->values + (size_t)c->length * w;
+    int64_t k = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        if (levels[i]) {
+            memcpy(dst + (size_t)i * w, src + (size_t)k * w, w);
+            k++;
+        } else if (set_null(c, c->length + i) != FR_OK)
+            return FR_ENOSPACE;
+    }
+    return FR_OK;
+}
+
+static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
+{
+    struct df_column *c = r->out;
+    size_t w = df_type_width(c->type);
+    char *g = (char *)c->values + (size_t)c->length * w;
+    if (nonnull < rows) {
+        int rc = grow(r, &r->tmp, &r->tmp_cap, (size_t)nonnull * w + 1);
+        if (rc != FR_OK)
+            return rc;
+        g = r->tmp;
+    }
+    if (dict)
+        gather(w, r->dict_conv, r->idx, nonnull, g);
+    else if (df__pq_convert(r->leaf, &r->vals, 0, nonnull, g, r->err) != FR_OK)
+        return FR_EDATA;
+    if (nonnull < rows && scatter(c, w, g, r->levels, rows) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a validity bitmap");
+    return FR_OK;
+}
+
+static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
+{
+    struct df_column *c = r->out;
+    const struct df__pq_values *v = dict ? &r->dict : &r->vals;
+    int64_t bytes = 0;
+    if (dict) {
+        for (int64_t k = 0; k < nonnull; k++)
+            bytes += v->offsets[r->idx[k] + 1] - v->offsets[r->idx[k]];
+    } else {
+        bytes = v->offsets[nonnull] - v->offsets[0];
+    }
+    int64_t before = df_column_bytes(c);
+    if (df_column_reserve(c, 0, bytes) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld bytes of strings",
+                             (long long)bytes);
+    int64_t grown = df_column_bytes(c) - before;
+    r->col_charged += grown;
+    int rc = df_exec_charge(r->ex, grown, r->err);
+    if (rc != FR_OK)
+        return rc;
+    int64_t k = 0;
+    bool nulls = nonnull < rows;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t row = c->length + i;
+        if (nulls && !r->levels[i]) {
+            if (set_null(c, row) != FR_OK)
+                return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a bitmap");
+        } else {
+            int64_t j = dict ? (int64_t)r->idx[k] : k;
+            int64_t len = v->offsets[j + 1] - v->offsets[j];
+            memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
+            c->data_len += len;
+            k++;
+        }
+        c->offsets[row + 1] = c->data_len;
+    }
+    return FR_OK;
+}
+
+/* ---- pages ---------------------------------------------------------------- */
+
+static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header *h,
+                          const uint8_t *p, int codec, int64_t chunk_start_row)
+{
+    if (r->has_dict || r->out->length > chunk_start_row)
+        return fr_error_setk(r->err, FR_EDATA, "", "a dictionary page after the first page");
+    if (h->encoding != DF__PQ_PLAIN && h->encoding != DF__PQ_PLAIN_DICTIONARY)
+        return fr_error_setk(r->err, FR_EVALIDATION, "unsupported-parquet",
+                             "a dictionary page in encoding %d", h->encoding);
+    const uint8_t *d;
+    int rc = page_bytes(r, codec, p, (size_t)h->compressed_size, (size_t)h->uncompressed_size, &d);
+    if (rc == FR_OK)
+        rc = df__pq_decode_values(DF__PQ_PLAIN, d, (size_t)h->uncompressed_size, h->num_values,
+                                  &r->dict, r->err);
+    if (rc != FR_OK || r->leaf->type == DF_TYPE_STRING) {
+        r->has_dict = rc == FR_OK;
+        return rc;
+    }
+    size_t w = df_type_width(r->leaf->type);
+    free(r->dict_conv);
+    r->dict_conv = NULL;
+    if ((rc = charge(r, (int64_t)w * h->num_values)) != FR_OK)
+        return rc;
+    r->dict_conv = fr_try_malloc((size_t)h->num_values * w + 1);
+    if (!r->dict_conv)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a dictionary");
+    rc = df__pq_convert(r->leaf, &r->dict, 0, h->num_values, r->dict_conv, r->err);
+    r->has_dict = rc == FR_OK;
+    return rc;
+}
+
+/* Definition levels (width 1) of `rows` values: *nonnull = the 1s. */
+static int read_levels(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
+                       int64_t *nonnull)
+{
+    size_t cap = r->levels_cap;
+    int rc = grow(r, (void **)&r->levels, &cap, (size_t)rows * sizeof(uint32_t) + 4);
+    r->levels_cap = cap;
+    if (rc == FR_OK)
+        rc = df__pq_rle_decode(p, n, 1, r->levels, rows, NULL, r->err);
+    if (rc != FR_OK)
+        return rc;
+    int64_t k = 0;
+    for (int64_t i = 0; i < rows; i++)
+        k += r->levels[i] != 0;
+    *nonnull = k;
+    return FR_OK;
+}
+
+static int read_values(struct chunk_read *r, int encoding, const uint8_t *p, size_t n, int64_t rows,
+                       int64_t nonnull)
+{
+    bool dict = encoding == DF__PQ_PLAIN_DICTIONARY || encoding == DF__PQ_RLE_DICTIONARY;
+    int rc;
+    if (dict) {
+        if (!r->has_dict)
+            return fr_error_setk(r->err, FR_EDATA, "", "dictionary indices without a dictionary");
+        size_t cap = r->idx_cap;
+        rc = grow(r, (void **)&r->idx, &cap, (size_t)nonnull * sizeof(uint32_t) + 4);
+        r->idx_cap = cap;
+        if (rc == FR_OK)
+            rc = df__pq_decode_dict_indices(p, n, nonnull, r->dict.count, r->idx, r->err);
+    } else {
+        rc = df__pq_decode_values(encoding, p, n, nonnull, &r->vals, r->err);
+        if (rc == FR_OK && r->vals.count != nonnull)
+            rc = fr_error_setk(r->err, FR_EDATA, "", "a page with fewer values than it says");
+    }
+    if (rc != FR_OK)
+        return rc;
+    return r->leaf->type == DF_TYPE_STRING ? place_strings(r, rows, nonnull, dict)
+                                           : place_fixed(r, rows, nonnull, dict);
+}
+
+static int read_data_page(struct chunk_read *r, const struct df__pq_page_header *h,
+                          const uint8_t *p, int codec)
+{
+    int64_t rows = h->num_values, nonnull = rows;
+    if (rows > r->row_end - r->out->length)
+        return fr_error_setk(r->err, FR_EDATA, "", "pages hold more values than the chunk");
+    const uint8_t *d;
+    size_t dn;
+    int rc;
+    if (h->type == DF__PQ_DATA_PAGE) {
+        dn = (size_t)h->uncompressed_size;
+        rc = page_bytes(r, codec, p, (size_t)h->compressed_size, dn, &d);
+        if (rc == FR_OK && r->leaf->optional) {
+            if (h->def_encoding != DF__PQ_RLE)
+                return fr_error_setk(r->err, FR_EVALIDATION, "unsupported-parquet",
+                                     "definition levels in encoding %d", h->def_encoding);
+            uint32_t len = dn >= 4 ? (uint32_t)d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16 |
+                                         (uint32_t)d[3] << 24
+                                   : UINT32_MAX;
+            if (dn < 4 || len > dn - 4)
+                return fr_error_setk(r->err, FR_EDATA, "", "definition levels truncated");
+            rc = read_levels(r, d + 4, len, rows, &nonnull);
+            d += 4 + len;
+            dn -= 4 + (size_t)len;
+        }
+    } else {
+        size_t lv = (size_t)(h->def_len + h->rep_len);
+        rc = r->leaf->optional ? read_levels(r, p, (size_t)h->def_len, rows, &nonnull) : FR_OK;
+        if (rc == FR_OK && r->leaf->optional && rows - nonnull != h->num_nulls)
+            rc = fr_error_setk(r->err, FR_EDATA, "", "num_nulls differs from the levels");
+        dn = (size_t)h->uncompressed_size - lv;
+        if (rc == FR_OK)
+            rc = page_bytes(r, h->is_compressed ? codec : DF__PQ_UNCOMPRESSED, p + lv,
+                            (size_t)h->compressed_size - lv, dn, &d);
+    }
+    if (rc == FR_OK)
+        rc = read_values(r, h->encoding, d, dn, rows, nonnull);
+    if (rc == FR_OK)
+        r->out->length += rows;
+    return rc;
+}
+
+/* ---- chunks and row groups ------------------------------------------------ */
+
+static int walk_pages(struct chunk_read *r, const struct df__pq_chunk *k, size_t len)
+{
+    size_t pos = 0;
+    int64_t start_row = r->out->length;
+    while (r->out->length < r->row_end) {
+        int rc = df_exec_check_cancel(r->ex, r->err);
+        if (rc != FR_OK)
+            return rc;
+        if (pos >= len)
+            return fr_error_setk(r->err, FR_EDATA, "", "the chunk ends before its values");
+        struct df__pq_page_header h;
+        size_t used = 0;
+        if ((rc = df__pq_page_header_parse(r->buf + pos, len - pos, &h, &used, r->err)) != FR_OK)
+            return rc;
+        pos += used;
+        if (h.compressed_size > (int64_t)(len - pos))
+            return fr_error_setk(r->err, FR_EDATA, "", "a page runs past the chunk's end");
+        const uint8_t *p = r->buf + pos;
+        pos += (size_t)h.compressed_size;
+        if (h.type == DF__PQ_DICTIONARY_PAGE)
+            rc = read_dict_page(r, &h, p, k->codec, start_row);
+        else if (h.type == DF__PQ_DATA_PAGE || h.type == DF__PQ_DATA_PAGE_V2)
+            rc = read_data_page(r, &h, p, k->codec);
+        if (rc != FR_OK)
+            return rc; /* other pages (index pages) are skipped */
+    }
+    return FR_OK;
+}
+
+static int read_chunk(struct chunk_read *r)
+{
+    const struct df__pq_chunk *k = &r->pq->rgs[r->rg].chunks[r->col];
+    r->has_dict = false;
+    free(r->dict_conv);
+    r->dict_conv = NULL;
+    if (k->num_values == 0)
+        return FR_OK;
+    size_t len = (size_t)k->compressed;
+    int rc = charge(r, k->compressed);
+    if (rc != FR_OK)
+        return rc;
+    uint8_t *buf = fr_try_malloc(len ? len : 1);
+    if (!buf)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a %lld-byte column chunk",
+                             (long long)k->compressed);
+    rc = df__pq_read_full(r->pq->src, k->start, buf, len, r->err);
+    if (rc == FR_OK) {
+        r->buf = buf;
+        rc = walk_pages(r, k, len);
+        r->buf = NULL;
+    }
+    free(buf);
+    charge(r, -k->compressed);
+    return rc;
+}
+
+/* A new column of `rows` rows read from row groups [rg0, rg0 + nrg). */
+static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
+{
+    struct df_column *c = df_column_new(r->leaf->type, 0);
+    r->out = c;
+    int64_t before = df_column_bytes(c);
+    int64_t est = rows * (int64_t)(df_type_width(c->type) ? df_type_width(c->type) : 8);
+    int rc = df_exec_charge(r->ex, est, r->err);
+    if (rc == FR_OK) {
+        r->col_charged += est;
+        if (df_column_reserve(c, rows, 0) != FR_OK)
+            rc = fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)rows);
+    }
+    if (rc == FR_OK) {
+        int64_t d = df_column_bytes(c) - before - est;
+        r->col_charged += d;
+        rc = df_exec_charge(r->ex, d, r->err);
+    }
+    for (int g = rg0; rc == FR_OK && g < rg0 + nrg; g++) {
+        r->rg = g;
+        r->row_end = c->length + r->pq->rgs[g].num_rows;
+        rc = read_chunk(r);
+        if (rc != FR_OK)
+            rc = rd_fail(r, rc, NULL);
+    }
+    if (rc == FR_OK && c->validity && c->null_count == 0) {
+        free(c->validity);
+        c->validity = NULL;
+    }
+    return rc;
+}
+
+static void reader_cleanup(struct chunk_read *r)
+{
+    free(r->page);
+    free(r->levels);
+    free(r->idx);
+    free(r->tmp);
+    free(r->dict_conv);
+    df__pq_values_cleanup(&r->vals);
+    df__pq_values_cleanup(&r->dict);
+    struct fr_error ignored;
+    fr_error_init(&ignored);
+    df_exec_charge(r->ex, -r->charged, &ignored);
+}
+
+int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, int ncolumns,
+                    struct df_exec *ex, struct df_table **out, struct fr_error *err)
+{
+    *out = NULL;
+    int n = ncolumns < 0 ? pq->schema.nfields : ncolumns;
+    if (rg_first < 0 || n_rg < 0 || rg_first > pq->nrg - n_rg)
+        return fr_error_setk(err, FR_EINVAL, "", "row groups [%d, +%d) outside the file's %d",
+                             rg_first, n_rg, pq->nrg);
+    for (int j = 0; ncolumns >= 0 && j < ncolumns; j++)
+        if (columns[j] < 0 || columns[j] >= pq->schema.nfields)
+            return fr_error_setk(err, FR_EINVAL, "", "column %d outside the schema", columns[j]);
+    int64_t rows = 0;
+    for (int g = rg_first; g < rg_first + n_rg; g++)
+        rows += pq->rgs[g].num_rows;
+    if (rows > ((int64_t)1 << 40))
+        return fr_error_setk(err, FR_ENOSPACE, "", "%lld rows are more than one read holds",
+                             (long long)rows);
+    struct df_table *t = df_table_new();
+    int rc = FR_OK;
+    int64_t col_charged = 0;
+    for (int j = 0; j < n && rc == FR_OK; j++) {
+        int c = ncolumns < 0 ? j : columns[j];
+        struct chunk_read r = {.pq = pq, .col = c, .leaf = &pq->leaves[c], .ex = ex, .err = err};
+        df__pq_values_init(&r.vals, r.leaf->ptype, r.leaf->type_length);
+        df__pq_values_init(&r.dict, r.leaf->ptype, r.leaf->type_length);
+        rc = read_column(&r, rg_first, n_rg, rows);
+        reader_cleanup(&r);
+        col_charged += r.col_charged;
+        if (rc == FR_OK)
+            df_table_add(t, pq->schema.fields[c].name, r.out);
+        else
+            df_column_unref(r.out);
+    }
+    if (rc != FR_OK) {
+        struct fr_error ignored;
+        fr_error_init(&ignored);
+        df_exec_charge(ex, -col_charged, &ignored);
+        df_table_free(t);
+        return rc;
+    }
+    t->nrows = rows;
+    *out = t;
+    return FR_OK;
+}
+
+/* ---- path conveniences ---------------------------------------------------- */
+
+int df_parquet_file_schema(const char *path, struct df_schema *out, int64_t *num_rows,
+                           struct fr_error *err)
+{
+    struct df_file_source fs;
+    int rc = df_file_source_open(&fs, path, err);
+    if (rc != FR_OK)
+        return rc;
+    df_parquet *pq = NULL;
+    rc = df_parquet_open(&fs.base, &pq, err);
+    if (rc == FR_OK) {
+        df_schema_copy(out, &pq->schema);
+        if (num_rows)
+            *num_rows = pq->num_rows;
+    }
+    df_parquet_free(pq);
+    df_file_source_close(&fs);
+    return rc;
+}
+
+int df_parquet_file_validate(const char *path, struct df_exec *ex, struct fr_error *err)
+{
+    struct df_file_source fs;
+    int rc = df_file_source_open(&fs, path, err);
+    if (rc != FR_OK)
+        return rc;
+    df_parquet *pq = NULL;
+    rc = df_parquet_open(&fs.base, &pq, err);
+    for (int g = 0; rc == FR_OK && g < pq->nrg; g++) {
+        struct df_table *t = NULL;
+        int64_t before = ex->mem_used;
+        rc = df_parquet_read(pq, g, 1, NULL, -1, ex, &t, err);
+        df_table_free(t);
+        struct fr_error ignored;
+        fr_error_init(&ignored);
+        df_exec_charge(ex, before - ex->mem_used, &ignored);
+    }
+    df_parquet_free(pq);
+    df_file_source_close(&fs);
+    return rc;
+}

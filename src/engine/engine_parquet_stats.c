@@ -1,0 +1,142 @@
+/* engine_parquet_stats: what the planner asks of an open Parquet file
+ * without reading its data (row group spans, bytes of a projection, column
+ * chunk statistics as engine values), and the exact-length source read the
+ * footer and the chunk reader share. */
+#include "engine_parquet_meta_int.h"
+
+#include <math.h>
+#include <string.h>
+
+int df__pq_read_full(struct df_source *src, int64_t off, uint8_t *buf, size_t len,
+                     struct fr_error *err)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t got = 0;
+        int rc = src->read(src, off + (int64_t)done, (char *)buf + done, len - done, &got, err);
+        if (rc != FR_OK)
+            return rc;
+        if (got == 0)
+            return fr_error_setk(err, FR_EDATA, "", "truncated");
+        done += got;
+    }
+    return FR_OK;
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+const struct df_schema *df_parquet_schema(const df_parquet *pq)
+{
+    return &pq->schema;
+}
+
+int64_t df_parquet_num_rows(const df_parquet *pq)
+{
+    return pq->num_rows;
+}
+
+int df_parquet_num_row_groups(const df_parquet *pq)
+{
+    return pq->nrg;
+}
+
+void df_parquet_row_group_info(const df_parquet *pq, int rg, struct df_parquet_row_group *out)
+{
+    const struct df__pq_rg *g = &pq->rgs[rg];
+    out->num_rows = g->num_rows;
+    out->start = INT64_MAX;
+    out->end = 0;
+    out->compressed_bytes = 0;
+    for (int c = 0; c < pq->schema.nfields; c++) {
+        const struct df__pq_chunk *k = &g->chunks[c];
+        if (k->start < out->start)
+            out->start = k->start;
+        if (k->start + k->compressed > out->end)
+            out->end = k->start + k->compressed;
+        out->compressed_bytes += k->compressed;
+    }
+}
+
+int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns, int ncolumns)
+{
+    int64_t sum = 0;
+    int n = ncolumns < 0 ? pq->schema.nfields : ncolumns;
+    for (int i = 0; i < n; i++) {
+        int c = ncolumns < 0 ? i : columns[i];
+        if (c >= 0 && c < pq->schema.nfields)
+            sum += pq->rgs[rg].chunks[c].compressed;
+    }
+    return sum;
+}
+
+static int64_t le_int(const uint8_t *p, size_t n)
+{
+    uint64_t u = 0;
+    for (size_t i = n; i-- > 0;)
+        u = (u << 8) | p[i];
+    if (n == 4)
+        return (int32_t)(uint32_t)u;
+    return (int64_t)u;
+}
+
+/* One statistic's bytes as the engine's value; false when it cannot be. */
+static bool stat_value(const struct df__pq_leaf *l, const uint8_t *p, size_t n,
+                       struct df_parquet_value *v)
+{
+    memset(v, 0, sizeof(*v));
+    size_t want = l->ptype == DF__PQ_INT32 || l->ptype == DF__PQ_FLOAT                       ? 4
+                  : l->ptype == DF__PQ_BOOLEAN                                               ? 1
+                  : l->ptype == DF__PQ_BYTE_ARRAY || l->ptype == DF__PQ_FIXED_LEN_BYTE_ARRAY ? n
+                                                                                             : 8;
+    if (n != want || (n == 0 && l->conv != DF__PQ_CONV_STRING))
+        return false;
+    struct df__pq_values raw = {.type = l->ptype, .type_length = (int)n, .count = 1};
+    int64_t offs[2] = {0, (int64_t)n};
+    uint64_t aligned = 0; /* the footer's bytes are not aligned for int64 loads */
+    if (n <= 8)
+        memcpy(&aligned, p, n);
+    raw.fixed = n <= 8 ? (void *)&aligned : (void *)p;
+    raw.offsets = offs;
+    raw.data = (char *)p;
+    switch (l->conv) {
+    case DF__PQ_CONV_STRING:
+        v->s = (const char *)p;
+        v->len = (int64_t)n;
+        return true;
+    case DF__PQ_CONV_BOOL:
+        v->b = p[0] != 0;
+        return true;
+    case DF__PQ_CONV_F32: {
+        float f;
+        memcpy(&f, p, 4);
+        v->f = f;
+        return !isnan(v->f);
+    }
+    case DF__PQ_CONV_F64:
+        memcpy(&v->f, p, 8);
+        return !isnan(v->f);
+    case DF__PQ_CONV_DEC_I32:
+    case DF__PQ_CONV_DEC_I64:
+    case DF__PQ_CONV_DEC_BIN:
+        return df__pq_convert(l, &raw, 0, 1, &v->f, NULL) == FR_OK;
+    case DF__PQ_CONV_DATE:
+        v->i = le_int(p, 4);
+        return true;
+    default:
+        return df__pq_convert(l, &raw, 0, 1, &v->i, NULL) == FR_OK;
+    }
+}
+
+void df_parquet_column_stats(const df_parquet *pq, int rg, int col, struct df_parquet_stats *out)
+{
+    const struct df__pq_chunk *k = &pq->rgs[rg].chunks[col];
+    const struct df__pq_leaf *l = &pq->leaves[col];
+    memset(out, 0, sizeof(*out));
+    out->null_count = k->null_count;
+    out->has_min_max = k->has_min && k->has_max && stat_value(l, k->min, k->min_len, &out->min) &&
+                       stat_value(l, k->max, k->max_len, &out->max);
+    if (!out->has_min_max) {
+        memset(&out->min, 0, sizeof(out->min));
+        memset(&out->max, 0, sizeof(out->max));
+    }
+}
