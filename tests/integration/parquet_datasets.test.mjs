@@ -295,6 +295,10 @@ test('PUT of a parquet file: a bad one is refused and stores nothing, a good one
     r = await put(readFileSync(small));
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.rows, 1);
+    // DELETE removes it
+    r = await call(srv.base, 'DELETE', '/v1/datasets/trips');
+    assert.equal(r.status, 204, r.text);
+    assert.deepEqual(readdirSync(srv.dataDir).filter((f) => !f.startsWith('.')), []);
     r = await put('id\n1\n', 'application/octet-stream');
     assertProblem(r, 415, 'unsupported-media-type');
     assert.match(r.body.detail, /application\/vnd\.apache\.parquet/);
