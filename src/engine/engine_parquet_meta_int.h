@@ -116,6 +116,32 @@ struct df_parquet {
     int64_t num_rows;
 };
 
+/* ---- the schema (engine_parquet_schema.c) --------------------------------- */
+/* A schema element as the footer holds it. */
+struct df__pq_elem {
+    int type, type_length, repetition, num_children, converted, scale, precision;
+    const uint8_t *name;
+    size_t name_len;
+    int logical;     /* LogicalType union field id; 0 = none */
+    int ts_unit;     /* TimeUnit field id: 1 MILLIS, 2 MICROS, 3 NANOS */
+    int int_bits;    /* INTEGER bitWidth */
+    bool int_signed; /* INTEGER isSigned */
+    int dec_scale;   /* DECIMAL in the logical type */
+};
+
+/* Parses one SchemaElement. */
+void df__pq_parse_elem(struct df__tc *r, struct df__pq_elem *e);
+/* Fills pq->schema and pq->leaves from the root el[0] and its leaves
+ * el[1..n): FR_EVALIDATION (unsupported-parquet, too-many-columns) naming
+ * the column, FR_EDATA for a malformed schema. */
+int df__pq_build_schema(df_parquet *pq, const struct df__pq_elem *el, int64_t n,
+                        struct fr_error *err);
+/* Sets err (status, kind, file, field = col or "") with the message
+ * "<file>: column '<col>': <fmt>" (or "<file>: <fmt>"); returns status. */
+int df__pq_meta_fail(struct fr_error *err, const struct df_source *src, const char *kind,
+                     int status, const char *col, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 /* Reads exactly len bytes at off from src; a short source is FR_EDATA
  * "truncated" (the caller adds where). */
 int df__pq_read_full(struct df_source *src, int64_t off, uint8_t *buf, size_t len,

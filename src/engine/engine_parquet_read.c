@@ -1,105 +1,13 @@
 /* engine_parquet_read: df_parquet_read: for each wanted column of each row
  * group, the column chunk's bytes, its pages (dictionary, data v1 and v2)
  * decompressed and decoded straight into the engine's column, nulls from the
- * definition levels; plus the physical-to-engine value conversions. */
+ * definition levels; and the path conveniences (schema, validation). */
 #include "engine_parquet_meta_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- value conversions ---------------------------------------------------- */
-
-static double dec_bin(const uint8_t *p, int64_t n)
-{
-    if (n <= 0)
-        return 0;
-    if (n <= 16) {
-        __int128 v = (p[0] & 0x80) ? -1 : 0;
-        for (int64_t i = 0; i < n; i++)
-            v = (__int128)(((unsigned __int128)v << 8) | p[i]);
-        return (double)v;
-    }
-    double v = (p[0] & 0x80) ? -1 : 0;
-    for (int64_t i = 0; i < n; i++)
-        v = v * 256.0 + p[i];
-    return v;
-}
-
-static int convert_ts(int conv, const int64_t *s, int64_t n, int64_t *d, struct fr_error *err)
-{
-    if (conv == DF__PQ_CONV_TS_US) {
-        memcpy(d, s, (size_t)n * 8);
-    } else if (conv == DF__PQ_CONV_TS_NS) {
-        for (int64_t i = 0; i < n; i++) {
-            int64_t q = s[i] / 1000, m = s[i] % 1000;
-            d[i] = m < 0 ? q - 1 : q;
-        }
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            if (__builtin_mul_overflow(s[i], 1000, &d[i]))
-                return fr_error_setk(err, FR_EDATA, "", "a timestamp out of range");
-    }
-    return FR_OK;
-}
-
-int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, int64_t first,
-                   int64_t n, void *dst, struct fr_error *err)
-{
-    const char *f = v->fixed;
-    double *dd = dst;
-    switch (l->conv) {
-    case DF__PQ_CONV_BOOL:
-        memcpy(dst, f + first, (size_t)n);
-        break;
-    case DF__PQ_CONV_DATE:
-        memcpy(dst, f + first * 4, (size_t)n * 4);
-        break;
-    case DF__PQ_CONV_I64:
-    case DF__PQ_CONV_F64:
-        memcpy(dst, f + first * 8, (size_t)n * 8);
-        break;
-    case DF__PQ_CONV_I32:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)dst)[i] = ((const int32_t *)f)[first + i];
-        break;
-    case DF__PQ_CONV_U32:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)dst)[i] = ((const uint32_t *)f)[first + i];
-        break;
-    case DF__PQ_CONV_F32:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = ((const float *)f)[first + i];
-        break;
-    case DF__PQ_CONV_DEC_I32:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = ((const int32_t *)f)[first + i] / l->dec_divisor;
-        break;
-    case DF__PQ_CONV_DEC_I64:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = (double)((const int64_t *)f)[first + i] / l->dec_divisor;
-        break;
-    case DF__PQ_CONV_DEC_BIN:
-        for (int64_t i = 0; i < n; i++) {
-            int64_t k = first + i;
-            if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY)
-                dd[i] = dec_bin((const uint8_t *)f + k * v->type_length, v->type_length);
-            else
-                dd[i] = dec_bin((const uint8_t *)v->data + v->offsets[k],
-                                v->offsets[k + 1] - v->offsets[k]);
-            dd[i] /= l->dec_divisor;
-        }
-        break;
-    case DF__PQ_CONV_TS_MS:
-    case DF__PQ_CONV_TS_US:
-    case DF__PQ_CONV_TS_NS:
-        return convert_ts(l->conv, (const int64_t *)f + first, n, dst, err);
-    default:
-        return fr_error_setk(err, FR_EDATA, "", "no conversion for this column");
-    }
-    return FR_OK;
-}
 
 /* ---- one column chunk ----------------------------------------------------- */
 
@@ -112,7 +20,8 @@ struct chunk_read {
     struct df_column *out; /* borrowed: rows go to out->length.. */
     int64_t row_end;       /* the chunk's last row + 1 in out */
     uint8_t *buf;          /* the chunk's bytes */
-    uint8_t *page;         /* a decompressed page */
+    size_t buf_cap;
+    uint8_t *page; /* a decompressed page */
     size_t page_cap;
     uint32_t *levels, *idx;
     size_t levels_cap, idx_cap;
@@ -187,7 +96,7 @@ static int grow(struct chunk_read *r, void **p, size_t *cap, size_t need)
 static int page_bytes(struct chunk_read *r, int codec, const uint8_t *src, size_t n, size_t out_n,
                       const uint8_t **out)
 {
-    if (codec == DF__PQ_UNCOMPRESSED) {
+    if (codec == DF__PQ_UNCOMPRESSED || (n == 0 && out_n == 0)) {
         if (n != out_n)
             return fr_error_setk(r->err, FR_EDATA, "", "page sizes differ though uncompressed");
         *out = src;
@@ -245,7 +154,8 @@ static int scatter(struct df_column *c, size_t w, const char *src, const uint32_
     return FR_OK;
 }
 
-static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
+static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict,
+                       const struct df__pq_values *v)
 {
     struct df_column *c = r->out;
     size_t w = df_type_width(c->type);
@@ -258,7 +168,7 @@ static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool
     }
     if (dict)
         gather(w, r->dict_conv, r->idx, nonnull, g);
-    else if (df__pq_convert(r->leaf, &r->vals, 0, nonnull, g, r->err) != FR_OK)
+    else if (df__pq_convert(r->leaf, v, 0, nonnull, g, r->err) != FR_OK)
         return FR_EDATA;
     if (nonnull < rows && scatter(c, w, g, r->levels, rows) != FR_OK)
         return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a validity bitmap");
@@ -295,7 +205,8 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
         } else {
             int64_t j = dict ? (int64_t)r->idx[k] : k;
             int64_t len = v->offsets[j + 1] - v->offsets[j];
-            memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
+            if (len > 0)
+                memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
             c->data_len += len;
             k++;
         }
@@ -354,11 +265,70 @@ static int read_levels(struct chunk_read *r, const uint8_t *p, size_t n, int64_t
     return FR_OK;
 }
 
+/* PLAIN byte arrays straight from the page into the column: the data
+ * cannot exceed the page's bytes less the 4-byte lengths. */
+static int place_plain_strings(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
+                               int64_t nonnull)
+{
+    struct df_column *c = r->out;
+    if ((uint64_t)nonnull > n / 4)
+        return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: %zu bytes cannot hold %lld strings", n,
+                             (long long)nonnull);
+    int64_t before = df_column_bytes(c);
+    if (df_column_reserve(c, 0, (int64_t)(n - 4 * (size_t)nonnull)) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %zu bytes of strings", n);
+    int64_t grown = df_column_bytes(c) - before;
+    r->col_charged += grown;
+    int rc = df_exec_charge(r->ex, grown, r->err);
+    size_t pos = 0;
+    int64_t k = 0; /* strings read */
+    bool nulls = nonnull < rows;
+    for (int64_t i = 0; rc == FR_OK && i < rows; i++) {
+        int64_t row = c->length + i;
+        if (nulls && !r->levels[i]) {
+            if (set_null(c, row) != FR_OK)
+                return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a bitmap");
+        } else {
+            uint32_t len;
+            if (n - pos < 4)
+                return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: strings truncated");
+            memcpy(&len, p + pos, 4);
+            pos += 4;
+            /* the later strings' lengths must still fit: data stays in the reserve */
+            if (len > n - pos || n - pos - len < 4 * (size_t)(nonnull - ++k))
+                return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: a string longer than the page");
+            memcpy(c->data + c->data_len, p + pos, len);
+            pos += len;
+            c->data_len += len;
+        }
+        c->offsets[row + 1] = c->data_len;
+    }
+    return rc;
+}
+
+/* PLAIN fixed-width values read in place (no copy into r->vals). */
+static int place_plain_fixed(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
+                             int64_t nonnull)
+{
+    int t = r->leaf->ptype;
+    size_t w = t == DF__PQ_INT32 || t == DF__PQ_FLOAT ? 4 : 8;
+    if ((uint64_t)nonnull > n / w)
+        return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: %zu bytes cannot hold %lld values", n,
+                             (long long)nonnull);
+    struct df__pq_values view = {.type = t, .count = nonnull, .fixed = (void *)p};
+    return place_fixed(r, rows, nonnull, false, &view);
+}
+
 static int read_values(struct chunk_read *r, int encoding, const uint8_t *p, size_t n, int64_t rows,
                        int64_t nonnull)
 {
     bool dict = encoding == DF__PQ_PLAIN_DICTIONARY || encoding == DF__PQ_RLE_DICTIONARY;
-    int rc;
+    int t = r->leaf->ptype, rc;
+    if (encoding == DF__PQ_PLAIN && t == DF__PQ_BYTE_ARRAY && r->leaf->type == DF_TYPE_STRING)
+        return place_plain_strings(r, p, n, rows, nonnull);
+    if (encoding == DF__PQ_PLAIN &&
+        (t == DF__PQ_INT32 || t == DF__PQ_INT64 || t == DF__PQ_FLOAT || t == DF__PQ_DOUBLE))
+        return place_plain_fixed(r, p, n, rows, nonnull);
     if (dict) {
         if (!r->has_dict)
             return fr_error_setk(r->err, FR_EDATA, "", "dictionary indices without a dictionary");
@@ -375,7 +345,7 @@ static int read_values(struct chunk_read *r, int encoding, const uint8_t *p, siz
     if (rc != FR_OK)
         return rc;
     return r->leaf->type == DF_TYPE_STRING ? place_strings(r, rows, nonnull, dict)
-                                           : place_fixed(r, rows, nonnull, dict);
+                                           : place_fixed(r, rows, nonnull, dict, &r->vals);
 }
 
 static int read_data_page(struct chunk_read *r, const struct df__pq_page_header *h,
@@ -460,21 +430,11 @@ static int read_chunk(struct chunk_read *r)
     if (k->num_values == 0)
         return FR_OK;
     size_t len = (size_t)k->compressed;
-    int rc = charge(r, k->compressed);
-    if (rc != FR_OK)
-        return rc;
-    uint8_t *buf = fr_try_malloc(len ? len : 1);
-    if (!buf)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a %lld-byte column chunk",
-                             (long long)k->compressed);
-    rc = df__pq_read_full(r->pq->src, k->start, buf, len, r->err);
-    if (rc == FR_OK) {
-        r->buf = buf;
+    int rc = grow(r, (void **)&r->buf, &r->buf_cap, len ? len : 1); /* reused across chunks */
+    if (rc == FR_OK)
+        rc = df__pq_read_full(r->pq->src, k->start, r->buf, len, r->err);
+    if (rc == FR_OK)
         rc = walk_pages(r, k, len);
-        r->buf = NULL;
-    }
-    free(buf);
-    charge(r, -k->compressed);
     return rc;
 }
 
@@ -485,9 +445,9 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
     r->out = c;
     int64_t before = df_column_bytes(c);
     int64_t est = rows * (int64_t)(df_type_width(c->type) ? df_type_width(c->type) : 8);
+    r->col_charged += est; /* charged even when over the limit */
     int rc = df_exec_charge(r->ex, est, r->err);
     if (rc == FR_OK) {
-        r->col_charged += est;
         if (df_column_reserve(c, rows, 0) != FR_OK)
             rc = fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)rows);
     }
@@ -512,6 +472,7 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
 
 static void reader_cleanup(struct chunk_read *r)
 {
+    free(r->buf);
     free(r->page);
     free(r->levels);
     free(r->idx);
@@ -543,20 +504,25 @@ int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, 
                              (long long)rows);
     struct df_table *t = df_table_new();
     int rc = FR_OK;
-    int64_t col_charged = 0;
+    /* One reader for every column: its page buffers are reused. */
+    struct chunk_read r = {.pq = pq, .ex = ex, .err = err};
+    df__pq_values_init(&r.vals, 0, 0);
+    df__pq_values_init(&r.dict, 0, 0);
     for (int j = 0; j < n && rc == FR_OK; j++) {
         int c = ncolumns < 0 ? j : columns[j];
-        struct chunk_read r = {.pq = pq, .col = c, .leaf = &pq->leaves[c], .ex = ex, .err = err};
-        df__pq_values_init(&r.vals, r.leaf->ptype, r.leaf->type_length);
-        df__pq_values_init(&r.dict, r.leaf->ptype, r.leaf->type_length);
+        r.col = c;
+        r.leaf = &pq->leaves[c];
+        r.vals.type = r.dict.type = r.leaf->ptype;
+        r.vals.type_length = r.dict.type_length = r.leaf->type_length;
         rc = read_column(&r, rg_first, n_rg, rows);
-        reader_cleanup(&r);
-        col_charged += r.col_charged;
         if (rc == FR_OK)
             df_table_add(t, pq->schema.fields[c].name, r.out);
         else
             df_column_unref(r.out);
+        r.out = NULL;
     }
+    reader_cleanup(&r);
+    int64_t col_charged = r.col_charged;
     if (rc != FR_OK) {
         struct fr_error ignored;
         fr_error_init(&ignored);

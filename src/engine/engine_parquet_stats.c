@@ -1,11 +1,138 @@
 /* engine_parquet_stats: what the planner asks of an open Parquet file
  * without reading its data (row group spans, bytes of a projection, column
- * chunk statistics as engine values), and the exact-length source read the
- * footer and the chunk reader share. */
+ * chunk statistics as engine values), the physical-to-engine value
+ * conversions and the exact-length source read that the footer and the
+ * chunk reader share. */
 #include "engine_parquet_meta_int.h"
 
 #include <math.h>
 #include <string.h>
+
+/* ---- value conversions ---------------------------------------------------- */
+
+static double dec_bin(const uint8_t *p, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (n <= 16) {
+        __int128 v = (p[0] & 0x80) ? -1 : 0;
+        for (int64_t i = 0; i < n; i++)
+            v = (__int128)(((unsigned __int128)v << 8) | p[i]);
+        return (double)v;
+    }
+    double v = (p[0] & 0x80) ? -1 : 0;
+    for (int64_t i = 0; i < n; i++)
+        v = v * 256.0 + p[i];
+    return v;
+}
+
+/* Loads through memcpy: page bytes are not aligned for the value type. */
+static inline int32_t ld_i32(const char *f, int64_t i)
+{
+    int32_t v;
+    memcpy(&v, f + i * 4, 4);
+    return v;
+}
+
+static inline int64_t ld_i64(const char *f, int64_t i)
+{
+    int64_t v;
+    memcpy(&v, f + i * 8, 8);
+    return v;
+}
+
+static int convert_ts(int conv, const char *s, int64_t n, int64_t *d, struct fr_error *err)
+{
+    if (conv == DF__PQ_CONV_TS_US) {
+        memcpy(d, s, (size_t)n * 8);
+    } else if (conv == DF__PQ_CONV_TS_NS) {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t x = ld_i64(s, i), q = x / 1000, m = x % 1000;
+            d[i] = m < 0 ? q - 1 : q;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            if (__builtin_mul_overflow(ld_i64(s, i), 1000, &d[i]))
+                return fr_error_setk(err, FR_EDATA, "", "a timestamp out of range");
+    }
+    return FR_OK;
+}
+
+static void convert_ints(int conv, const char *f, int64_t first, int64_t n, void *dst, double div)
+{
+    int64_t *di = dst;
+    double *dd = dst;
+    switch (conv) {
+    case DF__PQ_CONV_I32:
+        for (int64_t i = 0; i < n; i++)
+            di[i] = ld_i32(f, first + i);
+        break;
+    case DF__PQ_CONV_U32:
+        for (int64_t i = 0; i < n; i++)
+            di[i] = (uint32_t)ld_i32(f, first + i);
+        break;
+    case DF__PQ_CONV_F32:
+        for (int64_t i = 0; i < n; i++) {
+            float x;
+            memcpy(&x, f + (first + i) * 4, 4);
+            dd[i] = x;
+        }
+        break;
+    case DF__PQ_CONV_DEC_I32:
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = ld_i32(f, first + i) / div;
+        break;
+    default: /* DF__PQ_CONV_DEC_I64 */
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = (double)ld_i64(f, first + i) / div;
+    }
+}
+
+int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, int64_t first,
+                   int64_t n, void *dst, struct fr_error *err)
+{
+    const char *f = v->fixed;
+    double *dd = dst;
+    if (n <= 0)
+        return FR_OK; /* v's buffers may be NULL */
+    switch (l->conv) {
+    case DF__PQ_CONV_BOOL:
+        memcpy(dst, f + first, (size_t)n);
+        break;
+    case DF__PQ_CONV_DATE:
+        memcpy(dst, f + first * 4, (size_t)n * 4);
+        break;
+    case DF__PQ_CONV_I64:
+    case DF__PQ_CONV_F64:
+        memcpy(dst, f + first * 8, (size_t)n * 8);
+        break;
+    case DF__PQ_CONV_I32:
+    case DF__PQ_CONV_U32:
+    case DF__PQ_CONV_F32:
+    case DF__PQ_CONV_DEC_I32:
+    case DF__PQ_CONV_DEC_I64:
+        convert_ints(l->conv, f, first, n, dst, l->dec_divisor);
+        break;
+    case DF__PQ_CONV_DEC_BIN:
+        for (int64_t i = 0; i < n; i++) {
+            int64_t k = first + i;
+            if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY)
+                dd[i] = dec_bin((const uint8_t *)f + k * v->type_length, v->type_length);
+            else
+                dd[i] = dec_bin((const uint8_t *)v->data + v->offsets[k],
+                                v->offsets[k + 1] - v->offsets[k]);
+            dd[i] /= l->dec_divisor;
+        }
+        break;
+    case DF__PQ_CONV_TS_MS:
+    case DF__PQ_CONV_TS_US:
+    case DF__PQ_CONV_TS_NS:
+        return convert_ts(l->conv, f + first * 8, n, dst, err);
+    default:
+        return fr_error_setk(err, FR_EDATA, "", "no conversion for this column");
+    }
+    return FR_OK;
+}
 
 int df__pq_read_full(struct df_source *src, int64_t off, uint8_t *buf, size_t len,
                      struct fr_error *err)

@@ -321,8 +321,9 @@ int df__pq_page_header_parse(const uint8_t *p, size_t n, struct df__pq_page_head
             df__tc_skip(&r, t);
     }
     if (r.failed)
-        return fr_error_setk(err, FR_EDATA, "", "page header %s",
-                             strcmp(r.why, "truncated") == 0 ? "truncated" : "malformed");
+        return strcmp(r.why, "truncated") == 0
+                   ? fr_error_setk(err, FR_EDATA, "", "page header truncated")
+                   : fr_error_setk(err, FR_EDATA, "", "page header malformed (%s)", r.why);
     *used = (size_t)(r.p - p);
     if (h->type < 0 || h->uncompressed_size < 0 || h->compressed_size < 0)
         return fr_error_setk(err, FR_EDATA, "", "page header without its type or sizes");
