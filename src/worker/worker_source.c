@@ -19,8 +19,12 @@
 /* Past the task's range the reader only finishes its last record: small
  * blocks there. */
 #define TAIL_BLOCK (1 << 20)
-/* Reads at offsets fetch at least this much (a page header, a small chunk). */
-#define MIN_OFFSET_READ (64 << 10)
+/* Reads at offsets: the tail read that brings a footer's length brings this
+ * much of the end of the file with it (most footers: one read; a longer one
+ * takes a second); any read fetches at least MIN_OFFSET_READ (the reader's
+ * 4-byte magic). */
+#define FOOTER_BLOCK (32 << 10)
+#define MIN_OFFSET_READ (4 << 10)
 
 struct block {
     char *data; /* owned, PROTO_RANGE_BLOCK bytes */
@@ -238,7 +242,7 @@ static int64_t block_start(const struct worker__remote_source *s, int64_t at)
 {
     if (!s->at_offsets || at < s->range_end || s->base.size < 0)
         return at;
-    int64_t from = s->base.size - TAIL_BLOCK;
+    int64_t from = s->base.size - FOOTER_BLOCK;
     if (from < s->range_end)
         from = s->range_end;
     return from < at ? from : at;

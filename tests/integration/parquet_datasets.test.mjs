@@ -308,6 +308,16 @@ test('PUT of a parquet file: a bad one is refused and stores nothing, a good one
   }
 });
 
+async function rangeBytes(workers) {
+  let n = 0;
+  for (const w of workers) {
+    const r = await call(w.base, 'GET', '/metrics');
+    const m = /^framed_worker_range_read_bytes_total (\d+)$/m.exec(r.text);
+    n += m ? Number(m[1]) : 0;
+  }
+  return n;
+}
+
 const MTIME = 1700000000; // whole seconds: the same mtime_ns everywhere
 
 async function startCluster(workerData) {
@@ -370,6 +380,16 @@ test('workers read a parquet dataset locally or by range from the coordinator, w
           const m = new RegExp(`^framed_worker_scan_tasks_total\\{source="${src}"\\} (\\d+)$`, 'm').exec(r.text);
           tasks[src] += m ? Number(m[1]) : 0;
         }
+      }
+      if (!withCopy) { // by range: the footer and the one column's chunks, not the file
+        const before = await rangeBytes(cl.workers);
+        const one = await runPlan(cl.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['max(id) as i'] }] });
+        assert.deepEqual(one.rows, [[ROWS - 1]]);
+        const middle = await rangeBytes(cl.workers);
+        await runPlan(cl.coord.base, { source: { dataset: 'trips' }, ops: [{ agg: ['max(id) as i', 'max(vendor) as v', 'max(fare) as f', 'max(d) as d', 'max(ts) as t'] }] });
+        const readOne = middle - before, readAll = (await rangeBytes(cl.workers)) - middle;
+        console.log(`# by range: one column ${readOne} bytes, all five ${readAll}`);
+        assert.ok(readOne > 0 && readOne * 2 < readAll, `one column took ${readOne} bytes by range, all five ${readAll}`);
       }
       // vendors.csv is only on the coordinator: always by range
       if (withCopy) assert.ok(tasks.local > 0, `workers with a copy read it: ${JSON.stringify(tasks)}`);
