@@ -191,6 +191,10 @@ test('statistics skip row groups; explain names them and the answer stays right'
     assert.equal(ex.physical.stages[0].tasks, 2);
     const q = await runPlan(srv.base, plan);
     assert.deepEqual(norm(q.rows), norm(await duckRows(`select count(*), sum(fare) from read_parquet('${file}') where fare > 1300`)));
+    // the query's stages say it too
+    const st = await call(srv.base, 'GET', `/v1/queries/${q.id}/stages`);
+    assert.equal(st.status, 200, st.text);
+    assert.ok(st.body.stages[0].decisions.some((d) => /6 of 8 row groups skipped by statistics \(fare > 1300\): 0, 1, 2, 3, 4, 5/.test(d.decision)), JSON.stringify(st.body.stages[0].decisions));
     // a filter the statistics cannot judge skips nothing, and still filters
     const ex2 = await explain(srv.base, { source: { dataset: 'trips' }, ops: [{ where: 'fare + 1 > 1300' }] });
     assert.ok(ex2.decisions.some((d) => d.decision.startsWith('scan of trips: 0 of 8 row groups skipped')), JSON.stringify(ex2.decisions));
@@ -247,6 +251,15 @@ test('truncated and corrupt files fail the query with 422 naming file, row group
     const cutErr = r.status === 422 ? r.body : r.body.error;
     assert.match(JSON.stringify(cutErr), /cut\.parquet/);
     assert.match(JSON.stringify(cutErr), /malformed-data/);
+
+    // a nested column: 422 unsupported-parquet naming it, at planning
+    copyFileSync(path.join(SOURCE_DIR, 'tests', 'data', 'parquet', 'nested_list.parquet'), path.join(srv.dataDir, 'nested.parquet'));
+    r = await call(srv.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'nested' } } });
+    assertProblem(r, 422, 'unsupported-parquet');
+    assert.match(r.body.detail, /nested/);
+    r = await call(srv.base, 'GET', '/v1/datasets/nested');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(typeof r.body.schema_error, 'string');
 
     const err = await failedPlan(srv.base, { source: { dataset: 'corrupt' }, ops: [{ agg: ['sum(fare) as f'] }] });
     const text = JSON.stringify(err);
