@@ -344,8 +344,7 @@ struct df_parquet_row_group {
 void df_parquet_row_group_info(const df_parquet *pq, int rg, struct df_parquet_row_group *out);
 /* Bytes of the column chunks of `columns` (schema indices; ncolumns < 0 =
  * all) in row group rg: what a projected scan reads. */
-int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns,
-                                   int ncolumns);
+int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns, int ncolumns);
 
 /* A column chunk's statistics, in the engine's type of the column (int64
  * for ints, dates as days in i, timestamps as microseconds in i, float64
