@@ -197,7 +197,7 @@ static int lz4_hadoop_dec(const uint8_t *in, size_t n, uint8_t *out, size_t out_
 int df__pq_decompress(int codec, const uint8_t *in, size_t n, uint8_t *out, size_t out_n,
                       struct fr_error *err)
 {
-    if ((int64_t)out_n > DF__PQ_MAX_PAGE_BYTES || (int64_t)n > DF__PQ_MAX_PAGE_BYTES)
+    if (out_n > (uint64_t)DF__PQ_MAX_PAGE_BYTES || n > (uint64_t)DF__PQ_MAX_PAGE_BYTES)
         return fr_error_set(err, FR_EDATA, "page of %zu bytes is over the limit of %lld",
                             out_n > n ? out_n : n, (long long)DF__PQ_MAX_PAGE_BYTES);
     switch (codec) {

@@ -98,11 +98,15 @@ int df__pq_uvarint(const uint8_t *p, size_t n, size_t *pos, uint64_t *out)
     return FR_EDATA;
 }
 
-/* Up to 8 little-endian bytes at p, of which avail (>= 1) exist. */
+/* Up to 8 little-endian bytes at p, of which avail (>= 1) exist; the
+ * common case is one fixed-size load. */
 static inline uint64_t load_le64(const uint8_t *p, size_t avail)
 {
     uint64_t v = 0;
-    memcpy(&v, p, avail < 8 ? avail : 8);
+    if (avail >= 8)
+        memcpy(&v, p, 8);
+    else
+        memcpy(&v, p, avail);
     return v;
 }
 
@@ -173,8 +177,8 @@ static int hybrid(const uint8_t *p, size_t n, int bw, int64_t count, uint32_t *o
                                     "%zu are left",
                                     (unsigned long long)vals, bw, need, have);
             size_t run = bytes < have ? (size_t)bytes : have;
-            if (o32)
-                unpack32(p + pos, run, bw, o32 + got, k);
+            if (o32) /* the bytes after the run may be loaded, never used */
+                unpack32(p + pos, have, bw, o32 + got, k);
             else if (o8)
                 unpack_bools(p + pos, o8 + got, k);
             pos += run;
@@ -365,7 +369,7 @@ static int byte_stream_split(const uint8_t *p, size_t n, int64_t count, struct d
     if ((uint64_t)count > stride)
         return too_short(err, "BYTE_STREAM_SPLIT", count, type_name(v->type), n);
     int rc = df__pq_grow_fixed(v, (size_t)count * k, err);
-    if (rc != FR_OK)
+    if (rc != FR_OK || count == 0)
         return rc;
     uint8_t *out = v->fixed;
     for (size_t j = 0; j < k; j++) {
@@ -398,11 +402,10 @@ static bool type_takes(int encoding, int type)
     }
 }
 
-int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count,
-                         struct df__pq_values *v, struct fr_error *err)
+/* Whether v's type can be decoded from `encoding`: FR_OK or the error. */
+static int check_request(int encoding, int64_t count, const struct df__pq_values *v,
+                         struct fr_error *err)
 {
-    v->count = 0;
-    v->data_len = 0;
     if (count < 0)
         return fr_error_set(err, FR_EDATA, "negative value count %lld", (long long)count);
     if (fixed_size(v) < 0)
@@ -411,10 +414,6 @@ int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count
     if (v->type == DF__PQ_FIXED_LEN_BYTE_ARRAY && v->type_length <= 0)
         return fr_error_set(err, FR_EDATA, "FIXED_LEN_BYTE_ARRAY with type_length %d",
                             v->type_length);
-    /* a dictionary page of a format 1.0 writer says PLAIN_DICTIONARY and
-     * holds PLAIN values; a data page's indices are not values */
-    if (encoding == DF__PQ_PLAIN_DICTIONARY)
-        encoding = DF__PQ_PLAIN;
     if (encoding == DF__PQ_RLE_DICTIONARY)
         return fr_error_set(err, FR_EINTERNAL,
                             "dictionary indices go through df__pq_decode_dict_indices");
@@ -422,7 +421,21 @@ int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count
         return fr_error_setk(err, FR_EVALIDATION, "unsupported-parquet",
                              "encoding %s (%d) is not supported for %s values",
                              encoding_name(encoding), encoding, type_name(v->type));
-    int rc;
+    return FR_OK;
+}
+
+int df__pq_decode_values(int encoding, const uint8_t *p, size_t n, int64_t count,
+                         struct df__pq_values *v, struct fr_error *err)
+{
+    v->count = 0;
+    v->data_len = 0;
+    /* a dictionary page of a format 1.0 writer says PLAIN_DICTIONARY and
+     * holds PLAIN values; a data page's indices are not values */
+    if (encoding == DF__PQ_PLAIN_DICTIONARY)
+        encoding = DF__PQ_PLAIN;
+    int rc = check_request(encoding, count, v, err);
+    if (rc != FR_OK)
+        return rc;
     switch (encoding) {
     case DF__PQ_PLAIN:
         rc = plain(p, n, count, v, err);

@@ -96,14 +96,6 @@ static int dbp_open(const uint8_t *p, size_t n, int64_t count, struct dbp *d, st
     return dbp_scan(p, n, d, err);
 }
 
-static void emit(int64_t *o64, int32_t *o32, int64_t i, uint64_t value)
-{
-    if (o64)
-        o64[i] = (int64_t)value;
-    else
-        o32[i] = (int32_t)(uint32_t)value; /* INT32 deltas wrap at 32 bits */
-}
-
 /* Decodes the first count values of a scanned stream (so every read is in
  * bounds) into o64 or o32. */
 static void dbp_decode(const uint8_t *p, size_t n, const struct dbp *d, int64_t count, int64_t *o64,
@@ -112,7 +104,10 @@ static void dbp_decode(const uint8_t *p, size_t n, const struct dbp *d, int64_t 
     if (count == 0)
         return;
     uint64_t last = d->first, deltas[32];
-    emit(o64, o32, 0, last);
+    if (o64)
+        o64[0] = (int64_t)last;
+    else
+        o32[0] = (int32_t)(uint32_t)last;
     int64_t i = 1;
     size_t pos = d->start;
     while (i < count) {
@@ -126,11 +121,18 @@ static void dbp_decode(const uint8_t *p, size_t n, const struct dbp *d, int64_t 
             for (size_t c = 0; c < d->vpm && i < count; c += 32) {
                 int64_t k = count - i < 32 ? count - i : 32;
                 size_t off = c * (size_t)w / 8;
-                df__pq_unpack64(p + pos + off, d->vpm * (size_t)w / 8 - off, w, deltas, k);
-                for (int64_t j = 0; j < k; j++) {
-                    last += min_delta + deltas[j];
-                    emit(o64, o32, i + j, last);
-                }
+                /* loads may reach past the miniblock, not past the page */
+                df__pq_unpack64(p + pos + off, n - pos - off, w, deltas, k);
+                if (o64)
+                    for (int64_t j = 0; j < k; j++) {
+                        last += min_delta + deltas[j];
+                        o64[i + j] = (int64_t)last;
+                    }
+                else
+                    for (int64_t j = 0; j < k; j++) {
+                        last += min_delta + deltas[j];
+                        o32[i + j] = (int32_t)(uint32_t)last; /* INT32 wraps at 32 bits */
+                    }
                 i += k;
             }
             pos += d->vpm * (size_t)w / 8;

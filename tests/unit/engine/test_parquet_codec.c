@@ -278,6 +278,9 @@ static void test_unsupported(void **state)
     assert_int_equal(decompress(DF__PQ_UNCOMPRESSED, "abcd", 4, out, 3), FR_EDATA);
     /* a page header over the page limit is refused, not allocated for */
     assert_int_equal(decompress(DF__PQ_SNAPPY, "abcd", 4, out, (size_t)1 << 31), FR_EDATA);
+    assert_int_equal(decompress(DF__PQ_ZSTD, "abcd", 4, out, SIZE_MAX), FR_EDATA);
+    /* (a size over INT64_MAX must not pass as a negative number and be copied) */
+    assert_int_equal(decompress(DF__PQ_UNCOMPRESSED, "abcd", SIZE_MAX, out, SIZE_MAX), FR_EDATA);
 }
 
 /* snappy's length header claims more than the page header: refused

@@ -284,6 +284,18 @@ static void test_plain_byte_array(void **state)
     assert_int_equal(df__pq_decode_values(DF__PQ_PLAIN, bad, sizeof(bad), 1, &v, &err), FR_EDATA);
     assert_non_null(strstr(err.message, "left"));
     assert_int_equal(df__pq_decode_values(DF__PQ_PLAIN, bad, sizeof(bad), 2, &v, NULL), FR_EDATA);
+    /* one long value and no room left for the next values' lengths: the
+     * data buffer is sized by n - 4 * count, so this must fail before
+     * copying (found by fuzz_parquet_page) */
+    fr_buf_cleanup(&b);
+    fr_buf_init(&b);
+    pq_put_u32(&b, 196);
+    for (int i = 0; i < 196; i++)
+        pq_put_byte(&b, 'q');
+    df__pq_values_cleanup(&v);
+    df__pq_values_init(&v, DF__PQ_BYTE_ARRAY, 0);
+    assert_int_equal(df__pq_decode_values(DF__PQ_PLAIN, U(b.data), b.len, 50, &v, &err), FR_EDATA);
+    assert_non_null(strstr(err.message, "value 0 is 196 bytes long"));
     /* an empty page */
     decode_ok(DF__PQ_PLAIN, &v, NULL, 0, 0);
     assert_int_equal(v.offsets[0], 0);
