@@ -29,35 +29,24 @@ struct chunk_read {
     size_t tmp_cap;
     struct df__pq_values vals, dict;
     bool has_dict;
-    void *dict_conv;     /* the dictionary in the engine's layout (fixed widths) */
+    void *dict_conv; /* the dictionary in the engine's layout (fixed widths) */
+    size_t dict_conv_cap;
     int64_t charged;     /* temporaries, released after the read */
     int64_t col_charged; /* the columns, which stay charged with the table */
 };
 
-/* Prefixes err's message (set by a decoder, or fmt) with where it happened. */
-static int rd_fail(struct chunk_read *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int rd_fail(struct chunk_read *r, int status, const char *fmt, ...)
+/* Prefixes the message of the error in r->err (set by a decoder, a codec,
+ * the source or this file) with where it happened; returns its status.
+ * Memory, cancel and timeout failures keep their own words. */
+static int rd_fail(struct chunk_read *r, int status)
 {
-    char msg[512];
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        if (r->err)
-            r->err->kind[0] = '\0';
-    } else {
-        snprintf(msg, sizeof(msg), "%s", r->err ? r->err->message : "error");
-        status = r->err ? r->err->status : status;
-    }
     if (!r->err)
         return status;
-    /* Memory, cancel and I/O failures keep their own words. */
+    status = r->err->status;
     if (status == FR_EMEMLIMIT || status == FR_ECANCELLED || status == FR_ETIMEOUT)
         return status;
-    char kind[sizeof(r->err->kind)];
+    char msg[sizeof(r->err->message)], kind[sizeof(r->err->kind)];
+    snprintf(msg, sizeof(msg), "%s", r->err->message);
     snprintf(kind, sizeof(kind), "%s", r->err->kind);
     const char *name = r->pq->src->name ? r->pq->src->name : "parquet";
     fr_error_setk(r->err, status, kind, "%s: row group %d, column '%s': %s", name, r->rg,
@@ -175,6 +164,26 @@ static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool
     return FR_OK;
 }
 
+/* Room for `bytes` more string bytes in r->out, charged before the
+ * allocation so that a page claiming gigabytes meets the memory limit. */
+static int reserve_strings(struct chunk_read *r, int64_t bytes)
+{
+    struct df_column *c = r->out;
+    if (c->data_len + bytes <= c->data_cap)
+        return FR_OK;
+    r->col_charged += bytes;
+    int rc = df_exec_charge(r->ex, bytes, r->err);
+    if (rc != FR_OK)
+        return rc;
+    int64_t before = df_column_bytes(c);
+    if (df_column_reserve(c, 0, bytes) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld bytes of strings",
+                             (long long)bytes);
+    int64_t adjust = df_column_bytes(c) - before - bytes;
+    r->col_charged += adjust;
+    return df_exec_charge(r->ex, adjust, r->err);
+}
+
 static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
 {
     struct df_column *c = r->out;
@@ -186,13 +195,7 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
     } else {
         bytes = v->offsets[nonnull] - v->offsets[0];
     }
-    int64_t before = df_column_bytes(c);
-    if (df_column_reserve(c, 0, bytes) != FR_OK)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld bytes of strings",
-                             (long long)bytes);
-    int64_t grown = df_column_bytes(c) - before;
-    r->col_charged += grown;
-    int rc = df_exec_charge(r->ex, grown, r->err);
+    int rc = reserve_strings(r, bytes);
     if (rc != FR_OK)
         return rc;
     int64_t k = 0;
@@ -235,13 +238,8 @@ static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header 
         return rc;
     }
     size_t w = df_type_width(r->leaf->type);
-    free(r->dict_conv);
-    r->dict_conv = NULL;
-    if ((rc = charge(r, (int64_t)w * h->num_values)) != FR_OK)
+    if ((rc = grow(r, &r->dict_conv, &r->dict_conv_cap, (size_t)h->num_values * w + 1)) != FR_OK)
         return rc;
-    r->dict_conv = fr_try_malloc((size_t)h->num_values * w + 1);
-    if (!r->dict_conv)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a dictionary");
     rc = df__pq_convert(r->leaf, &r->dict, 0, h->num_values, r->dict_conv, r->err);
     r->has_dict = rc == FR_OK;
     return rc;
@@ -274,12 +272,7 @@ static int place_plain_strings(struct chunk_read *r, const uint8_t *p, size_t n,
     if ((uint64_t)nonnull > n / 4)
         return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: %zu bytes cannot hold %lld strings", n,
                              (long long)nonnull);
-    int64_t before = df_column_bytes(c);
-    if (df_column_reserve(c, 0, (int64_t)(n - 4 * (size_t)nonnull)) != FR_OK)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %zu bytes of strings", n);
-    int64_t grown = df_column_bytes(c) - before;
-    r->col_charged += grown;
-    int rc = df_exec_charge(r->ex, grown, r->err);
+    int rc = reserve_strings(r, (int64_t)(n - 4 * (size_t)nonnull));
     size_t pos = 0;
     int64_t k = 0; /* strings read */
     bool nulls = nonnull < rows;
@@ -425,8 +418,6 @@ static int read_chunk(struct chunk_read *r)
 {
     const struct df__pq_chunk *k = &r->pq->rgs[r->rg].chunks[r->col];
     r->has_dict = false;
-    free(r->dict_conv);
-    r->dict_conv = NULL;
     if (k->num_values == 0)
         return FR_OK;
     size_t len = (size_t)k->compressed;
@@ -461,7 +452,7 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
         r->row_end = c->length + r->pq->rgs[g].num_rows;
         rc = read_chunk(r);
         if (rc != FR_OK)
-            rc = rd_fail(r, rc, NULL);
+            rc = rd_fail(r, rc);
     }
     if (rc == FR_OK && c->validity && c->null_count == 0) {
         free(c->validity);
