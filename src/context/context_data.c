@@ -1,7 +1,7 @@
-/* context_data: datasets are files name.csv / name.ndjson in the data dir.
- * Uploads stream into a hidden temp file and are renamed into place only
- * after the whole body arrived and its schema could be read, so a failed or
- * cut upload leaves nothing behind. */
+/* context_data: datasets are files name.csv / name.ndjson / name.parquet in
+ * the data dir. Uploads stream into a hidden temp file and are renamed into
+ * place only after the whole body arrived and was checked (a Parquet file:
+ * every page decoded), so a failed or cut upload leaves nothing behind. */
 #include "context_int.h"
 
 #include <dirent.h>
@@ -15,6 +15,10 @@
 
 /* A listing shows at most this many datasets (and says it was truncated). */
 #define CTX_MAX_LISTED_DATASETS 10000
+
+/* A dataset has one of these formats; an upload of one replaces the others. */
+static const char *const formats[] = {"csv", "ndjson", "parquet"};
+#define NFORMATS 3
 
 struct ctx_upload {
     ctx *c;
@@ -40,6 +44,26 @@ static char *schema_key(const char *path, const struct df_options *opts)
     return fr_buf_steal(&b, NULL);
 }
 
+/* The schema and counts of a Parquet file's footer (out caller-initialized). */
+static int parquet_footer(const char *path, struct df_schema *out, int64_t *rows, int *row_groups,
+                          struct fr_error *err)
+{
+    struct df_file_source fs;
+    df_parquet *pq = NULL;
+    int rc = df_file_source_open(&fs, path, err);
+    if (rc != FR_OK)
+        return rc;
+    rc = df_parquet_open(&fs.base, &pq, err);
+    if (rc == FR_OK) {
+        df_schema_copy(out, df_parquet_schema(pq));
+        *rows = df_parquet_num_rows(pq);
+        *row_groups = df_parquet_num_row_groups(pq);
+    }
+    df_parquet_free(pq);
+    df_file_source_close(&fs);
+    return rc;
+}
+
 /* Infers the schema of the file at path (from the cache when the file's size,
  * mtime and inode did not change): *schema new, or *error new. */
 static void infer(ctx *c, const char *path, const char *format, bool use_cache, json_t **schema,
@@ -62,13 +86,19 @@ static void infer(ctx *c, const char *path, const char *format, bool use_cache, 
     df_schema_init(&s);
     struct fr_error err;
     fr_error_init(&err);
-    int rc = strcmp(format, "csv") == 0 ? df_csv_infer_schema(path, &o, &opts, &s, &err)
-                                        : df_ndjson_infer_schema(path, &o, &s, &err);
+    int64_t rows = -1;
+    int row_groups = -1;
+    int rc = strcmp(format, "csv") == 0      ? df_csv_infer_schema(path, &o, &opts, &s, &err)
+             : strcmp(format, "ndjson") == 0 ? df_ndjson_infer_schema(path, &o, &s, &err)
+                                             : parquet_footer(path, &s, &rows, &row_groups, &err);
     if (rc == FR_OK) {
         *schema = json_array();
         for (int i = 0; i < s.nfields; i++)
             json_array_append_new(*schema, json_pack("{ss ss}", "name", s.fields[i].name, "type",
                                                      df_type_name(s.fields[i].type)));
+        if (rows >= 0) /* parquet: the footer's counts travel with the schema */
+            *schema = json_pack("{so sI si}", "schema", *schema, "rows", (json_int_t)rows,
+                                "row_groups", row_groups);
     } else {
         *error = fr_xstrdup(err.message);
     }
@@ -89,8 +119,16 @@ static json_t *describe(ctx *c, const char *name, const char *path, const char *
     json_t *schema = NULL;
     char *error = NULL;
     infer(c, path, format, use_cache, &schema, &error);
+    json_t *counts = json_is_object(schema) ? schema : NULL;
+    if (counts) { /* parquet: {"schema", "rows", "row_groups"} */
+        schema = json_incref(json_object_get(counts, "schema"));
+        json_object_del(counts, "schema");
+    }
     json_t *j = json_pack("{ss ss sI so}", "name", name, "format", format, "bytes",
                           (json_int_t)bytes, "schema", schema ? schema : json_array());
+    if (counts)
+        json_object_update(j, counts);
+    json_decref(counts);
     if (error)
         json_object_set_new(j, "schema_error", json_string(error));
     free(error);
@@ -103,7 +141,8 @@ static json_t *describe(ctx *c, const char *name, const char *path, const char *
 static json_t *list_entry(ctx *c, const char *entry)
 {
     const char *dot = strrchr(entry, '.');
-    if (entry[0] == '.' || !dot || (strcmp(dot, ".csv") != 0 && strcmp(dot, ".ndjson") != 0))
+    if (entry[0] == '.' || !dot ||
+        (strcmp(dot, ".csv") != 0 && strcmp(dot, ".ndjson") != 0 && strcmp(dot, ".parquet") != 0))
         return NULL;
     char *name = fr_xstrndup(entry, (size_t)(dot - entry));
     char *path = NULL;
@@ -192,8 +231,20 @@ static void fsync_data_dir(ctx *c)
     }
 }
 
-/* Removes the directory entries of the dataset (both formats, in case a crash
- * left both), not what a link among them points to. Under the name's lock, so
+/* Removes name's entries of the formats other than format. */
+static void unlink_others(ctx *c, const char *name, const char *format)
+{
+    for (int i = 0; i < NFORMATS; i++) {
+        if (strcmp(formats[i], format) == 0)
+            continue;
+        char *other = fr_xasprintf("%s/%s.%s", c->opts.data_dir, name, formats[i]);
+        unlink(other);
+        free(other);
+    }
+}
+
+/* Removes the directory entries of the dataset (every format, in case a crash
+ * left two), not what a link among them points to. Under the name's lock, so
  * it cannot interleave with an upload's commit. */
 int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err)
 {
@@ -204,15 +255,12 @@ int ctx_dataset_delete(ctx *c, const char *name, struct ctx_error *err)
     int rc = resolve(c, name, &path, &format, err);
     if (rc == FR_OK) {
         char *entry = fr_xasprintf("%s/%s.%s", c->opts.data_dir, name, format);
-        char *other = fr_xasprintf("%s/%s.%s", c->opts.data_dir, name,
-                                   strcmp(format, "csv") == 0 ? "ndjson" : "csv");
         if (unlink(entry) != 0)
             rc = ctx__fail(err, FR_EIO, "internal", "cannot delete %s: %s", name, strerror(errno));
         else
-            unlink(other);
+            unlink_others(c, name, format);
         fsync_data_dir(c);
         free(entry);
-        free(other);
     }
     pthread_mutex_unlock(lock);
     free(path);
@@ -274,9 +322,12 @@ int ctx_upload_begin(ctx *c, const char *name, const char *content_type, ctx_upl
     else if (media_type_is(content_type, "application/x-ndjson") ||
              media_type_is(content_type, "application/ndjson"))
         format = "ndjson";
+    else if (media_type_is(content_type, "application/vnd.apache.parquet"))
+        format = "parquet";
     else
         return ctx__fail(err, FR_EINVAL, "unsupported-media-type",
-                         "upload a dataset as text/csv or application/x-ndjson, not %s",
+                         "upload a dataset as text/csv, application/x-ndjson or "
+                         "application/vnd.apache.parquet, not %s",
                          content_type ? content_type : "(none)");
     ctx_upload *u = fr_xcalloc(1, sizeof(*u));
     u->c = c;
@@ -363,6 +414,35 @@ static int validate_structure(const char *path, const char *format, struct fr_er
     return rc;
 }
 
+/* Decodes every page of an uploaded Parquet file (one row group at a time,
+ * so memory stays bounded by the largest). */
+static int validate_parquet(const char *path, struct fr_error *err)
+{
+    struct df_options opts = {.morsel_size_rows = 65536};
+    struct df_exec ex;
+    df_exec_init(&ex, &opts, NULL);
+    return df_parquet_file_validate(path, &ex, err);
+}
+
+/* 422: malformed-data, or unsupported-parquet for a column the reader cannot
+ * represent (nested, INT96, ...), naming the file, row group and column. */
+static int parquet_refused(ctx_upload *u, const struct fr_error *ferr, struct ctx_error *err)
+{
+    bool unsupported = ferr->status == FR_EVALIDATION ||
+                       strcmp(ferr->kind, "unsupported-parquet") == 0 ||
+                       strcmp(ferr->kind, "too-many-columns") == 0;
+    const char *kind =
+        unsupported ? (ferr->kind[0] ? ferr->kind : "unsupported-parquet") : "malformed-data";
+    int rc = ctx__fail(err, unsupported ? FR_EVALIDATION : FR_EDATA, kind,
+                       "the uploaded %s.parquet %s: %s; nothing was stored", u->name,
+                       unsupported ? "cannot be read" : "is malformed", ferr->message);
+    err->ext = json_pack("{ss}", "file", "");
+    json_object_set_new(err->ext, "file", json_sprintf("%s.parquet", u->name));
+    if (ferr->field[0])
+        json_object_set_new(err->ext, "column", json_string(ferr->field));
+    return rc;
+}
+
 /* Checks the whole upload; FR_OK with its description (new) in *out. */
 static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
 {
@@ -372,7 +452,10 @@ static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
         return storage_fail(err, errno, "cannot fsync the upload");
     if (u->bytes == 0)
         return ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
-    if (validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
+    if (strcmp(u->format, "parquet") == 0 && validate_parquet(u->tmp_path, &ferr) != FR_OK)
+        return parquet_refused(u, &ferr, err);
+    if (strcmp(u->format, "parquet") != 0 &&
+        validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
         bool wide = strcmp(ferr.kind, "too-many-columns") == 0; /* 422 with its own kind */
         int rc = ctx__fail(err, wide ? ferr.status : FR_EDATA, wide ? ferr.kind : "malformed-data",
                            "the uploaded %s.%s is malformed: %s", u->name, u->format, ferr.message);
@@ -409,23 +492,26 @@ static int commit_move(ctx_upload *u, bool *created, struct ctx_error *err)
     ctx *c = u->c;
     int rc = FR_OK;
     char *final_path = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name, u->format);
-    char *other = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name,
-                               strcmp(u->format, "csv") == 0 ? "ndjson" : "csv");
     pthread_mutex_t *lock = ctx__dataset_lock(c, u->name);
     pthread_mutex_lock(lock);
-    struct stat st;
-    *created = lstat(final_path, &st) != 0 && lstat(other, &st) != 0;
+    *created = true;
+    for (int i = 0; i < NFORMATS; i++) {
+        struct stat st;
+        char *entry = fr_xasprintf("%s/%s.%s", c->opts.data_dir, u->name, formats[i]);
+        if (lstat(entry, &st) == 0)
+            *created = false;
+        free(entry);
+    }
     if (rename(u->tmp_path, final_path) != 0) {
         rc = storage_fail(err, errno, "cannot move the upload into place");
     } else {
         /* a dataset has one format: the new one replaces the old; readers that
-         * see both for a moment take the newer */
-        unlink(other);
+         * see two for a moment take the newer */
+        unlink_others(c, u->name, u->format);
         fsync_data_dir(c);
     }
     pthread_mutex_unlock(lock);
     free(final_path);
-    free(other);
     return rc;
 }
 

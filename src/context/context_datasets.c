@@ -142,24 +142,42 @@ static void sweep_upload(int dfd, const char *name)
            gone ? "removed" : "could not fully remove", name, files, bytes);
 }
 
-/* A name.csv and a name.ndjson both exist only when a server died between
- * moving an upload into place and removing the other format: the older one
- * is the replaced dataset. */
-static void sweep_twin(int dfd, const char *csv_name)
+/* Two formats of one name (name.csv, name.ndjson, name.parquet) exist only
+ * when a server died between moving an upload into place and removing the
+ * other formats: the newest is the dataset, the older ones are removed. */
+static void sweep_twins(int dfd, const char *entry)
 {
-    size_t n = strlen(csv_name) - strlen(".csv");
-    char *other = fr_xasprintf("%.*s.ndjson", (int)n, csv_name);
-    struct stat a, b;
-    if (fstatat(dfd, csv_name, &a, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(a.st_mode) &&
-        fstatat(dfd, other, &b, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(b.st_mode)) {
-        bool csv_newer = a.st_ctim.tv_sec != b.st_ctim.tv_sec
-                             ? a.st_ctim.tv_sec > b.st_ctim.tv_sec
-                             : a.st_ctim.tv_nsec > b.st_ctim.tv_nsec;
-        const char *older = csv_newer ? other : csv_name;
-        if (unlinkat(dfd, older, 0) == 0)
-            FR_LOG(FR_LOG_WARN, "data dir: removed %s, replaced by an upload cut short", older);
+    static const char *const exts[] = {".csv", ".ndjson", ".parquet"};
+    const char *dot = strrchr(entry, '.');
+    char *files[3];
+    struct stat st[3];
+    int newest = -1;
+    for (int i = 0; i < 3; i++) {
+        files[i] = fr_xasprintf("%.*s%s", (int)(dot - entry), entry, exts[i]);
+        bool is =
+            fstatat(dfd, files[i], &st[i], AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st[i].st_mode);
+        if (!is) {
+            free(files[i]);
+            files[i] = NULL;
+        } else if (newest < 0 || st[i].st_ctim.tv_sec > st[newest].st_ctim.tv_sec ||
+                   (st[i].st_ctim.tv_sec == st[newest].st_ctim.tv_sec &&
+                    st[i].st_ctim.tv_nsec > st[newest].st_ctim.tv_nsec)) {
+            newest = i;
+        }
     }
-    free(other);
+    for (int i = 0; i < 3; i++) {
+        if (files[i] && i != newest && unlinkat(dfd, files[i], 0) == 0)
+            FR_LOG(FR_LOG_WARN, "data dir: removed %s, replaced by an upload cut short", files[i]);
+        free(files[i]);
+    }
+}
+
+static bool dataset_entry(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return name[0] != '.' && dot && dot != name &&
+           (strcmp(dot, ".csv") == 0 || strcmp(dot, ".ndjson") == 0 ||
+            strcmp(dot, ".parquet") == 0);
 }
 
 static void sweep(const char *data_dir)
@@ -173,10 +191,8 @@ static void sweep(const char *data_dir)
     char **names = NULL;
     size_t n = 0, cap = 0;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
         bool upload = strncmp(e->d_name, ".upload-", 8) == 0;
-        bool csv = len > 4 && e->d_name[0] != '.' && strcmp(e->d_name + len - 4, ".csv") == 0;
-        if (!upload && !csv)
+        if (!upload && !dataset_entry(e->d_name))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
@@ -188,7 +204,7 @@ static void sweep(const char *data_dir)
         if (names[i][0] == '.')
             sweep_upload(dfd, names[i]);
         else
-            sweep_twin(dfd, names[i]);
+            sweep_twins(dfd, names[i]);
         free(names[i]);
     }
     free(names);

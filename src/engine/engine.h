@@ -344,8 +344,7 @@ struct df_parquet_row_group {
 void df_parquet_row_group_info(const df_parquet *pq, int rg, struct df_parquet_row_group *out);
 /* Bytes of the column chunks of `columns` (schema indices; ncolumns < 0 =
  * all) in row group rg: what a projected scan reads. */
-int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns,
-                                   int ncolumns);
+int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns, int ncolumns);
 
 /* A column chunk's statistics, in the engine's type of the column (int64
  * for ints, dates as days in i, timestamps as microseconds in i, float64
@@ -401,6 +400,21 @@ int df_parquet_writer_write(df_parquet_writer *w, const struct df_table *t, int6
 /* Appends the footer (FileMetaData, its length, "PAR1"); the magic too if
  * nothing was written. The writer takes no more rows after it. */
 int df_parquet_writer_finish(df_parquet_writer *w, struct fr_buf *out, struct fr_error *err);
+
+/* Row-group pruning (engine_parquet_prune.c): whether any row of a row
+ * group can make the bool predicate e true, judged from column statistics;
+ * false only when the statistics prove none can. stats(arg, col, out) fills
+ * the statistics of column col (an index of the schema e is bound to; out
+ * arrives zeroed with null_count -1), num_rows is the group's row count.
+ * Understood: and, or, column op literal (= < <= > >=, either side),
+ * between, in (...), is [not] null, on int, float, date, timestamp and
+ * string columns (through order-keeping casts); anything else may match. */
+struct df_expr;
+typedef void (*df_parquet_stats_fn)(void *arg, int col, struct df_parquet_stats *out);
+bool df_expr_may_match(const struct df_expr *e, df_parquet_stats_fn stats, void *arg,
+                       int64_t num_rows);
+/* The same over row group rg of pq, e bound to df_parquet_schema(pq). */
+bool df_parquet_row_group_may_match(const df_parquet *pq, int rg, const struct df_expr *e);
 
 /* ---- Arrow IPC stream (engine_arrow.c) ---------------------------------------
  * The encapsulated message format (0xFFFFFFFF continuation, int32 metadata

@@ -20,7 +20,8 @@ struct chunk_read {
     struct df_column *out; /* borrowed: rows go to out->length.. */
     int64_t row_end;       /* the chunk's last row + 1 in out */
     uint8_t *buf;          /* the chunk's bytes */
-    uint8_t *page;         /* a decompressed page */
+    size_t buf_cap;
+    uint8_t *page; /* a decompressed page */
     size_t page_cap;
     uint32_t *levels, *idx;
     size_t levels_cap, idx_cap;
@@ -28,35 +29,24 @@ struct chunk_read {
     size_t tmp_cap;
     struct df__pq_values vals, dict;
     bool has_dict;
-    void *dict_conv;     /* the dictionary in the engine's layout (fixed widths) */
+    void *dict_conv; /* the dictionary in the engine's layout (fixed widths) */
+    size_t dict_conv_cap;
     int64_t charged;     /* temporaries, released after the read */
     int64_t col_charged; /* the columns, which stay charged with the table */
 };
 
-/* Prefixes err's message (set by a decoder, or fmt) with where it happened. */
-static int rd_fail(struct chunk_read *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int rd_fail(struct chunk_read *r, int status, const char *fmt, ...)
+/* Prefixes the message of the error in r->err (set by a decoder, a codec,
+ * the source or this file) with where it happened; returns its status.
+ * Memory, cancel and timeout failures keep their own words. */
+static int rd_fail(struct chunk_read *r, int status)
 {
-    char msg[512];
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        if (r->err)
-            r->err->kind[0] = '\0';
-    } else {
-        snprintf(msg, sizeof(msg), "%s", r->err ? r->err->message : "error");
-        status = r->err ? r->err->status : status;
-    }
     if (!r->err)
         return status;
-    /* Memory, cancel and I/O failures keep their own words. */
+    status = r->err->status;
     if (status == FR_EMEMLIMIT || status == FR_ECANCELLED || status == FR_ETIMEOUT)
         return status;
-    char kind[sizeof(r->err->kind)];
+    char msg[sizeof(r->err->message)], kind[sizeof(r->err->kind)];
+    snprintf(msg, sizeof(msg), "%s", r->err->message);
     snprintf(kind, sizeof(kind), "%s", r->err->kind);
     const char *name = r->pq->src->name ? r->pq->src->name : "parquet";
     fr_error_setk(r->err, status, kind, "%s: row group %d, column '%s': %s", name, r->rg,
@@ -153,7 +143,8 @@ static int scatter(struct df_column *c, size_t w, const char *src, const uint32_
     return FR_OK;
 }
 
-static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
+static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict,
+                       const struct df__pq_values *v)
 {
     struct df_column *c = r->out;
     size_t w = df_type_width(c->type);
@@ -166,11 +157,31 @@ static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool
     }
     if (dict)
         gather(w, r->dict_conv, r->idx, nonnull, g);
-    else if (df__pq_convert(r->leaf, &r->vals, 0, nonnull, g, r->err) != FR_OK)
+    else if (df__pq_convert(r->leaf, v, 0, nonnull, g, r->err) != FR_OK)
         return FR_EDATA;
     if (nonnull < rows && scatter(c, w, g, r->levels, rows) != FR_OK)
         return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a validity bitmap");
     return FR_OK;
+}
+
+/* Room for `bytes` more string bytes in r->out, charged before the
+ * allocation so that a page claiming gigabytes meets the memory limit. */
+static int reserve_strings(struct chunk_read *r, int64_t bytes)
+{
+    struct df_column *c = r->out;
+    if (c->data_len + bytes <= c->data_cap)
+        return FR_OK;
+    r->col_charged += bytes;
+    int rc = df_exec_charge(r->ex, bytes, r->err);
+    if (rc != FR_OK)
+        return rc;
+    int64_t before = df_column_bytes(c);
+    if (df_column_reserve(c, 0, bytes) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld bytes of strings",
+                             (long long)bytes);
+    int64_t adjust = df_column_bytes(c) - before - bytes;
+    r->col_charged += adjust;
+    return df_exec_charge(r->ex, adjust, r->err);
 }
 
 static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
@@ -184,13 +195,7 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
     } else {
         bytes = v->offsets[nonnull] - v->offsets[0];
     }
-    int64_t before = df_column_bytes(c);
-    if (df_column_reserve(c, 0, bytes) != FR_OK)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld bytes of strings",
-                             (long long)bytes);
-    int64_t grown = df_column_bytes(c) - before;
-    r->col_charged += grown;
-    int rc = df_exec_charge(r->ex, grown, r->err);
+    int rc = reserve_strings(r, bytes);
     if (rc != FR_OK)
         return rc;
     int64_t k = 0;
@@ -233,13 +238,8 @@ static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header 
         return rc;
     }
     size_t w = df_type_width(r->leaf->type);
-    free(r->dict_conv);
-    r->dict_conv = NULL;
-    if ((rc = charge(r, (int64_t)w * h->num_values)) != FR_OK)
+    if ((rc = grow(r, &r->dict_conv, &r->dict_conv_cap, (size_t)h->num_values * w + 1)) != FR_OK)
         return rc;
-    r->dict_conv = fr_try_malloc((size_t)h->num_values * w + 1);
-    if (!r->dict_conv)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a dictionary");
     rc = df__pq_convert(r->leaf, &r->dict, 0, h->num_values, r->dict_conv, r->err);
     r->has_dict = rc == FR_OK;
     return rc;
@@ -263,11 +263,65 @@ static int read_levels(struct chunk_read *r, const uint8_t *p, size_t n, int64_t
     return FR_OK;
 }
 
+/* PLAIN byte arrays straight from the page into the column: the data
+ * cannot exceed the page's bytes less the 4-byte lengths. */
+static int place_plain_strings(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
+                               int64_t nonnull)
+{
+    struct df_column *c = r->out;
+    if ((uint64_t)nonnull > n / 4)
+        return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: %zu bytes cannot hold %lld strings", n,
+                             (long long)nonnull);
+    int rc = reserve_strings(r, (int64_t)(n - 4 * (size_t)nonnull));
+    size_t pos = 0;
+    int64_t k = 0; /* strings read */
+    bool nulls = nonnull < rows;
+    for (int64_t i = 0; rc == FR_OK && i < rows; i++) {
+        int64_t row = c->length + i;
+        if (nulls && !r->levels[i]) {
+            if (set_null(c, row) != FR_OK)
+                return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a bitmap");
+        } else {
+            uint32_t len;
+            if (n - pos < 4)
+                return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: strings truncated");
+            memcpy(&len, p + pos, 4);
+            pos += 4;
+            /* the later strings' lengths must still fit: data stays in the reserve */
+            if (len > n - pos || n - pos - len < 4 * (size_t)(nonnull - ++k))
+                return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: a string longer than the page");
+            memcpy(c->data + c->data_len, p + pos, len);
+            pos += len;
+            c->data_len += len;
+        }
+        c->offsets[row + 1] = c->data_len;
+    }
+    return rc;
+}
+
+/* PLAIN fixed-width values read in place (no copy into r->vals). */
+static int place_plain_fixed(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
+                             int64_t nonnull)
+{
+    int t = r->leaf->ptype;
+    size_t w = t == DF__PQ_INT32 || t == DF__PQ_FLOAT ? 4 : 8;
+    if ((uint64_t)nonnull > n / w)
+        return fr_error_setk(r->err, FR_EDATA, "", "PLAIN: %zu bytes cannot hold %lld values", n,
+                             (long long)nonnull);
+    struct df__pq_values view = {.type = t, .count = nonnull, .fixed = (void *)p};
+    return place_fixed(r, rows, nonnull, false, &view);
+}
+
 static int read_values(struct chunk_read *r, int encoding, const uint8_t *p, size_t n, int64_t rows,
                        int64_t nonnull)
 {
     bool dict = encoding == DF__PQ_PLAIN_DICTIONARY || encoding == DF__PQ_RLE_DICTIONARY;
-    int rc;
+    int t = r->leaf->ptype, rc;
+    if (encoding == DF__PQ_PLAIN && t == DF__PQ_BYTE_ARRAY && r->leaf->type == DF_TYPE_STRING)
+        return place_plain_strings(r, p, n, rows, nonnull);
+    if (encoding == DF__PQ_PLAIN &&
+        (t == DF__PQ_INT32 || t == DF__PQ_INT64 || t == DF__PQ_FLOAT || t == DF__PQ_DOUBLE))
+        return place_plain_fixed(r, p, n, rows, nonnull);
     if (dict) {
         if (!r->has_dict)
             return fr_error_setk(r->err, FR_EDATA, "", "dictionary indices without a dictionary");
@@ -284,7 +338,7 @@ static int read_values(struct chunk_read *r, int encoding, const uint8_t *p, siz
     if (rc != FR_OK)
         return rc;
     return r->leaf->type == DF_TYPE_STRING ? place_strings(r, rows, nonnull, dict)
-                                           : place_fixed(r, rows, nonnull, dict);
+                                           : place_fixed(r, rows, nonnull, dict, &r->vals);
 }
 
 static int read_data_page(struct chunk_read *r, const struct df__pq_page_header *h,
@@ -364,26 +418,14 @@ static int read_chunk(struct chunk_read *r)
 {
     const struct df__pq_chunk *k = &r->pq->rgs[r->rg].chunks[r->col];
     r->has_dict = false;
-    free(r->dict_conv);
-    r->dict_conv = NULL;
     if (k->num_values == 0)
         return FR_OK;
     size_t len = (size_t)k->compressed;
-    int rc = charge(r, k->compressed);
-    if (rc != FR_OK)
-        return rc;
-    uint8_t *buf = fr_try_malloc(len ? len : 1);
-    if (!buf)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a %lld-byte column chunk",
-                             (long long)k->compressed);
-    rc = df__pq_read_full(r->pq->src, k->start, buf, len, r->err);
-    if (rc == FR_OK) {
-        r->buf = buf;
+    int rc = grow(r, (void **)&r->buf, &r->buf_cap, len ? len : 1); /* reused across chunks */
+    if (rc == FR_OK)
+        rc = df__pq_read_full(r->pq->src, k->start, r->buf, len, r->err);
+    if (rc == FR_OK)
         rc = walk_pages(r, k, len);
-        r->buf = NULL;
-    }
-    free(buf);
-    charge(r, -k->compressed);
     return rc;
 }
 
@@ -410,7 +452,7 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
         r->row_end = c->length + r->pq->rgs[g].num_rows;
         rc = read_chunk(r);
         if (rc != FR_OK)
-            rc = rd_fail(r, rc, NULL);
+            rc = rd_fail(r, rc);
     }
     if (rc == FR_OK && c->validity && c->null_count == 0) {
         free(c->validity);
@@ -421,6 +463,7 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
 
 static void reader_cleanup(struct chunk_read *r)
 {
+    free(r->buf);
     free(r->page);
     free(r->levels);
     free(r->idx);
@@ -452,20 +495,25 @@ int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, 
                              (long long)rows);
     struct df_table *t = df_table_new();
     int rc = FR_OK;
-    int64_t col_charged = 0;
+    /* One reader for every column: its page buffers are reused. */
+    struct chunk_read r = {.pq = pq, .ex = ex, .err = err};
+    df__pq_values_init(&r.vals, 0, 0);
+    df__pq_values_init(&r.dict, 0, 0);
     for (int j = 0; j < n && rc == FR_OK; j++) {
         int c = ncolumns < 0 ? j : columns[j];
-        struct chunk_read r = {.pq = pq, .col = c, .leaf = &pq->leaves[c], .ex = ex, .err = err};
-        df__pq_values_init(&r.vals, r.leaf->ptype, r.leaf->type_length);
-        df__pq_values_init(&r.dict, r.leaf->ptype, r.leaf->type_length);
+        r.col = c;
+        r.leaf = &pq->leaves[c];
+        r.vals.type = r.dict.type = r.leaf->ptype;
+        r.vals.type_length = r.dict.type_length = r.leaf->type_length;
         rc = read_column(&r, rg_first, n_rg, rows);
-        reader_cleanup(&r);
-        col_charged += r.col_charged;
         if (rc == FR_OK)
             df_table_add(t, pq->schema.fields[c].name, r.out);
         else
             df_column_unref(r.out);
+        r.out = NULL;
     }
+    reader_cleanup(&r);
+    int64_t col_charged = r.col_charged;
     if (rc != FR_OK) {
         struct fr_error ignored;
         fr_error_init(&ignored);

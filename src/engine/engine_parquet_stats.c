@@ -26,21 +26,66 @@ static double dec_bin(const uint8_t *p, int64_t n)
     return v;
 }
 
-static int convert_ts(int conv, const int64_t *s, int64_t n, int64_t *d, struct fr_error *err)
+/* Loads through memcpy: page bytes are not aligned for the value type. */
+static inline int32_t ld_i32(const char *f, int64_t i)
+{
+    int32_t v;
+    memcpy(&v, f + i * 4, 4);
+    return v;
+}
+
+static inline int64_t ld_i64(const char *f, int64_t i)
+{
+    int64_t v;
+    memcpy(&v, f + i * 8, 8);
+    return v;
+}
+
+static int convert_ts(int conv, const char *s, int64_t n, int64_t *d, struct fr_error *err)
 {
     if (conv == DF__PQ_CONV_TS_US) {
         memcpy(d, s, (size_t)n * 8);
     } else if (conv == DF__PQ_CONV_TS_NS) {
         for (int64_t i = 0; i < n; i++) {
-            int64_t q = s[i] / 1000, m = s[i] % 1000;
+            int64_t x = ld_i64(s, i), q = x / 1000, m = x % 1000;
             d[i] = m < 0 ? q - 1 : q;
         }
     } else {
         for (int64_t i = 0; i < n; i++)
-            if (__builtin_mul_overflow(s[i], 1000, &d[i]))
+            if (__builtin_mul_overflow(ld_i64(s, i), 1000, &d[i]))
                 return fr_error_setk(err, FR_EDATA, "", "a timestamp out of range");
     }
     return FR_OK;
+}
+
+static void convert_ints(int conv, const char *f, int64_t first, int64_t n, void *dst, double div)
+{
+    int64_t *di = dst;
+    double *dd = dst;
+    switch (conv) {
+    case DF__PQ_CONV_I32:
+        for (int64_t i = 0; i < n; i++)
+            di[i] = ld_i32(f, first + i);
+        break;
+    case DF__PQ_CONV_U32:
+        for (int64_t i = 0; i < n; i++)
+            di[i] = (uint32_t)ld_i32(f, first + i);
+        break;
+    case DF__PQ_CONV_F32:
+        for (int64_t i = 0; i < n; i++) {
+            float x;
+            memcpy(&x, f + (first + i) * 4, 4);
+            dd[i] = x;
+        }
+        break;
+    case DF__PQ_CONV_DEC_I32:
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = ld_i32(f, first + i) / div;
+        break;
+    default: /* DF__PQ_CONV_DEC_I64 */
+        for (int64_t i = 0; i < n; i++)
+            dd[i] = (double)ld_i64(f, first + i) / div;
+    }
 }
 
 int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, int64_t first,
@@ -62,24 +107,11 @@ int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, i
         memcpy(dst, f + first * 8, (size_t)n * 8);
         break;
     case DF__PQ_CONV_I32:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)dst)[i] = ((const int32_t *)f)[first + i];
-        break;
     case DF__PQ_CONV_U32:
-        for (int64_t i = 0; i < n; i++)
-            ((int64_t *)dst)[i] = ((const uint32_t *)f)[first + i];
-        break;
     case DF__PQ_CONV_F32:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = ((const float *)f)[first + i];
-        break;
     case DF__PQ_CONV_DEC_I32:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = ((const int32_t *)f)[first + i] / l->dec_divisor;
-        break;
     case DF__PQ_CONV_DEC_I64:
-        for (int64_t i = 0; i < n; i++)
-            dd[i] = (double)((const int64_t *)f)[first + i] / l->dec_divisor;
+        convert_ints(l->conv, f, first, n, dst, l->dec_divisor);
         break;
     case DF__PQ_CONV_DEC_BIN:
         for (int64_t i = 0; i < n; i++) {
@@ -95,7 +127,7 @@ int df__pq_convert(const struct df__pq_leaf *l, const struct df__pq_values *v, i
     case DF__PQ_CONV_TS_MS:
     case DF__PQ_CONV_TS_US:
     case DF__PQ_CONV_TS_NS:
-        return convert_ts(l->conv, (const int64_t *)f + first, n, dst, err);
+        return convert_ts(l->conv, f + first * 8, n, dst, err);
     default:
         return fr_error_setk(err, FR_EDATA, "", "no conversion for this column");
     }

@@ -39,7 +39,8 @@ struct plan_env {
 void plan_source_info_cleanup(struct plan_source_info *info);
 
 /* Data-dir datasets: resolves a dataset name to its file and format
- * (name.csv or name.ndjson; the newer if both exist); *path new, canonical.
+ * (name.csv, name.ndjson or name.parquet; the newest if two exist); *path
+ * new, canonical.
  * FR_ENOTFOUND kind dataset-not-found, also for an entry that resolves outside
  * the data dir or is not a regular file (the message says why, a warning is
  * logged). */
@@ -136,7 +137,9 @@ int plan_task_execute(json_t *spec, const char *data_dir, struct df_table **cons
  * remotely. open_remote makes *src (new, given back to close_remote) for the
  * spec's relative path and the size/mtime it names (-1 unknown); range is
  * what the task will read (a hint: the reader goes past its end to finish
- * the last record). */
+ * the last record). A range with line 0 (Parquet) is read at offsets
+ * instead: the footer at the file's end, then column chunks inside the
+ * range, each read whole. */
 enum plan_data_mode { PLAN_DATA_AUTO, PLAN_DATA_LOCAL, PLAN_DATA_REMOTE };
 enum plan_read_source { PLAN_READ_NONE, PLAN_READ_LOCAL, PLAN_READ_REMOTE };
 struct plan_io {

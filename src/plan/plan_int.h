@@ -11,7 +11,7 @@ struct lsource {
     enum lsrc_kind kind;
     char *path;         /* LSRC_FILE: absolute */
     char *display;      /* the name users gave (dataset or relative path) */
-    const char *format; /* "csv" | "ndjson" */
+    const char *format; /* "csv" | "ndjson" | "parquet" */
     json_t *options;    /* the source's options object (new ref) or NULL */
     char delimiter;
     char quote;
@@ -27,6 +27,10 @@ struct lsource {
     int64_t mtime_ns;        /* LSRC_FILE: the file's mtime when planned */
     int *columns;            /* projection push-down: source columns read */
     int ncolumns;            /* -1 = all */
+    /* parquet: the footer, read at planning and kept until the scan is cut
+     * into row groups (plan_parquet.c) */
+    df_parquet *pq;
+    struct df_file_source pq_file;
 };
 
 enum lop_kind {
@@ -94,6 +98,7 @@ struct pstage {
     const struct lsource *src; /* PIN_FILE/ROWS/STORED: borrowed from the logical plan */
     struct df_byte_range *ranges;
     int nranges;
+    struct plan_rg_task *rg_tasks; /* parquet: ntasks entries */
     int nslots;
     struct plan_slot slots[2];
     json_t *core;     /* NULL or object */
@@ -106,6 +111,15 @@ struct pstage {
     bool needs_boundaries;
     bool closed;
     struct df_schema schema;
+};
+
+/* A parquet scan task: row groups [first, first + n) (n 0: none left after
+ * pruning, an empty result of the schema), the byte span of their column
+ * chunks (a hint for range reads) and the bytes of the projected chunks. */
+struct plan_rg_task {
+    int first, n;
+    int64_t start, end;
+    int64_t bytes;
 };
 
 struct plan_physical {
@@ -135,6 +149,20 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
                        struct lsource *out, struct fr_error *err);
 void plan__source_cleanup(struct lsource *s);
 void plan__csv_options(const struct lsource *s, struct df_csv_options *o);
+/* plan_parquet.c: a parquet source, its scan tasks and its reads */
+int plan__parquet_source(struct lsource *s, struct fr_error *err);
+void plan__parquet_close(struct lsource *s);
+void plan__parquet_close_all(struct lplan *lp); /* once the scans are cut */
+/* Cuts the scan of lp's parquet source into row-group tasks of s, skipping
+ * the groups the filters right after the scan rule out by statistics. */
+int plan__parquet_split(struct plan_physical *p, struct pstage *s, const struct lplan *lp,
+                        struct fr_error *err);
+json_t *plan__parquet_input(const struct pstage *s, int task); /* new: row_groups, span, bytes */
+int plan__parquet_check(json_t *in, struct fr_error *err);
+/* Reads a parquet task input from path (local) or through src (remote). */
+int plan__parquet_read(json_t *in, struct plan_io *io, const char *path, bool remote,
+                       const struct df_schema *schema, const int *colv, int ncols,
+                       struct df_exec *ex, struct df_table **out, struct fr_error *err);
 /* plan_optimize.c */
 void plan__optimize(struct lplan *lp, struct plan_physical *p);
 /* plan_physical.c */

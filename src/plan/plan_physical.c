@@ -129,9 +129,10 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
     return FR_OK;
 }
 
-static int source_stage(struct plan_physical *p, const struct lsource *src, int *out,
+static int source_stage(struct plan_physical *p, const struct lplan *lp, int *out,
                         struct fr_error *err)
 {
+    const struct lsource *src = &lp->src;
     int idx = new_stage(p, "scan");
     attribute_optimizer(p, src, idx);
     struct pstage *s = &p->stages[idx];
@@ -150,7 +151,8 @@ static int source_stage(struct plan_physical *p, const struct lsource *src, int 
         return FR_OK;
     case LSRC_FILE:
         s->input = PIN_FILE;
-        return split_file(p, s, src, err);
+        return strcmp(src->format, "parquet") == 0 ? plan__parquet_split(p, s, lp, err)
+                                                   : split_file(p, s, src, err);
     }
     return FR_OK;
 }
@@ -418,7 +420,7 @@ static int plan_union(struct plan_physical *p, int *cur, const struct lop *op, s
 static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur,
                        struct fr_error *err)
 {
-    int rc = source_stage(p, &lp->src, cur, err);
+    int rc = source_stage(p, lp, cur, err);
     for (int i = 0; i < lp->nops && rc == FR_OK; i++) {
         const struct lop *op = &lp->ops[i];
         const struct df_schema *in = i ? &lp->ops[i - 1].schema : &lp->src.schema;
@@ -496,6 +498,7 @@ int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, 
     plan__optimize(p->logical, p);
     int cur;
     rc = build_chain(p, p->logical, &cur, err);
+    plan__parquet_close_all(p->logical); /* the tasks name what they read */
     if (rc == FR_OK)
         df_schema_copy(&p->schema, plan__lplan_schema(p->logical));
 out:
@@ -514,6 +517,7 @@ void plan_physical_free(plan_physical *p)
         struct pstage *s = &p->stages[i];
         free(s->label);
         free(s->ranges);
+        free(s->rg_tasks);
         json_decref(s->core);
         json_decref(s->pipeline);
         json_decref(s->sink);

@@ -1,7 +1,8 @@
 /* plan_read: a task's file input: its path resolved inside the data dir
  * (never out of it), the choice between this process's copy and a byte
  * source of the caller's (a worker reading by range from the coordinator),
- * and the CSV or NDJSON read of the task's range. */
+ * and the CSV or NDJSON read of the task's range (Parquet's row groups:
+ * plan_parquet.c). */
 #include "plan_int.h"
 
 #include <limits.h>
@@ -149,8 +150,12 @@ int plan__read_file(json_t *in, struct plan_io *io, struct df_exec *ex, struct d
     int *colv = ncols ? fr_xmalloc(sizeof(int) * (size_t)ncols) : NULL;
     for (int i = 0; i < ncols; i++)
         colv[i] = (int)json_integer_value(json_array_get(cols, (size_t)i));
-    rc = read_chosen(in, io, format, path, remote, &r, &o, &schema, colv, ncols ? ncols : -1, ex,
-                     out, err);
+    if (strcmp(format, "parquet") == 0)
+        rc = plan__parquet_read(in, io, path, remote, &schema, colv, ncols ? ncols : -1, ex, out,
+                                err);
+    else
+        rc = read_chosen(in, io, format, path, remote, &r, &o, &schema, colv, ncols ? ncols : -1,
+                         ex, out, err);
     if (rc == FR_EDATA)
         plan__kind_default(err, "malformed-data");
     if (rc == FR_EDATA && !err->file[0]) { /* the file's name, not where the data dir is */

@@ -80,32 +80,40 @@ static bool newer(struct timespec a, struct timespec b)
 int plan_dataset_resolve(const char *data_dir, const char *name, char **path, const char **format,
                          struct fr_error *err)
 {
-    static const char *const formats[] = {"csv", "ndjson"};
+    static const char *const formats[] = {"csv", "ndjson", "parquet"};
+    enum { NFORMATS = 3 };
     if (!name_ok(name)) {
         fr_error_setk(err, FR_EINVAL, "invalid-plan",
                       "'%s' is not a valid dataset name (letters, digits, _ - .)", name);
         return FR_EINVAL;
     }
-    char *found[2] = {NULL, NULL};
-    struct timespec when[2];
+    char *found[NFORMATS] = {NULL, NULL, NULL};
+    struct timespec when[NFORMATS];
     bool refused = false;
-    for (int i = 0; i < 2; i++)
+    int pick = -1;
+    for (int i = 0; i < NFORMATS; i++) {
         dataset_candidate(data_dir, name, formats[i], &found[i], &when[i], &refused, err);
-    /* Both exist only for a moment while an upload replaces one format by the
-     * other (or after a crash in that moment): the newer one is the dataset. */
-    int pick = found[0] && found[1] ? (newer(when[1], when[0]) ? 1 : 0) : found[0] ? 0 : 1;
-    if (found[pick]) {
+        /* Two exist only for a moment while an upload replaces one format by
+         * another (or after a crash in that moment): the newer one is the
+         * dataset. */
+        if (found[i] && (pick < 0 || newer(when[i], when[pick])))
+            pick = i;
+    }
+    for (int i = 0; i < NFORMATS; i++)
+        if (i != pick)
+            free(found[i]);
+    if (pick >= 0) {
         *path = found[pick];
         *format = formats[pick];
-        free(found[1 - pick]);
         err->status = FR_OK;
         err->message[0] = '\0';
         return FR_OK;
     }
     if (!refused)
         return fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found",
-                             "no dataset named '%s' (no %s.csv or %s.ndjson in the data dir)", name,
-                             name, name);
+                             "no dataset named '%s' (no %s.csv, %s.ndjson or %s.parquet in the "
+                             "data dir)",
+                             name, name, name, name);
     return FR_ENOTFOUND; /* dataset_candidate said why it refused the entry */
 }
 
@@ -252,6 +260,8 @@ static int file_source(struct lsource *s, const struct df_options *opts, struct 
         return fr_error_set(err, FR_EIO, "cannot stat '%s'", s->display);
     s->bytes = st.st_size; /* the ranges are cut from this size, and tasks name it */
     s->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (strcmp(s->format, "parquet") == 0)
+        return plan__parquet_source(s, err);
     struct df_csv_options o;
     plan__csv_options(s, &o);
     int rc = strcmp(s->format, "csv") == 0 ? df_csv_infer_schema(s->path, &o, opts, &s->schema, err)
@@ -259,6 +269,15 @@ static int file_source(struct lsource *s, const struct df_options *opts, struct 
     if (rc != FR_OK)
         plan__kind_default(err, "malformed-data");
     return rc;
+}
+
+/* The format a path's extension names (csv when it names none). */
+static const char *path_format(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 8 && strcmp(path + n - 8, ".parquet") == 0)
+        return "parquet";
+    return strstr(path, ".ndjson") || strstr(path, ".jsonl") ? "ndjson" : "csv";
 }
 
 static int rows_source(json_t *rows, struct lsource *s, struct fr_error *err)
@@ -387,16 +406,23 @@ int plan__source_parse(json_t *src, const struct plan_env *env, const struct df_
         s->display = fr_xstrdup(json_string_value(v));
         const char *fmt = json_string_value(json_object_get(src, "format"));
         if (!fmt)
-            fmt = strstr(s->display, ".ndjson") || strstr(s->display, ".jsonl") ? "ndjson" : "csv";
-        if (strcmp(fmt, "csv") != 0 && strcmp(fmt, "ndjson") != 0)
-            return plan_error(err, "source.format '%s' is not csv or ndjson", fmt);
-        s->format = strcmp(fmt, "csv") == 0 ? "csv" : "ndjson";
+            fmt = path_format(s->display);
+        if (strcmp(fmt, "csv") != 0 && strcmp(fmt, "ndjson") != 0 && strcmp(fmt, "parquet") != 0)
+            return plan_error(err, "source.format '%s' is not csv, ndjson or parquet", fmt);
+        s->format = strcmp(fmt, "csv") == 0      ? "csv"
+                    : strcmp(fmt, "ndjson") == 0 ? "ndjson"
+                                                 : "parquet";
         rc = plan_path_resolve(env->data_dir, s->display, &s->path, err);
     } else {
         return plan_error(err, "the source needs one of dataset, path, rows or dataframe%s", "");
     }
     if (rc != FR_OK)
         return rc;
+    if (strcmp(s->format, "parquet") == 0 && (json_object_get(src, "options") || schema))
+        return plan__check_error(err, json_object_get(src, "options") ? "options" : "schema",
+                                 "%s is parquet: its schema and types come from the file's "
+                                 "footer, so source options and type hints do not apply",
+                                 s->display);
     return file_source(s, opts, err);
 }
 
@@ -411,5 +437,6 @@ void plan__source_cleanup(struct lsource *s)
     plan_source_info_cleanup(&s->stored);
     free(s->dataframe_id);
     free(s->columns);
+    plan__parquet_close(s);
     memset(s, 0, sizeof(*s));
 }

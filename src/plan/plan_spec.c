@@ -63,7 +63,15 @@ static json_t *file_input(const struct plan_physical *p, const struct pstage *s,
             json_array_append_new(cols, json_integer(src->columns[i]));
     }
     char delim[2] = {src->delimiter, '\0'}, quote[2] = {src->quote, '\0'};
-    const struct df_byte_range *r = &s->ranges[task];
+    bool parquet = strcmp(src->format, "parquet") == 0;
+    /* parquet: the range is the byte span of the task's row groups, line 0
+     * (reads at offsets), and row_groups says which */
+    struct df_byte_range r0 = {0, 0, 0};
+    const struct df_byte_range *r = parquet ? &r0 : &s->ranges[task];
+    if (parquet) {
+        r0.start = s->rg_tasks[task].start;
+        r0.end = s->rg_tasks[task].end;
+    }
     json_t *in = json_pack(
         "{ss ss ss ss s{ss ss sb sb so} so so s[III] sI}", "kind", "file", "path",
         relative_path(p, src->path), "format", src->format, "display", src->display, "options",
@@ -76,6 +84,11 @@ static json_t *file_input(const struct plan_physical *p, const struct pstage *s,
      * the bytes by range from the coordinator, whose ETag must match too, so
      * a file rewritten since the plan fails the task instead of reading other
      * rows (api/internal-protocol.md). */
+    if (in && parquet) {
+        json_t *groups = plan__parquet_input(s, task);
+        json_object_update(in, groups);
+        json_decref(groups);
+    }
     if (in) {
         json_object_set_new(in, "size", json_integer((json_int_t)src->bytes));
         json_object_set_new(in, "mtime_ns", json_integer((json_int_t)src->mtime_ns));
@@ -293,8 +306,12 @@ static int check_file_input(json_t *in, struct fr_error *err)
     json_t *range = json_object_get(in, "range"), *cols = json_object_get(in, "columns");
     if (!json_is_string(json_object_get(in, "path")) ||
         !one_of(json_string_value(json_object_get(in, "format")),
-                (const char *const[]){"csv", "ndjson", NULL}))
-        return bad_spec(err, "a file input needs a string path and format csv or ndjson%s", "");
+                (const char *const[]){"csv", "ndjson", "parquet", NULL}))
+        return bad_spec(err, "a file input needs a string path and format csv, ndjson or parquet%s",
+                        "");
+    if (strcmp(json_string_value(json_object_get(in, "format")), "parquet") == 0 &&
+        plan__parquet_check(in, err) != FR_OK)
+        return FR_EINVAL;
     if (!rel_path_ok(json_object_get(in, "path")))
         return bad_spec(err, "a file input names a file inside the data dir, by a relative path%s",
                         "");

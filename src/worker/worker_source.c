@@ -5,7 +5,9 @@
  * parses the current one, so the network and the parsing overlap. Per task;
  * nothing outlives it, so no stale bytes can reach a later task. Every block
  * is checked against the file's entity tag: a file that changed mid-scan
- * fails the task. */
+ * fails the task. A Parquet task reads at offsets instead (its range's line
+ * is 0): the footer by one read of the file's tail, then each column chunk
+ * it asks for, whole, never the unprojected chunks between them. */
 #include "worker_int.h"
 #include "../proto/proto.h"
 
@@ -17,6 +19,12 @@
 /* Past the task's range the reader only finishes its last record: small
  * blocks there. */
 #define TAIL_BLOCK (1 << 20)
+/* Reads at offsets: the tail read that brings a footer's length brings this
+ * much of the end of the file with it (most footers: one read; a longer one
+ * takes a second); any read fetches at least MIN_OFFSET_READ (the reader's
+ * 4-byte magic). */
+#define FOOTER_BLOCK (32 << 10)
+#define MIN_OFFSET_READ (4 << 10)
 
 struct block {
     char *data; /* owned, PROTO_RANGE_BLOCK bytes */
@@ -29,7 +37,9 @@ struct worker__remote_source {
     struct worker__remote_ctx *rc; /* borrowed: the task's */
     char *rel;                     /* owned */
     int64_t range_end;             /* the task's range ends here (a hint) */
+    bool at_offsets;               /* Parquet: reads at offsets, not forward */
     struct block cur;              /* what the reader reads from (reader only) */
+    int64_t read_end;              /* the end of the reader's current read (reader only) */
 
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t cond;
@@ -39,6 +49,7 @@ struct worker__remote_source {
     bool want; /* a fetch of want_off is asked for or running */
     bool done; /* it finished: spare, rc and ferr hold the outcome */
     int64_t want_off;
+    int64_t want_len;           /* at_offsets: the bytes the reader still wants from want_off */
     struct block spare;         /* the fetch thread fills it */
     int frc;                    /* the fetch's status */
     struct fr_error ferr;       /* its error */
@@ -58,9 +69,14 @@ static char *block_alloc(void)
     return p;
 }
 
-static size_t block_want(const struct worker__remote_source *s, int64_t off, int64_t size)
+static size_t block_want(const struct worker__remote_source *s, int64_t off, int64_t size,
+                         int64_t want_len)
 {
     int64_t want = off < s->range_end ? s->range_end - off : TAIL_BLOCK;
+    if (s->at_offsets) /* what was asked; the tail block (the footer) whole */
+        want = off >= s->range_end          ? TAIL_BLOCK
+               : want_len > MIN_OFFSET_READ ? want_len
+                                            : MIN_OFFSET_READ;
     if (want > PROTO_RANGE_BLOCK)
         want = PROTO_RANGE_BLOCK;
     if (size >= 0 && want > size - off)
@@ -91,14 +107,16 @@ static bool fetch_abort(void *arg)
 
 /* One block at off into b (fetch thread, lock not held); checks the file
  * did not change against etag/size (copies, updated under the lock). */
-static int fetch(struct worker__remote_source *s, int64_t off, struct block *b, const char *etag,
-                 int64_t size, void **handle, struct fr_error *err, struct proto_range_info *info)
+static int fetch(struct worker__remote_source *s, int64_t off, int64_t want_len, struct block *b,
+                 const char *etag, int64_t size, void **handle, struct fr_error *err,
+                 struct proto_range_info *info)
 {
     struct worker__remote_ctx *rc = s->rc;
     size_t got = 0;
     const struct proto_range_abort ab = {.abort = fetch_abort, .arg = s};
-    int r = proto_read_range(rc->peer, rc->coordinator, s->rel, off, block_want(s, off, size),
-                             etag[0] ? etag : NULL, b->data, &got, handle, info, &ab, err);
+    int r =
+        proto_read_range(rc->peer, rc->coordinator, s->rel, off, block_want(s, off, size, want_len),
+                         etag[0] ? etag : NULL, b->data, &got, handle, info, &ab, err);
     if (r != FR_OK)
         return r;
     atomic_fetch_add(&rc->w->range_reads, 1);
@@ -126,7 +144,7 @@ static void *fetch_thread(void *arg)
             pthread_cond_wait(&s->cond, &s->lock);
         if (s->stop)
             break;
-        int64_t off = s->want_off, size = s->size;
+        int64_t off = s->want_off, size = s->size, want_len = s->want_len;
         char etag[sizeof(s->etag)];
         memcpy(etag, s->etag, sizeof(etag));
         struct block b = s->spare;
@@ -134,7 +152,7 @@ static void *fetch_thread(void *arg)
         struct fr_error err;
         struct proto_range_info info = {.total = -1};
         fr_error_init(&err);
-        int r = fetch(s, off, &b, etag, size, &handle, &err, &info);
+        int r = fetch(s, off, want_len, &b, etag, size, &handle, &err, &info);
         pthread_mutex_lock(&s->lock);
         s->spare = b;
         s->frc = r;
@@ -157,6 +175,7 @@ static void ask(struct worker__remote_source *s, int64_t off)
     s->want = true;
     s->done = false;
     s->want_off = off;
+    s->want_len = s->read_end - off;
     pthread_cond_broadcast(&s->cond);
 }
 
@@ -186,7 +205,10 @@ static int advance(struct worker__remote_source *s, int64_t off, struct fr_error
     s->spare = t;
     s->base.size = s->size;
     int64_t next = s->cur.off + (int64_t)s->cur.len;
-    if (s->cur.len > 0 && next < s->range_end && (s->size < 0 || next < s->size))
+    /* forward reads: the next block of the range; at offsets: the rest of
+     * the read in progress, if this block did not hold it all */
+    int64_t upto = s->at_offsets ? s->read_end : s->range_end;
+    if (s->cur.len > 0 && next < upto && (s->size < 0 || next < s->size))
         ask(s, next);
     pthread_mutex_unlock(&s->lock);
     return FR_OK;
@@ -213,21 +235,35 @@ static int unavailable(const struct worker__remote_source *s, struct fr_error *e
                          "reading %.200s from the coordinator by range: %.600s", s->rel, why);
 }
 
+/* Where the block holding at starts: at itself, except for a read at
+ * offsets past the range (the footer), whose block ends at the file's end
+ * so that the footer's length and the footer come in one read. */
+static int64_t block_start(const struct worker__remote_source *s, int64_t at)
+{
+    if (!s->at_offsets || at < s->range_end || s->base.size < 0)
+        return at;
+    int64_t from = s->base.size - FOOTER_BLOCK;
+    if (from < s->range_end)
+        from = s->range_end;
+    return from < at ? from : at;
+}
+
 static int remote_read(struct df_source *base, int64_t off, char *buf, size_t len, size_t *got,
                        struct fr_error *err)
 {
     struct worker__remote_source *s = (struct worker__remote_source *)base;
     size_t done = 0;
     *got = 0;
+    s->read_end = off + (int64_t)len;
     while (done < len) {
         int64_t at = off + (int64_t)done;
         if (base->size >= 0 && at >= base->size)
             break;
         if (at < s->cur.off || at >= s->cur.off + (int64_t)s->cur.len) {
-            int rc = advance(s, at, err);
+            int rc = advance(s, block_start(s, at), err);
             if (rc != FR_OK)
                 return unavailable(s, err);
-            if (s->cur.len == 0)
+            if (s->cur.len == 0 || at >= s->cur.off + (int64_t)s->cur.len)
                 break;
         }
         size_t in = (size_t)(s->cur.off + (int64_t)s->cur.len - at);
@@ -254,6 +290,7 @@ int worker__remote_open(void *ctx, const char *rel, int64_t size, int64_t mtime_
     s->rc = rc;
     s->rel = fr_xstrdup(rel);
     s->range_end = range ? range->end : INT64_MAX;
+    s->at_offsets = range && range->line == 0;
     s->size = size >= 0 ? size : -1;
     const char *slash = strrchr(s->rel, '/');
     s->base = (struct df_source){

@@ -3,7 +3,8 @@
  * tables: every slot holds two tables of the same schema (k int64, v
  * float64, s string, d date) with a null row. The memory account and a
  * deadline bound what a spec can ask for. File inputs are read relative to
- * the scratch dir, which holds a copy of the golden tests' inputs. */
+ * the scratch dir, which holds a copy of the golden tests' inputs and of a
+ * Parquet file of three row groups. */
 #include "fuzz_util.h"
 #include "plan/plan.h"
 
@@ -53,6 +54,9 @@ static void setup(void)
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/golden/inputs/'* '%s'", FRAMED_SOURCE_DIR,
              fuzz_dir());
+    FUZZ_CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof(cmd), "cp '%s/tests/data/parquet/row_groups.parquet' '%s'",
+             FRAMED_SOURCE_DIR, fuzz_dir()); /* parquet inputs: row groups and columns */
     FUZZ_CHECK(system(cmd) == 0);
 }
 

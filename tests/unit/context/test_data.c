@@ -259,7 +259,14 @@ static void test_start_sweeps_interrupted_uploads(void **state)
     sleep(1); /* ctime granularity may be coarse: the ndjson is the newer twin */
     write_file(f->data, "twin.ndjson", "{\"a\":1}\n");
     write_file(f->data, "keep.csv", "a\n1\n");
+    write_file(f->data, "trio.ndjson", "{\"a\":1}\n");
+    write_file(f->data, "trio.csv", "a\n1\n");
+    sleep(1); /* of three formats, the newest stays */
+    write_file(f->data, "trio.parquet", "PAR1");
     f->c = open_ctx(f);
+    assert_false(exists_in(f->data, "trio.csv"));
+    assert_false(exists_in(f->data, "trio.ndjson"));
+    assert_true(exists_in(f->data, "trio.parquet"));
     assert_false(exists_in(f->data, ".upload-0123456789abcdef"));
     assert_false(exists_in(f->data, "twin.csv"));
     assert_true(exists_in(f->data, "twin.ndjson"));

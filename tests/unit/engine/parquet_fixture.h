@@ -56,6 +56,7 @@ static inline char *fixture_path(const char *name)
 static inline uint8_t *fixture_bytes(const char *name, size_t *len)
 {
     char *path = fixture_path(name);
+    *len = 0;
     FILE *f = fopen(path, "rb");
     free(path);
     if (!f)

@@ -284,7 +284,7 @@ static void test_sizes_larger_than_the_bytes_refused(void **state)
     tw_varint(&w, (uint64_t)1 << 62); /* a binary of 2^62 bytes */
     df__tc_init(&r, w.b, w.n);
     const uint8_t *p;
-    size_t len;
+    size_t len = 0;
     df__tc_binary(&r, &p, &len);
     assert_true(r.failed);
     assert_int_equal(len, 0);
@@ -493,7 +493,7 @@ static int open_bytes(const uint8_t *b, size_t len, struct fr_error *err)
 static void expect_refusal(const struct leaf *l, int n, const struct file_opts *o, int status,
                            const char *kind, const char *field)
 {
-    size_t len;
+    size_t len = 0;
     uint8_t *b = make_file(l, n, o, &len);
     struct fr_error err;
     int rc = open_bytes(b, len, &err);
@@ -538,7 +538,7 @@ static void test_type_mapping(void **state)
         struct file_opts o = base_opts;
         o.ncols = o.nchunks = n;
         o.unknown = unknown;
-        size_t len;
+        size_t len = 0;
         uint8_t *b = make_file(leaves, n, &o, &len);
         /* one chunk per leaf, each with its own type */
         df_parquet *pq = NULL;
@@ -647,7 +647,7 @@ static void test_magic_and_footer_length(void **state)
 {
     (void)state;
     const struct leaf one[] = {{"a", DF__PQ_INT64, 1, -1, 0, 0}};
-    size_t len;
+    size_t len = 0;
     uint8_t *b = make_file(one, 1, &base_opts, &len);
     struct fr_error err;
     assert_int_equal(open_bytes(b, len, &err), FR_OK);

@@ -271,7 +271,7 @@ static int read_all(struct mem_source *m, struct fr_error *err)
 static void test_truncated_files(void **state)
 {
     (void)state;
-    size_t len;
+    size_t len = 0;
     uint8_t *b = fixture_bytes("types_snappy_v2.parquet", &len);
     assert_non_null(b);
     /* Cut short: the footer is gone, open fails. */
@@ -312,7 +312,7 @@ static void test_corrupted_bytes(void **state)
     static const char *const files[] = {"types_zstd_v2.parquet", "dict_fallback.parquet",
                                         "required.parquet"};
     for (int f = 0; f < 3; f++) {
-        size_t len;
+        size_t len = 0;
         uint8_t *orig = fixture_bytes(files[f], &len);
         uint8_t *b = malloc(len);
         int failed = 0;

@@ -3,7 +3,8 @@
  * through the remote source in blocks (prefetched) is the file, byte for
  * byte; a short answer, a file that changed (entity tag, size), an answer
  * for another config, a 416 inside the file, bytes without an ETag, a whole
- * file of unknown size fail the read clearly; a 503 is retried. */
+ * file of unknown size fail the read clearly; a 503 is retried; reads at
+ * offsets (Parquet) fetch the footer in one tail read and chunks whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,6 +167,41 @@ static void test_reads_the_file(void **state)
     free(out);
 }
 
+/* A Parquet task's reads (its range's line 0): the footer's length and the
+ * footer come in one read of the file's tail, a column chunk inside the
+ * range in one read of its own size, and nothing else is fetched. */
+static void test_reads_at_offsets(void **state)
+{
+    struct env *e = *state;
+    e->k.mode = OK;
+    const struct proto_peer peer = {.config_id = CFG};
+    struct worker__remote_ctx rc = {.w = e->w, .peer = &peer, .coordinator = e->k.f.base_url};
+    struct df_byte_range span = {4, 12 << 20, 0};
+    struct df_source *src = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(worker__remote_open(&rc, "sub/data.csv", FILE_BYTES, 1, &span, &src, &err),
+                     FR_OK);
+    long long reads = atomic_load(&e->w->range_reads), bytes = atomic_load(&e->w->range_bytes);
+    char *out = fr_xmalloc(4 << 20);
+    size_t got = 0;
+    assert_int_equal(src->read(src, FILE_BYTES - 8, out, 8, &got, &err), FR_OK);
+    assert_int_equal(got, 8);
+    assert_memory_equal(out, e->k.file + FILE_BYTES - 8, 8);
+    assert_int_equal(src->read(src, FILE_BYTES - 3008, out, 3000, &got, &err), FR_OK);
+    assert_memory_equal(out, e->k.file + FILE_BYTES - 3008, 3000);
+    assert_int_equal(atomic_load(&e->w->range_reads) - reads, 1);
+    /* a 3 MiB chunk at 5 MB: exactly its bytes, in one read */
+    bytes = atomic_load(&e->w->range_bytes);
+    assert_int_equal(src->read(src, 5000000, out, 3 << 20, &got, &err), FR_OK);
+    assert_int_equal(got, 3 << 20);
+    assert_memory_equal(out, e->k.file + 5000000, 3 << 20);
+    assert_int_equal(atomic_load(&e->w->range_reads) - reads, 2);
+    assert_int_equal(atomic_load(&e->w->range_bytes) - bytes, 3 << 20);
+    worker__remote_close(&rc, src);
+    free(out);
+}
+
 static void test_refusals(void **state)
 {
     struct env *e = *state;
@@ -231,6 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reads_the_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads_at_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry, setup, teardown),
         cmocka_unit_test(test_data_source_names),
