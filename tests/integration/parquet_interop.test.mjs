@@ -162,7 +162,7 @@ async function checkFile(srv, f) {
     { where: "i32 > 1000000 and s is not null and d >= date '1970-01-01'" },
     { groupby: ['b'], agg: ['count(*) as n', 'sum(i64) as si', 'min(s) as mn', 'max(d) as mx',
       'count(f32) as nf', 'max(ts) as mt', 'sum(i8) as s8'] },
-    { sort: ['b'] }] });
+    { sort: ['b nulls first'] }] });
   const wantAgg = await rows(`SELECT b, count(*) AS n, sum(i64)::BIGINT AS si, min(s) AS mn,
     strftime(max(d), '%Y-%m-%d') AS mx, count(f32) AS nf, epoch_us(max(ts)) AS mt, sum(i8)::BIGINT AS s8
     FROM read_parquet('${f.file}') WHERE i32 > 1000000 AND s IS NOT NULL AND d >= DATE '1970-01-01'
@@ -216,7 +216,7 @@ test('a frame written by Polars itself (dictionary and plain strings, nulls), up
       body: readFileSync(file), headers: { 'content-type': 'application/vnd.apache.parquet' } });
     assert.ok(up.status === 200 || up.status === 201, up.text);
     const got = await frame(srv, { source: { dataset: 'polars_native' }, ops: [
-      { groupby: ['cat'], agg: ['count(*) as n', 'sum(v) as s', 'max(k) as mk'] }, { sort: ['cat'] }] });
+      { groupby: ['cat'], agg: ['count(*) as n', 'sum(v) as s', 'max(k) as mk'] }, { sort: ['cat nulls first'] }] });
     const want = await rows(`SELECT cat, count(*) AS n, sum(v) AS s, max(k) AS mk FROM read_parquet('${file}')
       GROUP BY cat ORDER BY cat NULLS FIRST`);
     assert.deepEqual(got.rows, want.map((w) => [w.cat, Number(w.n), w.s, w.mk]));
