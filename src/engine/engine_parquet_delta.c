@@ -206,7 +206,7 @@ static int to_fixed(const char *enc, const char *bytes, int64_t count, struct df
 int df__pq_decode_delta_length(const uint8_t *p, size_t n, int64_t count, struct df__pq_values *v,
                                struct fr_error *err)
 {
-    size_t data;
+    size_t data = 0; /* set by dlba_lengths; gcc -O3 cannot see it */
     int rc = dlba_lengths(p, n, count, v, &data, err);
     if (rc != FR_OK)
         return rc;
