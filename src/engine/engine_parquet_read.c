@@ -228,7 +228,7 @@ static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header 
     if (h->encoding != DF__PQ_PLAIN && h->encoding != DF__PQ_PLAIN_DICTIONARY)
         return fr_error_setk(r->err, FR_EVALIDATION, "unsupported-parquet",
                              "a dictionary page in encoding %d", h->encoding);
-    const uint8_t *d;
+    const uint8_t *d = NULL;
     int rc = page_bytes(r, codec, p, (size_t)h->compressed_size, (size_t)h->uncompressed_size, &d);
     if (rc == FR_OK)
         rc = df__pq_decode_values(DF__PQ_PLAIN, d, (size_t)h->uncompressed_size, h->num_values,
@@ -347,7 +347,7 @@ static int read_data_page(struct chunk_read *r, const struct df__pq_page_header 
     int64_t rows = h->num_values, nonnull = rows;
     if (rows > r->row_end - r->out->length)
         return fr_error_setk(r->err, FR_EDATA, "", "pages hold more values than the chunk");
-    const uint8_t *d;
+    const uint8_t *d = NULL;
     size_t dn;
     int rc;
     if (h->type == DF__PQ_DATA_PAGE) {
