@@ -76,3 +76,35 @@ export async function measure(id, fn) {
 export function log(engine, msg) {
   process.stderr.write(`[${engine}] ${msg}\n`);
 }
+
+// framed's plan ops for the groupby questions (bench/engines/framed.mjs, bench/parquet.mjs).
+export const GROUPBY_OPS = {
+  q1: [{ groupby: ['id1'], agg: ['sum(v1) as v1'] }],
+  q2: [{ groupby: ['id1', 'id2'], agg: ['sum(v1) as v1'] }],
+  q3: [{ groupby: ['id3'], agg: ['sum(v1) as v1', 'avg(v3) as v3'] }],
+  q4: [{ groupby: ['id4'], agg: ['avg(v1) as v1', 'avg(v2) as v2', 'avg(v3) as v3'] }],
+  q5: [{ groupby: ['id6'], agg: ['sum(v1) as v1', 'sum(v2) as v2', 'sum(v3) as v3'] }],
+  q6: [{ groupby: ['id4', 'id5'], agg: ['median(v3) as median_v3', 'stddev(v3) as sd_v3'] }],
+  q7: [{ groupby: ['id3'], agg: ['max(v1) - min(v2) as range_v1_v2'] }],
+  q8: [{ where: 'v3 is not null' }, { top_k: { by: ['id6'], sort: ['v3 desc'], k: 2 } },
+    { select: ['id6', 'v3 as largest2_v3'] }],
+  q9: [{ groupby: ['id2', 'id4'], agg: ['corr(v1, v2) * corr(v1, v2) as r2'] }],
+  q10: [{ groupby: ['id1', 'id2', 'id3', 'id4', 'id5', 'id6'], agg: ['sum(v3) as v3', 'count(*) as count'] }],
+};
+
+// db-benchmark's SQL of the groupby questions over table t (bench/engines/duckdb.mjs with x,
+// bench/parquet.mjs with read_parquet(...)).
+export function groupbySql(t) {
+  return {
+    q1: `SELECT id1, sum(v1) AS v1 FROM ${t} GROUP BY id1`,
+    q2: `SELECT id1, id2, sum(v1) AS v1 FROM ${t} GROUP BY id1, id2`,
+    q3: `SELECT id3, sum(v1) AS v1, avg(v3) AS v3 FROM ${t} GROUP BY id3`,
+    q4: `SELECT id4, avg(v1) AS v1, avg(v2) AS v2, avg(v3) AS v3 FROM ${t} GROUP BY id4`,
+    q5: `SELECT id6, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM ${t} GROUP BY id6`,
+    q6: `SELECT id4, id5, quantile_cont(v3, 0.5) AS median_v3, stddev(v3) AS sd_v3 FROM ${t} GROUP BY id4, id5`,
+    q7: `SELECT id3, max(v1) - min(v2) AS range_v1_v2 FROM ${t} GROUP BY id3`,
+    q8: `SELECT id6, v3 AS largest2_v3 FROM (SELECT id6, v3, row_number() OVER (PARTITION BY id6 ORDER BY v3 DESC) AS order_v3 FROM ${t} WHERE v3 IS NOT NULL) sub_query WHERE order_v3 <= 2`,
+    q9: `SELECT id2, id4, pow(corr(v1, v2), 2) AS r2 FROM ${t} GROUP BY id2, id4`,
+    q10: `SELECT id1, id2, id3, id4, id5, id6, sum(v3) AS v3, count(*) AS count FROM ${t} GROUP BY id1, id2, id3, id4, id5, id6`,
+  };
+}

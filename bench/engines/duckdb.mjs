@@ -4,21 +4,12 @@
 // from ans afterwards, untimed.
 // Usage: node bench/engines/duckdb.mjs N DATADIR  -> JSON on stdout
 import { DuckDBInstance } from '@duckdb/node-api';
-import { QUESTIONS, files, measure, now, log } from './common.mjs';
+import { QUESTIONS, files, groupbySql, measure, now, log } from './common.mjs';
 
 const N = Number(process.argv[2]), DIR = process.argv[3];
 const F = files(N, DIR);
 const SQL = {
-  q1: 'SELECT id1, sum(v1) AS v1 FROM x GROUP BY id1',
-  q2: 'SELECT id1, id2, sum(v1) AS v1 FROM x GROUP BY id1, id2',
-  q3: 'SELECT id3, sum(v1) AS v1, avg(v3) AS v3 FROM x GROUP BY id3',
-  q4: 'SELECT id4, avg(v1) AS v1, avg(v2) AS v2, avg(v3) AS v3 FROM x GROUP BY id4',
-  q5: 'SELECT id6, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM x GROUP BY id6',
-  q6: 'SELECT id4, id5, quantile_cont(v3, 0.5) AS median_v3, stddev(v3) AS sd_v3 FROM x GROUP BY id4, id5',
-  q7: 'SELECT id3, max(v1) - min(v2) AS range_v1_v2 FROM x GROUP BY id3',
-  q8: 'SELECT id6, v3 AS largest2_v3 FROM (SELECT id6, v3, row_number() OVER (PARTITION BY id6 ORDER BY v3 DESC) AS order_v3 FROM x WHERE v3 IS NOT NULL) sub_query WHERE order_v3 <= 2',
-  q9: 'SELECT id2, id4, pow(corr(v1, v2), 2) AS r2 FROM x GROUP BY id2, id4',
-  q10: 'SELECT id1, id2, id3, id4, id5, id6, sum(v3) AS v3, count(*) AS count FROM x GROUP BY id1, id2, id3, id4, id5, id6',
+  ...groupbySql('x'),
   j1: 'SELECT jx.*, small.id4 AS small_id4, v2 FROM jx JOIN small USING (id1)',
   j2: 'SELECT jx.*, medium.id1 AS medium_id1, medium.id4 AS medium_id4, medium.id5 AS medium_id5, v2 FROM jx JOIN medium USING (id2)',
   j3: 'SELECT jx.*, medium.id1 AS medium_id1, medium.id4 AS medium_id4, medium.id5 AS medium_id5, v2 FROM jx LEFT JOIN medium USING (id2)',

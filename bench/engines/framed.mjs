@@ -18,7 +18,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QUESTIONS, files, measure, now, log, median } from './common.mjs';
+import { GROUPBY_OPS, QUESTIONS, files, measure, now, log, median } from './common.mjs';
 
 const N = Number(process.argv[2]), DIR = process.argv[3];
 const F = files(N, DIR);
@@ -121,19 +121,7 @@ async function loadJoin() {
   return [t, w];
 }
 
-const GB = {
-  q1: [{ groupby: ['id1'], agg: ['sum(v1) as v1'] }],
-  q2: [{ groupby: ['id1', 'id2'], agg: ['sum(v1) as v1'] }],
-  q3: [{ groupby: ['id3'], agg: ['sum(v1) as v1', 'avg(v3) as v3'] }],
-  q4: [{ groupby: ['id4'], agg: ['avg(v1) as v1', 'avg(v2) as v2', 'avg(v3) as v3'] }],
-  q5: [{ groupby: ['id6'], agg: ['sum(v1) as v1', 'sum(v2) as v2', 'sum(v3) as v3'] }],
-  q6: [{ groupby: ['id4', 'id5'], agg: ['median(v3) as median_v3', 'stddev(v3) as sd_v3'] }],
-  q7: [{ groupby: ['id3'], agg: ['max(v1) - min(v2) as range_v1_v2'] }],
-  q8: [{ where: 'v3 is not null' }, { top_k: { by: ['id6'], sort: ['v3 desc'], k: 2 } },
-    { select: ['id6', 'v3 as largest2_v3'] }],
-  q9: [{ groupby: ['id2', 'id4'], agg: ['corr(v1, v2) * corr(v1, v2) as r2'] }],
-  q10: [{ groupby: ['id1', 'id2', 'id3', 'id4', 'id5', 'id6'], agg: ['sum(v3) as v3', 'count(*) as count'] }],
-};
+const GB = GROUPBY_OPS;
 // Join questions: the right side is a plan over the right table's dataframe (rightMode
 // 'dataframe'), or over its CSV dataset when the runner mixes up stored sources (see below).
 let rightMode = 'dataframe';

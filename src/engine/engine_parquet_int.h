@@ -57,6 +57,25 @@ enum df__pq_page_type {
     DF__PQ_DATA_PAGE_V2 = 3,
 };
 
+/* Thrift compact protocol element types (as they appear in field headers),
+ * shared by the footer's reader (engine_parquet_thrift.c) and writer
+ * (engine_parquet_thrift_write.c). */
+enum df__tc_type {
+    DF__TC_STOP = 0,
+    DF__TC_TRUE = 1,
+    DF__TC_FALSE = 2,
+    DF__TC_BYTE = 3,
+    DF__TC_I16 = 4,
+    DF__TC_I32 = 5,
+    DF__TC_I64 = 6,
+    DF__TC_DOUBLE = 7,
+    DF__TC_BINARY = 8,
+    DF__TC_LIST = 9,
+    DF__TC_SET = 10,
+    DF__TC_MAP = 11,
+    DF__TC_STRUCT = 12,
+};
+
 /* The largest page (compressed or not) the reader accepts: a page header
  * claiming more is malformed rather than an allocation. */
 #define DF__PQ_MAX_PAGE_BYTES ((int64_t)1 << 30)

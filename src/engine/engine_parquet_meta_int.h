@@ -12,21 +12,6 @@
  * returns zeros and `failed` stays set, so parsers check once per struct.
  * Nothing reads outside [p, end); element counts are bounded by the bytes
  * left (every element takes at least one byte); nesting is limited. */
-enum df__tc_type {
-    DF__TC_STOP = 0,
-    DF__TC_TRUE = 1,
-    DF__TC_FALSE = 2,
-    DF__TC_BYTE = 3,
-    DF__TC_I16 = 4,
-    DF__TC_I32 = 5,
-    DF__TC_I64 = 6,
-    DF__TC_DOUBLE = 7,
-    DF__TC_BINARY = 8,
-    DF__TC_LIST = 9,
-    DF__TC_SET = 10,
-    DF__TC_MAP = 11,
-    DF__TC_STRUCT = 12,
-};
 #define DF__TC_MAX_DEPTH 64
 
 struct df__tc {

@@ -7,20 +7,6 @@
 
 #include "engine_parquet_int.h"
 
-/* Thrift compact protocol element types (as they appear in field headers). */
-enum df__tc_type {
-    DF__TC_TRUE = 1,
-    DF__TC_FALSE = 2,
-    DF__TC_BYTE = 3,
-    DF__TC_I16 = 4,
-    DF__TC_I32 = 5,
-    DF__TC_I64 = 6,
-    DF__TC_DOUBLE = 7,
-    DF__TC_BINARY = 8,
-    DF__TC_LIST = 9,
-    DF__TC_STRUCT = 12,
-};
-
 #define DF__TW_MAX_DEPTH 16
 
 /* A compact-protocol writer: appends to `out` (borrowed). Structs nest up
