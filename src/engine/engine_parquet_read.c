@@ -486,8 +486,9 @@ static int read_chunk(struct chunk_read *r)
 }
 
 /* Room for exactly `rows` rows in the new column c, not zeroed: every row's
- * value (or offset) is written by the pages, nulls' slots included; big
- * buffers ask for huge pages so that first touches fault 2 MiB at a time. */
+ * value (or offset) is written by the pages, nulls' slots included. Big
+ * buffers ask for huge pages (df__alloc_large, as the CSV reader does):
+ * first touches fault 2 MiB at a time. */
 static int alloc_rows(struct df_column *c, int64_t rows)
 {
     if (rows <= 0)
