@@ -128,6 +128,89 @@ void df__pq_unpack64(const uint8_t *p, size_t nbytes, int w, uint64_t *out, int6
     }
 }
 
+/* Eight values of w bits (a constant where it is inlined) from the w
+ * bytes at p, of which at least w + 8 can be loaded. */
+static inline __attribute__((always_inline)) void unpack8(const uint8_t *p, const int w,
+                                                          uint32_t *out)
+{
+    const uint64_t mask = ((uint64_t)1 << w) - 1;
+    for (int i = 0; i < 8; i++) {
+        uint64_t x;
+        memcpy(&x, p + ((unsigned)(i * w) >> 3), 8);
+        out[i] = (uint32_t)((x >> ((unsigned)(i * w) & 7)) & mask);
+    }
+}
+
+/* The whole groups of 8 that have 8 bytes of slack after them; advances
+ * *i (values) and *g (bytes). */
+static inline __attribute__((always_inline)) void unpack_run(const uint8_t *p, size_t nbytes,
+                                                             const int w, uint32_t *out, int64_t k,
+                                                             int64_t *i, size_t *g)
+{
+    for (; *i + 8 <= k && *g + (size_t)w + 8 <= nbytes; *i += 8, *g += (size_t)w)
+        unpack8(p + *g, w, out + *i);
+}
+
+/* unpack_run with the width a constant (shifts and masks too) for the
+ * widths of levels and of most dictionaries' indices. */
+static void unpack_groups(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int64_t k,
+                          int64_t *i, size_t *g)
+{
+    switch (w) {
+    case 1:
+        unpack_run(p, nbytes, 1, out, k, i, g);
+        break;
+    case 2:
+        unpack_run(p, nbytes, 2, out, k, i, g);
+        break;
+    case 3:
+        unpack_run(p, nbytes, 3, out, k, i, g);
+        break;
+    case 4:
+        unpack_run(p, nbytes, 4, out, k, i, g);
+        break;
+    case 5:
+        unpack_run(p, nbytes, 5, out, k, i, g);
+        break;
+    case 6:
+        unpack_run(p, nbytes, 6, out, k, i, g);
+        break;
+    case 7:
+        unpack_run(p, nbytes, 7, out, k, i, g);
+        break;
+    case 8:
+        unpack_run(p, nbytes, 8, out, k, i, g);
+        break;
+    case 9:
+        unpack_run(p, nbytes, 9, out, k, i, g);
+        break;
+    case 10:
+        unpack_run(p, nbytes, 10, out, k, i, g);
+        break;
+    case 11:
+        unpack_run(p, nbytes, 11, out, k, i, g);
+        break;
+    case 12:
+        unpack_run(p, nbytes, 12, out, k, i, g);
+        break;
+    case 13:
+        unpack_run(p, nbytes, 13, out, k, i, g);
+        break;
+    case 14:
+        unpack_run(p, nbytes, 14, out, k, i, g);
+        break;
+    case 15:
+        unpack_run(p, nbytes, 15, out, k, i, g);
+        break;
+    case 16:
+        unpack_run(p, nbytes, 16, out, k, i, g);
+        break;
+    default:
+        unpack_run(p, nbytes, w, out, k, i, g);
+        break;
+    }
+}
+
 /* w <= 32: one 64-bit load always holds the value (shift + w <= 39). */
 static void unpack32(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int64_t k)
 {
@@ -135,6 +218,13 @@ static void unpack32(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int6
         memset(out, 0, (size_t)k * sizeof(*out));
         return;
     }
+    int64_t done = 0;
+    size_t g = 0;
+    unpack_groups(p, nbytes, w, out, k, &done, &g);
+    p += g;
+    nbytes -= g;
+    out += done;
+    k -= done;
     const uint64_t mask = ((uint64_t)1 << w) - 1;
     uint64_t bit = 0;
     for (int64_t i = 0; i < k; i++, bit += (uint64_t)w) {
