@@ -146,6 +146,8 @@ static void add_location_members(json_t *body, const struct fr_error *e)
         json_object_set_new(body, "line", json_integer(e->line));
     if (e->column >= 0 && !json_object_get(body, "column"))
         json_object_set_new(body, "column", json_integer(e->column));
+    if (e->row_group >= 0 && !json_object_get(body, "row_group"))
+        json_object_set_new(body, "row_group", json_integer(e->row_group));
     if (e->file[0] && !json_object_get(body, "file")) {
         /* Only the file's name: the data dir's path is the server's business. */
         const char *base = strrchr(e->file, '/');
