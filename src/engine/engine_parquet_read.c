@@ -2,6 +2,7 @@
  * group, the column chunk's bytes, its pages (dictionary, data v1 and v2)
  * decompressed and decoded straight into the engine's column, nulls from the
  * definition levels; and the path conveniences (schema, validation). */
+#include "engine_io_int.h"
 #include "engine_parquet_meta_int.h"
 
 #include <stdarg.h>
@@ -23,6 +24,7 @@ struct chunk_read {
     bool discard;          /* validation: each page's rows dropped once decoded */
     int64_t decoded;       /* bytes decoded (discard) */
     int64_t work_limit;    /* more than this is FR_ETOOLARGE (discard) */
+    int64_t read_rows;     /* the rows of every row group read (the footer's word) */
     uint8_t *buf;          /* the chunk's bytes */
     size_t buf_cap;
     uint8_t *page; /* a decompressed page */
@@ -142,8 +144,11 @@ static int scatter(struct df_column *c, size_t w, const char *src, const uint32_
         if (levels[i]) {
             memcpy(dst + (size_t)i * w, src + (size_t)k * w, w);
             k++;
-        } else if (set_null(c, c->length + i) != FR_OK)
-            return FR_ENOSPACE;
+        } else {
+            memset(dst + (size_t)i * w, 0, w); /* the column is not zeroed */
+            if (set_null(c, c->length + i) != FR_OK)
+                return FR_ENOSPACE;
+        }
     }
     return FR_OK;
 }
@@ -169,11 +174,13 @@ static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool
     return FR_OK;
 }
 
-/* Room for `bytes` more string bytes in r->out, charged before the
- * allocation so that a page claiming gigabytes meets the memory limit. */
+/* Room for `bytes` more string bytes in r->out (and 16 of slack for
+ * copy_strings), charged before the allocation so that a page claiming
+ * gigabytes meets the memory limit. */
 static int reserve_strings(struct chunk_read *r, int64_t bytes)
 {
     struct df_column *c = r->out;
+    bytes += 16;
     if (c->data_len + bytes <= c->data_cap)
         return FR_OK;
     r->col_charged += bytes;
@@ -187,6 +194,37 @@ static int reserve_strings(struct chunk_read *r, int64_t bytes)
     int64_t adjust = df_column_bytes(c) - before - bytes;
     r->col_charged += adjust;
     return df_exec_charge(r->ex, adjust, r->err);
+}
+
+/* Appends n strings of v (v's k-th, or idx[k]-th, for k from k0) to c's
+ * rows from `row` on. One of up to 16 bytes moves as two 8-byte words (no libc
+ * call) when both buffers have room past it: reserve_strings leaves 16
+ * bytes of slack in c->data. */
+static void copy_strings(struct df_column *c, int64_t row, const struct df__pq_values *v,
+                         const uint32_t *idx, int64_t k0, int64_t n)
+{
+    /* locals: the stores through char pointers would reload the fields */
+    int64_t *off = c->offsets + row + 1, pos = c->data_len;
+    const int64_t src_cap = (int64_t)v->data_cap, dst_cap = c->data_cap;
+    const int64_t *so = v->offsets;
+    const char *src = v->data;
+    char *dst = c->data;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t j = idx ? (int64_t)idx[k0 + k] : k0 + k;
+        int64_t s = so[j], len = so[j + 1] - s;
+        if (len <= 16 && s + 16 <= src_cap && pos + 16 <= dst_cap) {
+            uint64_t a, b;
+            memcpy(&a, src + s, 8);
+            memcpy(&b, src + s + 8, 8);
+            memcpy(dst + pos, &a, 8);
+            memcpy(dst + pos + 8, &b, 8);
+        } else if (len > 0) {
+            memcpy(dst + pos, src + s, (size_t)len);
+        }
+        pos += len;
+        off[k] = pos;
+    }
+    c->data_len = pos;
 }
 
 static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
@@ -203,49 +241,75 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
     int rc = reserve_strings(r, bytes);
     if (rc != FR_OK)
         return rc;
+    if (nonnull == rows) {
+        copy_strings(c, c->length, v, dict ? r->idx : NULL, 0, rows);
+        return FR_OK;
+    }
     int64_t k = 0;
-    bool nulls = nonnull < rows;
     for (int64_t i = 0; i < rows; i++) {
         int64_t row = c->length + i;
-        if (nulls && !r->levels[i]) {
+        if (!r->levels[i]) {
             if (set_null(c, row) != FR_OK)
                 return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a bitmap");
+            c->offsets[row + 1] = c->data_len;
         } else {
-            int64_t j = dict ? (int64_t)r->idx[k] : k;
-            int64_t len = v->offsets[j + 1] - v->offsets[j];
-            if (len > 0)
-                memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
-            c->data_len += len;
+            copy_strings(c, row, v, dict ? r->idx : NULL, k, 1);
             k++;
         }
-        c->offsets[row + 1] = c->data_len;
     }
     return FR_OK;
 }
 
-/* Room for `rows` more rows in r->out: columns grow page by page (by
- * doubling) as the pages' value counts say, charged before the allocation,
- * never sized by the footer's row count. */
+/* Reallocates c's values (or offsets) for cap rows, not zeroed (every
+ * slot is written by the pages, nulls' included; big buffers ask for huge
+ * pages), and its validity bitmap, the new rows valid. */
+static int realloc_rows(struct df_column *c, int64_t cap)
+{
+    size_t w = df_type_width(c->type), elem = w ? w : sizeof(int64_t);
+    void **slot = w ? &c->values : (void **)&c->offsets;
+    int64_t *v = df__alloc_large((size_t)(cap + (w ? 0 : 1)) * elem);
+    if (!v)
+        return FR_ENOSPACE;
+    if (*slot)
+        memcpy(v, *slot, (size_t)(c->length + (w ? 0 : 1)) * elem);
+    else if (!w)
+        v[0] = 0;
+    free(*slot);
+    *slot = v;
+    if (c->validity) { /* set_null's size: bits past the old capacity are still 1s */
+        size_t old = (size_t)((c->capacity + 7) / 8) + 1, n = (size_t)((cap + 7) / 8) + 1;
+        uint8_t *q = fr_try_realloc(c->validity, n);
+        if (!q)
+            return FR_ENOSPACE;
+        memset(q + old, 0xff, n - old);
+        c->validity = q;
+    }
+    c->capacity = cap;
+    return FR_OK;
+}
+
+/* Room for `rows` more rows in r->out. Columns grow page by page as the
+ * pages' value counts say, never sized by the footer's row count: by 8
+ * times what the pages hold so far, capped at the read's rows, so that an
+ * honest file gets exactly its rows after a copy or two of its first
+ * pages. Charged before the allocation. */
 static int reserve_rows(struct chunk_read *r, int64_t rows)
 {
     struct df_column *c = r->out;
-    if (c->length + rows <= c->capacity)
+    int64_t need = c->length + rows;
+    if (need <= c->capacity)
         return FR_OK;
+    int64_t cap = need * 8 < r->read_rows ? need * 8 : r->read_rows;
+    cap = cap > need ? cap : need;
     int64_t w = df_type_width(c->type) ? (int64_t)df_type_width(c->type) : 8;
-    int64_t cap = c->capacity ? c->capacity : 16;
-    while (cap < c->length + rows)
-        cap *= 2;
     int64_t est = (cap - c->capacity) * w;
     r->col_charged += est; /* charged even when over the limit */
     int rc = df_exec_charge(r->ex, est, r->err);
     if (rc != FR_OK)
         return rc;
-    int64_t before = df_column_bytes(c), old_cap = c->capacity;
-    if (df_column_reserve(c, rows, 0) != FR_OK)
-        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows",
-                             (long long)(c->length + rows));
-    if (c->validity) /* the new rows valid until a level says null (capacities: 16 << k) */
-        memset(c->validity + old_cap / 8, 0xff, (size_t)((c->capacity - old_cap + 7) / 8));
+    int64_t before = df_column_bytes(c);
+    if (realloc_rows(c, cap) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)cap);
     int64_t d = df_column_bytes(c) - before - est;
     r->col_charged += d;
     return df_exec_charge(r->ex, d, r->err);
@@ -322,10 +386,30 @@ static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header 
     return rc;
 }
 
-/* Definition levels (width 1) of `rows` values: *nonnull = the 1s. */
+/* Whether the levels p[0, n) start with one RLE run of 1s that covers
+ * `rows` values (a page without nulls, as writers write it). */
+static bool levels_all_set(const uint8_t *p, size_t n, int64_t rows)
+{
+    uint64_t h = 0;
+    size_t pos = 0;
+    for (int shift = 0; pos < n && pos < 5; shift += 7) {
+        uint8_t b = p[pos++];
+        h |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return !(h & 1) && (h >> 1) >= (uint64_t)rows && pos < n && p[pos] == 1;
+    }
+    return false;
+}
+
+/* Definition levels (width 1) of `rows` values: *nonnull = the 1s. The
+ * levels are left undecoded when they are all 1s (nonnull == rows). */
 static int read_levels(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
                        int64_t *nonnull)
 {
+    if (levels_all_set(p, n, rows)) {
+        *nonnull = rows;
+        return FR_OK;
+    }
     size_t cap = r->levels_cap;
     int rc = grow(r, (void **)&r->levels, &cap, (size_t)rows * sizeof(uint32_t) + 4);
     r->levels_cap = cap;
@@ -586,6 +670,7 @@ static int read_table(df_parquet *pq, int rg_first, int n_rg, const int *columns
         r.leaf = &pq->leaves[c];
         r.vals.type = r.dict.type = r.leaf->ptype;
         r.vals.type_length = r.dict.type_length = r.leaf->type_length;
+        r.read_rows = rows;
         rc = read_column(&r, rg_first, n_rg);
         if (rc == FR_OK)
             df_table_add(t, pq->schema.fields[c].name, r.out);
