@@ -54,8 +54,15 @@ int df__pq_values_charge(struct df__pq_values *v, int64_t bytes, struct fr_error
 {
     if (!v->ex)
         return FR_OK;
+    int rc = df_exec_charge(v->ex, bytes, err);
+    if (rc != FR_OK && bytes > 0) { /* not taken: the account as it was */
+        struct fr_error ignored;
+        fr_error_init(&ignored);
+        df_exec_charge(v->ex, -bytes, &ignored);
+        return rc;
+    }
     v->charged += bytes;
-    return df_exec_charge(v->ex, bytes, err);
+    return rc;
 }
 
 /* Grows a buffer of v, charged (in bulk, per doubling) before the
@@ -174,13 +181,14 @@ static void unpack_groups(const uint8_t *p, size_t nbytes, int w, uint32_t *out,
 {
     switch (w) {
         UNPACK_CASE(1)
-        UNPACK_CASE(2) UNPACK_CASE(3) UNPACK_CASE(4) UNPACK_CASE(5) UNPACK_CASE(6) UNPACK_CASE(7)
-            UNPACK_CASE(8) UNPACK_CASE(9) UNPACK_CASE(10) UNPACK_CASE(11) UNPACK_CASE(12)
-                UNPACK_CASE(13) UNPACK_CASE(14) UNPACK_CASE(15) UNPACK_CASE(16) UNPACK_CASE(17)
-                    UNPACK_CASE(18) UNPACK_CASE(19) UNPACK_CASE(20) UNPACK_CASE(21) UNPACK_CASE(22)
-                        UNPACK_CASE(23) UNPACK_CASE(24) UNPACK_CASE(25) UNPACK_CASE(26)
-                            UNPACK_CASE(27) UNPACK_CASE(28) UNPACK_CASE(29) UNPACK_CASE(30)
-                                UNPACK_CASE(31) UNPACK_CASE(32) default : break;
+        UNPACK_CASE(2)
+        UNPACK_CASE(3) UNPACK_CASE(4) UNPACK_CASE(5) UNPACK_CASE(6) UNPACK_CASE(7) UNPACK_CASE(8)
+            UNPACK_CASE(9) UNPACK_CASE(10) UNPACK_CASE(11) UNPACK_CASE(12) UNPACK_CASE(13)
+                UNPACK_CASE(14) UNPACK_CASE(15) UNPACK_CASE(16) UNPACK_CASE(17) UNPACK_CASE(18)
+                    UNPACK_CASE(19) UNPACK_CASE(20) UNPACK_CASE(21) UNPACK_CASE(22) UNPACK_CASE(23)
+                        UNPACK_CASE(24) UNPACK_CASE(25) UNPACK_CASE(26) UNPACK_CASE(27)
+                            UNPACK_CASE(28) UNPACK_CASE(29) UNPACK_CASE(30) UNPACK_CASE(31)
+                                UNPACK_CASE(32) default : break;
     }
 }
 #undef UNPACK_CASE

@@ -274,7 +274,7 @@ int df__pq_decode_delta_byte_array(const uint8_t *p, size_t n, int64_t count,
         return rc;
     int64_t prefix_bytes = (count ? count : 1) * (int64_t)sizeof(int64_t);
     if ((rc = df__pq_values_charge(v, prefix_bytes, err)) != FR_OK)
-        return rc; /* released by df__pq_values_cleanup */
+        return rc;
     int64_t *prefix = fr_try_malloc((size_t)prefix_bytes);
     if (!prefix)
         return fr_error_set(err, FR_ENOSPACE, "out of memory decoding %lld prefix lengths",

@@ -111,8 +111,8 @@ int df__pq_rle_decode(const uint8_t *p, size_t n, int bit_width, uint32_t *out, 
  * reused across pages: decoders grow them, never shrink. When `ex` is set
  * (borrowed, the reading task's account) every growth of a buffer, and any
  * temporary a decoder allocates, is charged to it before the allocation
- * (FR_EMEMLIMIT over the task's limit); `charged` is what the buffers hold
- * of it, released by df__pq_values_cleanup. */
+ * (FR_EMEMLIMIT over the task's limit, the charge not taken); `charged` is
+ * what the buffers hold of it, released by df__pq_values_cleanup. */
 struct df__pq_values {
     int type; /* enum df__pq_type */
     int type_length;
