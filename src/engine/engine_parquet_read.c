@@ -262,7 +262,8 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
 
 /* Reallocates c's values (or offsets) for cap rows, not zeroed (every
  * slot is written by the pages, nulls' included; big buffers ask for huge
- * pages), and its validity bitmap, the new rows valid. */
+ * pages, df__alloc_large, as the CSV reader does: first touches fault 2 MiB
+ * at a time), and its validity bitmap, the new rows valid. */
 static int realloc_rows(struct df_column *c, int64_t cap)
 {
     size_t w = df_type_width(c->type), elem = w ? w : sizeof(int64_t);
