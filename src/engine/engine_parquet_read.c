@@ -293,7 +293,8 @@ static int realloc_rows(struct df_column *c, int64_t cap)
  * pages' value counts say, never sized by the footer's row count: by 8
  * times what the pages hold so far, capped at the read's rows, so that an
  * honest file gets exactly its rows after a copy or two of its first
- * pages. Charged before the allocation. */
+ * pages (in validation, exactly the page: it is dropped once checked).
+ * Charged before the allocation. */
 static int reserve_rows(struct chunk_read *r, int64_t rows)
 {
     struct df_column *c = r->out;
@@ -301,7 +302,7 @@ static int reserve_rows(struct chunk_read *r, int64_t rows)
     if (need <= c->capacity)
         return FR_OK;
     int64_t cap = need * 8 < r->read_rows ? need * 8 : r->read_rows;
-    cap = cap > need ? cap : need;
+    cap = cap > need && !r->discard ? cap : need;
     int64_t w = df_type_width(c->type) ? (int64_t)df_type_width(c->type) : 8;
     int64_t est = (cap - c->capacity) * w;
     r->col_charged += est; /* charged even when over the limit */

@@ -97,6 +97,30 @@ test('tiny files that decode to gigabytes: refused, the server stays small', asy
   }
 });
 
+test('a file of honest pages that decodes to more than 1 GiB: 413 by the work budget, in bounded memory', async () => {
+  const srv = await startServer();
+  try {
+    const base = peakBytes(srv.pid);
+    // 17 pages of 2^23 int64 rows: 64 MiB each (under the check's memory bound), 1.06 GiB in all
+    const n = 2 ** 23;
+    const pages = [page(2, 1, ENC.PLAIN, int64Dict(7))];
+    for (let i = 0; i < 17; i++) pages.push(page(0, n, ENC.RLE_DICTIONARY, oneRun(n)));
+    const file = parquetFile([{ name: 'v', type: T.INT64 }], [{ rows: 17 * n, chunks: [Buffer.concat(pages)] }]);
+    const r = await put(srv, 'wide', file);
+    assertProblem(r, 413, 'payload-too-large');
+    assert.match(r.body.detail, /decodes to more than 1073741824 bytes/);
+    assert.ok(peakBytes(srv.pid) - base < BOUND, `peak grew by ${(peakBytes(srv.pid) - base) / MiB} MiB`);
+    // 8 such pages (512 MiB decoded) pass the check
+    const ok = parquetFile([{ name: 'v', type: T.INT64 }], [{ rows: 8 * n, chunks: [Buffer.concat(pages.slice(0, 9))] }]);
+    const r2 = await put(srv, 'wide', ok);
+    assert.equal(r2.status, 201, r2.text);
+    assert.equal(r2.body.rows, 8 * n);
+    assert.ok(peakBytes(srv.pid) - base < BOUND, `peak grew by ${(peakBytes(srv.pid) - base) / MiB} MiB`);
+  } finally {
+    await srv.stop();
+  }
+});
+
 test('a footer of 2^33 rows the pages do not hold is malformed, naming the row group', async () => {
   const srv = await startServer();
   try {
