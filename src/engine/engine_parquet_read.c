@@ -652,8 +652,8 @@ static int read_table(df_parquet *pq, int rg_first, int n_rg, const int *columns
     for (int g = rg_first; g < rg_first + n_rg; g++)
         rows += pq->rgs[g].num_rows;
     if (rows > ((int64_t)1 << 40))
-        return fr_error_setk(err, FR_ENOSPACE, "", "%lld rows are more than one read holds",
-                             (long long)rows);
+        return df__pq_meta_fail(err, pq->src, "", FR_EDATA, NULL,
+                                "row groups of %lld rows: more than a file holds", (long long)rows);
     struct df_table *t = df_table_new();
     int rc = FR_OK;
     /* One reader for every column: its page buffers are reused. */
