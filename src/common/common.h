@@ -54,12 +54,13 @@ enum fr_status {
 struct fr_error {
     int status;
     char message[512];
-    char field[128];  /* config field or column name, "" if none */
-    int64_t position; /* offset in an expression, -1 if none */
-    int64_t line;     /* 1-based line of a data file, -1 if none */
-    int64_t column;   /* 1-based column of a data file, -1 if none */
-    char file[256];   /* data file, "" if none */
-    char kind[48];    /* problem type slug ("config-locked"); "" = derived from status */
+    char field[128];   /* config field or column name, "" if none */
+    int64_t position;  /* offset in an expression, -1 if none */
+    int64_t line;      /* 1-based line of a data file, -1 if none */
+    int64_t column;    /* 1-based column of a data file, -1 if none */
+    char file[256];    /* data file, "" if none */
+    char kind[48];     /* problem type slug ("config-locked"); "" = derived from status */
+    int64_t row_group; /* 0-based row group of a Parquet file, -1 if none */
 };
 
 void fr_error_init(struct fr_error *err);

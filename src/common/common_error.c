@@ -10,6 +10,7 @@ void fr_error_init(struct fr_error *err)
     err->position = -1;
     err->line = -1;
     err->column = -1;
+    err->row_group = -1;
 }
 
 int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)

@@ -414,20 +414,43 @@ static int validate_structure(const char *path, const char *format, struct fr_er
     return rc;
 }
 
-/* Decodes every page of an uploaded Parquet file (one row group at a time,
- * so memory stays bounded by the largest). */
-static int validate_parquet(const char *path, struct fr_error *err)
+/* The memory an upload's check may hold (a page of each column decoded,
+ * the chunk read): no more than this, nor than the server's budget. */
+#define VALIDATE_MEMORY_BYTES (256 * CFG_MiB)
+
+/* Decodes every page of an uploaded Parquet file, page by page, dropping
+ * each once checked: memory is bounded by VALIDATE_MEMORY_BYTES, the work
+ * by the engine's budget (DF_PARQUET_VALIDATE_MIN_WORK, _RATIO). */
+static int validate_parquet(const ctx_upload *u, struct fr_error *err)
 {
-    struct df_options opts = {.morsel_size_rows = 65536};
+    int64_t limit = VALIDATE_MEMORY_BYTES;
+    if (u->c->opts.memory_limit > 0 && u->c->opts.memory_limit < limit)
+        limit = u->c->opts.memory_limit;
+    struct df_options opts = {.morsel_size_rows = 65536, .task_memory_limit_bytes = limit};
     struct df_exec ex;
     df_exec_init(&ex, &opts, NULL);
-    return df_parquet_file_validate(path, &ex, err);
+    int rc = df_parquet_file_validate(u->tmp_path, &ex, err);
+    if (rc == FR_EMEMLIMIT)
+        rc = fr_error_setk(err, FR_ETOOLARGE, "payload-too-large",
+                           "checking it needs more than %lld bytes of memory (a page decodes to "
+                           "more than that)",
+                           (long long)limit);
+    return rc;
 }
 
 /* 422: malformed-data, or unsupported-parquet for a column the reader cannot
- * represent (nested, INT96, ...), naming the file, row group and column. */
+ * represent (nested, INT96, ...), naming the file, row group and column;
+ * 413 payload-too-large for a file over the check's memory or work budget. */
 static int parquet_refused(ctx_upload *u, const struct fr_error *ferr, struct ctx_error *err)
 {
+    if (ferr->status == FR_ETOOLARGE) {
+        int rc = ctx__fail(err, FR_ETOOLARGE, "payload-too-large",
+                           "the uploaded %s.parquet is too large to check: %s; nothing was stored",
+                           u->name, ferr->message);
+        err->ext = json_pack("{ss}", "file", "");
+        json_object_set_new(err->ext, "file", json_sprintf("%s.parquet", u->name));
+        return rc;
+    }
     bool unsupported = ferr->status == FR_EVALIDATION ||
                        strcmp(ferr->kind, "unsupported-parquet") == 0 ||
                        strcmp(ferr->kind, "too-many-columns") == 0;
@@ -440,6 +463,8 @@ static int parquet_refused(ctx_upload *u, const struct fr_error *ferr, struct ct
     json_object_set_new(err->ext, "file", json_sprintf("%s.parquet", u->name));
     if (ferr->field[0])
         json_object_set_new(err->ext, "column", json_string(ferr->field));
+    if (ferr->row_group >= 0)
+        json_object_set_new(err->ext, "row_group", json_integer(ferr->row_group));
     return rc;
 }
 
@@ -452,7 +477,7 @@ static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
         return storage_fail(err, errno, "cannot fsync the upload");
     if (u->bytes == 0)
         return ctx__fail(err, FR_EDATA, "malformed-data", "the upload of %s is empty", u->name);
-    if (strcmp(u->format, "parquet") == 0 && validate_parquet(u->tmp_path, &ferr) != FR_OK)
+    if (strcmp(u->format, "parquet") == 0 && validate_parquet(u, &ferr) != FR_OK)
         return parquet_refused(u, &ferr, err);
     if (strcmp(u->format, "parquet") != 0 &&
         validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {

@@ -373,7 +373,14 @@ int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, 
                     struct df_exec *ex, struct df_table **out, struct fr_error *err);
 /* Path conveniences (for the data dir's listing and an upload's check):
  * the schema (out caller-initialized), and a full read of every row group,
- * one at a time, decoding every page (bounded memory) and discarding it. */
+ * one at a time, decoding every page and discarding it as it goes (memory
+ * holds one page of each column; ex's task_memory_limit_bytes bounds it).
+ * The decoded bytes are a work budget: more than the larger of
+ * DF_PARQUET_VALIDATE_MIN_WORK and DF_PARQUET_VALIDATE_RATIO times the
+ * file's size is FR_ETOOLARGE (kind payload-too-large), so a small file
+ * that decodes to gigabytes is refused in bounded time. */
+#define DF_PARQUET_VALIDATE_MIN_WORK ((int64_t)1 << 30)
+#define DF_PARQUET_VALIDATE_RATIO 32
 int df_parquet_file_schema(const char *path, struct df_schema *out, int64_t *num_rows,
                            struct fr_error *err);
 int df_parquet_file_validate(const char *path, struct df_exec *ex, struct fr_error *err);

@@ -42,10 +42,33 @@ void df__pq_values_cleanup(struct df__pq_values *v)
     free(v->fixed);
     free(v->offsets);
     free(v->data);
+    struct df_exec *ex = v->ex;
+    struct fr_error ignored;
+    fr_error_init(&ignored);
+    df__pq_values_charge(v, -v->charged, &ignored);
     df__pq_values_init(v, v->type, v->type_length);
+    v->ex = ex;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem, struct fr_error *err)
+int df__pq_values_charge(struct df__pq_values *v, int64_t bytes, struct fr_error *err)
+{
+    if (!v->ex)
+        return FR_OK;
+    int rc = df_exec_charge(v->ex, bytes, err);
+    if (rc != FR_OK && bytes > 0) { /* not taken: the account as it was */
+        struct fr_error ignored;
+        fr_error_init(&ignored);
+        df_exec_charge(v->ex, -bytes, &ignored);
+        return rc;
+    }
+    v->charged += bytes;
+    return rc;
+}
+
+/* Grows a buffer of v, charged (in bulk, per doubling) before the
+ * allocation. */
+static int grow(struct df__pq_values *v, void **p, size_t *cap, size_t need, size_t elem,
+                struct fr_error *err)
 {
     if (need <= *cap)
         return FR_OK;
@@ -54,6 +77,9 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem, struct fr_error
     size_t n = *cap ? *cap : 64;
     while (n < need)
         n *= 2;
+    int rc = df__pq_values_charge(v, (int64_t)((n - *cap) * elem), err);
+    if (rc != FR_OK)
+        return rc;
     void *q = fr_try_realloc(*p, n * elem);
     if (!q)
         return fr_error_set(err, FR_ENOSPACE, "out of memory decoding a page (%zu bytes)",
@@ -65,17 +91,17 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem, struct fr_error
 
 int df__pq_grow_fixed(struct df__pq_values *v, size_t bytes, struct fr_error *err)
 {
-    return grow(&v->fixed, &v->fixed_cap, bytes, 1, err);
+    return grow(v, &v->fixed, &v->fixed_cap, bytes, 1, err);
 }
 
 int df__pq_grow_offsets(struct df__pq_values *v, size_t entries, struct fr_error *err)
 {
-    return grow((void **)&v->offsets, &v->offsets_cap, entries, sizeof(int64_t), err);
+    return grow(v, (void **)&v->offsets, &v->offsets_cap, entries, sizeof(int64_t), err);
 }
 
 int df__pq_grow_data(struct df__pq_values *v, size_t bytes, struct fr_error *err)
 {
-    return grow((void **)&v->data, &v->data_cap, bytes, 1, err);
+    return grow(v, (void **)&v->data, &v->data_cap, bytes, 1, err);
 }
 
 /* ---- varints and bits --------------------------------------------------- */
@@ -334,9 +360,11 @@ int df__pq_decode_dict_indices(const uint8_t *p, size_t n, int64_t count, int64_
     int64_t at = 0;
     while ((int64_t)out[at] < dict_count)
         at++;
-    return fr_error_set(err, FR_EDATA,
-                        "dictionary index %u (value %lld) is past the dictionary's %lld entries",
-                        out[at], (long long)at, (long long)dict_count);
+    return fr_error_set(
+        err, FR_EDATA,
+        "dictionary index %u of the page's non-null value %lld (counted from 0) is past "
+        "the dictionary's %lld entries",
+        out[at], (long long)at, (long long)dict_count);
 }
 
 /* ---- PLAIN, RLE booleans, BYTE_STREAM_SPLIT ----------------------------- */

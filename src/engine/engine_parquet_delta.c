@@ -272,7 +272,10 @@ int df__pq_decode_delta_byte_array(const uint8_t *p, size_t n, int64_t count,
     int rc = dbp_open(p, n, count, &d, err);
     if (rc != FR_OK)
         return rc;
-    int64_t *prefix = fr_try_malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    int64_t prefix_bytes = (count ? count : 1) * (int64_t)sizeof(int64_t);
+    if ((rc = df__pq_values_charge(v, prefix_bytes, err)) != FR_OK)
+        return rc;
+    int64_t *prefix = fr_try_malloc((size_t)prefix_bytes);
     if (!prefix)
         return fr_error_set(err, FR_ENOSPACE, "out of memory decoding %lld prefix lengths",
                             (long long)count);
@@ -289,5 +292,8 @@ int df__pq_decode_delta_byte_array(const uint8_t *p, size_t n, int64_t count,
             rc = to_fixed("DELTA_BYTE_ARRAY", v->data, count, v, err);
     }
     free(prefix);
+    struct fr_error ignored;
+    fr_error_init(&ignored);
+    df__pq_values_charge(v, -prefix_bytes, &ignored);
     return rc;
 }

@@ -108,7 +108,11 @@ int df__pq_rle_decode(const uint8_t *p, size_t n, int bit_width, uint32_t *out, 
  * for DOUBLE, uint8_t 0/1 for BOOLEAN, type_length bytes each for
  * FIXED_LEN_BYTE_ARRAY); byte arrays as offsets (count + 1 entries) into
  * `data`. The buffers are owned by the struct (df__pq_values_cleanup) and
- * reused across pages: decoders grow them, never shrink. */
+ * reused across pages: decoders grow them, never shrink. When `ex` is set
+ * (borrowed, the reading task's account) every growth of a buffer, and any
+ * temporary a decoder allocates, is charged to it before the allocation
+ * (FR_EMEMLIMIT over the task's limit, the charge not taken); `charged` is
+ * what the buffers hold of it, released by df__pq_values_cleanup. */
 struct df__pq_values {
     int type; /* enum df__pq_type */
     int type_length;
@@ -119,9 +123,16 @@ struct df__pq_values {
     size_t offsets_cap; /* entries */
     char *data;
     size_t data_len, data_cap;
+    struct df_exec *ex; /* may be NULL: nothing charged */
+    int64_t charged;
 };
+/* Zeroes v (ex NULL); cleanup frees the buffers and releases their charge,
+ * keeping type, type_length and ex. */
 void df__pq_values_init(struct df__pq_values *v, int type, int type_length);
 void df__pq_values_cleanup(struct df__pq_values *v);
+/* Charges bytes (may be negative) to v->ex, if any: the decoders'
+ * temporaries. */
+int df__pq_values_charge(struct df__pq_values *v, int64_t bytes, struct fr_error *err);
 
 /* Decodes `count` non-null values of v->type in `encoding` from p[0, n)
  * into v (replacing what it held). Encodings: PLAIN (every type), RLE

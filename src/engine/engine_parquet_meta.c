@@ -208,6 +208,8 @@ static int parse_row_group(df_parquet *pq, struct df__tc *r, int rg, int64_t dat
     for (int c = 0; c < ncols && rc == FR_OK; c++)
         rc = check_chunk(pq, rg, c, &raw[c], g->num_rows, data_end, err);
 out:
+    if (rc != FR_OK && err)
+        err->row_group = rg;
     free(raw);
     return rc;
 }
@@ -300,6 +302,17 @@ static int parse_file_meta(df_parquet *pq, int64_t data_end, struct fr_error *er
     return rc;
 }
 
+/* A failed read of the footer: the source's words and kind (a worker's
+ * dataset-unavailable or dataset-changed stays what it is). */
+static int read_failed(struct fr_error *err, const struct df_source *src, int rc)
+{
+    if (!err)
+        return rc;
+    char kind[sizeof(err->kind)];
+    snprintf(kind, sizeof(kind), "%s", err->kind);
+    return df__pq_meta_fail(err, src, kind, rc, NULL, "%s", err->message);
+}
+
 static int read_footer(df_parquet *pq, int64_t *data_end, struct fr_error *err)
 {
     struct df_source *src = pq->src;
@@ -311,7 +324,7 @@ static int read_footer(df_parquet *pq, int64_t *data_end, struct fr_error *err)
     if (rc == FR_OK)
         rc = df__pq_read_full(src, size - 8, tail, 8, err);
     if (rc != FR_OK)
-        return df__pq_meta_fail(err, src, "", rc, NULL, "%s", err ? err->message : "read failed");
+        return read_failed(err, src, rc);
     if (memcmp(head, "PAR1", 4) != 0 || memcmp(tail + 4, "PAR1", 4) != 0)
         return df__pq_meta_fail(err, src, "", FR_EDATA, NULL,
                                 "not a Parquet file (no PAR1 magic at both ends)");
@@ -327,7 +340,7 @@ static int read_footer(df_parquet *pq, int64_t *data_end, struct fr_error *err)
     *data_end = size - 8 - flen;
     rc = df__pq_read_full(src, *data_end, pq->footer, (size_t)flen, err);
     if (rc != FR_OK)
-        return df__pq_meta_fail(err, src, "", rc, NULL, "%s", err ? err->message : "read failed");
+        return read_failed(err, src, rc);
     return FR_OK;
 }
 

@@ -19,7 +19,12 @@ struct chunk_read {
     struct df_exec *ex;
     struct fr_error *err;
     struct df_column *out; /* borrowed: rows go to out->length.. */
-    int64_t row_end;       /* the chunk's last row + 1 in out */
+    int64_t chunk_rows;    /* the chunk's rows (its row group's) */
+    int64_t at;            /* of which the pages read so far hold */
+    bool discard;          /* validation: each page's rows dropped once decoded */
+    int64_t decoded;       /* bytes decoded (discard) */
+    int64_t work_limit;    /* more than this is FR_ETOOLARGE (discard) */
+    int64_t read_rows;     /* the rows of every row group read (the footer's word) */
     uint8_t *buf;          /* the chunk's bytes */
     size_t buf_cap;
     uint8_t *page; /* a decompressed page */
@@ -54,6 +59,7 @@ static int rd_fail(struct chunk_read *r, int status)
                   r->leaf->name, msg);
     snprintf(r->err->file, sizeof(r->err->file), "%s", name);
     snprintf(r->err->field, sizeof(r->err->field), "%s", r->leaf->name);
+    r->err->row_group = r->rg;
     return status;
 }
 
@@ -254,18 +260,119 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
     return FR_OK;
 }
 
+/* Reallocates c's values (or offsets) for cap rows, not zeroed (every
+ * slot is written by the pages, nulls' included; big buffers ask for huge
+ * pages, df__alloc_large, as the CSV reader does: first touches fault 2 MiB
+ * at a time), and its validity bitmap, the new rows valid. */
+static int realloc_rows(struct df_column *c, int64_t cap)
+{
+    size_t w = df_type_width(c->type), elem = w ? w : sizeof(int64_t);
+    void **slot = w ? &c->values : (void **)&c->offsets;
+    int64_t *v = df__alloc_large((size_t)(cap + (w ? 0 : 1)) * elem);
+    if (!v)
+        return FR_ENOSPACE;
+    if (*slot)
+        memcpy(v, *slot, (size_t)(c->length + (w ? 0 : 1)) * elem);
+    else if (!w)
+        v[0] = 0;
+    free(*slot);
+    *slot = v;
+    if (c->validity) { /* set_null's size: bits past the old capacity are still 1s */
+        size_t old = (size_t)((c->capacity + 7) / 8) + 1, n = (size_t)((cap + 7) / 8) + 1;
+        uint8_t *q = fr_try_realloc(c->validity, n);
+        if (!q)
+            return FR_ENOSPACE;
+        memset(q + old, 0xff, n - old);
+        c->validity = q;
+    }
+    c->capacity = cap;
+    return FR_OK;
+}
+
+/* Room for `rows` more rows in r->out. Columns grow page by page as the
+ * pages' value counts say, never sized by the footer's row count: by 8
+ * times what the pages hold so far, capped at the read's rows, so that an
+ * honest file gets exactly its rows after a copy or two of its first
+ * pages (in validation, exactly the page: it is dropped once checked).
+ * Charged before the allocation. */
+static int reserve_rows(struct chunk_read *r, int64_t rows)
+{
+    struct df_column *c = r->out;
+    int64_t need = c->length + rows;
+    if (need <= c->capacity)
+        return FR_OK;
+    int64_t cap = need * 8 < r->read_rows ? need * 8 : r->read_rows;
+    cap = cap > need && !r->discard ? cap : need;
+    int64_t w = df_type_width(c->type) ? (int64_t)df_type_width(c->type) : 8;
+    int64_t est = (cap - c->capacity) * w;
+    r->col_charged += est; /* charged even when over the limit */
+    int rc = df_exec_charge(r->ex, est, r->err);
+    if (rc != FR_OK)
+        return rc;
+    int64_t before = df_column_bytes(c);
+    if (realloc_rows(c, cap) != FR_OK)
+        return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)cap);
+    int64_t d = df_column_bytes(c) - before - est;
+    r->col_charged += d;
+    return df_exec_charge(r->ex, d, r->err);
+}
+
+/* A page of a fixed-width type whose uncompressed size is far above what
+ * its values and their levels can take is malformed before it is
+ * decompressed (a gigabyte of zeros for one value). */
+static int check_page_size(struct chunk_read *r, const struct df__pq_page_header *h)
+{
+    int t = r->leaf->ptype;
+    int64_t w = t == DF__PQ_BOOLEAN                       ? 1
+                : t == DF__PQ_INT32 || t == DF__PQ_FLOAT  ? 4
+                : t == DF__PQ_INT64 || t == DF__PQ_DOUBLE ? 8
+                                                          : 0;
+    /* w bytes a value, at most 4 more for its levels and the encodings'
+     * overhead (block headers, bit widths), and a constant */
+    if (w == 0 || h->num_values < 0 || h->uncompressed_size <= h->num_values * (w + 4) + 1024)
+        return FR_OK;
+    return fr_error_setk(r->err, FR_EDATA, "",
+                         "a page of %lld values claims %lld bytes uncompressed, more than they "
+                         "can take",
+                         (long long)h->num_values, (long long)h->uncompressed_size);
+}
+
+/* A data page decoded: in validation its rows are counted against the
+ * work budget and dropped, so memory holds one page at a time. */
+static int page_done(struct chunk_read *r, int64_t rows)
+{
+    r->at += rows;
+    if (!r->discard)
+        return FR_OK;
+    struct df_column *c = r->out;
+    r->decoded += rows * (int64_t)(df_type_width(c->type) ? df_type_width(c->type) : 8) +
+                  (c->type == DF_TYPE_STRING ? c->data_len : 0);
+    c->length = 0;
+    c->data_len = 0;
+    c->null_count = 0;
+    if (c->validity)
+        memset(c->validity, 0xff, (size_t)((c->capacity + 7) / 8));
+    if (r->work_limit > 0 && r->decoded > r->work_limit)
+        return fr_error_setk(r->err, FR_ETOOLARGE, "payload-too-large",
+                             "the file decodes to more than %lld bytes, the upload's limit",
+                             (long long)r->work_limit);
+    return FR_OK;
+}
+
 /* ---- pages ---------------------------------------------------------------- */
 
 static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header *h,
-                          const uint8_t *p, int codec, int64_t chunk_start_row)
+                          const uint8_t *p, int codec)
 {
-    if (r->has_dict || r->out->length > chunk_start_row)
+    if (r->has_dict || r->at > 0)
         return fr_error_setk(r->err, FR_EDATA, "", "a dictionary page after the first page");
     if (h->encoding != DF__PQ_PLAIN && h->encoding != DF__PQ_PLAIN_DICTIONARY)
         return fr_error_setk(r->err, FR_EVALIDATION, "unsupported-parquet",
                              "a dictionary page in encoding %d", h->encoding);
     const uint8_t *d = NULL;
-    int rc = page_bytes(r, codec, p, (size_t)h->compressed_size, (size_t)h->uncompressed_size, &d);
+    int rc = check_page_size(r, h);
+    if (rc == FR_OK)
+        rc = page_bytes(r, codec, p, (size_t)h->compressed_size, (size_t)h->uncompressed_size, &d);
     if (rc == FR_OK)
         rc = df__pq_decode_values(DF__PQ_PLAIN, d, (size_t)h->uncompressed_size, h->num_values,
                                   &r->dict, r->err);
@@ -401,11 +508,15 @@ static int read_data_page(struct chunk_read *r, const struct df__pq_page_header 
                           const uint8_t *p, int codec)
 {
     int64_t rows = h->num_values, nonnull = rows;
-    if (rows > r->row_end - r->out->length)
+    if (rows > r->chunk_rows - r->at)
         return fr_error_setk(r->err, FR_EDATA, "", "pages hold more values than the chunk");
     const uint8_t *d = NULL;
-    size_t dn;
-    int rc;
+    size_t dn = 0;
+    int rc = check_page_size(r, h);
+    if (rc == FR_OK)
+        rc = reserve_rows(r, rows);
+    if (rc != FR_OK)
+        return rc;
     if (h->type == DF__PQ_DATA_PAGE) {
         dn = (size_t)h->uncompressed_size;
         rc = page_bytes(r, codec, p, (size_t)h->compressed_size, dn, &d);
@@ -434,8 +545,10 @@ static int read_data_page(struct chunk_read *r, const struct df__pq_page_header 
     }
     if (rc == FR_OK)
         rc = read_values(r, h->encoding, d, dn, rows, nonnull);
-    if (rc == FR_OK)
+    if (rc == FR_OK) {
         r->out->length += rows;
+        rc = page_done(r, rows);
+    }
     return rc;
 }
 
@@ -444,8 +557,8 @@ static int read_data_page(struct chunk_read *r, const struct df__pq_page_header 
 static int walk_pages(struct chunk_read *r, const struct df__pq_chunk *k, size_t len)
 {
     size_t pos = 0;
-    int64_t start_row = r->out->length;
-    while (r->out->length < r->row_end) {
+    r->at = 0;
+    while (r->at < r->chunk_rows) {
         int rc = df_exec_check_cancel(r->ex, r->err);
         if (rc != FR_OK)
             return rc;
@@ -461,7 +574,7 @@ static int walk_pages(struct chunk_read *r, const struct df__pq_chunk *k, size_t
         const uint8_t *p = r->buf + pos;
         pos += (size_t)h.compressed_size;
         if (h.type == DF__PQ_DICTIONARY_PAGE)
-            rc = read_dict_page(r, &h, p, k->codec, start_row);
+            rc = read_dict_page(r, &h, p, k->codec);
         else if (h.type == DF__PQ_DATA_PAGE || h.type == DF__PQ_DATA_PAGE_V2)
             rc = read_data_page(r, &h, p, k->codec);
         if (rc != FR_OK)
@@ -485,51 +598,16 @@ static int read_chunk(struct chunk_read *r)
     return rc;
 }
 
-/* Room for exactly `rows` rows in the new column c, not zeroed: every row's
- * value (or offset) is written by the pages, nulls' slots included. Big
- * buffers ask for huge pages (df__alloc_large, as the CSV reader does):
- * first touches fault 2 MiB at a time. */
-static int alloc_rows(struct df_column *c, int64_t rows)
-{
-    if (rows <= 0)
-        return FR_OK;
-    size_t w = df_type_width(c->type);
-    void *v = df__alloc_large((size_t)(rows + (w ? 0 : 1)) * (w ? w : sizeof(int64_t)));
-    if (!v)
-        return FR_ENOSPACE;
-    if (w) {
-        free(c->values);
-        c->values = v;
-    } else {
-        free(c->offsets);
-        c->offsets = v;
-        c->offsets[0] = 0;
-    }
-    c->capacity = rows;
-    return FR_OK;
-}
-
-/* A new column of `rows` rows read from row groups [rg0, rg0 + nrg). */
-static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
+/* A new column read from row groups [rg0, rg0 + nrg), grown page by page. */
+static int read_column(struct chunk_read *r, int rg0, int nrg)
 {
     struct df_column *c = df_column_new(r->leaf->type, 0);
     r->out = c;
-    int64_t before = df_column_bytes(c);
-    int64_t est = rows * (int64_t)(df_type_width(c->type) ? df_type_width(c->type) : 8);
-    r->col_charged += est; /* charged even when over the limit */
-    int rc = df_exec_charge(r->ex, est, r->err);
-    if (rc == FR_OK) {
-        if (alloc_rows(c, rows) != FR_OK)
-            rc = fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)rows);
-    }
-    if (rc == FR_OK) {
-        int64_t d = df_column_bytes(c) - before - est;
-        r->col_charged += d;
-        rc = df_exec_charge(r->ex, d, r->err);
-    }
+    r->col_charged += df_column_bytes(c);
+    int rc = df_exec_charge(r->ex, df_column_bytes(c), r->err);
     for (int g = rg0; rc == FR_OK && g < rg0 + nrg; g++) {
         r->rg = g;
-        r->row_end = c->length + r->pq->rgs[g].num_rows;
+        r->chunk_rows = r->pq->rgs[g].num_rows;
         rc = read_chunk(r);
         if (rc != FR_OK)
             rc = rd_fail(r, rc);
@@ -556,8 +634,11 @@ static void reader_cleanup(struct chunk_read *r)
     df_exec_charge(r->ex, -r->charged, &ignored);
 }
 
-int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, int ncolumns,
-                    struct df_exec *ex, struct df_table **out, struct fr_error *err)
+/* df_parquet_read, or (v non-NULL) validation: pages dropped as decoded,
+ * v->decoded counted against v->work_limit. */
+static int read_table(df_parquet *pq, int rg_first, int n_rg, const int *columns, int ncolumns,
+                      struct df_exec *ex, struct chunk_read *v, struct df_table **out,
+                      struct fr_error *err)
 {
     *out = NULL;
     int n = ncolumns < 0 ? pq->schema.nfields : ncolumns;
@@ -571,21 +652,28 @@ int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, 
     for (int g = rg_first; g < rg_first + n_rg; g++)
         rows += pq->rgs[g].num_rows;
     if (rows > ((int64_t)1 << 40))
-        return fr_error_setk(err, FR_ENOSPACE, "", "%lld rows are more than one read holds",
-                             (long long)rows);
+        return df__pq_meta_fail(err, pq->src, "", FR_EDATA, NULL,
+                                "row groups of %lld rows: more than a file holds", (long long)rows);
     struct df_table *t = df_table_new();
     int rc = FR_OK;
     /* One reader for every column: its page buffers are reused. */
     struct chunk_read r = {.pq = pq, .ex = ex, .err = err};
+    if (v) {
+        r.discard = true;
+        r.decoded = v->decoded;
+        r.work_limit = v->work_limit;
+    }
     df__pq_values_init(&r.vals, 0, 0);
     df__pq_values_init(&r.dict, 0, 0);
+    r.vals.ex = r.dict.ex = ex;
     for (int j = 0; j < n && rc == FR_OK; j++) {
         int c = ncolumns < 0 ? j : columns[j];
         r.col = c;
         r.leaf = &pq->leaves[c];
         r.vals.type = r.dict.type = r.leaf->ptype;
         r.vals.type_length = r.dict.type_length = r.leaf->type_length;
-        rc = read_column(&r, rg_first, n_rg, rows);
+        r.read_rows = rows;
+        rc = read_column(&r, rg_first, n_rg);
         if (rc == FR_OK)
             df_table_add(t, pq->schema.fields[c].name, r.out);
         else
@@ -593,6 +681,8 @@ int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, 
         r.out = NULL;
     }
     reader_cleanup(&r);
+    if (v)
+        v->decoded = r.decoded;
     int64_t col_charged = r.col_charged;
     if (rc != FR_OK) {
         struct fr_error ignored;
@@ -601,9 +691,15 @@ int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, 
         df_table_free(t);
         return rc;
     }
-    t->nrows = rows;
+    t->nrows = v ? 0 : rows;
     *out = t;
     return FR_OK;
+}
+
+int df_parquet_read(df_parquet *pq, int rg_first, int n_rg, const int *columns, int ncolumns,
+                    struct df_exec *ex, struct df_table **out, struct fr_error *err)
+{
+    return read_table(pq, rg_first, n_rg, columns, ncolumns, ex, NULL, out, err);
 }
 
 /* ---- path conveniences ---------------------------------------------------- */
@@ -635,10 +731,13 @@ int df_parquet_file_validate(const char *path, struct df_exec *ex, struct fr_err
         return rc;
     df_parquet *pq = NULL;
     rc = df_parquet_open(&fs.base, &pq, err);
+    struct chunk_read budget = {.work_limit = DF_PARQUET_VALIDATE_MIN_WORK};
+    if (rc == FR_OK && fs.base.size > budget.work_limit / DF_PARQUET_VALIDATE_RATIO)
+        budget.work_limit = fs.base.size * DF_PARQUET_VALIDATE_RATIO;
     for (int g = 0; rc == FR_OK && g < pq->nrg; g++) {
         struct df_table *t = NULL;
         int64_t before = ex->mem_used;
-        rc = df_parquet_read(pq, g, 1, NULL, -1, ex, &t, err);
+        rc = read_table(pq, g, 1, NULL, -1, ex, &budget, &t, err);
         df_table_free(t);
         struct fr_error ignored;
         fr_error_init(&ignored);

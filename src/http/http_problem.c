@@ -47,6 +47,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "query-failed", 409, "Query failed", 0},
     {FR_OK, "dataframe-not-materialized", 409, "Dataframe not materialized", 0},
     {FR_OK, "config-mismatch", 409, "Config mismatch", 0},
+    {FR_OK, "dataset-changed", 409, "Dataset changed", 0},
     {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
     {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
     {FR_OK, "uri-too-long", 414, "URI too long", 0},
@@ -146,6 +147,8 @@ static void add_location_members(json_t *body, const struct fr_error *e)
         json_object_set_new(body, "line", json_integer(e->line));
     if (e->column >= 0 && !json_object_get(body, "column"))
         json_object_set_new(body, "column", json_integer(e->column));
+    if (e->row_group >= 0 && !json_object_get(body, "row_group"))
+        json_object_set_new(body, "row_group", json_integer(e->row_group));
     if (e->file[0] && !json_object_get(body, "file")) {
         /* Only the file's name: the data dir's path is the server's business. */
         const char *base = strrchr(e->file, '/');

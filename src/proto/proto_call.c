@@ -67,6 +67,8 @@ int proto_problem_to_error(const struct fr_buf *body, long http, const char *wor
         snprintf(err->file, sizeof(err->file), "%s", file);
     if (json_is_integer(json_object_get(p, "line")))
         err->line = json_integer_value(json_object_get(p, "line"));
+    if (json_is_integer(json_object_get(p, "row_group")))
+        err->row_group = json_integer_value(json_object_get(p, "row_group"));
     if (json_is_integer(json_object_get(p, "field_index")))
         err->column = json_integer_value(json_object_get(p, "field_index"));
     json_decref(p);

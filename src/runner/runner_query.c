@@ -115,6 +115,8 @@ static json_t *error_json(const struct fr_error *e)
         json_object_set_new(j, "file", json_string(e->file));
     if (e->line >= 0)
         json_object_set_new(j, "line", json_integer(e->line));
+    if (e->row_group >= 0)
+        json_object_set_new(j, "row_group", json_integer(e->row_group));
     if (e->column >= 0)
         json_object_set_new(j, "column", json_integer(e->column));
     if (e->field[0])

@@ -215,15 +215,19 @@ static int advance(struct worker__remote_source *s, int64_t off, struct fr_error
 }
 
 /* The coordinator's definite answers stay what they are (no such file: 404;
- * a path it refuses: 400; not its runner's config: 409). Anything else (no
- * answer, 5xx, a short read, a file that changed) is 503 dataset-unavailable,
- * the cause kept: the coordinator retries the task (task_max_retries). */
+ * a path it refuses: 400; not its runner's config: 409), and so does a file
+ * that changed since the task was planned (409 dataset-changed: a retry
+ * would read the same new file). Anything else (no answer, 5xx, a short
+ * read) is 503 dataset-unavailable, the cause kept: the coordinator retries
+ * the task (task_max_retries). */
 static int unavailable(const struct worker__remote_source *s, struct fr_error *err)
 {
     char why[sizeof(err->message)];
     snprintf(why, sizeof(why), "%s", err->message);
     bool definite = err->status == FR_ENOTFOUND || err->status == FR_EINVAL ||
                     (err->status == FR_ECONFLICT && strcmp(err->kind, "config-mismatch") == 0);
+    if (err->status == FR_ECONFLICT && strcmp(err->kind, "dataset-changed") == 0)
+        return err->status; /* its own words say what changed */
     if (definite) {
         char kind[sizeof(err->kind)];
         snprintf(kind, sizeof(kind), "%s", err->kind);

@@ -59,9 +59,9 @@ function documentedStatuses() {
   return out;
 }
 
-// Kinds that never leave the process that sets them: a worker's
-// dataset-changed becomes 503 dataset-unavailable (worker_source.c).
-const INNER_KINDS = new Set(['dataset-changed']);
+// Kinds that never leave the process that sets them (none at present: a
+// worker's dataset-changed is its 409 answer, worker_source.c).
+const INNER_KINDS = new Set([]);
 
 // Every kind the C code sets with a literal after a status
 // (fr_error_setk(err, FR_E..., "kind", ...), fail_job(job, FR_E..., "kind", ...)).

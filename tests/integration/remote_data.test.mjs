@@ -285,7 +285,7 @@ test('the internal dataset endpoint: ranges, 416, path escapes, FIFOs, config ID
   }
 });
 
-test('a worker checks the coordinator\'s bytes: another size or version fails the task with 503 dataset-unavailable', async () => {
+test('a worker checks the coordinator\'s bytes: another size or version fails the task with 409 dataset-changed', async () => {
   const cluster = await startCluster({ nworkers: 1 });
   try {
     copyInputs(cluster.coord.dataDir);
@@ -304,10 +304,10 @@ test('a worker checks the coordinator\'s bytes: another size or version fails th
     assert.equal(r.body.outputs[0].rows, 3);
     assert.deepEqual(r.body.scan, { source: 'remote', bytes: text.length - 4 });
     r = await post(task('kv.csv', st.size + 1n, st.mtimeNs));
-    assertProblem(r, 503, 'dataset-unavailable');
+    assertProblem(r, 409, 'dataset-changed');
     assert.match(r.body.detail, /kv\.csv changed on the coordinator/, 'the entity tag holds the size');
     r = await post(task('kv.csv', st.size, st.mtimeNs + 1n));
-    assertProblem(r, 503, 'dataset-unavailable');
+    assertProblem(r, 409, 'dataset-changed');
     assert.match(r.body.detail, /changed on the coordinator while the task read it/);
     assertProblem(await post(task('gone.csv', 10n, 1n)), 404, 'dataset-not-found');
     assertProblem(await post(task('../x.csv', 10n, 1n)), 400, 'invalid-task');

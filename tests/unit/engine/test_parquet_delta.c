@@ -337,8 +337,24 @@ static void test_delta_byte_array_bomb(void **state)
     const char *s = pq_value(&v, 999, &len);
     assert_int_equal(len, 1000);
     assert_int_equal(s[26], 'a');
-    fr_buf_cleanup(&b);
     df__pq_values_cleanup(&v);
+    /* 500 MB of values, under the page cap: with the task's account, the
+     * prefixes and the values' buffer are charged before they are allocated */
+    struct df_options opts = {.task_memory_limit_bytes = 64 << 20};
+    struct df_exec ex;
+    df_exec_init(&ex, &opts, NULL);
+    v.ex = &ex;
+    assert_int_equal(decode(DF__PQ_DELTA_BYTE_ARRAY, &v, b.data, b.len, 500000, &err),
+                     FR_EMEMLIMIT);
+    assert_true(ex.mem_peak < (int64_t)600 << 20);
+    assert_null(v.data);
+    /* what the buffers hold is released with them */
+    assert_int_equal(decode(DF__PQ_DELTA_BYTE_ARRAY, &v, b.data, b.len, 1000, &err), FR_OK);
+    assert_true(ex.mem_used >= 1000 * 1000);
+    df__pq_values_cleanup(&v);
+    assert_int_equal(ex.mem_used, 0);
+    assert_ptr_equal(v.ex, &ex);
+    fr_buf_cleanup(&b);
 }
 
 int main(void)

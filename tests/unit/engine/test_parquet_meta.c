@@ -643,6 +643,30 @@ static void test_inconsistent_footers(void **state)
     expect_refusal(one, 1, &o, FR_EDATA, "", "");
 }
 
+/* A source whose reads fail as a worker's remote source does when the file
+ * changed on the coordinator. */
+static int changed_read(struct df_source *s, int64_t off, char *buf, size_t len, size_t *got,
+                        struct fr_error *err)
+{
+    (void)s, (void)off, (void)buf, (void)len;
+    *got = 0;
+    return fr_error_setk(err, FR_ECONFLICT, "dataset-changed", "x.parquet changed meanwhile");
+}
+
+static void test_source_errors_keep_their_kind(void **state)
+{
+    (void)state;
+    struct df_source src = {.read = changed_read, .size = 4096, .name = "x.parquet"};
+    struct fr_error err;
+    fr_error_init(&err);
+    df_parquet *pq = NULL;
+    assert_int_equal(df_parquet_open(&src, &pq, &err), FR_ECONFLICT);
+    assert_null(pq);
+    assert_string_equal(err.kind, "dataset-changed");
+    assert_non_null(strstr(err.message, "x.parquet changed meanwhile"));
+    assert_string_equal(err.file, "x.parquet");
+}
+
 static void test_magic_and_footer_length(void **state)
 {
     (void)state;
@@ -691,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_too_many_columns),
         cmocka_unit_test(test_inconsistent_footers),
         cmocka_unit_test(test_magic_and_footer_length),
+        cmocka_unit_test(test_source_errors_keep_their_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,13 +207,17 @@ static void test_refusals(void **state)
     struct env *e = *state;
     char *out = fr_xmalloc(FILE_BYTES);
     struct fr_error err;
-    /* every failure is 503 dataset-unavailable (the task is retried), the cause kept */
+    /* a failure is 503 dataset-unavailable (the task is retried), the cause kept */
     assert_int_equal(read_through(e, SHORT, 0, FILE_BYTES, out, &err), FR_EUNAVAILABLE);
     assert_string_equal(err.kind, "dataset-unavailable");
     assert_non_null(strstr(err.message, "a short read of sub/data.csv"));
-    assert_int_equal(read_through(e, ETAG_CHANGES, 0, FILE_BYTES, out, &err), FR_EUNAVAILABLE);
+    /* except a file that changed since the plan: a definite 409 dataset-changed (a retry would
+     * read the same new file) */
+    assert_int_equal(read_through(e, ETAG_CHANGES, 0, FILE_BYTES, out, &err), FR_ECONFLICT);
+    assert_string_equal(err.kind, "dataset-changed");
     assert_non_null(strstr(err.message, "changed on the coordinator"));
-    assert_int_equal(read_through(e, SIZE_DIFFERS, 0, FILE_BYTES, out, &err), FR_EUNAVAILABLE);
+    assert_int_equal(read_through(e, SIZE_DIFFERS, 0, FILE_BYTES, out, &err), FR_ECONFLICT);
+    assert_string_equal(err.kind, "dataset-changed");
     assert_non_null(strstr(err.message, "bytes on the coordinator, not the"));
     assert_int_equal(read_through(e, OTHER_CONFIG, 0, 100, out, &err), FR_EUNAVAILABLE);
     assert_non_null(strstr(err.message, "for config 'sha256:bbbb"));
