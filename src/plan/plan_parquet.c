@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A task names at most this many row groups (a bound on hostile specs). */
 #define PLAN_MAX_ROW_GROUPS (1 << 24)
@@ -18,6 +19,11 @@ int plan__parquet_source(struct lsource *s, struct fr_error *err)
     int rc = df_file_source_open(&s->pq_file, s->path, err);
     if (rc != FR_OK)
         return rc;
+    struct stat st; /* the planned file is the one opened, not the one stat'ed before */
+    if (fstat(s->pq_file.fd, &st) == 0) {
+        s->bytes = st.st_size;
+        s->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
     rc = df_parquet_open(&s->pq_file.base, &s->pq, err);
     if (rc != FR_OK) {
         s->pq = NULL;
@@ -282,7 +288,7 @@ int plan__parquet_read(json_t *in, struct plan_io *io, const char *path, bool re
     io->used = remote ? PLAN_READ_REMOTE : PLAN_READ_LOCAL;
     if (!remote) {
         struct df_file_source fs;
-        int rc = df_file_source_open(&fs, path, err);
+        int rc = plan__open_planned(in, path, &fs, err);
         if (rc != FR_OK)
             return rc;
         rc = read_groups(&fs.base, schema, first, n, colv, ncols, io, ex, out, err);
