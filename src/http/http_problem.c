@@ -47,6 +47,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "query-failed", 409, "Query failed", 0},
     {FR_OK, "dataframe-not-materialized", 409, "Dataframe not materialized", 0},
     {FR_OK, "config-mismatch", 409, "Config mismatch", 0},
+    {FR_OK, "dataset-changed", 409, "Dataset changed", 0},
     {FR_ECANCELLED, "query-cancelled", 409, "Query cancelled", 0},
     {FR_ETOOLARGE, "payload-too-large", 413, "Payload too large", 0},
     {FR_OK, "uri-too-long", 414, "URI too long", 0},
