@@ -119,7 +119,8 @@ struct pstage {
 struct plan_rg_task {
     int first, n;
     int64_t start, end;
-    int64_t bytes;
+    int64_t bytes;   /* compressed bytes of the projected column chunks: what it reads */
+    int64_t decoded; /* the estimate of their decoded bytes: what it holds, what sizes it */
 };
 
 struct plan_physical {

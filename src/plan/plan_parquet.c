@@ -108,13 +108,17 @@ static int prune(struct plan_physical *p, const struct lplan *lp, bool *keep, in
     return skipped;
 }
 
-static void add_task(struct pstage *s, const df_parquet *pq, int first, int n, int64_t bytes)
+static void add_task(struct pstage *s, const struct lsource *src, int first, int n, int64_t decoded)
 {
+    const df_parquet *pq = src->pq;
     s->rg_tasks = fr_xrealloc(s->rg_tasks, sizeof(*s->rg_tasks) * (size_t)(s->ntasks + 1));
     struct plan_rg_task *t = &s->rg_tasks[s->ntasks++];
     t->first = first;
     t->n = n;
-    t->bytes = bytes;
+    t->decoded = decoded;
+    t->bytes = 0;
+    for (int i = 0; i < n; i++)
+        t->bytes += df_parquet_row_group_bytes(pq, first + i, src->columns, src->ncolumns);
     t->start = t->end = 0;
     for (int i = 0; i < n; i++) {
         struct df_parquet_row_group info;
@@ -128,7 +132,10 @@ static void add_task(struct pstage *s, const df_parquet *pq, int first, int n, i
 
 /* Runs of kept row groups, each cut into tasks: a group joins the task
  * when the task stays within the max, or while the task is under the min
- * (the min wins, as for CSV ranges); a group is never split. */
+ * (the min wins, as for CSV ranges); a group is never split. A group's size
+ * is the estimate of its projected columns decoded, what the task holds
+ * (the analogue of a CSV range's bytes), not its compressed bytes: a
+ * dictionary-encoded file is several times smaller than its columns. */
 static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct lsource *src,
                       const bool *keep, int nrg)
 {
@@ -136,12 +143,13 @@ static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct ls
     int first = -1, n = 0, big = -1;
     int64_t cur = 0, bigb = 0;
     for (int rg = 0; rg <= nrg; rg++) {
-        int64_t b = rg < nrg && keep[rg]
-                        ? df_parquet_row_group_bytes(src->pq, rg, src->columns, src->ncolumns)
-                        : 0;
+        int64_t b =
+            rg < nrg && keep[rg]
+                ? df_parquet_row_group_decoded_bytes(src->pq, rg, src->columns, src->ncolumns)
+                : 0;
         bool joins = rg < nrg && keep[rg] && n > 0 && (cur + b <= hi || cur < lo);
         if (n > 0 && !joins) {
-            add_task(s, src->pq, first, n, cur);
+            add_task(s, src, first, n, cur);
             n = 0;
         }
         if (rg == nrg || !keep[rg])
@@ -160,7 +168,7 @@ static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct ls
     char a[32], c[32];
     if (big >= 0)
         plan__decide(p, "scan_tasks_max_size_bytes", hi,
-                     "scan of %s: row group %d (%s to read) is larger than "
+                     "scan of %s: row group %d (about %s decoded) is larger than "
                      "scan_tasks_max_size_bytes %s: a row group is never split, it is one task",
                      src->display, big, fmt_size(bigb, a, sizeof(a)), fmt_size(hi, c, sizeof(c)));
 }
@@ -177,16 +185,20 @@ int plan__parquet_split(struct plan_physical *p, struct pstage *s, const struct 
     cut_tasks(p, s, src, keep, nrg);
     free(keep);
     if (s->ntasks == 0) /* nothing to read: one task gives the empty result its schema */
-        add_task(s, src->pq, 0, 0, 0);
-    char a[32];
-    int64_t total = 0;
-    for (int i = 0; i < s->ntasks; i++)
+        add_task(s, src, 0, 0, 0);
+    char a[32], b[32];
+    int64_t total = 0, decoded = 0;
+    for (int i = 0; i < s->ntasks; i++) {
         total += s->rg_tasks[i].bytes;
+        decoded += s->rg_tasks[i].decoded;
+    }
     plan__decide(p, "scan_tasks_max_size_bytes", p->cfg.scan_tasks_max_size_bytes,
-                 "scan of %s: %d of %d row groups (%s of column chunks to read) in %d task%s: "
-                 "consecutive row groups merged up to scan_tasks_max_size_bytes",
-                 src->display, nrg - skipped, nrg, fmt_size(total, a, sizeof(a)), s->ntasks,
-                 s->ntasks == 1 ? "" : "s");
+                 "scan of %s: %d of %d row groups (%s of column chunks to read, about %s "
+                 "decoded) in %d task%s: consecutive row groups merged up to "
+                 "scan_tasks_max_size_bytes of decoded bytes (rows x value width, strings "
+                 "with their offsets)",
+                 src->display, nrg - skipped, nrg, fmt_size(total, a, sizeof(a)),
+                 fmt_size(decoded, b, sizeof(b)), s->ntasks, s->ntasks == 1 ? "" : "s");
     if (p->remote_workers)
         plan__decide(p, NULL, 0,
                      "scan of %s on the workers: each reads its own copy when it has the "
