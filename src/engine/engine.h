@@ -348,8 +348,10 @@ int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *colu
 /* An estimate of the bytes the columns of `columns` (as above) of row group
  * rg take once decoded into the engine's columns, what a scan task holds:
  * rows x the value width for a fixed-width column, rows x 8 (offsets) plus
- * the chunk's uncompressed size for a string column (the footer does not
- * tell a dictionary's size), plus a validity bit per row. Saturates at
+ * the chunk's uncompressed size for a string column, or rows x the mean
+ * length of its min and max statistics when more (a dictionary-encoded
+ * chunk; the footer does not tell a dictionary's size), plus a validity bit
+ * per row. Saturates at
  * INT64_MAX / 4 for a hostile footer. */
 int64_t df_parquet_row_group_decoded_bytes(const df_parquet *pq, int rg, const int *columns,
                                            int ncolumns);

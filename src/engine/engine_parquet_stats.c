@@ -282,6 +282,18 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return b != 0 && a > DECODED_CAP / b ? DECODED_CAP : a * b;
 }
 
+/* A string chunk's value bytes: its uncompressed size (PLAIN pages hold the
+ * values), or more when a dictionary makes it small: rows x the mean of its
+ * min and max statistics' lengths. */
+static int64_t string_bytes(const struct df__pq_chunk *k, int64_t rows)
+{
+    int64_t raw = k->uncompressed > 0 ? k->uncompressed : 0;
+    if (!k->has_min || !k->has_max)
+        return raw;
+    int64_t by_stats = sat_mul(rows, (int64_t)(k->min_len + k->max_len) / 2);
+    return by_stats > raw ? by_stats : raw;
+}
+
 int64_t df_parquet_row_group_decoded_bytes(const df_parquet *pq, int rg, const int *columns,
                                            int ncolumns)
 {
@@ -293,9 +305,9 @@ int64_t df_parquet_row_group_decoded_bytes(const df_parquet *pq, int rg, const i
         if (c < 0 || c >= pq->schema.nfields)
             continue;
         df_type t = pq->schema.fields[c].type;
-        int64_t raw = g->chunks[c].uncompressed > 0 ? g->chunks[c].uncompressed : 0;
-        int64_t est = t == DF_TYPE_STRING ? sat_add(sat_mul(rows, 8), raw)
-                                          : sat_mul(rows, (int64_t)df_type_width(t));
+        int64_t est = t == DF_TYPE_STRING
+                          ? sat_add(sat_mul(rows, 8), string_bytes(&g->chunks[c], rows))
+                          : sat_mul(rows, (int64_t)df_type_width(t));
         sum = sat_add(sum, sat_add(est, rows / 8 + 1));
     }
     return sum;

@@ -130,24 +130,41 @@ static void add_task(struct pstage *s, const struct lsource *src, int first, int
     }
 }
 
+/* The decoded size of each kept row group (0 for the others) and their
+ * total; the size the tasks aim at: the total cut into as few tasks as the
+ * max allows, evenly (as split_file cuts a CSV file). new[nrg]. */
+static int64_t *group_sizes(const struct lsource *src, const bool *keep, int nrg, int64_t hi,
+                            int64_t *target)
+{
+    int64_t *size = fr_xcalloc((size_t)(nrg > 0 ? nrg : 1), sizeof(int64_t)), total = 0;
+    for (int rg = 0; rg < nrg; rg++) {
+        if (keep[rg])
+            size[rg] = df_parquet_row_group_decoded_bytes(src->pq, rg, src->columns, src->ncolumns);
+        total = size[rg] > INT64_MAX / 4 - total ? INT64_MAX / 4 : total + size[rg];
+    }
+    int64_t n = total > hi ? total / hi + (total % hi != 0) : 1;
+    *target = total / n + (total % n != 0);
+    return size;
+}
+
 /* Runs of kept row groups, each cut into tasks: a group joins the task
- * when the task stays within the max, or while the task is under the min
- * (the min wins, as for CSV ranges); a group is never split. A group's size
- * is the estimate of its projected columns decoded, what the task holds
- * (the analogue of a CSV range's bytes), not its compressed bytes: a
- * dictionary-encoded file is several times smaller than its columns. */
+ * while the task is under the target and stays within the max, or while
+ * the task is under the min (the min wins, as for CSV ranges); a group is
+ * never split. A group's size is the estimate of its projected columns
+ * decoded, what the task holds (the analogue of a CSV range's bytes), not
+ * its compressed bytes: a dictionary-encoded file is several times smaller
+ * than its columns. */
 static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct lsource *src,
                       const bool *keep, int nrg)
 {
     int64_t lo = p->cfg.scan_tasks_min_size_bytes, hi = p->cfg.scan_tasks_max_size_bytes;
+    int64_t target = hi;
+    int64_t *size = group_sizes(src, keep, nrg, hi, &target);
     int first = -1, n = 0, big = -1;
     int64_t cur = 0, bigb = 0;
     for (int rg = 0; rg <= nrg; rg++) {
-        int64_t b =
-            rg < nrg && keep[rg]
-                ? df_parquet_row_group_decoded_bytes(src->pq, rg, src->columns, src->ncolumns)
-                : 0;
-        bool joins = rg < nrg && keep[rg] && n > 0 && (cur + b <= hi || cur < lo);
+        int64_t b = rg < nrg ? size[rg] : 0;
+        bool joins = rg < nrg && keep[rg] && n > 0 && ((cur < target && cur + b <= hi) || cur < lo);
         if (n > 0 && !joins) {
             add_task(s, src, first, n, cur);
             n = 0;
@@ -165,6 +182,7 @@ static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct ls
             bigb = b;
         }
     }
+    free(size);
     char a[32], c[32];
     if (big >= 0)
         plan__decide(p, "scan_tasks_max_size_bytes", hi,
@@ -194,8 +212,8 @@ int plan__parquet_split(struct plan_physical *p, struct pstage *s, const struct 
     }
     plan__decide(p, "scan_tasks_max_size_bytes", p->cfg.scan_tasks_max_size_bytes,
                  "scan of %s: %d of %d row groups (%s of column chunks to read, about %s "
-                 "decoded) in %d task%s: consecutive row groups merged up to "
-                 "scan_tasks_max_size_bytes of decoded bytes (rows x value width, strings "
+                 "decoded) in %d task%s: consecutive row groups merged into tasks of even "
+                 "decoded size within scan_tasks_max_size_bytes (rows x value width, strings "
                  "with their offsets)",
                  src->display, nrg - skipped, nrg, fmt_size(total, a, sizeof(a)),
                  fmt_size(decoded, b, sizeof(b)), s->ntasks, s->ntasks == 1 ? "" : "s");
