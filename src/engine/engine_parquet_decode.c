@@ -128,6 +128,44 @@ void df__pq_unpack64(const uint8_t *p, size_t nbytes, int w, uint64_t *out, int6
     }
 }
 
+/* Eight values of w bits (a constant where it is inlined) from the w
+ * bytes at p, of which at least w + 8 can be loaded. */
+static inline __attribute__((always_inline)) void unpack8(const uint8_t *p, const int w,
+                                                          uint32_t *out)
+{
+    const uint64_t mask = ((uint64_t)1 << w) - 1;
+    for (int i = 0; i < 8; i++) {
+        uint64_t x;
+        memcpy(&x, p + ((unsigned)(i * w) >> 3), 8);
+        out[i] = (uint32_t)((x >> ((unsigned)(i * w) & 7)) & mask);
+    }
+}
+
+#define UNPACK_CASE(W)                                                                             \
+    case W:                                                                                        \
+        for (; *i + 8 <= k && *g + W + 8 <= nbytes; *i += 8, *g += W)                              \
+            unpack8(p + *g, W, out + *i);                                                          \
+        break;
+
+/* The whole groups of 8 that have 8 bytes of slack after them, a loop per
+ * width so that the shifts and masks are constants; advances *i (values)
+ * and *g (bytes). */
+static void unpack_groups(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int64_t k,
+                          int64_t *i, size_t *g)
+{
+    switch (w) {
+        UNPACK_CASE(1)
+        UNPACK_CASE(2) UNPACK_CASE(3) UNPACK_CASE(4) UNPACK_CASE(5) UNPACK_CASE(6) UNPACK_CASE(7)
+            UNPACK_CASE(8) UNPACK_CASE(9) UNPACK_CASE(10) UNPACK_CASE(11) UNPACK_CASE(12)
+                UNPACK_CASE(13) UNPACK_CASE(14) UNPACK_CASE(15) UNPACK_CASE(16) UNPACK_CASE(17)
+                    UNPACK_CASE(18) UNPACK_CASE(19) UNPACK_CASE(20) UNPACK_CASE(21) UNPACK_CASE(22)
+                        UNPACK_CASE(23) UNPACK_CASE(24) UNPACK_CASE(25) UNPACK_CASE(26)
+                            UNPACK_CASE(27) UNPACK_CASE(28) UNPACK_CASE(29) UNPACK_CASE(30)
+                                UNPACK_CASE(31) UNPACK_CASE(32) default : break;
+    }
+}
+#undef UNPACK_CASE
+
 /* w <= 32: one 64-bit load always holds the value (shift + w <= 39). */
 static void unpack32(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int64_t k)
 {
@@ -135,6 +173,13 @@ static void unpack32(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int6
         memset(out, 0, (size_t)k * sizeof(*out));
         return;
     }
+    int64_t done = 0;
+    size_t g = 0;
+    unpack_groups(p, nbytes, w, out, k, &done, &g);
+    p += g;
+    nbytes -= g;
+    out += done;
+    k -= done;
     const uint64_t mask = ((uint64_t)1 << w) - 1;
     uint64_t bit = 0;
     for (int64_t i = 0; i < k; i++, bit += (uint64_t)w) {

@@ -2,6 +2,7 @@
  * group, the column chunk's bytes, its pages (dictionary, data v1 and v2)
  * decompressed and decoded straight into the engine's column, nulls from the
  * definition levels; and the path conveniences (schema, validation). */
+#include "engine_io_int.h"
 #include "engine_parquet_meta_int.h"
 
 #include <stdarg.h>
@@ -137,8 +138,11 @@ static int scatter(struct df_column *c, size_t w, const char *src, const uint32_
         if (levels[i]) {
             memcpy(dst + (size_t)i * w, src + (size_t)k * w, w);
             k++;
-        } else if (set_null(c, c->length + i) != FR_OK)
-            return FR_ENOSPACE;
+        } else {
+            memset(dst + (size_t)i * w, 0, w); /* the column is not zeroed */
+            if (set_null(c, c->length + i) != FR_OK)
+                return FR_ENOSPACE;
+        }
     }
     return FR_OK;
 }
@@ -164,11 +168,13 @@ static int place_fixed(struct chunk_read *r, int64_t rows, int64_t nonnull, bool
     return FR_OK;
 }
 
-/* Room for `bytes` more string bytes in r->out, charged before the
- * allocation so that a page claiming gigabytes meets the memory limit. */
+/* Room for `bytes` more string bytes in r->out (and 16 of slack for
+ * copy_strings), charged before the allocation so that a page claiming
+ * gigabytes meets the memory limit. */
 static int reserve_strings(struct chunk_read *r, int64_t bytes)
 {
     struct df_column *c = r->out;
+    bytes += 16;
     if (c->data_len + bytes <= c->data_cap)
         return FR_OK;
     r->col_charged += bytes;
@@ -182,6 +188,37 @@ static int reserve_strings(struct chunk_read *r, int64_t bytes)
     int64_t adjust = df_column_bytes(c) - before - bytes;
     r->col_charged += adjust;
     return df_exec_charge(r->ex, adjust, r->err);
+}
+
+/* Appends n strings of v (v's k-th, or idx[k]-th, for k from k0) to c's
+ * rows from `row` on. One of up to 16 bytes moves as two 8-byte words (no libc
+ * call) when both buffers have room past it: reserve_strings leaves 16
+ * bytes of slack in c->data. */
+static void copy_strings(struct df_column *c, int64_t row, const struct df__pq_values *v,
+                         const uint32_t *idx, int64_t k0, int64_t n)
+{
+    /* locals: the stores through char pointers would reload the fields */
+    int64_t *off = c->offsets + row + 1, pos = c->data_len;
+    const int64_t src_cap = (int64_t)v->data_cap, dst_cap = c->data_cap;
+    const int64_t *so = v->offsets;
+    const char *src = v->data;
+    char *dst = c->data;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t j = idx ? (int64_t)idx[k0 + k] : k0 + k;
+        int64_t s = so[j], len = so[j + 1] - s;
+        if (len <= 16 && s + 16 <= src_cap && pos + 16 <= dst_cap) {
+            uint64_t a, b;
+            memcpy(&a, src + s, 8);
+            memcpy(&b, src + s + 8, 8);
+            memcpy(dst + pos, &a, 8);
+            memcpy(dst + pos + 8, &b, 8);
+        } else if (len > 0) {
+            memcpy(dst + pos, src + s, (size_t)len);
+        }
+        pos += len;
+        off[k] = pos;
+    }
+    c->data_len = pos;
 }
 
 static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bool dict)
@@ -198,22 +235,21 @@ static int place_strings(struct chunk_read *r, int64_t rows, int64_t nonnull, bo
     int rc = reserve_strings(r, bytes);
     if (rc != FR_OK)
         return rc;
+    if (nonnull == rows) {
+        copy_strings(c, c->length, v, dict ? r->idx : NULL, 0, rows);
+        return FR_OK;
+    }
     int64_t k = 0;
-    bool nulls = nonnull < rows;
     for (int64_t i = 0; i < rows; i++) {
         int64_t row = c->length + i;
-        if (nulls && !r->levels[i]) {
+        if (!r->levels[i]) {
             if (set_null(c, row) != FR_OK)
                 return fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for a bitmap");
+            c->offsets[row + 1] = c->data_len;
         } else {
-            int64_t j = dict ? (int64_t)r->idx[k] : k;
-            int64_t len = v->offsets[j + 1] - v->offsets[j];
-            if (len > 0)
-                memcpy(c->data + c->data_len, v->data + v->offsets[j], (size_t)len);
-            c->data_len += len;
+            copy_strings(c, row, v, dict ? r->idx : NULL, k, 1);
             k++;
         }
-        c->offsets[row + 1] = c->data_len;
     }
     return FR_OK;
 }
@@ -245,10 +281,30 @@ static int read_dict_page(struct chunk_read *r, const struct df__pq_page_header 
     return rc;
 }
 
-/* Definition levels (width 1) of `rows` values: *nonnull = the 1s. */
+/* Whether the levels p[0, n) start with one RLE run of 1s that covers
+ * `rows` values (a page without nulls, as writers write it). */
+static bool levels_all_set(const uint8_t *p, size_t n, int64_t rows)
+{
+    uint64_t h = 0;
+    size_t pos = 0;
+    for (int shift = 0; pos < n && pos < 5; shift += 7) {
+        uint8_t b = p[pos++];
+        h |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return !(h & 1) && (h >> 1) >= (uint64_t)rows && pos < n && p[pos] == 1;
+    }
+    return false;
+}
+
+/* Definition levels (width 1) of `rows` values: *nonnull = the 1s. The
+ * levels are left undecoded when they are all 1s (nonnull == rows). */
 static int read_levels(struct chunk_read *r, const uint8_t *p, size_t n, int64_t rows,
                        int64_t *nonnull)
 {
+    if (levels_all_set(p, n, rows)) {
+        *nonnull = rows;
+        return FR_OK;
+    }
     size_t cap = r->levels_cap;
     int rc = grow(r, (void **)&r->levels, &cap, (size_t)rows * sizeof(uint32_t) + 4);
     r->levels_cap = cap;
@@ -429,6 +485,30 @@ static int read_chunk(struct chunk_read *r)
     return rc;
 }
 
+/* Room for exactly `rows` rows in the new column c, not zeroed: every row's
+ * value (or offset) is written by the pages, nulls' slots included. Big
+ * buffers ask for huge pages (df__alloc_large, as the CSV reader does):
+ * first touches fault 2 MiB at a time. */
+static int alloc_rows(struct df_column *c, int64_t rows)
+{
+    if (rows <= 0)
+        return FR_OK;
+    size_t w = df_type_width(c->type);
+    void *v = df__alloc_large((size_t)(rows + (w ? 0 : 1)) * (w ? w : sizeof(int64_t)));
+    if (!v)
+        return FR_ENOSPACE;
+    if (w) {
+        free(c->values);
+        c->values = v;
+    } else {
+        free(c->offsets);
+        c->offsets = v;
+        c->offsets[0] = 0;
+    }
+    c->capacity = rows;
+    return FR_OK;
+}
+
 /* A new column of `rows` rows read from row groups [rg0, rg0 + nrg). */
 static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
 {
@@ -439,7 +519,7 @@ static int read_column(struct chunk_read *r, int rg0, int nrg, int64_t rows)
     r->col_charged += est; /* charged even when over the limit */
     int rc = df_exec_charge(r->ex, est, r->err);
     if (rc == FR_OK) {
-        if (df_column_reserve(c, rows, 0) != FR_OK)
+        if (alloc_rows(c, rows) != FR_OK)
             rc = fr_error_setk(r->err, FR_ENOSPACE, "", "no memory for %lld rows", (long long)rows);
     }
     if (rc == FR_OK) {
