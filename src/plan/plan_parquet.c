@@ -318,7 +318,7 @@ int plan__parquet_read(json_t *in, struct plan_io *io, const char *path, bool re
     io->used = remote ? PLAN_READ_REMOTE : PLAN_READ_LOCAL;
     if (!remote) {
         struct df_file_source fs;
-        int rc = plan__open_planned(in, path, &fs, err);
+        int rc = plan__open_planned(in, io, path, &fs, err);
         if (rc != FR_OK)
             return rc;
         rc = read_groups(&fs.base, schema, first, n, colv, ncols, io, ex, out, err);

@@ -92,12 +92,12 @@ const char *plan_read_source_name(enum plan_read_source s)
     return s == PLAN_READ_LOCAL ? "local" : s == PLAN_READ_REMOTE ? "remote" : "none";
 }
 
-int plan__open_planned(json_t *in, const char *path, struct df_file_source *fs,
-                       struct fr_error *err)
+int plan__open_planned(json_t *in, const struct plan_io *io, const char *path,
+                       struct df_file_source *fs, struct fr_error *err)
 {
     int rc = df_file_source_open(fs, path, err);
-    if (rc != FR_OK)
-        return rc;
+    if (rc != FR_OK || (io->open_remote && io->mode == PLAN_DATA_LOCAL))
+        return rc; /* a worker's --data-source local: its copy, whatever its version */
     struct stat st;
     int64_t size = spec_int(in, "size"), mtime = spec_int(in, "mtime_ns");
     if (fstat(fs->fd, &st) != 0)
@@ -124,7 +124,7 @@ static int read_chosen(json_t *in, struct plan_io *io, const char *format, const
     io->scan_bytes = r->end - r->start;
     if (!remote) {
         struct df_file_source fs;
-        int rc = plan__open_planned(in, path, &fs, err);
+        int rc = plan__open_planned(in, io, path, &fs, err);
         if (rc != FR_OK)
             return rc;
         rc = csv ? df_csv_read_source(&fs.base, r, o, schema, colv, ncols, ex, out, err)
