@@ -279,12 +279,22 @@ int ctx__frame_check(ctx *c, const char *frame_id, const plan_physical *p, struc
                            "create the dataframe again",
                            frame_id, name, was, is);
     }
-    if (rc == FR_OK && !same)
+    if (rc == FR_OK && !same) {
+        struct fr_buf names;
+        fr_buf_init(&names);
+        json_object_foreach(then, name, fmt)
+        {
+            if (names.len < 300)
+                fr_buf_printf(&names, "%s'%.100s'", names.len ? ", " : "", name);
+        }
         rc = ctx__fail(err, FR_ECONFLICT, "dataset-changed",
-                       "dataframe %s has %d columns, but its plan on the datasets as they are now "
-                       "gives %d or other names or types (a dataset was replaced): create the "
+                       "dataframe %s has %d columns, but its plan on its dataset%s %s as they are "
+                       "now gives %d or other names or types (replaced since): create the "
                        "dataframe again",
-                       frame_id, nthen, plan_physical_schema(p)->nfields);
+                       frame_id, nthen, json_object_size(then) == 1 ? "" : "s",
+                       names.data ? names.data : "(none)", plan_physical_schema(p)->nfields);
+        fr_buf_cleanup(&names);
+    }
     json_decref(now);
     json_decref(then);
     json_decref(plan);

@@ -71,6 +71,14 @@ test('a dataframe whose dataset changed format or schema answers 409 dataset-cha
     assertProblem(r, 409, 'dataset-changed');
     assert.match(r.body.detail, /sw2/);
 
+    // a CSV replaced by a CSV of other columns: the schema differs
+    r = await put(srv.base, 'cols', 'a,b\n1,x\n', 'text/csv');
+    const fc = await createFrame(srv.base, { source: { dataset: 'cols' } });
+    r = await put(srv.base, 'cols', 'x,y,z\n1,2,3\n', 'text/csv');
+    r = await run(srv.base, fc.id);
+    assertProblem(r, 409, 'dataset-changed');
+    assert.match(r.body.detail, /has 2 columns.*'cols'.*gives 3/);
+
     // the same schema with other rows: the run reads the new rows
     r = await put(srv.base, 'same', 'a,b\n1,x\n', 'text/csv');
     const fs = await createFrame(srv.base, { source: { dataset: 'same' }, ops: [{ agg: ['sum(a) as n'] }] });
