@@ -141,30 +141,75 @@ static inline __attribute__((always_inline)) void unpack8(const uint8_t *p, cons
     }
 }
 
-#define UNPACK_CASE(W)                                                                             \
-    case W:                                                                                        \
-        for (; *i + 8 <= k && *g + W + 8 <= nbytes; *i += 8, *g += W)                              \
-            unpack8(p + *g, W, out + *i);                                                          \
-        break;
+/* The whole groups of 8 that have 8 bytes of slack after them; advances
+ * *i (values) and *g (bytes). */
+static inline __attribute__((always_inline)) void unpack_run(const uint8_t *p, size_t nbytes,
+                                                             const int w, uint32_t *out, int64_t k,
+                                                             int64_t *i, size_t *g)
+{
+    for (; *i + 8 <= k && *g + (size_t)w + 8 <= nbytes; *i += 8, *g += (size_t)w)
+        unpack8(p + *g, w, out + *i);
+}
 
-/* The whole groups of 8 that have 8 bytes of slack after them, a loop per
- * width so that the shifts and masks are constants; advances *i (values)
- * and *g (bytes). */
+/* unpack_run with the width a constant (shifts and masks too) for the
+ * widths of levels and of most dictionaries' indices. */
 static void unpack_groups(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int64_t k,
                           int64_t *i, size_t *g)
 {
     switch (w) {
-        UNPACK_CASE(1)
-        UNPACK_CASE(2) UNPACK_CASE(3) UNPACK_CASE(4) UNPACK_CASE(5) UNPACK_CASE(6) UNPACK_CASE(7)
-            UNPACK_CASE(8) UNPACK_CASE(9) UNPACK_CASE(10) UNPACK_CASE(11) UNPACK_CASE(12)
-                UNPACK_CASE(13) UNPACK_CASE(14) UNPACK_CASE(15) UNPACK_CASE(16) UNPACK_CASE(17)
-                    UNPACK_CASE(18) UNPACK_CASE(19) UNPACK_CASE(20) UNPACK_CASE(21) UNPACK_CASE(22)
-                        UNPACK_CASE(23) UNPACK_CASE(24) UNPACK_CASE(25) UNPACK_CASE(26)
-                            UNPACK_CASE(27) UNPACK_CASE(28) UNPACK_CASE(29) UNPACK_CASE(30)
-                                UNPACK_CASE(31) UNPACK_CASE(32) default : break;
+    case 1:
+        unpack_run(p, nbytes, 1, out, k, i, g);
+        break;
+    case 2:
+        unpack_run(p, nbytes, 2, out, k, i, g);
+        break;
+    case 3:
+        unpack_run(p, nbytes, 3, out, k, i, g);
+        break;
+    case 4:
+        unpack_run(p, nbytes, 4, out, k, i, g);
+        break;
+    case 5:
+        unpack_run(p, nbytes, 5, out, k, i, g);
+        break;
+    case 6:
+        unpack_run(p, nbytes, 6, out, k, i, g);
+        break;
+    case 7:
+        unpack_run(p, nbytes, 7, out, k, i, g);
+        break;
+    case 8:
+        unpack_run(p, nbytes, 8, out, k, i, g);
+        break;
+    case 9:
+        unpack_run(p, nbytes, 9, out, k, i, g);
+        break;
+    case 10:
+        unpack_run(p, nbytes, 10, out, k, i, g);
+        break;
+    case 11:
+        unpack_run(p, nbytes, 11, out, k, i, g);
+        break;
+    case 12:
+        unpack_run(p, nbytes, 12, out, k, i, g);
+        break;
+    case 13:
+        unpack_run(p, nbytes, 13, out, k, i, g);
+        break;
+    case 14:
+        unpack_run(p, nbytes, 14, out, k, i, g);
+        break;
+    case 15:
+        unpack_run(p, nbytes, 15, out, k, i, g);
+        break;
+    case 16:
+        unpack_run(p, nbytes, 16, out, k, i, g);
+        break;
+    default:
+        unpack_run(p, nbytes, w, out, k, i, g);
+        break;
     }
 }
-#undef UNPACK_CASE
 
 /* w <= 32: one 64-bit load always holds the value (shift + w <= 39). */
 static void unpack32(const uint8_t *p, size_t nbytes, int w, uint32_t *out, int64_t k)

@@ -103,7 +103,7 @@ static void rle_round_trip(int bw)
 static void test_rle_widths(void **state)
 {
     (void)state;
-    for (int bw = 0; bw <= 32; bw++) /* each width has its own unpacking loop */
+    for (int bw = 0; bw <= 32; bw++) /* 1 to 16 have a loop each, the rest one */
         rle_round_trip(bw);
 }
 
