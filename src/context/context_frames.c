@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void collect_formats(ctx *c, json_t *v, json_t *out, int depth);
+
 static int lookup_frame(void *arg, const char *id, struct plan_source_info *info,
                         struct fr_error *err)
 {
@@ -176,6 +178,8 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     struct ctx_frame *f = fr_xcalloc(1, sizeof(*f));
     ctx__random_id("df", f->id, sizeof(f->id));
     f->plan = json_deep_copy(plan);
+    f->formats = json_object();
+    collect_formats(c, plan, f->formats, 0);
     df_schema_copy(&f->schema, plan_physical_schema(p));
     snprintf(f->config_id, sizeof(f->config_id), "%s", runner_config(r)->id);
     f->created_ms = fr_now_ms();
@@ -187,6 +191,7 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     ctx__runner_release(c);
     if (rc != FR_OK) {
         json_decref(f->plan);
+        json_decref(f->formats);
         df_schema_cleanup(&f->schema);
         free(f);
         return rc;
@@ -211,6 +216,89 @@ static struct ctx_frame *find_frame(ctx *c, const char *id, int *index)
         }
     }
     return NULL;
+}
+
+/* Adds {dataset: format} to out for every dataset source in the plan
+ * (joins' right sides too); a dataset that no longer resolves is left out
+ * (the plan's build says so). */
+static void collect_formats(ctx *c, json_t *v, json_t *out, int depth)
+{
+    if (depth > 64)
+        return;
+    json_t *src = json_object_get(v, "source");
+    const char *name = json_string_value(json_object_get(src, "dataset"));
+    if (name && !json_object_get(out, name)) {
+        char *path = NULL;
+        const char *format = NULL;
+        struct fr_error ferr;
+        fr_error_init(&ferr);
+        if (plan_dataset_resolve(c->opts.data_dir, name, &path, &format, &ferr) == FR_OK)
+            json_object_set_new(out, name, json_string(format));
+        free(path);
+    }
+    const char *key;
+    size_t i;
+    json_t *m;
+    if (json_is_object(v))
+        json_object_foreach(v, key, m) collect_formats(c, m, out, depth + 1);
+    else if (json_is_array(v))
+        json_array_foreach(v, i, m) collect_formats(c, m, out, depth + 1);
+}
+
+static bool same_schema(const struct df_schema *a, const struct df_schema *b)
+{
+    bool same = a->nfields == b->nfields;
+    for (int i = 0; same && i < a->nfields; i++)
+        same = a->fields[i].type == b->fields[i].type &&
+               strcmp(a->fields[i].name, b->fields[i].name) == 0;
+    return same;
+}
+
+int ctx__frame_check(ctx *c, const char *frame_id, const plan_physical *p, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_frame *f = find_frame(c, frame_id, NULL);
+    json_t *plan = f ? json_incref(f->plan) : NULL, *then = f ? json_incref(f->formats) : NULL;
+    bool same = !f || !p || same_schema(&f->schema, plan_physical_schema(p));
+    int nthen = f ? f->schema.nfields : 0;
+    pthread_mutex_unlock(&c->lock);
+    if (!f)
+        return FR_OK; /* deleted since: the run goes on with the plan it took */
+    json_t *now = json_object();
+    collect_formats(c, plan, now, 0);
+    const char *name;
+    json_t *fmt;
+    int rc = FR_OK;
+    json_object_foreach(then, name, fmt)
+    {
+        const char *was = json_string_value(fmt),
+                   *is = json_string_value(json_object_get(now, name));
+        if (rc == FR_OK && is && strcmp(was, is) != 0)
+            rc = ctx__fail(err, FR_ECONFLICT, "dataset-changed",
+                           "dataframe %s was created from dataset '%s' as %s; it is %s now: "
+                           "create the dataframe again",
+                           frame_id, name, was, is);
+    }
+    if (rc == FR_OK && !same) {
+        struct fr_buf names;
+        fr_buf_init(&names);
+        json_object_foreach(then, name, fmt)
+        {
+            if (names.len < 300)
+                fr_buf_printf(&names, "%s'%.100s'", names.len ? ", " : "", name);
+        }
+        rc = ctx__fail(err, FR_ECONFLICT, "dataset-changed",
+                       "dataframe %s has %d columns, but its plan on its dataset%s %s as they are "
+                       "now gives %d or other names or types (replaced since): create the "
+                       "dataframe again",
+                       frame_id, nthen, json_object_size(then) == 1 ? "" : "s",
+                       names.data ? names.data : "(none)", plan_physical_schema(p)->nfields);
+        fr_buf_cleanup(&names);
+    }
+    json_decref(now);
+    json_decref(then);
+    json_decref(plan);
+    return rc;
 }
 
 static int frame_missing(struct ctx_error *err, const char *id)
@@ -240,6 +328,7 @@ static void frame_free(ctx *c, struct ctx_frame *f)
     runner_query_unref(f->last_run);
     json_decref(f->preview);
     json_decref(f->plan);
+    json_decref(f->formats);
     df_schema_cleanup(&f->schema);
     free(f);
 }

@@ -30,7 +30,13 @@ struct ctx_frame {
     int64_t bytes;    /* its charge on the memory budget, taken over from its run */
     char run_qid[40]; /* the query record whose result this data is ("" = none) */
     json_t *preview;  /* the rows shown when it was created */
+    json_t *formats;  /* {dataset: format} of the datasets its plan read when created */
 };
+
+/* A dataframe's run must read its datasets as it was created: each in the
+ * same format, and the plan giving the same schema (p, when not NULL):
+ * else 409 dataset-changed naming the dataset and what changed. */
+int ctx__frame_check(ctx *c, const char *frame_id, const plan_physical *p, struct ctx_error *err);
 
 struct ctx_qrec {
     char id[40];

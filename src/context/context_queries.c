@@ -177,8 +177,14 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
         rc = check_budget(c, err);
     runner *r = NULL;
     plan_physical *p = NULL;
+    if (rc == FR_OK && frame_id[0])
+        rc = ctx__frame_check(c, frame_id, NULL, err);
     if (rc == FR_OK)
         rc = ctx__plan_frozen(c, plan, request_id, -1, &r, &p, err);
+    if (rc == FR_OK && frame_id[0] && (rc = ctx__frame_check(c, frame_id, p, err)) != FR_OK) {
+        plan_physical_free(p);
+        ctx__runner_release(c);
+    }
     if (rc != FR_OK) {
         json_decref(plan);
         return rc;

@@ -345,6 +345,16 @@ void df_parquet_row_group_info(const df_parquet *pq, int rg, struct df_parquet_r
 /* Bytes of the column chunks of `columns` (schema indices; ncolumns < 0 =
  * all) in row group rg: what a projected scan reads. */
 int64_t df_parquet_row_group_bytes(const df_parquet *pq, int rg, const int *columns, int ncolumns);
+/* An estimate of the bytes the columns of `columns` (as above) of row group
+ * rg take once decoded into the engine's columns, what a scan task holds:
+ * rows x the value width for a fixed-width column, rows x 8 (offsets) plus
+ * the chunk's uncompressed size for a string column, or rows x the mean
+ * length of its min and max statistics when more (a dictionary-encoded
+ * chunk; the footer does not tell a dictionary's size), plus a validity bit
+ * per row. Saturates at
+ * INT64_MAX / 4 for a hostile footer. */
+int64_t df_parquet_row_group_decoded_bytes(const df_parquet *pq, int rg, const int *columns,
+                                           int ncolumns);
 
 /* A column chunk's statistics, in the engine's type of the column (int64
  * for ints, dates as days in i, timestamps as microseconds in i, float64

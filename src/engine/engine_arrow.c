@@ -3,6 +3,7 @@
  * marker. The flatbuffers are laid out front to back by a small builder (a
  * table's vtable before it, its children after it), every scalar aligned. */
 #include "engine.h"
+#include "engine_io_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -389,8 +390,31 @@ static void batch_metadata(const struct df_table *t, int64_t n, const struct bat
     fb_patch(meta, pos[2], fb_pair_vector(meta, l->buffers, l->nbuffers));
 }
 
+/* new: rows [start, start + n) of t with invalid UTF-8 in its strings
+ * replaced (utf8 must be valid: readers refuse other bytes), or NULL when
+ * they are valid. */
+static struct df_table *repaired_rows(const struct df_table *t, int64_t start, int64_t n)
+{
+    struct df_table *fixed = NULL;
+    for (int c = 0; c < t->ncols; c++) {
+        struct df_column *r = df__utf8_repaired(t->cols[c], start, n);
+        if (!r)
+            continue;
+        if (!fixed)
+            fixed = df_table_slice(t, start, n);
+        df_column_unref(fixed->cols[c]);
+        fixed->cols[c] = r;
+    }
+    return fixed;
+}
+
 void df_arrow_write_batch(const struct df_table *t, int64_t start, int64_t n, struct fr_buf *out)
 {
+    struct df_table *fixed = repaired_rows(t, start, n);
+    if (fixed) {
+        t = fixed;
+        start = 0;
+    }
     struct batch_layout l;
     batch_layout(t, start, n, &l);
     struct fr_buf meta;
@@ -416,4 +440,5 @@ void df_arrow_write_batch(const struct df_table *t, int64_t start, int64_t n, st
     }
     free(l.nodes);
     free(l.buffers);
+    df_table_free(fixed);
 }

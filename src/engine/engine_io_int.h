@@ -223,5 +223,9 @@ size_t df__format_float64(double v, char *out);
 size_t df__format_int64(int64_t v, char *out); /* out >= 21 bytes */
 /* Appends s as a JSON string (quotes included); invalid UTF-8 becomes U+FFFD. */
 void df__json_escape(struct fr_buf *b, const char *s, size_t n);
+/* new: rows [start, start + n) of string column c with each byte of invalid
+ * UTF-8 replaced by U+FFFD (row 0 = start), or NULL when they are all valid
+ * (nearly always; checked without a copy) or c is not a string column. */
+struct df_column *df__utf8_repaired(const struct df_column *c, int64_t start, int64_t n);
 
 #endif

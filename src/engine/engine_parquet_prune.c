@@ -209,11 +209,24 @@ static bool may_in(const struct prune *p, const struct df__node *n)
     return false;
 }
 
+/* A cast that never turns a value into null (a failing cast does: cast('x'
+ * as int64) is null), so IS NULL through it sees the column's nulls. */
+static bool cast_keeps_values(const struct df__node *c)
+{
+    df_type f = c->args[0]->type, t = c->type;
+    return f == t || t == DF_TYPE_STRING || (f == DF_TYPE_INT64 && t == DF_TYPE_FLOAT64) ||
+           (f == DF_TYPE_DATE && t == DF_TYPE_TIMESTAMP);
+}
+
 static bool may_null(const struct prune *p, const struct df__node *n)
 {
     const struct df__node *c = n->args[0];
-    if (c->kind == DF__CAST && c->nargs == 1)
+    if (c->kind == DF__CAST && c->nargs == 1) {
+        /* IS NOT NULL stays safe through any cast: a null stays null */
+        if (!n->negated && !cast_keeps_values(c))
+            return true;
         c = c->args[0];
+    }
     if (c->kind != DF__COL)
         return true;
     struct df_parquet_stats st;

@@ -267,3 +267,48 @@ void df_parquet_column_stats(const df_parquet *pq, int rg, int col, struct df_pa
         memset(&out->max, 0, sizeof(out->max));
     }
 }
+
+/* ---- the decoded size of a row group (scan task sizing) ------------------- */
+
+#define DECODED_CAP (INT64_MAX / 4)
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > DECODED_CAP - b ? DECODED_CAP : a + b;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    return b != 0 && a > DECODED_CAP / b ? DECODED_CAP : a * b;
+}
+
+/* A string chunk's value bytes: its uncompressed size (PLAIN pages hold the
+ * values), or more when a dictionary makes it small: rows x the mean of its
+ * min and max statistics' lengths. */
+static int64_t string_bytes(const struct df__pq_chunk *k, int64_t rows)
+{
+    int64_t raw = k->uncompressed > 0 ? k->uncompressed : 0;
+    if (!k->has_min || !k->has_max)
+        return raw;
+    int64_t by_stats = sat_mul(rows, (int64_t)(k->min_len + k->max_len) / 2);
+    return by_stats > raw ? by_stats : raw;
+}
+
+int64_t df_parquet_row_group_decoded_bytes(const df_parquet *pq, int rg, const int *columns,
+                                           int ncolumns)
+{
+    const struct df__pq_rg *g = &pq->rgs[rg];
+    int64_t rows = g->num_rows > 0 ? g->num_rows : 0, sum = 0;
+    int n = ncolumns < 0 ? pq->schema.nfields : ncolumns;
+    for (int i = 0; i < n; i++) {
+        int c = ncolumns < 0 ? i : columns[i];
+        if (c < 0 || c >= pq->schema.nfields)
+            continue;
+        df_type t = pq->schema.fields[c].type;
+        int64_t est = t == DF_TYPE_STRING
+                          ? sat_add(sat_mul(rows, 8), string_bytes(&g->chunks[c], rows))
+                          : sat_mul(rows, (int64_t)df_type_width(t));
+        sum = sat_add(sum, sat_add(est, rows / 8 + 1));
+    }
+    return sum;
+}

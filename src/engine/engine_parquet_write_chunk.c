@@ -2,6 +2,7 @@
  * dictionary (an O(n) hash build, given up past its bounds), data pages v1
  * of at most ~1 MiB with RLE-hybrid definition levels and RLE_DICTIONARY or
  * PLAIN values, each page compressed, and the chunk's statistics. */
+#include "engine_io_int.h"
 #include "engine_parquet_write_int.h"
 
 #define XXH_INLINE_ALL
@@ -508,6 +509,12 @@ static int dict_page(struct df__pq_chunk *c, struct pages *pg, struct dict *d, s
 int df__pq_chunk_encode(struct df__pq_chunk *c, const struct df_column *col, int64_t start,
                         int64_t n, int codec, struct fr_error *err)
 {
+    /* STRING is UTF-8 (readers refuse other bytes): invalid bytes as U+FFFD */
+    struct df_column *repaired = df__utf8_repaired(col, start, n);
+    if (repaired) {
+        col = repaired;
+        start = 0;
+    }
     chunk_reset(c);
     chunk_stats(c, col, start, n);
     c->num_values = n;
@@ -532,5 +539,6 @@ out:
     fr_buf_cleanup(&pg.body);
     fr_buf_cleanup(&pg.comp);
     dict_cleanup(&d);
+    df_column_unref(repaired);
     return rc;
 }

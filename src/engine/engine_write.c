@@ -60,6 +60,64 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+/* Every byte of s[0, n) is in a valid UTF-8 sequence. */
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = utf8_seq(s + i, n - i);
+        if (len == 0)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+/* Appends s with each byte of invalid UTF-8 as U+FFFD (as df__json_escape). */
+static void append_repaired(struct df_column *out, const unsigned char *s, size_t n)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_seq(s + i, n - i);
+        if (len == 0) {
+            fr_buf_append(&b, "\xEF\xBF\xBD", 3);
+            i++;
+        } else {
+            fr_buf_append(&b, (const char *)s + i, len);
+            i += len;
+        }
+    }
+    df_column_append_string(out, b.data ? b.data : "", (int64_t)b.len);
+    fr_buf_cleanup(&b);
+}
+
+struct df_column *df__utf8_repaired(const struct df_column *c, int64_t start, int64_t n)
+{
+    if (c->type != DF_TYPE_STRING || n <= 0)
+        return NULL;
+    /* the rows' bytes are one run: valid as a whole with no value starting
+     * inside a sequence (on a continuation byte) means every value is valid */
+    const unsigned char *d = (const unsigned char *)c->data;
+    int64_t lo = c->offsets[start], hi = c->offsets[start + n];
+    bool ok = utf8_valid(d + lo, (size_t)(hi - lo));
+    for (int64_t r = start; ok && r < start + n; r++)
+        ok = c->offsets[r] == c->offsets[r + 1] || (d[c->offsets[r]] & 0xC0) != 0x80;
+    if (ok)
+        return NULL;
+    struct df_column *out = df_column_new(DF_TYPE_STRING, n);
+    for (int64_t r = start; r < start + n; r++) {
+        if (!df_column_is_valid(c, r))
+            df_column_append_null(out);
+        else
+            append_repaired(out, d + c->offsets[r], (size_t)(c->offsets[r + 1] - c->offsets[r]));
+    }
+    return out;
+}
+
 void df__json_escape(struct fr_buf *b, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;

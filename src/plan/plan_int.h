@@ -119,7 +119,8 @@ struct pstage {
 struct plan_rg_task {
     int first, n;
     int64_t start, end;
-    int64_t bytes;
+    int64_t bytes;   /* compressed bytes of the projected column chunks: what it reads */
+    int64_t decoded; /* the estimate of their decoded bytes: what it holds, what sizes it */
 };
 
 struct plan_physical {
@@ -207,6 +208,12 @@ int plan__sort_keys_json(json_t *keys, const struct df_table *t, bool default_nu
 
 /* plan_read.c: reads a task's file input (kind "file") through io into *out
  * (new); the path errors of plan_task_execute. */
+/* Opens path for a task's local read and checks, on the opened descriptor,
+ * that it is the file planned (the spec's size and mtime_ns when it names
+ * them): else 409 dataset-changed, fs closed. Not checked on a worker told
+ * to read its own copy (PLAN_DATA_LOCAL with open_remote). */
+int plan__open_planned(json_t *in, const struct plan_io *io, const char *path,
+                       struct df_file_source *fs, struct fr_error *err);
 int plan__read_file(json_t *in, struct plan_io *io, struct df_exec *ex, struct df_table **out,
                     struct fr_error *err);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A task names at most this many row groups (a bound on hostile specs). */
 #define PLAN_MAX_ROW_GROUPS (1 << 24)
@@ -18,6 +19,11 @@ int plan__parquet_source(struct lsource *s, struct fr_error *err)
     int rc = df_file_source_open(&s->pq_file, s->path, err);
     if (rc != FR_OK)
         return rc;
+    struct stat st; /* the planned file is the one opened, not the one stat'ed before */
+    if (fstat(s->pq_file.fd, &st) == 0) {
+        s->bytes = st.st_size;
+        s->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
     rc = df_parquet_open(&s->pq_file.base, &s->pq, err);
     if (rc != FR_OK) {
         s->pq = NULL;
@@ -102,13 +108,17 @@ static int prune(struct plan_physical *p, const struct lplan *lp, bool *keep, in
     return skipped;
 }
 
-static void add_task(struct pstage *s, const df_parquet *pq, int first, int n, int64_t bytes)
+static void add_task(struct pstage *s, const struct lsource *src, int first, int n, int64_t decoded)
 {
+    const df_parquet *pq = src->pq;
     s->rg_tasks = fr_xrealloc(s->rg_tasks, sizeof(*s->rg_tasks) * (size_t)(s->ntasks + 1));
     struct plan_rg_task *t = &s->rg_tasks[s->ntasks++];
     t->first = first;
     t->n = n;
-    t->bytes = bytes;
+    t->decoded = decoded;
+    t->bytes = 0;
+    for (int i = 0; i < n; i++)
+        t->bytes += df_parquet_row_group_bytes(pq, first + i, src->columns, src->ncolumns);
     t->start = t->end = 0;
     for (int i = 0; i < n; i++) {
         struct df_parquet_row_group info;
@@ -120,22 +130,43 @@ static void add_task(struct pstage *s, const df_parquet *pq, int first, int n, i
     }
 }
 
+/* The decoded size of each kept row group (0 for the others) and their
+ * total; the size the tasks aim at: the total cut into as few tasks as the
+ * max allows, evenly (as split_file cuts a CSV file). new[nrg]. */
+static int64_t *group_sizes(const struct lsource *src, const bool *keep, int nrg, int64_t hi,
+                            int64_t *target)
+{
+    int64_t *size = fr_xcalloc((size_t)(nrg > 0 ? nrg : 1), sizeof(int64_t)), total = 0;
+    for (int rg = 0; rg < nrg; rg++) {
+        if (keep[rg])
+            size[rg] = df_parquet_row_group_decoded_bytes(src->pq, rg, src->columns, src->ncolumns);
+        total = size[rg] > INT64_MAX / 4 - total ? INT64_MAX / 4 : total + size[rg];
+    }
+    int64_t n = total > hi ? total / hi + (total % hi != 0) : 1;
+    *target = total / n + (total % n != 0);
+    return size;
+}
+
 /* Runs of kept row groups, each cut into tasks: a group joins the task
- * when the task stays within the max, or while the task is under the min
- * (the min wins, as for CSV ranges); a group is never split. */
+ * while the task is under the target and stays within the max, or while
+ * the task is under the min (the min wins, as for CSV ranges); a group is
+ * never split. A group's size is the estimate of its projected columns
+ * decoded, what the task holds (the analogue of a CSV range's bytes), not
+ * its compressed bytes: a dictionary-encoded file is several times smaller
+ * than its columns. */
 static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct lsource *src,
                       const bool *keep, int nrg)
 {
     int64_t lo = p->cfg.scan_tasks_min_size_bytes, hi = p->cfg.scan_tasks_max_size_bytes;
+    int64_t target = hi;
+    int64_t *size = group_sizes(src, keep, nrg, hi, &target);
     int first = -1, n = 0, big = -1;
     int64_t cur = 0, bigb = 0;
     for (int rg = 0; rg <= nrg; rg++) {
-        int64_t b = rg < nrg && keep[rg]
-                        ? df_parquet_row_group_bytes(src->pq, rg, src->columns, src->ncolumns)
-                        : 0;
-        bool joins = rg < nrg && keep[rg] && n > 0 && (cur + b <= hi || cur < lo);
+        int64_t b = rg < nrg ? size[rg] : 0;
+        bool joins = rg < nrg && keep[rg] && n > 0 && ((cur < target && cur + b <= hi) || cur < lo);
         if (n > 0 && !joins) {
-            add_task(s, src->pq, first, n, cur);
+            add_task(s, src, first, n, cur);
             n = 0;
         }
         if (rg == nrg || !keep[rg])
@@ -151,10 +182,11 @@ static void cut_tasks(struct plan_physical *p, struct pstage *s, const struct ls
             bigb = b;
         }
     }
+    free(size);
     char a[32], c[32];
     if (big >= 0)
         plan__decide(p, "scan_tasks_max_size_bytes", hi,
-                     "scan of %s: row group %d (%s to read) is larger than "
+                     "scan of %s: row group %d (about %s decoded) is larger than "
                      "scan_tasks_max_size_bytes %s: a row group is never split, it is one task",
                      src->display, big, fmt_size(bigb, a, sizeof(a)), fmt_size(hi, c, sizeof(c)));
 }
@@ -171,16 +203,20 @@ int plan__parquet_split(struct plan_physical *p, struct pstage *s, const struct 
     cut_tasks(p, s, src, keep, nrg);
     free(keep);
     if (s->ntasks == 0) /* nothing to read: one task gives the empty result its schema */
-        add_task(s, src->pq, 0, 0, 0);
-    char a[32];
-    int64_t total = 0;
-    for (int i = 0; i < s->ntasks; i++)
+        add_task(s, src, 0, 0, 0);
+    char a[32], b[32];
+    int64_t total = 0, decoded = 0;
+    for (int i = 0; i < s->ntasks; i++) {
         total += s->rg_tasks[i].bytes;
+        decoded += s->rg_tasks[i].decoded;
+    }
     plan__decide(p, "scan_tasks_max_size_bytes", p->cfg.scan_tasks_max_size_bytes,
-                 "scan of %s: %d of %d row groups (%s of column chunks to read) in %d task%s: "
-                 "consecutive row groups merged up to scan_tasks_max_size_bytes",
-                 src->display, nrg - skipped, nrg, fmt_size(total, a, sizeof(a)), s->ntasks,
-                 s->ntasks == 1 ? "" : "s");
+                 "scan of %s: %d of %d row groups (%s of column chunks to read, about %s "
+                 "decoded) in %d task%s: consecutive row groups merged into tasks of even "
+                 "decoded size within scan_tasks_max_size_bytes (rows x value width, strings "
+                 "with their offsets)",
+                 src->display, nrg - skipped, nrg, fmt_size(total, a, sizeof(a)),
+                 fmt_size(decoded, b, sizeof(b)), s->ntasks, s->ntasks == 1 ? "" : "s");
     if (p->remote_workers)
         plan__decide(p, NULL, 0,
                      "scan of %s on the workers: each reads its own copy when it has the "
@@ -282,7 +318,7 @@ int plan__parquet_read(json_t *in, struct plan_io *io, const char *path, bool re
     io->used = remote ? PLAN_READ_REMOTE : PLAN_READ_LOCAL;
     if (!remote) {
         struct df_file_source fs;
-        int rc = df_file_source_open(&fs, path, err);
+        int rc = plan__open_planned(in, io, path, &fs, err);
         if (rc != FR_OK)
             return rc;
         rc = read_groups(&fs.base, schema, first, n, colv, ncols, io, ex, out, err);

@@ -92,6 +92,27 @@ const char *plan_read_source_name(enum plan_read_source s)
     return s == PLAN_READ_LOCAL ? "local" : s == PLAN_READ_REMOTE ? "remote" : "none";
 }
 
+int plan__open_planned(json_t *in, const struct plan_io *io, const char *path,
+                       struct df_file_source *fs, struct fr_error *err)
+{
+    int rc = df_file_source_open(fs, path, err);
+    if (rc != FR_OK || (io->open_remote && io->mode == PLAN_DATA_LOCAL))
+        return rc; /* a worker's --data-source local: its copy, whatever its version */
+    struct stat st;
+    int64_t size = spec_int(in, "size"), mtime = spec_int(in, "mtime_ns");
+    if (fstat(fs->fd, &st) != 0)
+        rc = fr_error_setk(err, FR_EIO, "internal", "cannot stat a dataset file");
+    else if ((size >= 0 && size != (int64_t)st.st_size) ||
+             (mtime >= 0 && mtime != (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
+        rc = fr_error_setk(err, FR_ECONFLICT, "dataset-changed",
+                           "the file %.200s changed while the query ran (its size or mtime is "
+                           "not the planned one's): run the query again",
+                           json_string_value(json_object_get(in, "path")));
+    if (rc != FR_OK)
+        df_file_source_close(fs);
+    return rc;
+}
+
 /* Reads the range through the source the worker chose. */
 static int read_chosen(json_t *in, struct plan_io *io, const char *format, const char *path,
                        bool remote, const struct df_byte_range *r, const struct df_csv_options *o,
@@ -101,9 +122,16 @@ static int read_chosen(json_t *in, struct plan_io *io, const char *format, const
     bool csv = strcmp(format, "csv") == 0;
     io->used = remote ? PLAN_READ_REMOTE : PLAN_READ_LOCAL;
     io->scan_bytes = r->end - r->start;
-    if (!remote)
-        return csv ? df_csv_read(path, r, o, schema, colv, ncols, ex, out, err)
-                   : df_ndjson_read(path, r, o, schema, colv, ncols, ex, out, err);
+    if (!remote) {
+        struct df_file_source fs;
+        int rc = plan__open_planned(in, io, path, &fs, err);
+        if (rc != FR_OK)
+            return rc;
+        rc = csv ? df_csv_read_source(&fs.base, r, o, schema, colv, ncols, ex, out, err)
+                 : df_ndjson_read_source(&fs.base, r, o, schema, colv, ncols, ex, out, err);
+        df_file_source_close(&fs);
+        return rc;
+    }
     struct df_source *src = NULL;
     int rc = io->open_remote(io->ctx, json_string_value(json_object_get(in, "path")),
                              spec_int(in, "size"), spec_int(in, "mtime_ns"), r, &src, err);

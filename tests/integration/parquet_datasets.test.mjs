@@ -369,7 +369,8 @@ test('workers read a parquet dataset locally or by range from the coordinator, w
     { source: { dataset: 'trips' }, ops: [{ join: { right: { source: { dataset: 'vendors' } }, on: ['vendor'] } }, { groupby: ['name'], agg: ['count(*) as n', 'max(d) as d'] }] },
     { source: { dataset: 'trips' }, ops: [{ where: 'id % 1000 = 7' }, { select: ['id', 'vendor', 'ts'] }] },
   ];
-  const config = { scan_tasks_max_size_bytes: 30000, scan_tasks_min_size_bytes: 1, shuffle_partitions: 2, maintain_order: false };
+  // tasks are sized by decoded bytes: 100 KB keeps several tasks on each scan
+  const config = { scan_tasks_max_size_bytes: 100000, scan_tasks_min_size_bytes: 1, shuffle_partitions: 2, maintain_order: false };
   const answers = [];
   for (const withCopy of [false, true]) {
     // a worker's copy is the coordinator's file when it has its size and mtime

@@ -120,6 +120,14 @@ static const struct pcase cases[] = {
     {"i is null", true},
     {"u is null", true},
     {"u is not null", true},
+    /* through a cast: a failing cast makes a null, so IS NULL is kept */
+    {"cast(s as int64) is null", true},
+    {"cast(s as float64) is null", true},
+    {"cast(z as float64) is null", false},
+    {"cast(z as string) is null", false},
+    {"cast(s as int64) is not null", true},
+    {"cast(n as string) is not null", false},
+    {"cast(n as float64) is not null", false},
     {"n > 1", false}, /* every row null: no comparison is true */
     {"n = 1 or i > 100", false},
     {"i = null", false},

@@ -268,6 +268,19 @@ static void test_task_names_the_planned_file(void **state)
     assert_string_equal(json_string_value(json_object_get(in, "kind")), "file");
     assert_int_equal(json_integer_value(json_object_get(in, "size")), 6);
     assert_true(json_integer_value(json_object_get(in, "mtime_ns")) > 0);
+    /* run here (the local runner), the task refuses the rewritten file */
+    struct df_options opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.morsel_size_rows = 1024;
+    struct df_exec ex;
+    df_exec_init(&ex, &opts, NULL);
+    struct df_table **outs = NULL;
+    int nouts = 0;
+    fr_error_init(&err);
+    assert_int_equal(plan_task_execute(spec, dir, NULL, NULL, &ex, &outs, &nouts, &err),
+                     FR_ECONFLICT);
+    assert_string_equal(err.kind, "dataset-changed");
+    assert_non_null(strstr(err.message, "t.csv"));
     json_decref(spec);
     plan_physical_free(p);
     cfg_cleanup(&cfg);

@@ -210,6 +210,19 @@ static void test_hostile_specs(void **state)
     assert_int_equal(run_task(spec, &err), -1);
     assert_string_equal(err.kind, "dataset-changed");
     json_decref(spec);
+    /* another file at the path (renamed into place since the plan): its
+     * size or mtime is not the planned one's, so the read is refused */
+    static const char *const ids[] = {"size", "mtime_ns"};
+    for (size_t i = 0; i < 2; i++) {
+        spec = json_deep_copy(good);
+        json_t *in = json_object_get(spec, "input");
+        json_object_set_new(in, ids[i],
+                            json_integer(json_integer_value(json_object_get(in, ids[i])) + 1));
+        assert_int_equal(run_task(spec, &err), -1);
+        assert_string_equal(err.kind, "dataset-changed");
+        assert_int_equal(err.status, FR_ECONFLICT);
+        json_decref(spec);
+    }
     /* every row group, one task */
     spec = json_deep_copy(good);
     json_object_set_new(json_object_get(spec, "input"), "row_groups", json_pack("[ii]", 0, 3));
