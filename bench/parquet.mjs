@@ -78,8 +78,8 @@ async function http(method, path, body) {
 }
 async function framed(body) {
   const t0 = now();
-  let st = await http('POST', '/v1/queries?wait=600', body);
-  while (st.state === 'queued' || st.state === 'running') st = await http('GET', `/v1/queries/${st.id}?wait=600`);
+  let st = await http('POST', '/v1/queries?wait=300', body);
+  while (st.state === 'queued' || st.state === 'running') st = await http('GET', `/v1/queries/${st.id}?wait=300`);
   const wall = now() - t0;
   if (st.state !== 'succeeded') throw new Error(`framed query ${st.state}: ${JSON.stringify(st.error)}`);
   return { t: st.elapsed_ms / 1000, wall, rows: st.rows, id: st.id };
