@@ -439,10 +439,13 @@ describe('a worker resolving configs from a store', () => {
     // Asked again, the latest first: an ID is fetched again only once the
     // worker's window (1 s, PROTO_CONFIG_NEGATIVE_TTL_MS) has passed since
     // its last fetch, however slow this machine is.
+    // The rule is per window, not per pass: a second pass that runs slowly
+    // (a loaded machine) may see a window end twice for one ID; no fetch
+    // ever follows the last one by less than the window.
     await ask([...ids].reverse());
     for (const id of ids) {
       const t = store.times.get(id);
-      assert.ok(t.length === 1 || (t.length === 2 && t[1] - t[0] >= 900), `${id}: fetched at ${t}`);
+      assert.ok(t.length <= 3 && t.every((x, i) => i === 0 || x - t[i - 1] >= 900), `${id}: fetched at ${t}`);
     }
     assert.equal(await series(), held);
     const info = await call(worker.base, 'GET', '/v1/info');
