@@ -98,7 +98,9 @@ function LockState({ config, onReset }) {
 }
 
 function ConfigForm({ schema, config, reload, dirtyRef }) {
-  const [drafts, setDrafts] = useState({});
+  // drafts from the first render on, so the form (and Save) never shows a frame later than the
+  // lock banner beside it
+  const [drafts, setDrafts] = useState(() => Object.fromEntries(schema.map((f) => [f.name, draftOf(f, config.values[f.name])])));
   const [errors, setErrors] = useState({});
   const [st, setSt] = useState({ text: '', problem: null });
   const shown = useRef(null); // the config the drafts were made from
