@@ -24,6 +24,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "invalid-json", 400, "Malformed JSON body", 0},
     {FR_EINVAL, "invalid-parameter", 400, "Invalid parameter", 0},
     {FR_OK, "invalid-plan", 400, "Invalid plan", 0},
+    {FR_OK, "invalid-sql", 400, "Invalid SQL", 0},
     {FR_OK, "invalid-expression", 400, "Invalid expression", 0},
     {FR_OK, "missing-config-id", 400, "Missing config ID", 0},
     {FR_OK, "invalid-task", 400, "Invalid task", 0},
@@ -56,6 +57,7 @@ static const struct problem_row problem_rows[] = {
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "unsupported-parquet", 422, "Unsupported Parquet column", 0},
+    {FR_OK, "unsupported-sql", 422, "Unsupported SQL", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_OK, "worker-lost", 424, "Worker lost", 0}, /* a query's: its tasks' workers failed */
     {FR_OK, "headers-too-large", 431, "Request headers too large", 0},
