@@ -62,6 +62,8 @@ export function Problem({ problem, context, id }) {
       ? 'The admin token kept in this tab was refused: check it in the Admin token field.'
       : 'This call needs the admin token: enter it in the Admin token field at the top.'}</p>` : null}
     ${kind === 'config-locked' ? html`<${LockedMembers} p=${problem} />` : null}
+    ${problem.line > 0 && problem.column > 0 && !problem.file ? html`<p class="problem-where small" data-field="line-column">line ${problem.line}, column ${problem.column}</p>` : null}
+    ${typeof problem.excerpt === 'string' ? html`<pre class="problem-excerpt">${problem.excerpt}</pre>` : null}
     ${errors.length ? html`<ul class="problem-errors">${errors.map((e) => html`<li><code>${e.field}</code>: ${e.message}</li>`)}</ul>` : null}
     ${problem.request_id ? html`<p class="muted small">request ${problem.request_id}</p>` : null}
   </div>`;

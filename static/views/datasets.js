@@ -1,7 +1,8 @@
 // Datasets: the data dir's datasets sorted by name with their schemas and sizes, a preview and
 // row count (small queries: they freeze the config like any query), upload with a progress bar and a
 // confirm before replacing, and a composer that builds a plan (where, select, groupby with
-// aggregates, sort, limit) from a dataset and runs it.
+// aggregates, sort, limit) from a dataset and runs it, or takes SQL (starting from the
+// builder's fields) and runs or explains it.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../lib/html.js';
 import { api, enc, upload } from '../lib/api.js';
@@ -97,8 +98,55 @@ function buildPlan(c) {
   return { source: { dataset: c.dataset }, ops };
 }
 
+// The builder's fields as one SQL statement (the SQL tab starts from it).
+const quoteIdent = (n) => (/^[a-z_][a-z0-9_]*$/.test(n) ? n : `"${n.replace(/"/g, '""')}"`);
+function buildSql(c) {
+  const keys = list(c.groupby);
+  const items = keys.length ? [...keys, ...(list(c.agg).length ? list(c.agg) : ['count(*) as n'])] : list(c.select);
+  const parts = [`SELECT ${items.length ? items.join(', ') : '*'}`, `FROM ${quoteIdent(c.dataset || 'dataset')}`];
+  if (c.where.trim()) parts.push(`WHERE ${c.where.trim()}`);
+  if (keys.length) parts.push(`GROUP BY ${keys.join(', ')}`);
+  if (list(c.sort).length) parts.push(`ORDER BY ${list(c.sort).join(', ')}`);
+  if (String(c.limit).trim()) parts.push(`LIMIT ${Number(c.limit)}`);
+  return parts.join('\n');
+}
+
+// SQL beside the builder: POST /v1/queries {"sql"}; Explain shows the plan it compiles to, and a
+// syntax error shows its line, column and caret excerpt.
+function SqlComposer({ initial }) {
+  const [sql, setSql] = useState(initial);
+  const [st, setSt] = useState({ busy: false, problem: null, explain: null });
+  const send = async (text) => api('POST', '/v1/queries', { json: { sql: text } });
+  const run = async (e) => {
+    e.preventDefault();
+    setSt({ busy: true, problem: null, explain: null });
+    const r = await send(sql);
+    setSt({ busy: false, problem: r.ok ? null : r.problem, explain: null });
+    if (r.ok) navigate('queries', r.data.id);
+  };
+  const explain = async () => {
+    setSt({ busy: true, problem: null, explain: null });
+    const r = await send(`EXPLAIN ${sql.replace(/;\s*$/, '')}`);
+    setSt({ busy: false, problem: r.ok ? null : r.problem, explain: r.ok ? r.data : null });
+  };
+  return html`<form id="sql-composer" onSubmit=${run}>
+    <label for="c-sql">SQL <span class="muted small">(DuckDB/PostgreSQL dialect; datasets are tables)</span></label>
+    <textarea id="c-sql" class="sql-editor" rows="8" spellcheck="false" value=${sql}
+      onInput=${(e) => setSql(e.currentTarget.value)}
+      onKeyDown=${(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(e); }}></textarea>
+    <div class="actions">
+      <button type="submit" id="c-sql-run" disabled=${st.busy || !sql.trim()}>Run</button>
+      <button type="button" id="c-sql-explain" disabled=${st.busy || !sql.trim()} onClick=${explain}>Explain</button>
+      <span class="muted small">Ctrl+Enter runs</span>
+    </div>
+    <div id="c-sql-problem"><${Problem} problem=${st.problem} context="POST /v1/queries (sql)" /></div>
+    ${st.explain ? html`<details open><summary>Plan</summary><pre id="c-sql-plan" class="plan-json">${JSON.stringify(st.explain, null, 2)}</pre></details>` : null}
+  </form>`;
+}
+
 function Composer({ datasets }) {
   const [c, setC] = useState({ dataset: '', where: '', select: '', groupby: '', agg: '', sort: '', limit: '100' });
+  const [mode, setMode] = useState('builder');
   const [st, setSt] = useState({ busy: false, problem: null });
   useEffect(() => { if (!c.dataset && datasets.length) setC((x) => ({ ...x, dataset: datasets[0].name })); }, [datasets]);
   const plan = useMemo(() => buildPlan(c), [c]);
@@ -112,8 +160,12 @@ function Composer({ datasets }) {
     setSt({ busy: false, problem: r.ok ? null : r.problem });
     if (r.ok) navigate('queries', r.data.id);
   };
-  return html`<form id="composer" class="card" onSubmit=${run}>
+  const tab = (m, label) => html`<button type="button" role="tab" id=${`c-mode-${m}`} aria-selected=${mode === m ? 'true' : 'false'}
+    class=${mode === m ? 'tab active' : 'tab'} onClick=${() => setMode(m)}>${label}</button>`;
+  return html`<div id="composer" class="card">
     <h2>Compose a query</h2>
+    <div role="tablist" class="tabs" aria-label="composer mode">${tab('builder', 'Plan builder')}${tab('sql', 'SQL')}</div>
+    ${mode === 'sql' ? html`<${SqlComposer} initial=${buildSql(c)} />` : html`<form id="plan-composer" onSubmit=${run}>
     <label>Dataset <select id="c-dataset" value=${c.dataset} onChange=${(e) => setC({ ...c, dataset: e.currentTarget.value })}>
       ${datasets.map((d) => html`<option value=${d.name}>${d.name}</option>`)}</select></label>
     ${cols.length ? html`<p class="muted small">columns: ${cols.map((x) => x.name).join(', ')}</p>` : null}
@@ -126,7 +178,8 @@ function Composer({ datasets }) {
     <details open><summary>Plan JSON</summary><pre id="c-plan" class="plan-json">${JSON.stringify(plan, null, 2)}</pre></details>
     <button type="submit" id="c-run" disabled=${st.busy || !c.dataset}>Run</button>
     <${Problem} problem=${st.problem} context="POST /v1/queries" />
-  </form>`;
+  </form>`}
+  </div>`;
 }
 
 export function DatasetsView() {

@@ -251,6 +251,35 @@ async function composeSteps(page, srv) {
   return { id, configId: cfg.config_id };
 }
 
+// The SQL tab: it starts from the builder's fields; a syntax error shows its line, column and
+// caret; Explain shows the compiled plan; Run runs it and its rows are DuckDB's answer here.
+async function sqlSteps(page, srv) {
+  await go(page, '#/datasets', '#composer');
+  await page.selectOption('#c-dataset', 'trips');
+  await page.fill('#c-groupby', 'vendor');
+  await page.fill('#c-agg', 'count(*) as trips');
+  await page.fill('#c-limit', '');
+  await page.click('#c-mode-sql');
+  assert.equal(await page.getAttribute('#c-mode-sql', 'aria-selected'), 'true');
+  assert.equal(await page.inputValue('#c-sql'), 'SELECT vendor, count(*) as trips\nFROM trips\nGROUP BY vendor');
+  await page.fill('#c-sql', 'SELECT vendor,\n  count(*) AS trips\nFORM trips');
+  await page.click('#c-sql-run');
+  await page.waitForSelector('#c-sql-problem .problem-invalid-sql');
+  assert.equal((await page.textContent('#c-sql-problem [data-field="line-column"]')).trim(), 'line 3, column 1');
+  assert.match(await page.textContent('#c-sql-problem .problem-excerpt'), /FORM trips\s*\n\^/);
+  const sql = 'SELECT vendor, count(*) AS trips, rank() OVER (ORDER BY count(*) DESC, vendor) AS r\nFROM trips WHERE vendor IS NOT NULL GROUP BY vendor ORDER BY r';
+  await page.fill('#c-sql', sql);
+  await page.click('#c-sql-explain');
+  await page.waitForSelector('#c-sql-plan');
+  assert.match(await page.textContent('#c-sql-plan'), /"window"/);
+  assert.equal(await page.$('#c-sql-problem .problem'), null, 'the explain cleared the problem');
+  await page.click('#c-sql-run');
+  await page.waitForURL(/#\/queries\/q-/);
+  await page.waitForSelector('#q-state[data-state="succeeded"]');
+  await page.waitForSelector('#result-table tbody tr');
+  assert.deepEqual(await tableRows(page, '#result-table'), [['acme', '2', '1'], ['zoom', '2', '2'], ['cabco', '1', '3']]);
+}
+
 // A slow query: its progress moves on the page, and Cancel shows cancelled at once.
 async function cancelSteps(page, srv) {
   const r = await call(srv.base, 'POST', '/v1/queries', { json: { plan: SLOW_PLAN } });
@@ -372,13 +401,14 @@ test('the dashboard in Chromium: config, upload, compose, cancel, lock, reset, h
     writeBig(srv.dataDir);
     // provoked: 401 (no token), 409 (the lock), 410 (a released result), 422 (a bad value), and
     // /readyz's 503 while the reset drains the runner
-    ({ page, errors } = await openPage(browser, srv.base, { expectedStatuses: [401, 409, 410, 422], expectedUrls: [[503, '/readyz']] }));
+    ({ page, errors } = await openPage(browser, srv.base, { expectedStatuses: [400, 401, 409, 410, 422], expectedUrls: [[503, '/readyz']] }));
     await page.waitForSelector('#info-lock:has-text("unlocked")');
     const info = (await call(srv.base, 'GET', '/v1/info')).body;
     assert.equal((await page.textContent('#info-version')).trim(), info.version);
     await configSteps(page, srv, token);
     await uploadSteps(page, srv, dir);
     const first = await composeSteps(page, srv);
+    await sqlSteps(page, srv);
     await page.waitForSelector('#live-status:has-text("live")'); // the event stream is open
     const cancelled = await cancelSteps(page, srv);
     await failedSteps(page, srv);
