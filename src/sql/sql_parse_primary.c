@@ -231,13 +231,8 @@ struct sql_expr *sql__primary(struct sql_parser *p)
         break;
     }
     case SQL_T_OP:
-        if (t->op == '(') {
-            if (!sql__enter(p, t))
-                return NULL;
-            struct sql_expr *e = paren(p, t);
-            sql__leave(p);
-            return e;
-        }
+        if (t->op == '(') /* its expression or query is the nesting level */
+            return paren(p, t);
         break;
     default:
         break;
