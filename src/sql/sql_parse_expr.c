@@ -152,6 +152,27 @@ static bool in_rest(struct sql_parser *p, struct sql_expr **ep)
     return sql__close_paren(p, open);
 }
 
+/* x IS [NOT] NULL | TRUE | FALSE, at IS. */
+static bool is_rest(struct sql_parser *p, struct sql_expr **left)
+{
+    struct sql_expr *e = NULL;
+    sql__next(p);
+    bool isnot = sql__accept_kw(p, "not");
+    const struct sql_token *v = sql__next(p);
+    if (sql__is_kw(v, "null")) {
+        e = with_args(SQL_E_IS_NULL, (*left)->pos, *left);
+    } else if (sql__is_kw(v, "true") || sql__is_kw(v, "false")) {
+        e = with_args(SQL_E_IS_BOOL, (*left)->pos, *left);
+        e->ival = sql__is_kw(v, "true");
+    } else {
+        return sql__expected(
+            p, v, isnot ? "NULL, TRUE or FALSE after IS NOT" : "NULL, TRUE, FALSE or NOT after IS");
+    }
+    e->negated = isnot;
+    *left = e;
+    return true;
+}
+
 /* One postfix predicate on left at the cursor; *done when none is there. */
 static bool predicate(struct sql_parser *p, struct sql_expr **left, bool *done)
 {
@@ -161,24 +182,8 @@ static bool predicate(struct sql_parser *p, struct sql_expr **left, bool *done)
     int op = 0;
     struct sql_expr *e = NULL;
     *done = false;
-    if (!neg && sql__is_kw(k, "is")) {
-        sql__next(p);
-        bool isnot = sql__accept_kw(p, "not");
-        const struct sql_token *v = sql__next(p);
-        if (sql__is_kw(v, "null")) {
-            e = with_args(SQL_E_IS_NULL, (*left)->pos, *left);
-        } else if (sql__is_kw(v, "true") || sql__is_kw(v, "false")) {
-            e = with_args(SQL_E_IS_BOOL, (*left)->pos, *left);
-            e->ival = sql__is_kw(v, "true");
-        } else {
-            return sql__expected(p, v,
-                                 isnot ? "NULL, TRUE or FALSE after IS NOT"
-                                       : "NULL, TRUE, FALSE or NOT after IS");
-        }
-        e->negated = isnot;
-        *left = e;
-        return true;
-    }
+    if (!neg && sql__is_kw(k, "is"))
+        return is_rest(p, left);
     if (!neg && binop(k, 1, &op)) {
         sql__next(p);
         e = with_args(SQL_E_BINARY, (*left)->pos, *left);
