@@ -252,7 +252,10 @@ static struct sql_query *set_expr(struct sql_parser *p)
 
 static bool ctes(struct sql_parser *p, struct sql_query *q)
 {
-    bool recursive = sql__accept_kw(p, "recursive");
+    const struct sql_token *r = sql__peek(p, 0);
+    if (sql__is_kw(r, "recursive"))
+        return sql__unsupported(p, r->pos, "WITH RECURSIVE is not supported");
+    bool recursive = false;
     do {
         q->ctes = sql__grow(q->ctes, q->nctes, sizeof *q->ctes);
         struct sql_cte *c = &q->ctes[q->nctes++];

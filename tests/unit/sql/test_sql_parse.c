@@ -274,6 +274,8 @@ static const struct bad bads[] = {
     {"SELECT a FROM t lmit 5", FR_EINVAL, 1, 17,
      "syntax error at line 1, column 17: expected WHERE, GROUP BY, ORDER BY, LIMIT, JOIN or ',' "
      "but found 'lmit'; did you mean LIMIT?"},
+    {"WITH RECURSIVE r AS (SELECT 1) SELECT * FROM r", FR_EVALIDATION, 1, 6,
+     "WITH RECURSIVE is not supported at line 1, column 6"},
     {"SELECT string_agg(a, ',' ORDER BY b) FROM t", FR_EVALIDATION, 1, 26,
      "ORDER BY inside a function call is not supported at line 1, column 26"},
 };
@@ -407,14 +409,14 @@ static void test_size_bounds(void **state)
     sql_stmt_free(st);
     free(s);
     /* more than SQL_MAX_TOKENS tokens: "select 1,1,...," */
-    s = repeat("select 1", ",1", SQL_MAX_TOKENS / 2 + 2, "", "");
+    s = repeat("select 1", ",1", SQL_MAX_TOKENS / 2, "", ""); /* 65538 tokens */
     err = parse_fails(s, strlen(s));
     assert_non_null(strstr(err.message, "more tokens than the bound of 65536 (SQL_MAX_TOKENS)"));
     free(s);
-    s = repeat("select 1", ",1", SQL_MAX_TOKENS / 2 - 2, "", "");
+    s = repeat("select 1", ",1", SQL_MAX_TOKENS / 2 - 1, "", ""); /* exactly 65536 tokens */
     fr_error_init(&err);
     assert_int_equal(sql_parse(s, &st, &err), FR_OK);
-    assert_int_equal(st->query->select->nitems, SQL_MAX_TOKENS / 2 - 1);
+    assert_int_equal(st->query->select->nitems, SQL_MAX_TOKENS / 2);
     sql_stmt_free(st);
     free(s);
 }
