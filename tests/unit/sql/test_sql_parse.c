@@ -110,6 +110,13 @@ static const struct good goods[] = {
      "(select (items (substring s 2 3) (substring s 2)) (from t))"},
     {"select a from t1 semi, t2 anti",
      "(select (items a) (from (join comma (t1 as semi) (t2 as anti))))"},
+    /* the lexer: nested comments, line comments, number forms, two-character operators */
+    {"select /* a /* b */ c */ 1 -- x\n, 2", "(select (items 1 2))"},
+    {"select 1., .5e-3, 1e+5, 1e, 007", "(select (items 1. .5e-3 1e+5 (as 1 e) 7))"},
+    {"SELECT a FROM T WHERE x <> 1 AND y != 2 AND z <= 3 AND w >= 4",
+     "(select (items a) (from T) (where (and (and (and (<> x 1) (<> y 2)) (<= z 3)) (>= w 4))))"},
+    {"select a from t order by a asc, b desc, c nulls first",
+     "(query (select (items a) (from t)) (order a (b desc) (c nulls-first)))"},
     {"explain select 1", "(explain (select (items 1)))"},
     {"set morsel_size_rows = 100", "(set morsel_size_rows 100)"},
     {"set shuffle_partitions to 8;", "(set shuffle_partitions 8)"},
