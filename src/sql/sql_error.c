@@ -91,6 +91,8 @@ static void describe(const struct sql_parser *p, const struct sql_token *t, char
 }
 
 static bool vsyntax(struct sql_parser *p, const struct sql_token *t, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static bool vsyntax(struct sql_parser *p, const struct sql_token *t, const char *fmt, va_list ap)
 {
     if (p->failed)
         return false;
