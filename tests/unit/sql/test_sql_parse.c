@@ -275,6 +275,12 @@ static const struct bad bads[] = {
      "LATERAL is not supported at line 1, column 19"},
     {"WITH a AS (SELECT 1 FROM t WHERE) SELECT 1", FR_EINVAL, 1, 33,
      "syntax error at line 1, column 33: expected an expression but found ')'"},
+    {"SELECT a 'b'", FR_EINVAL, 1, 10,
+     "syntax error at line 1, column 10: expected FROM, WHERE, GROUP BY, ORDER BY, LIMIT or ',' "
+     "but found the string 'b'"},
+    {"SELECT a FROM t \"u\" \"v\"", FR_EINVAL, 1, 21,
+     "syntax error at line 1, column 21: expected WHERE, GROUP BY, ORDER BY, LIMIT, JOIN or ',' "
+     "but found \"v\""},
     {"SELECT a FROM t ORDER BY a DSC", FR_EINVAL, 1, 28,
      "syntax error at line 1, column 28: expected ASC, DESC, NULLS, LIMIT, OFFSET or ',' but "
      "found 'DSC'; did you mean DESC?"},
