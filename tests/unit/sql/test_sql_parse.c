@@ -646,6 +646,42 @@ static void test_tpch_queries(void **state)
     }
 }
 
+/* Each select item's [pos, end) is its text, for the names the compiler gives
+ * unaliased columns. */
+static void test_spans(void **state)
+{
+    (void)state;
+    static const char *const items[] = {"(a + 1) * 2",
+                                        "count(*) filter (where x > 0)",
+                                        "x between 1 and 2",
+                                        "case when a then b end",
+                                        "- a::int",
+                                        "t.*",
+                                        "y not in (1, 2)",
+                                        "date '2020-01-01'",
+                                        "sum(x) over (partition by y)",
+                                        "(select 1)",
+                                        "a is not null"};
+    char text[512] = "select ";
+    for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
+        strcat(text, items[k]);
+        strcat(text, k + 1 < sizeof items / sizeof items[0] ? ", " : " from t");
+    }
+    struct sql_stmt *s = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(sql_parse(text, &s, &err), FR_OK);
+    struct sql_select *sel = s->query->select;
+    assert_int_equal(sel->nitems, (int)(sizeof items / sizeof items[0]));
+    for (int k = 0; k < sel->nitems; k++) {
+        const struct sql_expr *e = sel->items[k].expr;
+        char got[128];
+        snprintf(got, sizeof got, "%.*s", (int)(e->end - e->pos), text + e->pos);
+        assert_string_equal(got, items[k]);
+    }
+    sql_stmt_free(s);
+}
+
 /* The compiler's error helper appends the location. */
 static void test_error_at(void **state)
 {
@@ -679,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_set_values),
         cmocka_unit_test(test_error_at),
         cmocka_unit_test(test_tpch_queries),
+        cmocka_unit_test(test_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
