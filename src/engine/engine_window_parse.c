@@ -186,7 +186,7 @@ static int parse_default(struct df_window_call *c, const char *s, struct fr_erro
     if (df_expr_parse(s, &none, &e, &perr) != FR_OK)
         return plan_error(err, "default", "%s default '%s' must be a literal (%s)", fn, s,
                           perr.message);
-    df_type t = df_expr_type(e);
+    df_type t = strcasecmp(s, "null") == 0 ? DF_TYPE_NULL : df_expr_type(e); /* typed bool */
     bool widen = t == DF_TYPE_INT64 && c->arg_type == DF_TYPE_FLOAT64;
     int rc = FR_OK;
     if (t != DF_TYPE_NULL && t != c->arg_type && !widen) {
@@ -234,7 +234,7 @@ static int bind_arg(struct df_window_call *c, const char *text, const char *s,
     }
     c->arg_text = fr_xstrdup(s);
     c->arg = df_expr_column_index(e);
-    c->arg_type = df_expr_type(e);
+    c->arg_type = strcasecmp(s, "null") == 0 ? DF_TYPE_NULL : df_expr_type(e); /* typed bool */
     df_expr_free(e);
     bool numeric = c->arg_type == DF_TYPE_INT64 || c->arg_type == DF_TYPE_FLOAT64;
     if ((c->func == DF_WIN_SUM || c->func == DF_WIN_AVG) && !numeric) {
