@@ -220,6 +220,12 @@ struct sql_stmt {
  * (WITH RECURSIVE, ...), where the parser knows it. *out is new. */
 int sql_parse(const char *text, struct sql_stmt **out, struct fr_error *err);
 void sql_stmt_free(struct sql_stmt *s);
+/* As sql_parse, of text[0, len): a NUL byte inside is 400 invalid-sql (the
+ * caller of sql_parse cannot pass one; a JSON string can hold one). */
+int sql_parse_n(const char *text, size_t len, struct sql_stmt **out, struct fr_error *err);
+/* new: the tree as an S-expression ("(select (items a (as b x)) (from t))"),
+ * for tests and debugging; its grammar is at the top of sql_ast_dump.c. */
+char *sql_ast_dump(const struct sql_stmt *s);
 
 /* Sets err (kind, status, position, line, column) at byte offset pos of text
  * with a printf message; the message gets " at line L, column C" appended.
