@@ -154,9 +154,15 @@ static int catalog_names(void *arg, char ***names, int *n)
 }
 
 /* An error of the compiler with where it is in the text: line, column,
- * position and the caret excerpt as members of its problem. */
+ * position and the caret excerpt as members of its problem. Another kind
+ * (a table whose file does not parse) keeps its own location members. */
 static int sql_error(struct ctx_error *err, const char *text, const struct fr_error *f)
 {
+    bool located = !f->kind[0] || strcmp(f->kind, "invalid-sql") == 0 ||
+                   strcmp(f->kind, "unsupported-sql") == 0 ||
+                   strcmp(f->kind, "dataset-not-found") == 0;
+    if (!located) /* a table's own trouble (a malformed file): its location is the file's */
+        return ctx__from_fr(err, f);
     err->base = *f;
     json_t *ext = err->ext ? err->ext : json_object();
     if (f->line >= 0)
