@@ -4,6 +4,7 @@
  * excerpt the HTTP edge shows under a message. */
 #include "sql_parse_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,10 @@ const char *sql__near_keyword(const char *word)
     for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
         int d = fr_edit_distance(word, keywords[k]);
         int allow = wl <= 4 ? 1 : 2;
-        if (d > 0 && d <= allow && d < bestd)
+        /* a tie goes to the keyword with the same first letter (DSC: DESC, not ASC) */
+        bool tie_wins = d == bestd && best && toupper((unsigned char)word[0]) == keywords[k][0] &&
+                        toupper((unsigned char)word[0]) != best[0];
+        if (d > 0 && d <= allow && (d < bestd || tie_wins))
             best = keywords[k], bestd = d;
     }
     return best;

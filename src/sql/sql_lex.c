@@ -221,7 +221,7 @@ int sql__lex(const char *text, size_t len, struct sql_lexed *out, struct fr_erro
         rc = skip_space(&lx);
         if (rc != FR_OK)
             break;
-        if (out->ntoks >= SQL_MAX_TOKENS) {
+        if (out->ntoks >= SQL_MAX_TOKENS && lx.i < len) { /* the end token is not counted */
             rc = lex_error(&lx, lx.i,
                            "the statement has more tokens than the bound of 65536 "
                            "(SQL_MAX_TOKENS)");

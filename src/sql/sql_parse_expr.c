@@ -152,6 +152,30 @@ static bool in_rest(struct sql_parser *p, struct sql_expr **ep)
     return sql__close_paren(p, open);
 }
 
+/* x IS [NOT] NULL | TRUE | FALSE, at IS. */
+static bool is_rest(struct sql_parser *p, struct sql_expr **left)
+{
+    struct sql_expr *e = NULL;
+    sql__next(p);
+    bool isnot = sql__accept_kw(p, "not");
+    const struct sql_token *v = sql__next(p);
+    if (sql__is_kw(v, "null")) {
+        e = with_args(SQL_E_IS_NULL, (*left)->pos, *left);
+    } else if (sql__is_kw(v, "distinct")) {
+        return sql__unsupported(p, v->pos, "IS %sDISTINCT FROM is not supported",
+                                isnot ? "NOT " : "");
+    } else if (sql__is_kw(v, "true") || sql__is_kw(v, "false")) {
+        e = with_args(SQL_E_IS_BOOL, (*left)->pos, *left);
+        e->ival = sql__is_kw(v, "true");
+    } else {
+        return sql__expected(
+            p, v, isnot ? "NULL, TRUE or FALSE after IS NOT" : "NULL, TRUE, FALSE or NOT after IS");
+    }
+    e->negated = isnot;
+    *left = e;
+    return true;
+}
+
 /* One postfix predicate on left at the cursor; *done when none is there. */
 static bool predicate(struct sql_parser *p, struct sql_expr **left, bool *done)
 {
@@ -161,29 +185,21 @@ static bool predicate(struct sql_parser *p, struct sql_expr **left, bool *done)
     int op = 0;
     struct sql_expr *e = NULL;
     *done = false;
-    if (!neg && sql__is_kw(k, "is")) {
-        sql__next(p);
-        bool isnot = sql__accept_kw(p, "not");
-        const struct sql_token *v = sql__next(p);
-        if (sql__is_kw(v, "null")) {
-            e = with_args(SQL_E_IS_NULL, (*left)->pos, *left);
-        } else if (sql__is_kw(v, "true") || sql__is_kw(v, "false")) {
-            e = with_args(SQL_E_IS_BOOL, (*left)->pos, *left);
-            e->ival = sql__is_kw(v, "true");
-        } else {
-            return sql__expected(p, v,
-                                 isnot ? "NULL, TRUE or FALSE after IS NOT"
-                                       : "NULL, TRUE, FALSE or NOT after IS");
-        }
-        e->negated = isnot;
-        *left = e;
-        return true;
-    }
+    if (!neg && sql__is_kw(k, "is"))
+        return is_rest(p, left);
     if (!neg && binop(k, 1, &op)) {
         sql__next(p);
         e = with_args(SQL_E_BINARY, (*left)->pos, *left);
         e->op = op;
         *left = e;
+        const struct sql_token *q = sql__peek(p, 0);
+        if ((sql__is_kw(q, "any") || sql__is_kw(q, "all") || sql__is_kw(q, "some")) &&
+            sql__is_op(sql__peek(p, 1), '('))
+            return sql__unsupported(p, q->pos,
+                                    "a comparison with %s (...) is not supported: use IN or EXISTS",
+                                    sql__is_kw(q, "some")  ? "SOME"
+                                    : sql__is_kw(q, "any") ? "ANY"
+                                                           : "ALL");
         struct sql_expr *r = arith(p, 2);
         if (r)
             push_arg(e, r);
@@ -206,6 +222,8 @@ static bool predicate(struct sql_parser *p, struct sql_expr **left, bool *done)
     if (!a)
         return false;
     push_arg(e, a);
+    if (sql__is_kw(sql__peek(p, 0), "escape"))
+        return sql__unsupported(p, sql__peek(p, 0)->pos, "LIKE ... ESCAPE is not supported");
     if (!between)
         return true;
     if (!sql__accept_kw(p, "and"))

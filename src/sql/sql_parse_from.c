@@ -6,9 +6,33 @@
 
 #include <stdlib.h>
 
+/* DuckDB's join words that would otherwise be read as an alias. */
+static const char *join_word(const struct sql_token *t)
+{
+    static const char *const words[] = {"SEMI", "ANTI", "ASOF", "POSITIONAL", "LATERAL"};
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
+        if (sql__is_kw(t, words[k]))
+            return words[k];
+    return NULL;
+}
+
+static bool refuse_join_word(struct sql_parser *p, const struct sql_token *t)
+{
+    const char *w = join_word(t);
+    if (sql__is_kw(t, "lateral"))
+        return sql__unsupported(p, t->pos, "LATERAL is not supported");
+    return sql__unsupported(p, t->pos, "%s JOIN is not supported%s", w,
+                            sql__is_kw(t, "semi") || sql__is_kw(t, "anti")
+                                ? ": use WHERE ... IN (subquery) or EXISTS"
+                                : "");
+}
+
 /* [AS] alias [(cols)] */
 static bool alias(struct sql_parser *p, struct sql_from *f)
 {
+    const struct sql_token *w = sql__peek(p, 0);
+    if (join_word(w) && (sql__is_kw(sql__peek(p, 1), "join") || sql__is_kw(w, "lateral")))
+        return refuse_join_word(p, w);
     if (sql__accept_kw(p, "as")) {
         if (!sql__name(p, &f->alias))
             return sql__expected(p, sql__peek(p, 0), "a table alias after AS");
@@ -37,6 +61,10 @@ static struct sql_from *table_primary(struct sql_parser *p)
 {
     const struct sql_token *t = sql__peek(p, 0);
     struct sql_from *f = NULL;
+    if (sql__is_kw(t, "lateral")) {
+        refuse_join_word(p, t);
+        return NULL;
+    }
     if (sql__is_op(t, '(')) {
         if (!sql__enter(p, t))
             return NULL;
@@ -102,6 +130,10 @@ static int join_kind(struct sql_parser *p, bool *natural)
         return -1;
     if (kind != SQL_JOIN_INNER && kind != SQL_JOIN_CROSS)
         sql__accept_kw(p, "outer");
+    if (join_word(sql__peek(p, 0))) {
+        refuse_join_word(p, sql__peek(p, 0));
+        return -2;
+    }
     if (!sql__accept_kw(p, "join")) {
         sql__expected(p, sql__peek(p, 0), "JOIN");
         return -2;

@@ -201,13 +201,10 @@ struct sql_expr *sql__keyword_primary(struct sql_parser *p, const struct sql_tok
         *handled = false;
         return NULL;
     }
-    if (!sql__enter(p, t))
-        return NULL;
-    sql__next(p);
+    sql__next(p); /* the nesting levels are those of the parts' expressions */
     e = sql__expr_new(kws[k].kind, t->pos);
     e->ival = sql__is_kw(t, "try_cast");
     bool ok = keyword_rest(p, t, e);
-    sql__leave(p);
     if (!ok) {
         sql__expr_free(e);
         return NULL;

@@ -103,6 +103,21 @@ static bool func_tail(struct sql_parser *p, struct sql_expr *e)
     return sql__name(p, &e->window->ref) || sql__expected(p, t, "'(' or a window name after OVER");
 }
 
+/* substring(x FROM start [FOR length]) is substring(x, start[, length]). */
+static bool substring_rest(struct sql_parser *p, struct sql_expr *e)
+{
+    const char *const words[] = {"from", "for"};
+    for (int k = 0; k < 2; k++) {
+        if (!sql__accept_kw(p, words[k]))
+            return true;
+        struct sql_expr *a = sql__expr(p);
+        if (!a)
+            return false;
+        push_arg(e, a);
+    }
+    return true;
+}
+
 /* name ( [DISTINCT|ALL] [* | args] ) tail, the name already read. */
 static bool func_call(struct sql_parser *p, struct sql_expr *e, const struct sql_token *open)
 {
@@ -126,6 +141,8 @@ static bool func_call(struct sql_parser *p, struct sql_expr *e, const struct sql
                 return false;
             push_arg(e, a);
         } while (sql__accept_op(p, ','));
+        if (strcmp(e->name.text, "substring") == 0 && e->nargs == 1 && !substring_rest(p, e))
+            return false;
     }
     if (sql__is_kw(sql__peek(p, 0), "order"))
         return sql__unsupported(p, sql__peek(p, 0)->pos,
@@ -231,13 +248,8 @@ struct sql_expr *sql__primary(struct sql_parser *p)
         break;
     }
     case SQL_T_OP:
-        if (t->op == '(') {
-            if (!sql__enter(p, t))
-                return NULL;
-            struct sql_expr *e = paren(p, t);
-            sql__leave(p);
-            return e;
-        }
+        if (t->op == '(') /* its expression or query is the nesting level */
+            return paren(p, t);
         break;
     default:
         break;

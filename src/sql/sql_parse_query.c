@@ -36,6 +36,15 @@ static bool select_item(struct sql_parser *p, struct sql_select *s)
     s->items = sql__grow(s->items, s->nitems, sizeof *s->items);
     s->items[s->nitems++] = it;
     struct sql_name *alias = &s->items[s->nitems - 1].alias;
+    if (it.expr->kind == SQL_E_STAR) { /* * and t.* take no alias; DuckDB's modifiers are refused */
+        const struct sql_token *m = sql__peek(p, 0);
+        if (sql__is_kw(m, "exclude") || sql__is_kw(m, "replace") || sql__is_kw(m, "rename"))
+            return sql__unsupported(p, m->pos, "SELECT * %s is not supported",
+                                    sql__is_kw(m, "exclude")   ? "EXCLUDE"
+                                    : sql__is_kw(m, "replace") ? "REPLACE"
+                                                               : "RENAME");
+        return true;
+    }
     if (sql__accept_kw(p, "as")) {
         const struct sql_token *a = sql__peek(p, 0);
         if (a->kind != SQL_T_WORD && a->kind != SQL_T_QIDENT)
@@ -243,7 +252,10 @@ static struct sql_query *set_expr(struct sql_parser *p)
 
 static bool ctes(struct sql_parser *p, struct sql_query *q)
 {
-    bool recursive = sql__accept_kw(p, "recursive");
+    const struct sql_token *r = sql__peek(p, 0);
+    if (sql__is_kw(r, "recursive"))
+        return sql__unsupported(p, r->pos, "WITH RECURSIVE is not supported");
+    bool recursive = false;
     do {
         q->ctes = sql__grow(q->ctes, q->nctes, sizeof *q->ctes);
         struct sql_cte *c = &q->ctes[q->nctes++];
