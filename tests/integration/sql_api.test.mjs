@@ -336,9 +336,10 @@ test('current_config_id() on the remote runner: every task on every worker answe
       if (w.body.workers.filter((x) => x.state === 'active').length === 2) break;
       await new Promise((res) => setTimeout(res, 100));
     }
-    let r = await sql(coord.base, 'SET scan_tasks_max_size_bytes = 400', '');
+    let r = await sql(coord.base, 'SET scan_tasks_min_size_bytes = 1', '');
     assert.equal(r.status, 200, r.text);
-    await sql(coord.base, 'SET scan_tasks_min_size_bytes = 1', '');
+    r = await sql(coord.base, 'SET scan_tasks_max_size_bytes = 400', '');
+    assert.equal(r.status, 200, r.text);
     const { query, rows } = await rowsOf(coord.base, 'SELECT k, current_config_id() AS id FROM many');
     const conf = (await call(coord.base, 'GET', '/v1/config')).body;
     assert.ok(query.progress.tasks_total > 2, `the scan ran in ${query.progress.tasks_total} tasks`);
