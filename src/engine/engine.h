@@ -179,6 +179,7 @@ struct df_options {
     const char *const *csv_null_values; /* borrowed */
     int n_csv_null_values;
     int64_t task_memory_limit_bytes; /* 0 = unlimited */
+    const char *config_id; /* borrowed: the frozen config's ID (current_config_id()); may be NULL */
 };
 
 /* The execution context of one task: its options, a memory account and a
@@ -635,5 +636,66 @@ int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_
 
 /* 64-bit hashes of the key columns of rows [0, nrows) into out (xxhash). */
 void df_hash_rows(const struct df_table *in, const int *keys, int nkeys, uint64_t *out);
+
+/* ======================================================================
+ * Window (engine_window.c, engine_window_parse.c)
+ * ====================================================================== */
+/* Window functions over partitions of rows in an order, as SQL's
+ * f(...) OVER (PARTITION BY .. ORDER BY ..) with the default frame:
+ * aggregates run over RANGE UNBOUNDED PRECEDING .. CURRENT ROW when there
+ * is an order (peers, rows equal on every order key, share a value) and
+ * over the whole partition when there is none. */
+enum df_window_func {
+    DF_WIN_ROW_NUMBER,
+    DF_WIN_RANK,
+    DF_WIN_DENSE_RANK,
+    DF_WIN_LAG,
+    DF_WIN_LEAD,
+    DF_WIN_SUM,
+    DF_WIN_AVG,
+    DF_WIN_MIN,
+    DF_WIN_MAX,
+    DF_WIN_COUNT,
+    DF_WIN_COUNT_STAR,
+};
+#define DF_WINDOW_MAX_FUNCS 256
+#define DF_WINDOW_MAX_OFFSET 1000000
+/* One function of a window, parsed from text such as "rank() as r",
+ * "lag(x, 2, 0) as p2", "sum(x * 2)", "count(*) as c". */
+struct df_window_call {
+    enum df_window_func func;
+    char *name;             /* new: the alias, else the text as written (trimmed) */
+    char *arg_text;         /* new: the argument as written; NULL when none (count(*) too) */
+    int arg;                /* the argument's column when it is a bare column, else -1 */
+    df_type arg_type;       /* the argument's type (DF_TYPE_NULL when none) */
+    df_type type;           /* the result's type */
+    int64_t offset;         /* lag/lead: rows back or ahead (default 1) */
+    char *default_text;     /* new: lag/lead's default literal as written, or NULL */
+    struct df_column *dflt; /* its value: one row of arg_type; NULL when the default is null */
+};
+/* Parses and binds text against schema into out (caller-owned; clean it
+ * with df_window_call_cleanup, also after a failure). Functions:
+ * row_number(), rank(), dense_rank(), lag/lead(x [, offset [, default]]),
+ * sum, avg (mean), min, max, count(x), count(*); an optional "as alias"
+ * (a word or "quoted"). Errors FR_EINVAL, kind invalid-expression (syntax,
+ * an unknown function with a "did you mean", a wrong argument count or
+ * type) or invalid-plan (an offset that is not an integer literal from 0 to
+ * DF_WINDOW_MAX_OFFSET, a default that is not a literal of the argument's
+ * type), err->field naming the function's text or member. */
+int df_window_call_parse(const char *text, const struct df_schema *schema,
+                         struct df_window_call *out, struct fr_error *err);
+void df_window_call_cleanup(struct df_window_call *c);
+const char *df_window_func_name(enum df_window_func f); /* "row_number", "lag", ... */
+
+/* new (*out): in's rows sorted by (part ascending, nulls per
+ * ex->opts->nulls_first; then order), stably, so ties keep input order,
+ * with one column per call appended after in's columns, named calls[i].name.
+ * Every call's arg must be a column of in (bare columns; a caller computes
+ * expressions first). Partition keys compare equal when null on both sides.
+ * FR_EINVAL for a bad column index or too many calls (DF_WINDOW_MAX_FUNCS);
+ * memory is charged to ex while the operator runs. */
+int df_window(const struct df_table *in, const int *part, int npart,
+              const struct df_sort_key *order, int norder, const struct df_window_call *calls,
+              int ncalls, struct df_exec *ex, struct df_table **out, struct fr_error *err);
 
 #endif

@@ -41,7 +41,8 @@ enum lop_kind {
     LOP_SORT,
     LOP_SLICE,
     LOP_UNION,
-    LOP_TOPK
+    LOP_TOPK,
+    LOP_WINDOW
 };
 
 struct lproj_item {
@@ -56,11 +57,11 @@ struct lop {
     char *expr;   /* FILTER */
     int nitems;   /* PROJECT */
     struct lproj_item *items;
-    int nkeys; /* AGG keys / SORT keys (TOPK: the sort keys) */
+    int nkeys; /* AGG keys / SORT keys (TOPK, WINDOW: the sort keys) */
     char **keys;
-    int nby; /* TOPK: the group columns */
+    int nby; /* TOPK: the group columns; WINDOW: the partition columns */
     char **by;
-    int naggs; /* AGG items */
+    int naggs; /* AGG items; WINDOW: the functions */
     char **aggs;
     bool *desc;                 /* SORT */
     signed char *nulls_first;   /* -1: the config's nulls_first decides */
@@ -192,6 +193,21 @@ int plan__check_members(json_t *obj, const char *what, const char *const *allowe
                         struct fr_error *err);
 /* An op object: one key (groupby may come with agg), lists within FR_MAX_COLUMNS. */
 int plan__check_op_shape(json_t *jop, int index, struct fr_error *err);
+/* plan_window.c: the window op. expand_window: new, the op with expression
+ * keys or arguments rewritten as with_column ops computing hidden columns,
+ * the window on them and a drop; NULL when no rewrite. */
+json_t *plan__expand_window(json_t *jop, const struct df_schema *in);
+int plan__parse_window(json_t *spec, const struct df_schema *in, int index, struct lop *op,
+                       struct fr_error *err);
+json_t *plan__window_step(const struct lop *op); /* new: the pipeline op */
+int plan__run_window(json_t *spec, struct df_table **t, struct df_exec *ex, struct fr_error *err);
+int plan__check_window(json_t *spec, struct fr_error *err); /* a task spec's window op */
+/* plan_logical.c: a sort key list parsed into op's keys, desc and nulls_first
+ * (each key a column); sets op->kind LOP_SORT and op->schema to in. */
+int plan__parse_sort_list(json_t *list, const struct df_schema *in, int index, struct lop *op,
+                          struct fr_error *err);
+/* plan_schema.c: the length of a sort key without its asc/desc/nulls suffixes. */
+size_t plan__sort_key_expr_len(const char *key);
 /* plan_spec.c */
 json_t *plan__table_json(const struct df_table *t);
 /* Copies data_dir (may be NULL) and its realpath into p (plan_spec.c). */

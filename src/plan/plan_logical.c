@@ -338,6 +338,12 @@ static int parse_sort(json_t *list, const struct df_schema *in, int index, struc
     return FR_OK;
 }
 
+int plan__parse_sort_list(json_t *list, const struct df_schema *in, int index, struct lop *op,
+                          struct fr_error *err)
+{
+    return parse_sort(list, in, index, op, err);
+}
+
 /* top_k: the k first rows of each group of `by` in `sort` order (the
  * db-benchmark's "largest two v3 per id6"). */
 static int parse_topk(json_t *spec, const struct df_schema *in, int index, struct lop *op,
@@ -520,10 +526,12 @@ static int parse_op(json_t *jop, const struct df_schema *in, const struct plan_e
         return parse_join(v, in, env, opts, depth, index, op, err);
     if ((v = json_object_get(jop, "union")))
         return parse_union(v, in, env, opts, depth, index, op, err);
+    if ((v = json_object_get(jop, "window")))
+        return plan__parse_window(v, in, index, op, err);
     const char *key = json_object_iter_key(json_object_iter(jop));
     return op_error(err, index,
                     "unknown op '%s' (where, select, with_column, drop, groupby, agg, "
-                    "distinct, sort, top_k, limit, offset, join, union)",
+                    "distinct, sort, top_k, limit, offset, join, union, window)",
                     key ? key : "");
 }
 
@@ -565,6 +573,8 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         memset(&lp->ops[i], 0, sizeof(struct lop));
         const struct df_schema *in = i == 0 ? &lp->src.schema : &lp->ops[i - 1].schema;
         json_t *expanded = plan__expand_sort(json_array_get(ops, i), in);
+        if (!expanded)
+            expanded = plan__expand_window(json_array_get(ops, i), in);
         if (expanded) {
             json_array_remove(ops, i);
             for (size_t k = 0; k < json_array_size(expanded); k++)

@@ -29,10 +29,30 @@ static bool passes_through(const struct lop *proj, const char *name)
     return false;
 }
 
+/* A filter passes a window only when it reads partition keys alone: it then
+ * keeps or drops whole partitions, which changes no function's value. */
+static bool only_partition_keys(const struct lop *f, const struct lop *w)
+{
+    int cols[256];
+    int n = filter_columns(f->expr, &w->schema, cols, 256);
+    if (n < 0 || n >= 256)
+        return false;
+    for (int i = 0; i < n; i++) {
+        bool key = false;
+        for (int k = 0; k < w->nby && !key; k++)
+            key = strcmp(w->schema.fields[cols[i]].name, w->by[k]) == 0;
+        if (!key)
+            return false;
+    }
+    return true;
+}
+
 static bool can_push_below(const struct lop *f, const struct lop *below)
 {
     if (below->kind == LOP_SORT)
         return true;
+    if (below->kind == LOP_WINDOW)
+        return below->nby > 0 && only_partition_keys(f, below);
     if (below->kind != LOP_PROJECT)
         return false;
     int cols[256];
@@ -56,7 +76,9 @@ static void push_predicates(struct lplan *lp, struct plan_physical *p)
                 continue;
             const struct df_schema *in = i >= 2 ? &lp->ops[i - 2].schema : &lp->src.schema;
             plan__decide(p, NULL, 0, "predicate '%s' moved below the %s so it runs first", f->expr,
-                         below->kind == LOP_SORT ? "sort" : "projection");
+                         below->kind == LOP_SORT     ? "sort"
+                         : below->kind == LOP_WINDOW ? "window (it reads only partition keys)"
+                                                     : "projection");
             struct lop tmp = *f;
             *f = *below;
             *below = tmp;
@@ -83,6 +105,30 @@ static void mark_all(int ncur, const int *map, bool *need)
             need[map[i]] = true;
 }
 
+/* A window reads its keys and arguments and passes its input through, so
+ * the walk goes on past it; its function columns map to no source column. */
+static int *mark_window(const struct lop *op, const struct df_schema *in, int *map, bool *need)
+{
+    for (int k = 0; k < op->nby + op->nkeys; k++) {
+        char *q = plan__quote_ident(k < op->nby ? op->by[k] : op->keys[k - op->nby]);
+        mark_expr(q, in, map, need);
+        free(q);
+    }
+    for (int k = 0; k < op->naggs; k++) {
+        struct df_window_call c;
+        struct fr_error err;
+        fr_error_init(&err);
+        if (df_window_call_parse(op->aggs[k], in, &c, &err) == FR_OK && c.arg >= 0 &&
+            map[c.arg] >= 0)
+            need[map[c.arg]] = true;
+        df_window_call_cleanup(&c);
+    }
+    map = fr_xrealloc(map, sizeof(int) * (size_t)(op->schema.nfields + 1));
+    for (int i = in->nfields; i < op->schema.nfields; i++)
+        map[i] = -1;
+    return map;
+}
+
 /* Walks the ops while columns still map to source columns, marking those
  * used; stops at the first op that replaces the schema. Returns false when
  * every column is needed anyway. */
@@ -105,6 +151,9 @@ static bool needed_columns(const struct lplan *lp, bool *need)
                 mark_expr(op->keys[k], in, map, need);
             break;
         case LOP_SLICE:
+            break;
+        case LOP_WINDOW:
+            map = mark_window(op, in, map, need);
             break;
         case LOP_PROJECT:
             for (int k = 0; k < op->nitems; k++) {

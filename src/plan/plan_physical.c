@@ -354,6 +354,42 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
     json_decref(step);
 }
 
+/* window: the rows of one partition must meet in one task: hash-partitioned
+ * by the partition keys into shuffle_partitions tasks, or gathered into one
+ * task when there are none; each task sorts and computes (df_window). */
+static void plan_window(struct plan_physical *p, int *cur, const struct lop *op)
+{
+    json_t *step = plan__window_step(op);
+    if (p->stages[*cur].ntasks == 1) {
+        pipe(p, *cur, step);
+        return;
+    }
+    int nparts = op->nby > 0 ? (int)p->cfg.shuffle_partitions : 1, ntasks = p->stages[*cur].ntasks;
+    if (op->nby > 0) {
+        p->stages[*cur].sink = json_pack("{ss so si}", "op", "hash_partition", "keys",
+                                         strings_json(op->by, op->nby), "buckets", nparts);
+        p->stages[*cur].nbuckets = nparts;
+    }
+    close_stage(p, *cur);
+    int w = new_stage(p, "window");
+    p->stages[w].ntasks = nparts;
+    add_slot(p, w, *cur, op->nby > 0 ? PLAN_SLOT_BUCKET : PLAN_SLOT_ALL);
+    if (op->nby == 0)
+        p->stages[w].core = json_pack("{ss}", "op", "concat");
+    pipe(p, w, step);
+    if (op->nby > 0)
+        plan__decide(p, "shuffle_partitions", nparts,
+                     "window: the %d tasks' rows hash-repartitioned by the partition keys into "
+                     "%d partitions (shuffle_partitions), each sorted and computed in one task",
+                     ntasks, nparts);
+    else
+        plan__decide(p, NULL, 0,
+                     "window without partition_by: the %d tasks' rows gathered into one task "
+                     "(one partition)",
+                     ntasks);
+    *cur = w;
+}
+
 static int plan_join(struct plan_physical *p, int *cur, const struct lop *op, struct fr_error *err)
 {
     int r;
@@ -448,6 +484,9 @@ static int build_chain(struct plan_physical *p, const struct lplan *lp, int *cur
             break;
         case LOP_TOPK:
             plan_topk(p, cur, op);
+            break;
+        case LOP_WINDOW:
+            plan_window(p, cur, op);
             break;
         }
         if (rc == FR_OK) {

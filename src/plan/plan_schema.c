@@ -33,7 +33,7 @@ int plan__bind_expr(const char *text, const struct df_schema *s, df_expr **out,
 
 /* The length of a sort key's expression, without " desc", " asc",
  * " nulls first" or " nulls last" at its end. */
-static size_t sort_key_expr_len(const char *key)
+size_t plan__sort_key_expr_len(const char *key)
 {
     static const char *const suffixes[] = {" desc", " asc", " nulls first", " nulls last"};
     size_t len = strlen(key);
@@ -86,7 +86,7 @@ json_t *plan__expand_sort(json_t *jop, const struct df_schema *in)
     json_array_foreach(keys, i, k)
     {
         const char *key = json_string_value(k);
-        size_t len = sort_key_expr_len(key);
+        size_t len = plan__sort_key_expr_len(key);
         char *expr = fr_xstrndup(key, len);
         df_expr *e = NULL;
         struct fr_error err;

@@ -459,6 +459,8 @@ static int check_pipeline(json_t *pipeline, struct fr_error *err)
         if ((v = json_object_get(op, "top_k")) &&
             (!json_is_object(v) || !int_in(v, "k", 0, INT64_MAX)))
             return bad_spec(err, "top_k needs a non-negative k%s", "");
+        if ((v = json_object_get(op, "window")) && plan__check_window(v, err) != FR_OK)
+            return err->status;
     }
     return FR_OK;
 }

@@ -281,6 +281,8 @@ int plan__run_pipeline(json_t *pipeline, struct df_table **t, struct df_exec *ex
             rc = run_sort(v, t, ex, err);
         else if ((v = json_object_get(op, "top_k")))
             rc = run_top_k(v, t, ex, err);
+        else if ((v = json_object_get(op, "window")))
+            rc = plan__run_window(v, t, ex, err);
         else if ((v = json_object_get(op, "slice"))) {
             int64_t off = json_integer_value(json_object_get(v, "offset"));
             int64_t lim = json_integer_value(json_object_get(v, "limit"));

@@ -1,0 +1,332 @@
+/* sql_compile_subq: subqueries in expressions as joins. A scalar subquery
+ * is a one-row relation left-joined on a constant key (correlated by
+ * equalities: grouped by its inner keys and left-joined on them); IN is a
+ * semi join, NOT IN an anti join with SQL's NULL rules (a NULL in the
+ * subquery empties it, a NULL on the left never qualifies); EXISTS and NOT
+ * EXISTS correlated by equalities are semi and anti joins. */
+#include "sql_compile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The subquery q compiled with the outer scope `scope` visible: its inner =
+ * outer equalities are pulled out into h (its output ends with their inner
+ * keys). */
+static int compile_sub(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *scope,
+                       struct sc_scope *h, struct sc_rel *out)
+{
+    *h = *scope;
+    h->corr = NULL;
+    h->ncorr = 0;
+    h->correlated_ok = true;
+    int rc = sc__query(c, q, h, out);
+    if (rc == FR_OK && h->ncorr > 0 && (q->limit || q->offset || !q->select))
+        rc = sc__unsupported(c, q->pos,
+                             "a correlated subquery with LIMIT, OFFSET or a set operation is not "
+                             "supported");
+    return rc;
+}
+
+static int value_columns(struct sc_ctx *c, const struct sql_query *q, const struct sc_rel *r,
+                         int ncorr)
+{
+    if (r->ncols - ncorr != 1)
+        return sc__invalid(c, q->pos, "the subquery must return one column, not %d",
+                           r->ncols - ncorr);
+    return FR_OK;
+}
+
+/* The outer side's key column for expression e. */
+static int outer_key(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, char **out)
+{
+    char *text = NULL;
+    int rc = sc__expr_text(x, e, &text);
+    if (rc != FR_OK)
+        return rc;
+    size_t n = strlen(text);
+    if (text[0] == '"' && strchr(text + 1, '"') == text + n - 1) {
+        *out = fr_xstrndup(text + 1, n - 2);
+        free(text);
+        return FR_OK;
+    }
+    const char *col = sc__add_computed(x->c, r, text, "key", e->pos);
+    free(text);
+    if (!col)
+        return FR_EINVAL;
+    *out = fr_xstrdup(col);
+    return FR_OK;
+}
+
+/* Keys: the outer expressions of h against r, the sub's trailing columns. */
+static int corr_keys(struct sc_ex *x, struct sc_rel *r, struct sc_scope *h,
+                     const struct sc_rel *sub, json_t *lk, json_t *rk)
+{
+    for (int i = 0; i < h->ncorr; i++) {
+        char *k = NULL;
+        int rc = outer_key(x, r, h->corr[i].outer, &k);
+        const char *sk = sub->cols[sub->ncols - h->ncorr + i].internal;
+        if (rc == FR_OK)
+            rc = sc__key_types(x->c, r, k, sub, sk, h->corr[i].outer->pos);
+        if (rc != FR_OK) {
+            free(k);
+            return rc;
+        }
+        json_array_append_new(lk, json_string(k));
+        json_array_append_new(rk, json_string(sk));
+        free(k);
+    }
+    return FR_OK;
+}
+
+static bool global_agg(const struct sql_query *q)
+{
+    const struct sql_select *s = q->select;
+    if (!s || s->ngroup || s->group_by_all || s->values)
+        return false;
+    for (int i = 0; i < s->nitems; i++)
+        if (sc__has_agg(s->items[i].expr))
+            return true;
+    return false;
+}
+
+/* The subquery's one item is count(...). */
+static bool counts(const struct sql_query *q)
+{
+    const struct sql_expr *e = q->select && q->select->nitems == 1 ? q->select->items[0].expr : NULL;
+    return e && e->kind == SQL_E_FUNC && !e->window && e->name.text &&
+           strcasecmp(e->name.text, "count") == 0;
+}
+
+static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
+{
+    struct sc_rel sub;
+    struct sc_scope h;
+    sc__rel_init(&sub);
+    int rc = compile_sub(x->c, e->query, x->scope, &h, &sub);
+    if (rc == FR_OK)
+        rc = value_columns(x->c, e->query, &sub, h.ncorr);
+    if (rc == FR_OK && h.ncorr > 0 && !global_agg(e->query))
+        rc = sc__unsupported(x->c, e->pos,
+                             "a correlated scalar subquery is supported only as an aggregate "
+                             "without GROUP BY");
+    if (rc == FR_OK && h.ncorr == 0 && !global_agg(e->query)) {
+        /* at most one row: the first (DuckDB errs on more; documented) */
+        char *q = sc__quote(sub.cols[0].internal);
+        sc__rel_op(&sub, json_pack("{s[o]}", "agg", json_sprintf("first(%s) as %s", q, q)));
+        free(q);
+    }
+    if (rc == FR_OK) {
+        char *value = fr_xstrdup(sub.cols[0].internal);
+        df_type t = sub.cols[0].type;
+        if (h.ncorr == 0) {
+            sc__cross(x->c, r, &sub, "left");
+        } else {
+            json_t *lk = json_array(), *rk = json_array();
+            rc = corr_keys(x, r, &h, &sub, lk, rk);
+            if (rc == FR_OK)
+                sc__join(x->c, r, &sub, "left", lk, rk);
+            else
+                json_decref(lk), json_decref(rk);
+        }
+        struct sc_col *col = NULL;
+        for (int i = 0; rc == FR_OK && i < r->ncols; i++)
+            if (strcmp(r->cols[i].internal, value) == 0)
+                col = &r->cols[i];
+        if (col) {
+            col->hidden = true;
+            col->type = t;
+            const char *v = col->internal;
+            if (h.ncorr > 0 && counts(e->query)) { /* no group: the count is 0, not NULL */
+                char *q = sc__quote(v), *text = fr_xasprintf("coalesce(%s, 0)", q);
+                v = sc__add_computed(x->c, r, text, "count", e->pos);
+                free(q);
+                free(text);
+            }
+            if (v)
+                sc__ex_subst(x, e, (char *)v);
+            else
+                rc = FR_EINVAL;
+        }
+        free(value);
+    }
+    free(h.corr);
+    sc__rel_cleanup(&sub);
+    return rc;
+}
+
+static int scalar_walk(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
+{
+    if (!e)
+        return FR_OK;
+    if (e->kind == SQL_E_SUBQUERY) {
+        for (int i = 0; i < x->nsubst; i++)
+            if (x->subst[i].node == e)
+                return FR_OK;
+        return one_scalar(x, r, e);
+    }
+    if (e->kind == SQL_E_IN_QUERY || e->kind == SQL_E_EXISTS)
+        return FR_OK; /* refused by name when the expression compiles */
+    int rc = FR_OK;
+    for (int i = 0; rc == FR_OK && i < e->nargs; i++)
+        rc = scalar_walk(x, r, e->args[i]);
+    if (rc == FR_OK)
+        rc = scalar_walk(x, r, e->operand);
+    if (rc == FR_OK)
+        rc = scalar_walk(x, r, e->else_);
+    return rc;
+}
+
+int sc__scalar_subqueries(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
+{
+    if (!sc__has_subquery(e))
+        return FR_OK;
+    return scalar_walk(x, r, e);
+}
+
+/* ---- [NOT] IN (query), [NOT] EXISTS (query) as WHERE conjuncts ---- */
+
+static const struct sql_expr *unwrap_not(const struct sql_expr *e, bool *neg)
+{
+    *neg = false;
+    while (e->kind == SQL_E_UNARY && e->op == 'N') {
+        *neg = !*neg;
+        e = e->args[0];
+    }
+    if (e->kind == SQL_E_IN_QUERY || e->kind == SQL_E_EXISTS)
+        *neg = *neg != e->negated;
+    return e;
+}
+
+bool sc__is_subquery_conjunct(const struct sql_expr *e)
+{
+    bool neg;
+    e = unwrap_not(e, &neg);
+    return e->kind == SQL_E_IN_QUERY || e->kind == SQL_E_EXISTS;
+}
+
+/* One row of counts over the subquery's value: n rows, nv non-null. */
+static int null_stats(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *scope,
+                      struct sc_rel *r, char **n, char **nv)
+{
+    struct sc_rel sub;
+    struct sc_scope h;
+    sc__rel_init(&sub);
+    int rc = compile_sub(c, q, scope, &h, &sub);
+    free(h.corr);
+    if (rc != FR_OK) {
+        sc__rel_cleanup(&sub);
+        return rc;
+    }
+    *n = sc__new_internal(c, "rows");
+    *nv = sc__new_internal(c, "values");
+    char *qv = sc__quote(sub.cols[0].internal), *qn = sc__quote(*n), *qnv = sc__quote(*nv);
+    sc__rel_op(&sub, json_pack("{s[oo]}", "agg", json_sprintf("count(*) as %s", qn),
+                               json_sprintf("count(%s) as %s", qv, qnv)));
+    free(qv);
+    free(qn);
+    free(qnv);
+    for (int i = 0; i < sub.ncols; i++) {
+        free(sub.cols[i].internal);
+        free(sub.cols[i].name);
+        free(sub.cols[i].qual);
+        free(sub.cols[i].orig);
+    }
+    sub.ncols = 0;
+    sc__rel_add(&sub, "rows", true, NULL, *n, DF_TYPE_INT64)->hidden = true;
+    sc__rel_add(&sub, "values", true, NULL, *nv, DF_TYPE_INT64)->hidden = true;
+    sc__cross(c, r, &sub, "inner");
+    sc__rel_cleanup(&sub);
+    return FR_OK;
+}
+
+static int in_query(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, bool neg)
+{
+    struct sc_rel sub;
+    struct sc_scope h;
+    sc__rel_init(&sub);
+    char *n = NULL, *nv = NULL, *k = NULL;
+    int rc = compile_sub(x->c, e->query, x->scope, &h, &sub);
+    if (rc == FR_OK)
+        rc = value_columns(x->c, e->query, &sub, h.ncorr);
+    if (rc == FR_OK && neg && h.ncorr > 0)
+        rc = sc__unsupported(x->c, e->pos, "a correlated NOT IN (subquery) is not supported");
+    if (rc == FR_OK && neg)
+        rc = null_stats(x->c, e->query, x->scope, r, &n, &nv);
+    if (rc == FR_OK)
+        rc = outer_key(x, r, e->args[0], &k);
+    if (rc == FR_OK)
+        rc = sc__key_types(x->c, r, k, &sub, sub.cols[0].internal, e->pos);
+    json_t *lk = json_array(), *rk = json_array();
+    if (rc == FR_OK) {
+        json_array_append_new(lk, json_string(k));
+        json_array_append_new(rk, json_string(sub.cols[0].internal));
+        rc = corr_keys(x, r, &h, &sub, lk, rk);
+    }
+    if (rc == FR_OK) {
+        sc__join(x->c, r, &sub, neg ? "anti" : "semi", lk, rk);
+        lk = rk = NULL;
+    }
+    if (rc == FR_OK && neg) {
+        char *qn = sc__quote(n), *qnv = sc__quote(nv), *qk = sc__quote(k);
+        sc__rel_op(r, json_pack("{so}", "where",
+                                json_sprintf("(%s = 0) or (%s = %s and %s is not null)", qn, qnv,
+                                             qn, qk)));
+        free(qn);
+        free(qnv);
+        free(qk);
+    }
+    json_decref(lk);
+    json_decref(rk);
+    free(n);
+    free(nv);
+    free(k);
+    free(h.corr);
+    sc__rel_cleanup(&sub);
+    return rc;
+}
+
+static int exists(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, bool neg)
+{
+    struct sc_rel sub;
+    struct sc_scope h;
+    sc__rel_init(&sub);
+    int rc = compile_sub(x->c, e->query, x->scope, &h, &sub);
+    if (rc == FR_OK && h.ncorr == 0) { /* uncorrelated: whether it has a row */
+        char *n = sc__new_internal(x->c, "rows"), *qn = sc__quote(n);
+        sc__rel_op(&sub, json_pack("{s[o]}", "agg", json_sprintf("count(*) as %s", qn)));
+        for (int i = 0; i < sub.ncols; i++)
+            sub.cols[i].hidden = true;
+        sc__rel_add(&sub, "rows", true, NULL, n, DF_TYPE_INT64)->hidden = true;
+        sc__cross(x->c, r, &sub, "inner");
+        sc__rel_op(r, json_pack("{so}", "where", json_sprintf("%s %s 0", qn, neg ? "=" : ">")));
+        free(n);
+        free(qn);
+    } else if (rc == FR_OK) {
+        json_t *lk = json_array(), *rk = json_array();
+        rc = corr_keys(x, r, &h, &sub, lk, rk);
+        if (rc == FR_OK)
+            sc__join(x->c, r, &sub, neg ? "anti" : "semi", lk, rk);
+        else
+            json_decref(lk), json_decref(rk);
+    }
+    free(h.corr);
+    sc__rel_cleanup(&sub);
+    return rc;
+}
+
+int sc__subquery_conjunct(struct sc_ctx *c, struct sc_scope *scope, struct sc_rel *r,
+                          const struct sql_expr *e)
+{
+    bool neg;
+    const struct sql_expr *s = unwrap_not(e, &neg);
+    struct sc_ex x = {0};
+    x.c = c;
+    x.scope = scope;
+    x.leaf_names = -1;
+    x.clause = "WHERE";
+    int rc = s->kind == SQL_E_EXISTS ? exists(&x, r, s, neg) : in_query(&x, r, s, neg);
+    sc__ex_cleanup(&x);
+    return rc;
+}

@@ -1,0 +1,268 @@
+/* sql_compile_window: window functions (f(...) OVER (PARTITION BY ..
+ * ORDER BY ..)) into the plan's window op: their inputs become columns
+ * first, calls with the same PARTITION BY and ORDER BY share one op, and
+ * each result is a column the rest of the block reads. Frames are refused. */
+#include "sql_compile_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct wspec {
+    json_t *partition, *order, *functions;
+    char *key; /* the partition and order texts, to share an op */
+};
+
+struct wfound {
+    const struct sql_expr **v;
+    int n;
+};
+
+static void wwalk(const struct sql_expr *e, struct wfound *f)
+{
+    if (!e)
+        return;
+    if (e->kind == SQL_E_FUNC && e->window) {
+        f->v = fr_xrealloc(f->v, sizeof(*f->v) * (size_t)(f->n + 1));
+        f->v[f->n++] = e;
+        return;
+    }
+    for (int i = 0; i < e->nargs; i++)
+        wwalk(e->args[i], f);
+    wwalk(e->operand, f);
+    wwalk(e->else_, f);
+}
+
+/* The column holding e's value: a column of r as it is, else computed. */
+static int as_column(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, char **out)
+{
+    char *text = NULL;
+    int rc = sc__expr_text(x, e, &text);
+    if (rc != FR_OK)
+        return rc;
+    size_t n = strlen(text);
+    if (text[0] == '"' && strchr(text + 1, '"') == text + n - 1) {
+        *out = text;
+        return FR_OK;
+    }
+    char *name = sc__display_name(x->c, e);
+    const char *col = sc__add_computed(x->c, r, text, name, e->pos);
+    free(name);
+    free(text);
+    if (!col)
+        return FR_EINVAL;
+    *out = sc__quote(col);
+    return FR_OK;
+}
+
+static const struct sql_window *named(struct sc_ctx *c, const struct sql_select *s,
+                                      const struct sql_window *w, int *rc)
+{
+    if (!w->ref.text)
+        return w;
+    for (int i = 0; i < s->nwindows; i++)
+        if (sc__name_eq(s->window_names[i].text, w->ref.text, w->ref.quoted))
+            return s->windows[i];
+    *rc = sc__invalid(c, w->ref.pos, "no window named '%s'", w->ref.text);
+    return NULL;
+}
+
+static int spec_of(struct sc_ex *x, struct sc_rel *r, const struct sql_window *w, struct wspec *sp)
+{
+    int rc = FR_OK;
+    struct fr_buf key;
+    fr_buf_init(&key);
+    sp->partition = json_array();
+    sp->order = json_array();
+    for (int i = 0; rc == FR_OK && i < w->npartition; i++) {
+        char *col = NULL;
+        if ((rc = as_column(x, r, w->partition_by[i], &col)) == FR_OK) {
+            json_array_append_new(sp->partition, json_string(col));
+            fr_buf_printf(&key, "p%s,", col);
+        }
+        free(col);
+    }
+    for (int i = 0; rc == FR_OK && i < w->norder; i++) {
+        const struct sql_order_item *it = &w->order_by[i];
+        char *col = NULL;
+        if ((rc = as_column(x, r, it->expr, &col)) == FR_OK) {
+            char *k = fr_xasprintf("%s%s%s", col, it->desc ? " desc" : "",
+                                   it->nulls == 1 ? " nulls first" : " nulls last");
+            json_array_append_new(sp->order, json_string(k));
+            fr_buf_printf(&key, "o%s,", k);
+            free(k);
+        }
+        free(col);
+    }
+    sp->key = fr_buf_steal(&key, NULL);
+    if (!sp->key)
+        sp->key = fr_xstrdup("");
+    return rc;
+}
+
+static bool is_literal(const struct sql_expr *e)
+{
+    return e->kind == SQL_E_INT || e->kind == SQL_E_FLOAT || e->kind == SQL_E_STRING ||
+           e->kind == SQL_E_BOOL || e->kind == SQL_E_NULL || e->kind == SQL_E_TYPED ||
+           (e->kind == SQL_E_UNARY && e->op == '-' && e->args[0]->kind != SQL_E_UNARY &&
+            is_literal(e->args[0]));
+}
+
+/* The function's text (without the alias) and its result type. */
+static int function(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, char **out,
+                    df_type *t)
+{
+    const char *n = e->name.text;
+    struct sc_ctx *c = x->c;
+    bool ranking = strcasecmp(n, "row_number") == 0 || strcasecmp(n, "rank") == 0 ||
+                   strcasecmp(n, "dense_rank") == 0;
+    bool shift = strcasecmp(n, "lag") == 0 || strcasecmp(n, "lead") == 0;
+    const char *agg = strcasecmp(n, "sum") == 0                                 ? "sum"
+                      : strcasecmp(n, "avg") == 0 || strcasecmp(n, "mean") == 0 ? "avg"
+                      : strcasecmp(n, "min") == 0                               ? "min"
+                      : strcasecmp(n, "max") == 0                               ? "max"
+                      : strcasecmp(n, "count") == 0                             ? "count"
+                                                                                : NULL;
+    if (!ranking && !shift && !agg)
+        return sc__unsupported(c, e->pos, "the window function %s is not supported", n);
+    if (e->distinct || e->filter)
+        return sc__unsupported(c, e->pos, "%s in a window function is not supported",
+                               e->distinct ? "DISTINCT" : "FILTER");
+    if (ranking) {
+        if (e->nargs != 0)
+            return sc__invalid(c, e->pos, "%s takes no arguments", n);
+        *out = fr_xasprintf("%s()", n);
+        *t = DF_TYPE_INT64;
+        return FR_OK;
+    }
+    if (e->star && agg && strcmp(agg, "count") == 0) {
+        *out = fr_xstrdup("count(*)");
+        *t = DF_TYPE_INT64;
+        return FR_OK;
+    }
+    if (e->nargs < 1 || e->nargs > (shift ? 3 : 1))
+        return sc__invalid(c, e->pos, "%s takes %s, got %d arguments", n,
+                           shift ? "1 to 3 arguments" : "1 argument", e->nargs);
+    if (shift && e->nargs >= 2 && (e->args[1]->kind != SQL_E_INT || e->args[1]->ival < 0))
+        return sc__unsupported(c, e->args[1]->pos,
+                               "%s's offset must be a whole number literal of 0 or more", n);
+    if (shift && e->nargs == 3 && !is_literal(e->args[2]))
+        return sc__unsupported(c, e->args[2]->pos, "%s's default must be a literal", n);
+    char *col = NULL;
+    int rc = as_column(x, r, e->args[0], &col);
+    if (rc != FR_OK)
+        return rc;
+    rc = sc__expr_type(c, r, col, e->pos, t);
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_printf(&b, "%s(%s", shift ? n : agg, col);
+    for (int i = 1; rc == FR_OK && i < e->nargs; i++) {
+        fr_buf_puts(&b, ", ");
+        rc = sc__expr(x, e->args[i], &b);
+    }
+    fr_buf_puts(&b, ")");
+    free(col);
+    *out = fr_buf_steal(&b, NULL);
+    if (agg && strcmp(agg, "count") == 0)
+        *t = DF_TYPE_INT64;
+    else if (agg && strcmp(agg, "avg") == 0)
+        *t = DF_TYPE_FLOAT64;
+    return rc;
+}
+
+static struct wspec *find_spec(struct wspec **specs, int *n, struct wspec *sp)
+{
+    for (int i = 0; i < *n; i++) {
+        if (strcmp((*specs)[i].key, sp->key) == 0) {
+            json_decref(sp->partition);
+            json_decref(sp->order);
+            free(sp->key);
+            return &(*specs)[i];
+        }
+    }
+    *specs = fr_xrealloc(*specs, sizeof(**specs) * (size_t)(*n + 1));
+    (*specs)[*n] = *sp;
+    (*specs)[*n].functions = json_array();
+    return &(*specs)[(*n)++];
+}
+
+static int one_window(struct sc_ex *x, const struct sql_select *s, struct sc_rel *r,
+                      const struct sql_expr *e, struct wspec **specs, int *nspecs,
+                      struct sc_rel *adds)
+{
+    int rc = FR_OK;
+    const struct sql_window *w = named(x->c, s, e->window, &rc);
+    if (!w)
+        return rc;
+    if (e->window->has_frame || w->has_frame) {
+        const struct sql_window *f = e->window->has_frame ? e->window : w;
+        return sc__unsupported(x->c, f->frame_pos, "window frame %s is not supported",
+                               f->frame_text ? f->frame_text : "ROWS BETWEEN");
+    }
+    struct wspec sp = {0};
+    char *fn = NULL;
+    df_type t = DF_TYPE_NULL;
+    if ((rc = spec_of(x, r, w, &sp)) == FR_OK)
+        rc = function(x, r, e, &fn, &t);
+    if (rc != FR_OK) {
+        json_decref(sp.partition);
+        json_decref(sp.order);
+        free(sp.key);
+        free(fn);
+        return rc;
+    }
+    struct wspec *into = find_spec(specs, nspecs, &sp);
+    char *name = sc__display_name(x->c, e), *internal = sc__new_internal(x->c, e->name.text);
+    char *qi = sc__quote(internal);
+    json_array_append_new(into->functions, json_sprintf("%s as %s", fn, qi));
+    sc__rel_add(adds, name, true, NULL, internal, t)->hidden = true;
+    sc__ex_subst(x, e, adds->cols[adds->ncols - 1].internal);
+    free(qi);
+    free(internal);
+    free(name);
+    free(fn);
+    return FR_OK;
+}
+
+int sc__windows(struct sc_ctx *c, const struct sql_query *q, const struct sql_select *s,
+                struct sc_rel *r, struct sc_ex *x)
+{
+    struct wfound f = {NULL, 0};
+    for (int i = 0; i < s->nitems; i++)
+        wwalk(s->items[i].expr, &f);
+    wwalk(s->qualify, &f);
+    for (int i = 0; q && q->select == s && i < q->norder; i++)
+        wwalk(q->order_by[i].expr, &f);
+    struct wspec *specs = NULL;
+    int nspecs = 0, rc = FR_OK;
+    struct sc_rel adds;
+    sc__rel_init(&adds);
+    x->clause = "a window function";
+    for (int i = 0; rc == FR_OK && i < f.n; i++)
+        rc = one_window(x, s, r, f.v[i], &specs, &nspecs, &adds);
+    for (int i = 0; i < nspecs; i++) {
+        if (rc == FR_OK)
+            sc__rel_op(r, json_pack("{s{sOsOsO}}", "window", "partition_by", specs[i].partition,
+                                    "order_by", specs[i].order, "functions", specs[i].functions));
+        json_decref(specs[i].partition);
+        json_decref(specs[i].order);
+        json_decref(specs[i].functions);
+        free(specs[i].key);
+    }
+    /* the results join r's columns after every op's inputs are computed */
+    for (int i = 0; rc == FR_OK && i < adds.ncols; i++) {
+        r->cols = fr_xrealloc(r->cols, sizeof(*r->cols) * (size_t)(r->ncols + 1));
+        sc__col_copy(&r->cols[r->ncols++], &adds.cols[i]);
+    }
+    /* substitutions point into adds: repoint them at r's copies */
+    for (int i = 0; rc == FR_OK && i < x->nsubst; i++)
+        for (int k = 0; k < adds.ncols; k++)
+            if (x->subst[i].internal == adds.cols[k].internal)
+                x->subst[i].internal = r->cols[r->ncols - adds.ncols + k].internal;
+    sc__rel_cleanup(&adds);
+    free(specs);
+    free(f.v);
+    (void)c;
+    return rc;
+}

@@ -1,0 +1,1 @@
+SELECT a, b AS x, count(*) FROM t WHERE a > 1 AND b = 'x''y' GROUP BY a, 2 HAVING count(*) > 1 ORDER BY 1 DESC NULLS LAST, b LIMIT 10 OFFSET 5

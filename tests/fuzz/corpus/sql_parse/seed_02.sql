@@ -1,0 +1,1 @@
+select 1 + 2 * 3 - -4, not a = b or c and d || 'x' % 3

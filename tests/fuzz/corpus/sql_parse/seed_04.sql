@@ -1,0 +1,1 @@
+with x(a) as (select 1) select * from x union all select 2 intersect select 3 except (select 4 order by 1 limit 1)

@@ -1,0 +1,1 @@
+SELECT CASE WHEN a THEN 1 ELSE 2 END, CASE a WHEN 1 THEN 'x' END, CAST(a AS decimal(15,2)), a::double precision, try_cast(b as int), extract(year from d), date '2020-01-01', interval '3 days', interval 3 day

@@ -1,0 +1,1 @@
+SET morsel_size_rows = 100;

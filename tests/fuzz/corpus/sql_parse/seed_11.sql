@@ -1,0 +1,1 @@
+EXPLAIN SELECT "A"."b", t.* FROM "T" AS "A" (c, d) -- comment

@@ -1,0 +1,1 @@
+VALUES (1, 'a'), (2, 'b') /* block /* nested */ */

@@ -1,0 +1,1 @@
+SELECT l_returnflag, sum(l_extendedprice * (1 - l_discount)) FROM lineitem WHERE l_shipdate <= date '1998-12-01' - interval '90' day GROUP BY ALL ORDER BY l_returnflag
