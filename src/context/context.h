@@ -107,6 +107,43 @@ int ctx_dataframe_get(ctx *c, const char *id, json_t **out, struct ctx_error *er
 int ctx_dataframe_delete(ctx *c, const char *id, struct ctx_error *err);
 int ctx_dataframe_explain(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 
+/* Creates a dataframe from a compiled SQL query (ctx_sql_compile), as
+ * ctx_dataframe_create does from a plan; its record keeps the SQL text.
+ * name (NULL = none): 1-64 of [A-Za-z0-9_], a table name for later SQL,
+ * unique among the runner's dataframes ignoring case (409 conflict);
+ * FR_EINVAL invalid-parameter (ext parameter "name") when malformed. The
+ * statement must be a query (else 400 invalid-sql). */
+typedef struct ctx_sql ctx_sql;
+typedef struct ctx_query_watch ctx_query_watch;
+int ctx_dataframe_create_sql(ctx *c, const ctx_sql *s, const char *name, const char *request_id,
+                             json_t **out, struct ctx_error *err);
+
+/* ---- SQL (context_sql.c) ---- */
+/* What a compiled statement is: a query (submitted like a plan), EXPLAIN
+ * (answered at once), SET/RESET (a config change: the caller checks the
+ * admin token as for POST /v1/config) or SHOW. */
+enum ctx_sql_kind { CTX_SQL_QUERY, CTX_SQL_EXPLAIN, CTX_SQL_CONFIG_CHANGE, CTX_SQL_SHOW };
+/* Compiles text (borrowed) over the catalog: dataframes by ID or name, then
+ * datasets by name. Creates and freezes nothing. *out new (ctx_sql_free).
+ * Errors: 400 invalid-sql (also past SQL_MAX_TEXT_BYTES, ext max_bytes),
+ * 422 unsupported-sql, 404 dataset-not-found: ext line, column, position
+ * and excerpt (the line with a caret) where the text locates it. */
+int ctx_sql_compile(ctx *c, const char *text, ctx_sql **out, struct ctx_error *err);
+enum ctx_sql_kind ctx_sql_kind(const ctx_sql *s);
+json_t *ctx_sql_plan(const ctx_sql *s);     /* borrowed: a query's or EXPLAIN's plan */
+const char *ctx_sql_text(const ctx_sql *s); /* borrowed */
+void ctx_sql_free(ctx_sql *s);              /* accepts NULL */
+/* The 200 answer of EXPLAIN (plan_physical_explain's members, config_id,
+ * plan), SET/RESET (ctx_config_update's, errors included: 409 config-locked
+ * after the freeze) or SHOW ({"statement": "show", "locked", "config_id",
+ * "values"} or, for one field, "field" and "value" instead of "values").
+ * None of them creates a runner. */
+int ctx_sql_answer(ctx *c, const ctx_sql *s, json_t **out, struct ctx_error *err);
+/* Submits a compiled query as ctx_query_submit_watched does a plan; the
+ * query's record and status keep "sql" and the compiled "plan". */
+int ctx_query_submit_sql(ctx *c, const ctx_sql *s, const char *request_id, json_t **out,
+                         ctx_query_watch **watch, struct ctx_error *err);
+
 /* ---- queries ---- */
 /* A live query's status plus "runner_id" and "archived": false; a query no
  * longer in memory from the history ("archived": true, its plan, task config
@@ -116,7 +153,6 @@ int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err
 /* A watch on an accepted query, for a waiting request (ctx_query_submit_watched
  * makes it): ctx_query_watch_settled tells cheaply (no context lock, no JSON)
  * whether it reached a final state. */
-typedef struct ctx_query_watch ctx_query_watch;
 bool ctx_query_watch_settled(ctx_query_watch *w);
 json_t *ctx_query_watch_json(ctx_query_watch *w); /* new: its status, as GET answers it */
 void ctx_query_watch_free(ctx_query_watch *w);    /* accepts NULL */

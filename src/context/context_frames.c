@@ -155,15 +155,76 @@ static json_t *frame_json(const struct ctx_frame *f)
 {
     char at[40];
     fr_iso8601_ms(f->created_ms, at, sizeof(at));
-    return json_pack("{ss so ss ss sb so? sO sO}", "id", f->id, "schema",
-                     ctx__schema_json(&f->schema), "config_id", f->config_id, "created_at", at,
-                     "materialized", f->nparts > 0, "rows",
-                     f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan, "preview",
-                     f->preview ? f->preview : json_array());
+    json_t *j =
+        json_pack("{ss so ss ss sb so? sO sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+                  "config_id", f->config_id, "created_at", at, "materialized", f->nparts > 0,
+                  "rows", f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan,
+                  "preview", f->preview ? f->preview : json_array());
+    if (f->name[0])
+        json_object_set_new(j, "name", json_string(f->name));
+    if (f->sql)
+        json_object_set_new(j, "sql", json_string(f->sql));
+    return j;
 }
+
+/* A dataframe's SQL name: 1-64 of [A-Za-z0-9_]. */
+static bool frame_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 1 && n <= 64 &&
+           strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+static int name_taken(struct ctx_error *err, const char *name)
+{
+    err->ext = json_pack("{ss}", "name", name);
+    return ctx__fail(err, FR_ECONFLICT, "conflict",
+                     "a dataframe is named '%s' already (names are unique ignoring case): "
+                     "choose another or DELETE that dataframe",
+                     name);
+}
+
+static int frame_create(ctx *c, json_t *plan, const char *sql, const char *name,
+                        const char *request_id, json_t **out, struct ctx_error *err);
 
 int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,
                          struct ctx_error *err)
+{
+    return frame_create(c, plan, NULL, NULL, request_id, out, err);
+}
+
+int ctx_dataframe_create_sql(ctx *c, const ctx_sql *s, const char *name, const char *request_id,
+                             json_t **out, struct ctx_error *err)
+{
+    *out = NULL;
+    if (ctx_sql_kind(s) != CTX_SQL_QUERY)
+        return ctx__fail(err, FR_EINVAL, "invalid-sql",
+                         "a dataframe is made from a query (SELECT, WITH, VALUES); EXPLAIN, SET, "
+                         "RESET and SHOW go to POST /v1/queries");
+    if (name && !frame_name_ok(name)) {
+        err->ext = json_pack("{ss}", "parameter", "name");
+        return ctx__fail(err, FR_EINVAL, "invalid-parameter",
+                         "name: a dataframe's name is 1 to 64 of A-Z, a-z, 0-9 and _");
+    }
+    pthread_mutex_lock(&c->lock);
+    bool taken = name && ctx__frame_name_taken(c, name);
+    pthread_mutex_unlock(&c->lock);
+    if (taken) /* before the freeze: a refused name freezes nothing */
+        return name_taken(err, name);
+    return frame_create(c, ctx_sql_plan(s), ctx_sql_text(s), name, request_id, out, err);
+}
+
+static void frame_discard(struct ctx_frame *f)
+{
+    json_decref(f->plan);
+    json_decref(f->formats);
+    df_schema_cleanup(&f->schema);
+    free(f->sql);
+    free(f);
+}
+
+static int frame_create(ctx *c, json_t *plan, const char *sql, const char *name,
+                        const char *request_id, json_t **out, struct ctx_error *err)
 {
     *out = NULL;
     struct cfg snap;
@@ -184,24 +245,37 @@ int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **
     snprintf(f->config_id, sizeof(f->config_id), "%s", runner_config(r)->id);
     f->created_ms = fr_now_ms();
     json_t *preview = NULL;
+    f->sql = sql ? fr_xstrdup(sql) : NULL;
+    snprintf(f->name, sizeof(f->name), "%s", name ? name : "");
     struct ctx_qrec rec = {.created_ms = f->created_ms};
     ctx__random_id("q", rec.id, sizeof(rec.id));
     snprintf(rec.frame_id, sizeof(rec.frame_id), "%s", f->id);
+    rec.sql = sql ? json_pack("{ss}", "sql", sql) : NULL;
     rc = run_preview(c, r, p, &rec, plan, &preview, err); /* the query owns p now */
+    json_decref(rec.sql);
     ctx__runner_release(c);
     if (rc != FR_OK) {
-        json_decref(f->plan);
-        json_decref(f->formats);
-        df_schema_cleanup(&f->schema);
-        free(f);
+        frame_discard(f);
         return rc;
     }
     pthread_mutex_lock(&c->lock);
+    if (name && ctx__frame_name_taken(c, name)) { /* a racing create took it meanwhile */
+        pthread_mutex_unlock(&c->lock);
+        json_decref(preview);
+        frame_discard(f);
+        return name_taken(err, name);
+    }
     c->frames = fr_xrealloc(c->frames, sizeof(*c->frames) * (size_t)(c->nframes + 1));
     c->frames[c->nframes++] = f;
     f->preview = preview;
     *out = json_pack("{ss so ss sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
                      "config_id", f->config_id, "preview", preview);
+    if (f->name[0])
+        json_object_set_new(*out, "name", json_string(f->name));
+    if (f->sql) {
+        json_object_set_new(*out, "sql", json_string(f->sql));
+        json_object_set(*out, "plan", f->plan);
+    }
     pthread_mutex_unlock(&c->lock);
     return FR_OK;
 }
@@ -330,6 +404,7 @@ static void frame_free(ctx *c, struct ctx_frame *f)
     json_decref(f->plan);
     json_decref(f->formats);
     df_schema_cleanup(&f->schema);
+    free(f->sql);
     free(f);
 }
 

@@ -109,19 +109,21 @@ static void log_query(const char *msg, const char *id, const char *config_id,
  * PLAN_KEPT_MAX bytes only its sha256 and size ("plan_truncated": true),
  * so inline rows cannot swell the file. */
 #define PLAN_KEPT_MAX (256 * 1024)
-static char *plan_text(json_t *plan, const char *frame_id)
+static char *plan_text(json_t *plan, const char *frame_id, const json_t *sql)
 {
     char *text = plan ? fr_json_dumps(plan, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
     json_t *kept = json_object();
     if (frame_id[0])
         json_object_set_new(kept, "dataframe", json_string(frame_id));
+    if (json_object_get(sql, "sql")) /* the SQL it was compiled from */
+        json_object_set(kept, "sql", json_object_get(sql, "sql"));
     if (text && strlen(text) > PLAN_KEPT_MAX) {
         char id[80];
         fr_sha256_id(text, strlen(text), id, sizeof(id));
         json_object_set_new(kept, "plan_truncated", json_true());
         json_object_set_new(kept, "plan_sha256", json_string(id));
         json_object_set_new(kept, "plan_bytes", json_integer((json_int_t)strlen(text)));
-    } else if (frame_id[0] && plan) {
+    } else if ((frame_id[0] || sql) && plan) {
         json_object_set(kept, "plan", plan);
     } else if (plan) { /* an inline plan is kept as it came */
         json_decref(kept);
@@ -140,7 +142,7 @@ void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, 
     if (!c->history)
         return lost(c, "a query");
     freeze_again(c, r);
-    char *plan_json = plan_text(plan, rec->frame_id);
+    char *plan_json = plan_text(plan, rec->frame_id, rec->sql);
     struct history_query_rec q = {.id = rec->id,
                                   .runner_id = rid,
                                   .config_id = config_id,

@@ -100,6 +100,13 @@ int ctx__history_query_get(ctx *c, const char *id, json_t **out, struct ctx_erro
     fr_error_init(&ferr);
     if (history_query_get(c->history, id, out, &ferr) != FR_OK)
         return from_history(err, &ferr);
+    json_t *kept = json_object_get(*out, "plan"), *sql = json_object_get(kept, "sql");
+    if (json_is_string(sql)) { /* made from SQL: its text beside the plan, as live */
+        json_object_set(*out, "sql", sql);
+        json_t *inner = json_object_get(kept, "plan");
+        if (inner && !json_object_get(kept, "dataframe"))
+            json_object_set(*out, "plan", inner); /* inner's ref is taken before kept goes */
+    }
     json_object_set_new(*out, "progress",
                         json_pack("{sO sO}", "tasks_total", json_object_get(*out, "tasks_total"),
                                   "tasks_done", json_object_get(*out, "tasks_done")));

@@ -31,7 +31,12 @@ struct ctx_frame {
     char run_qid[40]; /* the query record whose result this data is ("" = none) */
     json_t *preview;  /* the rows shown when it was created */
     json_t *formats;  /* {dataset: format} of the datasets its plan read when created */
+    char *sql;        /* the SQL it was made from (new), or NULL */
+    char name[72];    /* its SQL table name, "" if none */
 };
+
+/* A dataframe already has this name, ignoring case (context lock held). */
+bool ctx__frame_name_taken(ctx *c, const char *name);
 
 /* A dataframe's run must read its datasets as it was created: each in the
  * same format, and the plan giving the same schema (p, when not NULL):
@@ -46,6 +51,7 @@ struct ctx_qrec {
     int64_t bytes;           /* its charge on the memory budget (0 while a frame holds it) */
     struct df_table *merged; /* the result as one table, made on first fetch */
     bool released;           /* its result was a dataframe's data, released with it (410) */
+    json_t *sql;             /* {"sql", "plan"} of a query made from SQL (new), or NULL */
 };
 
 struct ctx {
@@ -161,7 +167,8 @@ void ctx__history_freeze(ctx *c, runner *r, const char *request_id, int64_t at_m
 /* The runner id left: reset by request_id, or (request_id NULL) ended with the process. */
 void ctx__history_runner_gone(ctx *c, const char *runner_id, const char *request_id);
 /* rec accepted on r; plan (borrowed) is the plan it runs: its dataframe's
- * when rec->frame_id is set (kept as {"dataframe": id, "plan": plan}). */
+ * when rec->frame_id is set (kept as {"dataframe": id, "plan": plan}); a
+ * query made from SQL (rec->sql) is kept as {"sql": text, "plan": plan}. */
 void ctx__history_query_accepted(ctx *c, runner *r, const struct ctx_qrec *rec, json_t *plan);
 /* The runner took the query id (runner_submit succeeded): its start. */
 void ctx__history_query_started(ctx *c, const char *id);

@@ -44,6 +44,7 @@ static void qrec_free(ctx *c, struct ctx_qrec *rec)
     c->mem_used -= rec->bytes;
     df_table_free(rec->merged);
     runner_query_unref(rec->q);
+    json_decref(rec->sql);
     free(rec);
 }
 
@@ -131,7 +132,8 @@ static int resolve_body(ctx *c, json_t *body, json_t **plan, char *frame_id, siz
     json_t *df = json_object_get(body, "dataframe"), *p = json_object_get(body, "plan");
     if (!json_is_object(body) || (!df == !p))
         return ctx__fail(err, FR_EINVAL, "invalid-plan",
-                         "a query needs exactly one of {\"dataframe\": id} or {\"plan\": ...}");
+                         "a query needs exactly one of {\"dataframe\": id}, {\"plan\": ...} or "
+                         "{\"sql\": \"...\"}");
     if (p) {
         *plan = json_incref(p);
         return FR_OK;
@@ -167,12 +169,17 @@ static int check_budget(ctx *c, struct ctx_error *err)
     return FR_OK;
 }
 
-/* Plans and submits the query; *q (a new reference) is the accepted query. */
-static int submit_query(ctx *c, json_t *body, const char *request_id, runner_query **qout,
-                        char *frame_id, size_t fsz, struct ctx_error *err)
+/* Plans and submits the query (body's, or s's when s is not NULL); *q (a
+ * new reference) is the accepted query. */
+static int submit_query(ctx *c, json_t *body, const ctx_sql *s, const char *request_id,
+                        runner_query **qout, char *frame_id, size_t fsz, struct ctx_error *err)
 {
     json_t *plan = NULL;
-    int rc = resolve_body(c, body, &plan, frame_id, fsz, err);
+    int rc = FR_OK;
+    if (s)
+        plan = json_incref(ctx_sql_plan(s));
+    else
+        rc = resolve_body(c, body, &plan, frame_id, fsz, err);
     if (rc == FR_OK)
         rc = check_budget(c, err);
     runner *r = NULL;
@@ -193,6 +200,8 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     ctx__random_id("q", rec->id, sizeof(rec->id));
     snprintf(rec->frame_id, sizeof(rec->frame_id), "%s", frame_id);
     rec->created_ms = fr_now_ms();
+    if (s)
+        rec->sql = json_pack("{ss sO}", "sql", ctx_sql_text(s), "plan", plan);
     rec->q = runner_query_new(rec->id, p);
     runner_query_set_request_id(rec->q, request_id);
     struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
@@ -233,12 +242,15 @@ static int submit_query(ctx *c, json_t *body, const char *request_id, runner_que
     return FR_OK;
 }
 
-/* The status of q (borrowed), with its dataframe when it ran one (new). */
-static json_t *status_json(runner_query *q, const char *frame_id)
+/* The status of q (borrowed), with its dataframe when it ran one and its
+ * SQL and compiled plan when made from SQL (sql may be NULL) (new). */
+static json_t *status_json(runner_query *q, const char *frame_id, json_t *sql)
 {
     json_t *j = runner_query_json(q);
     if (frame_id[0])
         json_object_set_new(j, "dataframe", json_string(frame_id));
+    if (json_is_object(sql))
+        json_object_update(j, sql);
     return j;
 }
 
@@ -265,7 +277,7 @@ int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err)
     pthread_mutex_lock(&c->lock);
     struct ctx_qrec *rec = find_query(c, id, NULL);
     if (rec) {
-        *out = status_json(rec->q, rec->frame_id);
+        *out = status_json(rec->q, rec->frame_id, rec->sql);
         json_object_set_new(*out, "runner_id",
                             c->runner ? json_string(runner_id(c->runner)) : json_null());
         json_object_set_new(*out, "archived", json_false());
@@ -379,29 +391,47 @@ void ctx_result_release(ctx_result *r)
 struct ctx_query_watch {
     runner_query *q;
     char frame_id[40];
+    json_t *sql; /* {"sql", "plan"} or NULL */
 };
 
-static ctx_query_watch *watch_of(runner_query *q, const char *frame_id)
+/* new: steals q and sql. */
+static ctx_query_watch *watch_of(runner_query *q, const char *frame_id, json_t *sql)
 {
     ctx_query_watch *w = fr_xmalloc(sizeof(*w));
     w->q = q;
+    w->sql = sql;
     snprintf(w->frame_id, sizeof(w->frame_id), "%s", frame_id);
     return w;
 }
 
-int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_t **out,
-                             ctx_query_watch **watch, struct ctx_error *err)
+static int submit_watched(ctx *c, json_t *body, const ctx_sql *s, const char *request_id,
+                          json_t **out, ctx_query_watch **watch, struct ctx_error *err)
 {
     *out = NULL;
     *watch = NULL;
     runner_query *q = NULL;
     char frame_id[40] = "";
-    int rc = submit_query(c, body, request_id, &q, frame_id, sizeof(frame_id), err);
+    int rc = submit_query(c, body, s, request_id, &q, frame_id, sizeof(frame_id), err);
     if (rc != FR_OK)
         return rc;
-    *out = status_json(q, frame_id);
-    *watch = watch_of(q, frame_id); /* steals the reference */
+    json_t *sql = s ? json_pack("{ss sO}", "sql", ctx_sql_text(s), "plan", ctx_sql_plan(s)) : NULL;
+    *out = status_json(q, frame_id, sql);
+    *watch = watch_of(q, frame_id, sql); /* steals the references */
     return FR_OK;
+}
+
+int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_t **out,
+                             ctx_query_watch **watch, struct ctx_error *err)
+{
+    return submit_watched(c, body, NULL, request_id, out, watch, err);
+}
+
+int ctx_query_submit_sql(ctx *c, const ctx_sql *s, const char *request_id, json_t **out,
+                         ctx_query_watch **watch, struct ctx_error *err)
+{
+    if (ctx_sql_kind(s) != CTX_SQL_QUERY)
+        return ctx__fail(err, FR_EINVAL, "invalid-sql", "only a query is submitted");
+    return submit_watched(c, NULL, s, request_id, out, watch, err);
 }
 
 bool ctx_query_watch_settled(ctx_query_watch *w)
@@ -411,7 +441,7 @@ bool ctx_query_watch_settled(ctx_query_watch *w)
 
 json_t *ctx_query_watch_json(ctx_query_watch *w)
 {
-    return status_json(w->q, w->frame_id);
+    return status_json(w->q, w->frame_id, w->sql);
 }
 
 void ctx_query_watch_free(ctx_query_watch *w)
@@ -419,5 +449,6 @@ void ctx_query_watch_free(ctx_query_watch *w)
     if (!w)
         return;
     runner_query_unref(w->q);
+    json_decref(w->sql);
     free(w);
 }

@@ -179,6 +179,7 @@ struct df_options {
     const char *const *csv_null_values; /* borrowed */
     int n_csv_null_values;
     int64_t task_memory_limit_bytes; /* 0 = unlimited */
+    const char *config_id; /* borrowed: the frozen config's ID (current_config_id()); may be NULL */
 };
 
 /* The execution context of one task: its options, a memory account and a

@@ -51,6 +51,8 @@ static int fold(struct df__node **np, struct fr_error *err)
     struct df__node *n = *np;
     if (n->kind == DF__LIT || n->kind == DF__COL || n->kind == DF__AGG)
         return FR_OK;
+    if (n->kind == DF__FUNC && n->op == DF__F_CURRENT_CONFIG_ID)
+        return FR_OK; /* known only where the task runs, from its config */
     for (int i = 0; i < n->nargs; i++)
         if (n->args[i]->kind != DF__LIT)
             return FR_OK;
@@ -238,6 +240,9 @@ static int bind_func(struct df__node *n, struct fr_error *err)
         for (int i = 0; rc == FR_OK && i < n->nargs; i++)
             rc = want(n, i, i == 0 ? 's' : 'i', fname, err);
         return rc;
+    case DF__F_CURRENT_CONFIG_ID:
+        n->type = DF_TYPE_STRING;
+        return FR_OK;
     case DF__F_CONTAINS:
     case DF__F_STARTS_WITH:
     case DF__F_ENDS_WITH:

@@ -147,3 +147,16 @@ out:
     df__vec_release(c, &b);
     return rc;
 }
+
+/* Evaluated per task, never folded: the coordinator and each worker answer
+ * with the frozen config they run the task with (df_options.config_id). */
+int df__eval_config_id(struct df__ctx *c, struct df__vec *out)
+{
+    const char *id = c->ex && c->ex->opts ? c->ex->opts->config_id : NULL;
+    int64_t len = id ? (int64_t)strlen(id) : 0;
+    struct df_column *col = df_column_new(DF_TYPE_STRING, 0);
+    if (df_column_reserve(col, c->n, len * c->n) == FR_OK)
+        for (int64_t i = 0; i < c->n; i++)
+            id ? df_column_append_string(col, id, len) : df_column_append_null(col);
+    return df__finish(c, col, out);
+}

@@ -108,6 +108,7 @@ enum df__func {
     DF__F_YEAR,
     DF__F_MONTH,
     DF__F_DAY,
+    DF__F_CURRENT_CONFIG_ID, /* no arguments: the config ID the task runs with */
     DF__F_COUNT_
 };
 
@@ -212,6 +213,8 @@ int df__eval_cmp(const struct df__node *nd, struct df__ctx *c, struct df__vec *o
 int df__eval_logic(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_cast(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
+/* current_config_id(): the ID in the task's options, NULL where none is set. */
+int df__eval_config_id(struct df__ctx *c, struct df__vec *out);
 int df__eval_string_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_special(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_like(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);

@@ -7,8 +7,10 @@
 #include <strings.h>
 
 const char *const df__func_names[DF__F_COUNT_] = {
-    "coalesce", "abs",      "round",       "floor",     "ceil", "lower", "upper", "length",
-    "substr",   "contains", "starts_with", "ends_with", "year", "month", "day",
+    "coalesce", "abs",      "round",       "floor",
+    "ceil",     "lower",    "upper",       "length",
+    "substr",   "contains", "starts_with", "ends_with",
+    "year",     "month",    "day",         "current_config_id",
 };
 
 static const struct {
@@ -32,6 +34,7 @@ static const struct {
     {"year", DF__F_YEAR, 1, 1},
     {"month", DF__F_MONTH, 1, 1},
     {"day", DF__F_DAY, 1, 1},
+    {"current_config_id", DF__F_CURRENT_CONFIG_ID, 0, 0},
 };
 
 static const struct {

@@ -210,7 +210,8 @@ static int parse_call_body(struct parser *p, struct df__node **out)
     }
     if (df__func_lookup(name->text, &func, &min_args, &max_args)) {
         n->op = func;
-        if ((rc = parse_list(p, n)) != FR_OK)
+        rc = max_args == 0 ? expect(p, DF__T_RPAREN) : parse_list(p, n);
+        if (rc != FR_OK)
             goto out;
         if (n->nargs < min_args || n->nargs > max_args) {
             p->err->position = name->pos;

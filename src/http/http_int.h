@@ -185,6 +185,9 @@ void http__add_header(struct http_request *req, const char *name, const char *va
  * text for the 401. Compares in constant time. */
 const char *http__auth_missing(struct http_request *req, const char *admin_token,
                                const char *data_token);
+/* What http__auth_missing says of req as if it were POST /v1/config, the
+ * state change an SQL SET or RESET is (NULL: allowed). */
+const char *http__auth_missing_admin(struct http_request *req);
 /* Checks the request's cluster signature (Framed-Sender, -Timestamp, -Nonce
  * and -Signature over method, target, body; api/internal-protocol.md) against
  * secret, and that seen (may be NULL) has not seen it; on failure sets a 401
@@ -283,6 +286,17 @@ const char *http__router_pattern(const struct http__router *r, int index);
  * params and returns 0; else FR_ENOTFOUND (no path matched) or FR_ECONFLICT
  * (path matched, method did not: *allow gets a new "GET, HEAD, ..." list). */
 int http__router_match(const struct http__router *r, struct http_request *req, char **allow);
+
+/* http_routes_sql.c: a body's "sql" member. http__sql_query: HTTP_SQL_NONE
+ * when body has none (nothing done); HTTP_SQL_ANSWERED when the reply is
+ * set (an error, or EXPLAIN/SET/RESET/SHOW's answer); HTTP_SQL_SUBMITTED
+ * when a query was submitted: *out and *watch (new) as
+ * ctx_query_submit_watched's. http__sql_dataframe: a dataframe from
+ * {"sql", "name"}: true with *out (new) the 201 body, else the reply is set. */
+enum http__sql_outcome { HTTP_SQL_NONE, HTTP_SQL_ANSWERED, HTTP_SQL_SUBMITTED };
+enum http__sql_outcome http__sql_query(struct http_request *req, json_t *body, json_t **out,
+                                       ctx_query_watch **watch);
+bool http__sql_dataframe(struct http_request *req, json_t *body, json_t **out);
 
 void http__routes_config_register(struct http__router *r);
 void http__routes_runner_register(struct http__router *r);

@@ -1,4 +1,4 @@
-/* http_routes_dataframes: creating a dataframe from a plan (the first one
+/* http_routes_dataframes: creating a dataframe from a plan or SQL (the first one
  * creates the runner and freezes the config), reading it, its explained plan,
  * and deleting it. */
 #include "http_int.h"
@@ -29,14 +29,17 @@ static void dataframe_create_job(struct http_request *req)
     json_t *out = NULL;
     struct ctx_error err;
     ctx_error_init(&err);
-    if (ctx_dataframe_create(req->ctx, plan, req->request_id, &out, &err) == 0) {
+    bool sql = json_object_get(plan, "sql") != NULL; /* {"sql", "name"}, else a plan */
+    int rc = sql ? (http__sql_dataframe(req, plan, &out) ? FR_OK : FR_EINVAL)
+                 : ctx_dataframe_create(req->ctx, plan, req->request_id, &out, &err);
+    if (rc == FR_OK) {
         const char *id = json_string_value(json_object_get(out, "id"));
         char location[160];
         snprintf(location, sizeof(location), "/v1/dataframes/%s", id ? id : "");
         http__reply_json(req, MHD_HTTP_CREATED, out);
         if (id)
             http__add_header(req, MHD_HTTP_HEADER_LOCATION, location);
-    } else {
+    } else if (!sql) { /* http__sql_dataframe set its own reply */
         http__reply_error(req, &err);
     }
     ctx_error_cleanup(&err);

@@ -30,7 +30,7 @@ enum result_format {
 
 /* ---- submit, status, cancel ---- */
 
-/* The body's members are "dataframe" and "plan" (api/schemas/query-create.json):
+/* The body's members are "dataframe", "plan" and "sql" (api/schemas/query-create.json):
  * anything else is a typo or a feature the server lacks, and running the query
  * as if it were absent would answer a question nobody asked. */
 static bool query_members_known(struct http_request *req, json_t *body)
@@ -40,13 +40,13 @@ static bool query_members_known(struct http_request *req, json_t *body)
     json_object_foreach(body, key, value)
     {
         (void)value;
-        if (strcmp(key, "dataframe") != 0 && strcmp(key, "plan") != 0) {
+        if (strcmp(key, "dataframe") != 0 && strcmp(key, "plan") != 0 && strcmp(key, "sql") != 0) {
             json_t *ext = json_pack("{s:s}", "member", key);
             struct ctx_error e;
             ctx_error_init(&e);
             fr_error_setk(&e.base, FR_EINVAL, "invalid-plan",
                           "unknown query member '%.200s' (a query has "
-                          "\"dataframe\" or \"plan\")",
+                          "\"dataframe\", \"plan\" or \"sql\")",
                           key);
             e.ext = ext;
             http__reply_error(req, &e);
@@ -115,12 +115,16 @@ static void query_submit_job(struct http_request *req)
     }
     json_t *out = NULL;
     ctx_query_watch *watch = NULL;
-    struct ctx_error err;
-    ctx_error_init(&err);
-    int rc = ctx_query_submit_watched(req->ctx, body, req->request_id, &out, &watch, &err);
-    if (rc != FR_OK)
-        http__reply_error(req, &err);
-    ctx_error_cleanup(&err);
+    enum http__sql_outcome sql = http__sql_query(req, body, &out, &watch);
+    int rc = sql == HTTP_SQL_ANSWERED ? FR_EINVAL : FR_OK; /* its reply is set */
+    if (sql == HTTP_SQL_NONE) {
+        struct ctx_error err;
+        ctx_error_init(&err);
+        rc = ctx_query_submit_watched(req->ctx, body, req->request_id, &out, &watch, &err);
+        if (rc != FR_OK)
+            http__reply_error(req, &err);
+        ctx_error_cleanup(&err);
+    }
     json_decref(body);
     if (rc != FR_OK)
         return;

@@ -20,6 +20,7 @@ void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen 
     r->be = be;
     r->frozen = frozen;
     plan_options_from_cfg(&frozen->values, &r->opts);
+    r->opts.config_id = frozen->id; /* current_config_id(): the frozen one, never a global */
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->renew_lock, NULL);
 }

@@ -51,16 +51,6 @@ char *sc__quote_string(const char *s)
     return quote_with(s, '\'');
 }
 
-void sql_statement_cleanup(struct sql_statement *s)
-{
-    if (!s)
-        return;
-    json_decref(s->plan);
-    free(s->field);
-    json_decref(s->value);
-    memset(s, 0, sizeof(*s));
-}
-
 /* new: a name made unique among the output names so far ("a", "a_1"). */
 static char *unique_name(json_t *seen, const char *name)
 {

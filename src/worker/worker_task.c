@@ -196,6 +196,7 @@ static int execute(worker *w, const struct cfg_frozen *frozen, const struct work
 {
     struct df_options opts;
     plan_options_from_cfg(&frozen->values, &opts);
+    opts.config_id = frozen->id; /* the config resolved from Framed-Config-Id */
     df_exec_init(ex, &opts, NULL);
     ex->deadline_us = deadline_us;
     struct df_table **const *tables = (struct df_table * *const *)in->tables;
