@@ -138,9 +138,9 @@ const notes = existsSync(join(RES, 'notes.md')) ? readFileSync(join(RES, 'notes.
 const clusterFile = join(BENCH, 'cluster', 'RESULTS.md');
 const cluster = existsSync(clusterFile)
   ? readFileSync(clusterFile, 'utf8').replace(/^# /, '# Cluster: ') : '';
-// bench/parquet.mjs writes results/parquet-<N>.md and bench/result_formats.mjs
-// results/formats-<N>.md: folded in after the CSV tables.
-const extra = readdirSync(RES).filter((n) => /^(parquet|formats|result-formats)-.*\.md$/.test(n)).sort()
+// bench/parquet.mjs writes results/parquet-<N>.md, bench/result_formats.mjs
+// results/formats-<N>.md and bench/sql.mjs results/sql-<SF>.md: folded in after the CSV tables.
+const extra = readdirSync(RES).filter((n) => /^(parquet|formats|result-formats|sql)-.*\.md$/.test(n)).sort()
   .map((p) => readFileSync(join(RES, p), 'utf8'));
 // The load benchmark (bench/load/run.sh) writes results/load.md; it is folded in last.
 const load = existsSync(join(RES, 'load.md')) ? readFileSync(join(RES, 'load.md'), 'utf8') : '';

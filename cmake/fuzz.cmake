@@ -39,6 +39,7 @@ set(fuzz_max_len_task 8192)
 set(fuzz_max_len_http 4096)
 set(fuzz_max_len_params 256)
 set(fuzz_max_len_json_text 4096)
+set(fuzz_max_len_window 1024)
 set(fuzz_max_len_sql_parse 4096)
 
 add_custom_target(fuzz)

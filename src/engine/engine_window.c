@@ -271,7 +271,7 @@ int df_window(const struct df_table *in, const int *part, int npart,
     if (rc == FR_OK)
         rc = sort_input(in, part, npart, order, norder, ex, &sorted, err);
     if (rc == FR_OK && ex) {
-        charged = sorted->nrows * 24;
+        charged = sorted->nrows * 24 + df_table_bytes(sorted); /* bounds, the sorted copy */
         rc = df_exec_charge(ex, charged, err);
     }
     if (rc == FR_OK)

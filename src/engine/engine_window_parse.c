@@ -43,7 +43,8 @@ static int syntax(struct fr_error *err, const char *text, const char *why)
 
 /* The end of the argument list that opens at text[open] ('('): the index of
  * its ')', skipping 'strings' and "identifiers"; commas at depth 1 go into
- * commas (at most cap). -1 when unbalanced. */
+ * commas (the first cap of them) and are counted in *ncommas. -1 when
+ * unbalanced. */
 static int64_t close_paren(const char *text, int64_t open, int64_t *commas, int *ncommas, int cap)
 {
     int depth = 0;
@@ -60,9 +61,9 @@ static int64_t close_paren(const char *text, int64_t open, int64_t *commas, int 
         } else if (c == ')' && --depth == 0) {
             return i;
         } else if (c == ',' && depth == 1) {
-            if (*ncommas >= cap)
-                return -1;
-            commas[(*ncommas)++] = i;
+            if (*ncommas < cap)
+                commas[*ncommas] = i;
+            (*ncommas)++; /* past cap: counted (an argument count error), not kept */
         }
     }
     return -1;
@@ -326,13 +327,15 @@ int df_window_call_parse(const char *text, const struct df_schema *schema,
         rc = parse_alias(text, text + close + 1, &alias, err);
     if (rc == FR_OK) {
         int64_t from = i + 1;
-        for (int k = 0; k <= ncommas; k++) {
+        for (int k = 0; k <= ncommas && k < 4; k++) {
             int64_t to = k < ncommas ? commas[k] : close;
             args[nargs++] = trimmed(text, from, to);
             from = to + 1;
         }
         if (nargs == 1 && !args[0][0])
             nargs = 0;
+        if (ncommas >= 4)
+            nargs = ncommas + 1; /* too many: parse_args reports the count */
         rc = parse_args(out, text, args, nargs, schema, err);
     }
     if (rc == FR_OK) {

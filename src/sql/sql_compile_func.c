@@ -204,7 +204,8 @@ static int fold_interval(struct sc_ex *x, const struct sql_expr *date, const str
         return sc__unsupported(x->c, iv->pos, "INTERVAL in %ss added to a DATE is not supported",
                                unit);
     }
-    fr_buf_printf(b, "date '%04d-%02d-%02d'", y, m, d);
+    /* DuckDB: date + interval is a timestamp */
+    fr_buf_printf(b, "timestamp '%04d-%02d-%02d 00:00:00'", y, m, d);
     return FR_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The subquery q compiled with the outer scope `scope` visible: its inner =
  * outer equalities are pulled out into h (its output ends with their inner
@@ -90,6 +91,14 @@ static bool global_agg(const struct sql_query *q)
     return false;
 }
 
+/* The subquery's one item is count(...). */
+static bool counts(const struct sql_query *q)
+{
+    const struct sql_expr *e = q->select && q->select->nitems == 1 ? q->select->items[0].expr : NULL;
+    return e && e->kind == SQL_E_FUNC && !e->window && e->name.text &&
+           strcasecmp(e->name.text, "count") == 0;
+}
+
 static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
 {
     struct sc_rel sub;
@@ -128,7 +137,17 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
         if (col) {
             col->hidden = true;
             col->type = t;
-            sc__ex_subst(x, e, col->internal);
+            const char *v = col->internal;
+            if (h.ncorr > 0 && counts(e->query)) { /* no group: the count is 0, not NULL */
+                char *q = sc__quote(v), *text = fr_xasprintf("coalesce(%s, 0)", q);
+                v = sc__add_computed(x->c, r, text, "count", e->pos);
+                free(q);
+                free(text);
+            }
+            if (v)
+                sc__ex_subst(x, e, (char *)v);
+            else
+                rc = FR_EINVAL;
         }
         free(value);
     }

@@ -133,6 +133,12 @@ test('explain: a window hash-partitions by its keys; a filter passes it only on 
     assert.match(decisions, /predicate 'k = 'k3'' moved below the window/);
     assert.doesNotMatch(decisions, /predicate 'rn <= 5' moved/);
     assert.match(decisions, /window: .* hash-repartitioned by the partition keys into 4 partitions/);
+    // projection push-down through the window: the select after it needs k
+    // and sv, so the scan reads k (key) and v (argument): 2 of 6 columns
+    r = await call(srv.base, 'POST', '/v1/dataframes', { json: win({ partition_by: ['k'], functions: ['sum(v) as sv'] }, [{ select: ['k', 'sv'] }]) });
+    assert.equal(r.status, 201, r.text);
+    r = await call(srv.base, 'GET', `/v1/dataframes/${r.body.id}/explain`);
+    assert.deepEqual(r.body.physical.stages[0].inputs.find((i) => i.kind === 'file').columns, ['k', 'v']);
     r = await call(srv.base, 'POST', '/v1/dataframes', { json: PLANS.one });
     r = await call(srv.base, 'GET', `/v1/dataframes/${r.body.id}/explain`);
     const g = r.body.physical.stages.find((s) => s.kind === 'window');

@@ -374,6 +374,7 @@ static void test_parse_errors(void **state)
     expect_error(t, "sum()", "invalid-expression", "sum takes one argument");
     expect_error(t, "sum(o, f)", "invalid-expression", "sum takes one argument");
     expect_error(t, "lag(o, 1, 2, 3)", "invalid-expression", "lag takes");
+    expect_error(t, "lag(o, 1, 2, 3, 4, 5, 6)", "invalid-expression", "lag takes");
     expect_error(t, "sum(s)", "invalid-expression", "numeric argument, not string");
     expect_error(t, "sum(nope)", "invalid-expression", "unknown column 'nope'");
     expect_error(t, "rank() over (order by o)", "invalid-expression", "only 'as alias'");
