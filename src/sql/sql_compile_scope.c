@@ -287,7 +287,7 @@ static int unknown_column(struct sc_ctx *c, struct sc_scope *s, const struct sql
     if (!qual_known)
         return sc__invalid(c, e->qual.pos, "no table '%s' in FROM for the column '%s.%s'",
                            e->qual.text, e->qual.text, e->name.text);
-    return sc__invalid(c, e->name.pos ? e->name.pos : e->pos, "unknown column '%s%s%s'%s%s%s",
+    return sc__invalid(c, e->pos, "unknown column '%s%s%s'%s%s%s",
                        e->qual.text ? e->qual.text : "", e->qual.text ? "." : "", e->name.text,
                        best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
 }

@@ -221,7 +221,7 @@ int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
             const struct sql_expr *e = s->values[i][k];
             df_type t = DF_TYPE_NULL;
             rc = sc__expr_text(&x, e, &texts[i * w + k]);
-            if (rc == FR_OK)
+            if (rc == FR_OK && e->kind != SQL_E_NULL) /* NULL fits any column's type */
                 rc = sc__expr_type(c, &empty, texts[i * w + k], e->pos, &t);
             if (rc == FR_OK && !unify(i ? types[k] : t, t, &types[k]))
                 rc = sc__invalid(c, e->pos, "VALUES column %d mixes %s and %s", k + 1,
