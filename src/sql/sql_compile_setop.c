@@ -123,8 +123,14 @@ static int combine(struct sc_ctx *c, const struct sql_query *q, struct sc_rel *l
     null_safe_keys(c, l, lk);
     null_safe_keys(c, r, rk);
     sc__join(c, l, r, q->setop == SQL_SET_INTERSECT ? "semi" : "anti", lk, rk);
-    for (int i = width; i < l->ncols; i++) /* the key columns */
-        l->cols[i].hidden = true;
+    json_t *items = json_array(); /* the key columns go */
+    for (int i = 0; i < width; i++) {
+        char *qi = sc__quote(l->cols[i].internal);
+        json_array_append_new(items, json_string(qi));
+        free(qi);
+    }
+    sc__rel_op(l, json_pack("{so}", "select", items));
+    sc__rel_truncate(l, width);
     return FR_OK;
 }
 

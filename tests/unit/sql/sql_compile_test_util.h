@@ -28,8 +28,8 @@ static const char *inputs_dir(void)
     return dir;
 }
 
-static const char *const test_tables[] = {"groups", "left",   "right", "nums",  "na",
-                                          "events", "trips",  "vendors", "sortme", NULL};
+static const char *const test_tables[] = {"groups", "left",  "right",   "nums",   "na",
+                                          "events", "trips", "vendors", "sortme", NULL};
 
 static int test_lookup(void *arg, const char *name, bool quoted, json_t **source,
                        struct df_schema *schema, struct fr_error *err)

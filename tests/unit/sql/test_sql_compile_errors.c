@@ -10,15 +10,14 @@ static void expect_error(const char *sql, int status, const char *kind, int line
     if (err.status != status || strcmp(err.kind, kind) != 0 || err.line != line ||
         err.column != column || !strstr(err.message, contains))
         fail_msg("%s:\n  got %d %s at %lld:%lld: %s\n  expected %d %s at %d:%d containing '%s'",
-                 sql, err.status, err.kind, (long long)err.line, (long long)err.column,
-                 err.message, status, kind, line, column, contains);
+                 sql, err.status, err.kind, (long long)err.line, (long long)err.column, err.message,
+                 status, kind, line, column, contains);
 }
 
 static void test_unknown_names(void **state)
 {
     (void)state;
-    expect_error("select nme from \"left\"", FR_EINVAL, "invalid-sql", 1, 8,
-                 "did you mean 'name'");
+    expect_error("select nme from \"left\"", FR_EINVAL, "invalid-sql", 1, 8, "did you mean 'name'");
     expect_error("select g\nfrom groups\nwhere groups.xx > 1", FR_EINVAL, "invalid-sql", 3, 7,
                  "unknown column 'groups.xx'; did you mean 'x'");
     expect_error("select * from grops", FR_ENOTFOUND, "dataset-not-found", 1, 15,
@@ -44,8 +43,8 @@ static void test_invalid(void **state)
     expect_error("select g + 1 from groups", FR_EINVAL, "invalid-sql", 1, 8, "cannot combine");
     expect_error("select distinct g from groups order by x", FR_EINVAL, "invalid-sql", 1, 40,
                  "for SELECT DISTINCT");
-    expect_error("select g from groups union select g, x from groups", FR_EINVAL, "invalid-sql",
-                 1, 28, "same number of columns");
+    expect_error("select g from groups union select g, x from groups", FR_EINVAL, "invalid-sql", 1,
+                 28, "same number of columns");
     expect_error("select (select g, x from groups) from groups", FR_EINVAL, "invalid-sql", 1, 9,
                  "one column");
     expect_error("select g from groups limit -1", FR_EINVAL, "invalid-sql", 1, 28, "LIMIT");
@@ -56,8 +55,7 @@ static void test_unsupported(void **state)
     (void)state;
     expect_error("select sum(x) over (order by x rows between 1 preceding and current row) "
                  "from groups",
-                 FR_EVALIDATION, "unsupported-sql", 1, 32,
-                 "window frame ROWS BETWEEN");
+                 FR_EVALIDATION, "unsupported-sql", 1, 32, "window frame ROWS BETWEEN");
     expect_error("select * from \"left\" l where exists (select 1 from \"right\" r where r.k > "
                  "l.k)",
                  FR_EVALIDATION, "unsupported-sql", 1, 68, "correlated subquery condition");
@@ -69,12 +67,12 @@ static void test_unsupported(void **state)
                  "sum(DISTINCT ...)");
     expect_error("select g from groups intersect all select g from groups", FR_EVALIDATION,
                  "unsupported-sql", 1, 1, "INTERSECT ALL");
-    expect_error("select extract(dow from day) from events", FR_EVALIDATION, "unsupported-sql",
-                 1, 16, "dow");
-    expect_error("select day + interval '1' day from events", FR_EVALIDATION, "unsupported-sql",
-                 1, 8, "INTERVAL");
-    expect_error("select distinct on (g) g from groups", FR_EVALIDATION, "unsupported-sql", 1,
-                 21, "DISTINCT ON");
+    expect_error("select extract(dow from day) from events", FR_EVALIDATION, "unsupported-sql", 1,
+                 16, "dow");
+    expect_error("select day + interval '1' day from events", FR_EVALIDATION, "unsupported-sql", 1,
+                 8, "INTERVAL");
+    expect_error("select distinct on (g) g from groups", FR_EVALIDATION, "unsupported-sql", 1, 21,
+                 "DISTINCT ON");
 }
 
 int main(void)
