@@ -39,6 +39,7 @@ static const struct {
     {"month", "month", 1, 1},
     {"day", "day", 1, 1},
     {"current_config_id", "current_config_id", 0, 0},
+    {"concat", "concat", 1, 64},
 };
 #define NSCALARS ((int)(sizeof(scalars) / sizeof(scalars[0])))
 
@@ -319,10 +320,18 @@ int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
                                    "INTERVAL arithmetic is supported only on a DATE literal "
                                    "(date '...' + INTERVAL ...)");
     }
-    if (e->op == SQL_OP_CONCAT)
-        return sc__unsupported(x->c, e->pos,
-                               "the || operator (string concatenation) is not "
-                               "supported");
+    if (e->op == SQL_OP_CONCAT) { /* NULL if either is, unlike concat() */
+        char *a = NULL, *c = NULL;
+        int rc = sc__expr_text(x, l, &a);
+        if (rc == FR_OK)
+            rc = sc__expr_text(x, r, &c);
+        if (rc == FR_OK)
+            fr_buf_printf(b, "case when %s is null or %s is null then null else concat(%s, %s) end",
+                          a, c, a, c);
+        free(a);
+        free(c);
+        return rc;
+    }
     fr_buf_puts(b, "(");
     int rc = sc__expr(x, l, b);
     fr_buf_printf(b, " %s ", op_text(e->op));

@@ -50,6 +50,10 @@ static void test_single_table(void **state)
     expect_rows("select g, count(*) as n, sum(x) as sx from groups group by g having count(*) > 1 "
                 "order by g",
                 "[[\"a\",3,6],[\"b\",2,null],[\"c\",2,10],[\"e\",4,10]]");
+    /* || is NULL when a side is; concat() skips NULLs and takes any type */
+    expect_rows("select g || x as gx, concat(g, '-', x, y) as c from groups where x > 4 "
+                "order by 2",
+                "[[null,\"-73.0\"],[\"c5\",\"c-510.0\"],[\"c5\",\"c-510.0\"]]");
     expect_rows("select g, sum(x) * 2 + max(y) as v from groups group by 1 order by v desc "
                 "limit 2",
                 "[[\"c\",30.0],[\"e\",25.0]]");
