@@ -108,7 +108,8 @@ char *sc__quote_string(const char *s);                      /* new: 'text' with 
 /* ---- sql_compile_scope.c: relations and names ---- */
 void sc__rel_init(struct sc_rel *r);
 void sc__rel_cleanup(struct sc_rel *r);
-void sc__rel_op(struct sc_rel *r, json_t *op); /* steals op */
+void sc__rel_op(struct sc_rel *r, json_t *op);  /* steals op */
+void sc__rel_truncate(struct sc_rel *r, int n); /* keeps the first n columns */
 struct sc_col *sc__rel_add(struct sc_rel *r, const char *name, bool quoted, const char *qual,
                            const char *internal, df_type type); /* copies the strings */
 void sc__col_copy(struct sc_col *dst, const struct sc_col *src);

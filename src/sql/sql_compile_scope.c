@@ -33,6 +33,14 @@ void sc__rel_cleanup(struct sc_rel *r)
     memset(r, 0, sizeof(*r));
 }
 
+void sc__rel_truncate(struct sc_rel *r, int n)
+{
+    for (int i = n; i < r->ncols; i++)
+        col_cleanup(&r->cols[i]);
+    if (n < r->ncols)
+        r->ncols = n;
+}
+
 void sc__rel_op(struct sc_rel *r, json_t *op)
 {
     json_array_append_new(json_object_get(r->plan, "ops"), op);
@@ -287,9 +295,9 @@ static int unknown_column(struct sc_ctx *c, struct sc_scope *s, const struct sql
     if (!qual_known)
         return sc__invalid(c, e->qual.pos, "no table '%s' in FROM for the column '%s.%s'",
                            e->qual.text, e->qual.text, e->name.text);
-    return sc__invalid(c, e->name.pos ? e->name.pos : e->pos, "unknown column '%s%s%s'%s%s%s",
-                       e->qual.text ? e->qual.text : "", e->qual.text ? "." : "", e->name.text,
-                       best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+    return sc__invalid(c, e->pos, "unknown column '%s%s%s'%s%s%s", e->qual.text ? e->qual.text : "",
+                       e->qual.text ? "." : "", e->name.text, best ? "; did you mean '" : "",
+                       best ? best : "", best ? "'?" : "");
 }
 
 int sc__resolve(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e,

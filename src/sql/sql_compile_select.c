@@ -24,8 +24,10 @@ const char *sc__add_computed(struct sc_ctx *c, struct sc_rel *r, const char *tex
 
 int sc__limit_value(struct sc_ctx *c, const struct sql_expr *e, const char *what, int64_t *out)
 {
+    if (e->kind == SQL_E_UNARY && e->op == '-' && e->args[0]->kind == SQL_E_INT)
+        return sc__invalid(c, e->pos, "%s must not be negative", what);
     if (e->kind != SQL_E_INT)
-        return sc__unsupported(c, e->pos, "%s takes a whole number", what);
+        return sc__unsupported(c, e->pos, "%s takes a whole number literal", what);
     if (e->ival < 0)
         return sc__invalid(c, e->pos, "%s must not be negative", what);
     *out = e->ival;

@@ -123,8 +123,14 @@ static int combine(struct sc_ctx *c, const struct sql_query *q, struct sc_rel *l
     null_safe_keys(c, l, lk);
     null_safe_keys(c, r, rk);
     sc__join(c, l, r, q->setop == SQL_SET_INTERSECT ? "semi" : "anti", lk, rk);
-    for (int i = width; i < l->ncols; i++) /* the key columns */
-        l->cols[i].hidden = true;
+    json_t *items = json_array(); /* the key columns go */
+    for (int i = 0; i < width; i++) {
+        char *qi = sc__quote(l->cols[i].internal);
+        json_array_append_new(items, json_string(qi));
+        free(qi);
+    }
+    sc__rel_op(l, json_pack("{so}", "select", items));
+    sc__rel_truncate(l, width);
     return FR_OK;
 }
 
@@ -221,7 +227,7 @@ int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
             const struct sql_expr *e = s->values[i][k];
             df_type t = DF_TYPE_NULL;
             rc = sc__expr_text(&x, e, &texts[i * w + k]);
-            if (rc == FR_OK)
+            if (rc == FR_OK && e->kind != SQL_E_NULL) /* NULL fits any column's type */
                 rc = sc__expr_type(c, &empty, texts[i * w + k], e->pos, &t);
             if (rc == FR_OK && !unify(i ? types[k] : t, t, &types[k]))
                 rc = sc__invalid(c, e->pos, "VALUES column %d mixes %s and %s", k + 1,
