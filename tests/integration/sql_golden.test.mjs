@@ -3,7 +3,9 @@
 // goldens' inputs and must give DuckDB's answer over the same files, read
 // with the column types framed infers (the first test checks that premise
 // against framed's own schemas). No expectation is written down: DuckDB
-// computes each one at test time. Then the error statements: a syntax error
+// computes each one at test time. The statements run twice: on a server with
+// the default config and on one whose config cuts the work finely. Then the
+// error statements: a syntax error
 // with its line, column, caret excerpt and what was expected; an unknown
 // column with its suggestion; an unknown table with the nearest name; a
 // window frame clause refused as unsupported (422).
@@ -101,14 +103,45 @@ test('DuckDB reads the tables with the types framed infers', async () => {
   }
 });
 
-test('framed SQL gives DuckDB\'s answers', async (t) => {
+// The second server's config cuts the work finely (tiny scan tasks and morsels, 5 shuffle
+// partitions, no broadcast joins, no maintained order): the answers must not change.
+const FORCED_CONFIG = {
+  scan_tasks_min_size_bytes: 1,
+  scan_tasks_max_size_bytes: 64,
+  shuffle_partitions: 5,
+  morsel_size_rows: 3,
+  maintain_order: false,
+  broadcast_join_size_bytes_threshold: 0,
+};
+
+for (const [label, forced] of [['default config', false], ['work cut finely', true]]) {
+  test(`framed SQL gives DuckDB's answers: ${label}`, async (t) => {
+    const server = forced ? await startForced() : srv;
+    try {
+      await runStatements(t, server.base);
+    } finally {
+      if (forced) await server.stop();
+    }
+  });
+}
+
+async function startForced() {
+  const s = await startServer();
+  mkdirSync(s.dataDir, { recursive: true });
+  for (const [file] of Object.values(TABLES)) copyFileSync(path.join(INPUTS, file), path.join(s.dataDir, file));
+  const r = await call(s.base, 'POST', '/v1/config', { json: FORCED_CONFIG });
+  assert.equal(r.status, 200, r.text);
+  return s;
+}
+
+async function runStatements(t, base) {
   const failed = [];
   for (const s of STATEMENTS) {
     const label = `${s.file} #${s.n}: ${s.sql.replace(/\s+/g, ' ').slice(0, 90)}`;
     await t.test(label, async () => {
       const want = await duckAnswer(duck.con, s.sql);
       try {
-        const got = await framedAnswer(srv.base, s.sql);
+        const got = await framedAnswer(base, s.sql);
         assertSameAnswer(got, want, { ordered: s.ordered, what: `${s.file} #${s.n}` });
       } catch (e) {
         failed.push(`${s.file} #${s.n}`);
@@ -118,7 +151,7 @@ test('framed SQL gives DuckDB\'s answers', async (t) => {
     });
   }
   t.diagnostic(`${STATEMENTS.length - failed.length} of ${STATEMENTS.length} statements agree; failing: ${failed.join(', ')}`);
-});
+}
 
 // ---------------------------------------------------------------- errors
 // The string members of a problem body, to find the caret excerpt in.
