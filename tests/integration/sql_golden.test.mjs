@@ -231,6 +231,21 @@ test('a window frame clause is unsupported (422), named, never misread', async (
   assert.match(g.body.detail, /RANGE BETWEEN/i, g.text);
 });
 
+test('an ambiguous column and a column neither grouped nor aggregated are 400 invalid-sql', async () => {
+  const a = await framedSubmit(srv.base, 'select name from trips t join vendors v on t.vendor = v.vendor join sortme s on s.id = t.id');
+  assertProblem(a, 400, 'invalid-sql');
+  assert.match(a.body.detail, /ambiguous/i, a.text);
+  assert.equal(a.body.line, 1, a.text);
+  assert.equal(a.body.column, 8, a.text);
+  const g = await framedSubmit(srv.base, 'select vendor, fare from trips group by vendor');
+  assertProblem(g, 400, 'invalid-sql');
+  assert.match(g.body.detail, /fare/, g.text);
+  assert.equal(g.body.column, 16, g.text);
+  const w = await framedSubmit(srv.base, 'select id from trips where sum(fare) > 10');
+  assertProblem(w, 400, 'invalid-sql');
+  assert.match(w.body.detail, /aggregate/i, w.text);
+});
+
 test('refused statements change nothing: the server still answers', async () => {
   const got = await framedAnswer(srv.base, 'select count(*) as n from trips');
   assert.deepEqual(got.rows, [[8]]);

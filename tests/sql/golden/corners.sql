@@ -111,3 +111,28 @@ select sum(x * y) as sxy, sum(x) * sum(y) as prod from groups;
 select vendor, n from (select vendor, count(*) as n from trips group by vendor order by n desc, vendor nulls last limit 2) t;
 
 select id, fare from trips order by -id limit 2;
+
+-- a window in the select list and an ORDER BY on its result
+select id, rank() over (order by fare desc nulls last) as r from trips order by r, id;
+
+select x % 2 as p, count(*) as n from groups group by 1;
+
+select *, fare * 2 as f2 from trips;
+
+select t.*, v.rating from trips t join vendors v using (vendor);
+
+select vendor, count(*) as n from trips join vendors using (vendor) group by vendor;
+
+select id, extract(year from pickup) as y, extract(month from pickup) as m, extract(day from pickup) as d from trips;
+
+select id, substring(s from 2 for 3) as sub from nums;
+
+select '5'::int + 1 as six, coalesce(null, 1) as one;
+
+select id, case when fare > 10 then null else fare end as small_fare from trips;
+
+select id from sales where ok is not true;
+
+select id from sales where ok is false;
+
+select id from trips where id + 1 in (2, 4);
