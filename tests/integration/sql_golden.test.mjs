@@ -3,8 +3,9 @@
 // goldens' inputs and must give DuckDB's answer over the same files, read
 // with the column types framed infers (the first test checks that premise
 // against framed's own schemas). No expectation is written down: DuckDB
-// computes each one at test time. The statements run twice: on a server with
-// the default config and on one whose config cuts the work finely. Then the
+// computes each one at test time. The statements run three times: on a
+// server with the default config, on one whose config cuts the work finely,
+// and on a remote runner with two workers under that config. Then the
 // error statements: a syntax error
 // with its line, column, caret excerpt and what was expected; an unknown
 // column with its suggestion; an unknown table with the nearest name; a
@@ -14,7 +15,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { assertProblem, call, startServer } from './lib.mjs';
+import { assertProblem, call, startServer, startWorker } from './lib.mjs';
 import { assertSameAnswer, duckAnswer, duckConnect, framedAnswer, framedSubmit, hasTopLevelOrderBy } from './sql_lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -114,24 +115,47 @@ const FORCED_CONFIG = {
   broadcast_join_size_bytes_threshold: 0,
 };
 
-for (const [label, forced] of [['default config', false], ['work cut finely', true]]) {
+for (const [label, mode] of [['default config', 'default'], ['work cut finely', 'forced'],
+  ['remote runner with 2 workers, work cut finely', 'remote']]) {
   test(`framed SQL gives DuckDB's answers: ${label}`, async (t) => {
-    const server = forced ? await startForced() : srv;
+    const cluster = mode === 'default' ? { coord: srv, stop: async () => {} } : await startForced(mode === 'remote');
     try {
-      await runStatements(t, server.base);
+      await runStatements(t, cluster.coord.base);
     } finally {
-      if (forced) await server.stop();
+      await cluster.stop();
     }
   });
 }
 
-async function startForced() {
-  const s = await startServer();
-  mkdirSync(s.dataDir, { recursive: true });
-  for (const [file] of Object.values(TABLES)) copyFileSync(path.join(INPUTS, file), path.join(s.dataDir, file));
-  const r = await call(s.base, 'POST', '/v1/config', { json: FORCED_CONFIG });
-  assert.equal(r.status, 200, r.text);
-  return s;
+// A server (or a remote coordinator with 2 workers on its data dir) with the
+// inputs and FORCED_CONFIG.
+async function startForced(remote) {
+  const coord = await startServer(remote ? { args: ['--runner', 'remote'] } : {});
+  const workers = [];
+  const stop = async () => {
+    for (const w of workers) await w.stop();
+    await coord.stop();
+  };
+  try {
+    mkdirSync(coord.dataDir, { recursive: true });
+    for (const [file] of Object.values(TABLES)) copyFileSync(path.join(INPUTS, file), path.join(coord.dataDir, file));
+    if (remote) {
+      for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
+      let active = 0;
+      for (let i = 0; i < 200 && active < 2; i++) {
+        const w = await call(coord.base, 'GET', '/v1/workers');
+        active = w.status === 200 ? w.body.workers.filter((x) => x.state === 'active').length : 0;
+        if (active < 2) await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.equal(active, 2, 'both workers are active');
+    }
+    const r = await call(coord.base, 'POST', '/v1/config', { json: FORCED_CONFIG });
+    assert.equal(r.status, 200, r.text);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { coord, stop };
 }
 
 async function runStatements(t, base) {
