@@ -136,3 +136,32 @@ select id from sales where ok is not true;
 select id from sales where ok is false;
 
 select id from trips where id + 1 in (2, 4);
+
+-- FULL JOIN USING with null keys on both sides: they never match, each comes once
+select k, l.name as ln, r.name as rn from "left" l full join "right" r using (k);
+
+-- a correlated subquery in HAVING, over the group key
+select vendor from trips t group by vendor having count(*) >= (select count(*) from vendors v where v.vendor = t.vendor);
+
+-- a scalar subquery without rows is null
+select id, (select rating from vendors where vendor = 'NOPE') as r, (select max(rating) from vendors where rating > 10) as m from trips;
+
+-- two correlated subqueries in one select
+select t.id, (select max(v.rating) from vendors v where v.vendor = t.vendor) as best, (select min(v.rating) from vendors v where v.vendor = t.vendor) as worst from trips t;
+
+-- ORDER BY names an output alias before an input column
+select id, fare as tip, tip as fare from trips order by tip nulls last, id;
+
+select case when fare > 10 then 'hi' else 'lo' end as band, count(*) as n from trips group by case when fare > 10 then 'hi' else 'lo' end;
+
+select count(distinct case when fare > 10 then vendor end) as big_vendors from trips;
+
+select sum(y) / count(y) as mean_y, avg(x) as mean_x from groups;
+
+select id from trips order by id limit 5 offset 100;
+
+select count(*) as n from trips, vendors;
+
+select t.id, v.name from trips t, vendors v where t.vendor = v.vendor and t.fare > v.rating * 3;
+
+select id, vendor, name, region from trips join vendors using (vendor) join sales using (id);
