@@ -270,6 +270,18 @@ test('an ambiguous column and a column neither grouped nor aggregated are 400 in
   assert.match(w.body.detail, /aggregate/i, w.text);
 });
 
+test('nesting, length and tokens are bounded: 400 invalid-sql naming the bound', async () => {
+  const deep = await framedSubmit(srv.base, `select ${'('.repeat(100)}1${')'.repeat(100)} as x`);
+  assertProblem(deep, 400, 'invalid-sql');
+  assert.match(deep.body.detail, /nest|deep/i, deep.text);
+  const long = await framedSubmit(srv.base, `select 1 as x -- ${'y'.repeat(300 * 1024)}`);
+  assertProblem(long, 400, 'invalid-sql');
+  assert.match(long.body.detail, /262144/, long.text);
+  const many = await framedSubmit(srv.base, `select ${Array.from({ length: 70000 }, () => '1').join(',')}`);
+  assertProblem(many, 400, 'invalid-sql');
+  assert.match(many.body.detail, /65536/, many.text);
+});
+
 test('refused statements change nothing: the server still answers', async () => {
   const got = await framedAnswer(srv.base, 'select count(*) as n from trips');
   assert.deepEqual(got.rows, [[8]]);
