@@ -25,7 +25,7 @@ const SF = Number(process.argv[2] || 1);
 const N = Math.round(Number(process.argv[3] || 1e6));
 const REPS = Number(process.env.REPS || 5);
 const BIN = process.env.FRAMED_BIN || join(ROOT, 'build/framed');
-const PLAN_BENCH = join(ROOT, 'build/sql_plan_bench');
+const PLAN_BENCH = process.env.SQL_PLAN_BENCH || join(ROOT, 'build/sql_plan_bench');
 
 // ---- data: TPC-H and the db-benchmark tables in one data dir
 const data = mkdtempSync(join(tmpdir(), 'framed-bench-sql-'));

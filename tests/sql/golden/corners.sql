@@ -111,3 +111,57 @@ select sum(x * y) as sxy, sum(x) * sum(y) as prod from groups;
 select vendor, n from (select vendor, count(*) as n from trips group by vendor order by n desc, vendor nulls last limit 2) t;
 
 select id, fare from trips order by -id limit 2;
+
+-- a window in the select list and an ORDER BY on its result
+select id, rank() over (order by fare desc nulls last) as r from trips order by r, id;
+
+select x % 2 as p, count(*) as n from groups group by 1;
+
+select *, fare * 2 as f2 from trips;
+
+select t.*, v.rating from trips t join vendors v using (vendor);
+
+select vendor, count(*) as n from trips join vendors using (vendor) group by vendor;
+
+select id, extract(year from pickup) as y, extract(month from pickup) as m, extract(day from pickup) as d from trips;
+
+select id, substring(s from 2 for 3) as sub from nums;
+
+select '5'::int + 1 as six, coalesce(null, 1) as one;
+
+select id, case when fare > 10 then null else fare end as small_fare from trips;
+
+select id from sales where ok is not true;
+
+select id from sales where ok is false;
+
+select id from trips where id + 1 in (2, 4);
+
+-- FULL JOIN USING with null keys on both sides: they never match, each comes once
+select k, l.name as ln, r.name as rn from "left" l full join "right" r using (k);
+
+-- a correlated subquery in HAVING, over the group key
+select vendor from trips t group by vendor having count(*) >= (select count(*) from vendors v where v.vendor = t.vendor);
+
+-- a scalar subquery without rows is null
+select id, (select rating from vendors where vendor = 'NOPE') as r, (select max(rating) from vendors where rating > 10) as m from trips;
+
+-- two correlated subqueries in one select
+select t.id, (select max(v.rating) from vendors v where v.vendor = t.vendor) as best, (select min(v.rating) from vendors v where v.vendor = t.vendor) as worst from trips t;
+
+-- ORDER BY names an output alias before an input column
+select id, fare as tip, tip as fare from trips order by tip nulls last, id;
+
+select case when fare > 10 then 'hi' else 'lo' end as band, count(*) as n from trips group by case when fare > 10 then 'hi' else 'lo' end;
+
+select count(distinct case when fare > 10 then vendor end) as big_vendors from trips;
+
+select sum(y) / count(y) as mean_y, avg(x) as mean_x from groups;
+
+select id from trips order by id limit 5 offset 100;
+
+select count(*) as n from trips, vendors;
+
+select t.id, v.name from trips t, vendors v where t.vendor = v.vendor and t.fare > v.rating * 3;
+
+select id, vendor, name, region from trips join vendors using (vendor) join sales using (id);
