@@ -134,7 +134,7 @@ static int item(struct sc_ex *x, struct sc_rel *r, const struct sql_select_item 
     char *text = NULL;
     int rc = sc__expr_text(x, it->expr, &text);
     df_type t = DF_TYPE_NULL;
-    if (rc == FR_OK)
+    if (rc == FR_OK && it->expr->kind != SQL_E_NULL) /* NULL: a column of any type */
         rc = sc__expr_type(x->c, r, text, it->expr->pos, &t);
     if (rc == FR_OK) {
         char *name = it->alias.text                   ? fr_xstrdup(it->alias.text)
