@@ -92,7 +92,6 @@ struct sc_ex {
     int nexpr_keys;
     const char *clause; /* "WHERE", "GROUP BY", ... for messages */
     int leaf_names;     /* >= 0: that leaf's columns by their source names */
-    bool outer_refs;    /* set when a column resolved in an outer scope */
 };
 
 /* ---- sql_compile.c: errors and ids ---- */
