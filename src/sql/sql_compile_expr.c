@@ -132,6 +132,13 @@ static int column(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
     struct sc_col *col = NULL;
     int level = 0;
+    const struct sql_expr *alias = sc__alias(x->c, x->scope, e);
+    if (alias) {
+        x->c->alias_busy++;
+        int rc = expr_rec(x, alias, b);
+        x->c->alias_busy--;
+        return rc;
+    }
     int rc = sc__resolve(x->c, x->scope, e, &col, &level);
     if (rc != FR_OK)
         return rc;

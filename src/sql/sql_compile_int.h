@@ -68,6 +68,8 @@ struct sc_ctx {
     int nleaves;
     struct sc_cte *ctes;
     int depth;
+    const struct sql_select *alias_sel; /* the block whose select aliases may be named */
+    int alias_busy;                     /* expanding one now: no alias inside an alias */
 };
 
 /* A node replaced by a column (an aggregate, a window function, a scalar
@@ -122,6 +124,9 @@ void sc__leaves_finish(struct sc_ctx *c);
 int sc__resolve(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e,
                 struct sc_col **found, int *level);
 bool sc__name_eq(const char *stored, const char *name, bool quoted);
+/* The expression of the select item aliased by e (an unqualified name that
+ * no column has, as DuckDB reads WHERE x2 > 6 for x * 2 AS x2), or NULL. */
+const struct sql_expr *sc__alias(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e);
 
 /* ---- sql_compile_expr.c: expressions to the expression language ---- */
 int sc__expr(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *out);
