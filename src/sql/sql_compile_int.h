@@ -103,8 +103,9 @@ int sc__err(struct sc_ctx *c, int64_t pos, int status, const char *kind, const c
 #define sc__unsupported(c, pos, ...)                                                               \
     sc__err((c), (pos), FR_EVALIDATION, "unsupported-sql", __VA_ARGS__)
 char *sc__new_internal(struct sc_ctx *c, const char *base); /* new: "base#N" */
-char *sc__quote(const char *name);                          /* new: "name" with "" escapes */
-char *sc__quote_string(const char *s);                      /* new: 'text' with '' escapes */
+void sc__utf8_cut(char *s, size_t max); /* at most max bytes, whole characters */
+char *sc__quote(const char *name);      /* new: "name" with "" escapes */
+char *sc__quote_string(const char *s);  /* new: 'text' with '' escapes */
 
 /* ---- sql_compile_scope.c: relations and names ---- */
 void sc__rel_init(struct sc_rel *r);
