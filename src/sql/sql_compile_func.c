@@ -435,7 +435,6 @@ char *sc__display_name(struct sc_ctx *c, const struct sql_expr *e)
         free(s);
         s = fr_xstrdup("col");
     }
-    if (strlen(s) > 200)
-        s[200] = '\0';
+    sc__utf8_cut(s, 200);
     return s;
 }

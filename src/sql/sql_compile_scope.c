@@ -323,3 +323,24 @@ int sc__resolve(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e,
     }
     return unknown_column(c, s, e);
 }
+
+const struct sql_expr *sc__alias(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e)
+{
+    const struct sql_select *sel = c->alias_sel;
+    if (!sel || c->alias_busy || e->kind != SQL_E_COLUMN || e->qual.text)
+        return NULL;
+    struct fr_error scratch, *saved = c->err;
+    fr_error_init(&scratch);
+    c->err = &scratch;
+    struct sc_col *col = NULL;
+    int level = 0;
+    int rc = sc__resolve(c, s, e, &col, &level);
+    c->err = saved;
+    if (rc == FR_OK || strstr(scratch.message, "ambiguous"))
+        return NULL;
+    for (int i = 0; i < sel->nitems; i++)
+        if (sel->items[i].alias.text &&
+            sc__name_eq(sel->items[i].alias.text, e->name.text, e->name.quoted))
+            return sel->items[i].expr;
+    return NULL;
+}

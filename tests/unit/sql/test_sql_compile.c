@@ -54,6 +54,11 @@ static void test_single_table(void **state)
     expect_rows("select g || x as gx, concat(g, '-', x, y) as c from groups where x > 4 "
                 "order by 2",
                 "[[null,\"-73.0\"],[\"c5\",\"c-510.0\"],[\"c5\",\"c-510.0\"]]");
+    /* select aliases in WHERE, GROUP BY and HAVING (DuckDB) */
+    expect_rows("select g, x * 2 as x2 from groups where x2 > 8 order by x2, g",
+                "[[\"c\",10],[\"c\",10],[null,14]]");
+    expect_rows("select g as grp, count(*) as n from groups group by grp having n > 2 order by 1",
+                "[[\"a\",3],[\"e\",4]]");
     expect_rows("select g, sum(x) * 2 + max(y) as v from groups group by 1 order by v desc "
                 "limit 2",
                 "[[\"c\",30.0],[\"e\",25.0]]");

@@ -59,6 +59,8 @@ static void test_unsupported(void **state)
     expect_error("select * from \"left\" l where exists (select 1 from \"right\" r where r.k > "
                  "l.k)",
                  FR_EVALIDATION, "unsupported-sql", 1, 68, "correlated subquery condition");
+    expect_error("select (select l.k + r.rv from \"right\" r limit 1) from \"left\" l",
+                 FR_EVALIDATION, "unsupported-sql", 1, 16, "correlated reference to 'l.k'");
     expect_error("select * from \"left\" l left join \"right\" r on l.k = r.k and l.lv > 3",
                  FR_EVALIDATION, "unsupported-sql", 1, 61, "LEFT JOIN");
     expect_error("select g from groups where x in (select k from \"left\") or x = 1",
