@@ -243,6 +243,11 @@ static int bind_func(struct df__node *n, struct fr_error *err)
     case DF__F_CURRENT_CONFIG_ID:
         n->type = DF_TYPE_STRING;
         return FR_OK;
+    case DF__F_CONCAT: /* any argument, as its text */
+        n->type = DF_TYPE_STRING;
+        for (int i = 0; rc == FR_OK && i < n->nargs; i++)
+            rc = coerce(&n->args[i], DF_TYPE_STRING, err);
+        return rc;
     case DF__F_CONTAINS:
     case DF__F_STARTS_WITH:
     case DF__F_ENDS_WITH:

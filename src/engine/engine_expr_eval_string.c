@@ -1,6 +1,7 @@
 /* engine_expr_eval_string: string functions and like. Lengths and substr
  * positions count UTF-8 characters; lower/upper change ASCII letters only and
- * leave other bytes alone; like knows % (any run) and _ (one character). */
+ * leave other bytes alone; like knows % (any run) and _ (one character);
+ * concat joins its arguments' strings, skipping NULLs. */
 #include "engine_expr_int.h"
 
 #include <stdlib.h>
@@ -189,4 +190,37 @@ int df__eval_string_func(const struct df__node *nd, struct df__ctx *c, struct df
     for (k = 0; k < 3; k++)
         df__vec_release(c, &v[k]);
     return rc;
+}
+
+int df__eval_concat(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
+{
+    struct df__vec *v = fr_xcalloc((size_t)nd->nargs + 1, sizeof(*v));
+    int rc = FR_OK, k;
+    for (k = 0; k < nd->nargs && rc == FR_OK; k++)
+        rc = df__eval(nd->args[k], c, &v[k]);
+    struct df_column *col = NULL;
+    if (rc == FR_OK) {
+        int64_t bytes = 0;
+        for (k = 0; k < nd->nargs; k++)
+            bytes += v[k].col->offsets[v[k].off + c->n] - v[k].col->offsets[v[k].off];
+        df_column_reserve(col = df_column_new(DF_TYPE_STRING, 0), c->n, bytes);
+    }
+    struct fr_buf b;
+    fr_buf_init(&b);
+    for (int64_t i = 0; rc == FR_OK && i < c->n; i++) {
+        b.len = 0;
+        for (k = 0; k < nd->nargs; k++) {
+            int64_t n;
+            if (!df_column_is_valid(v[k].col, v[k].off + i))
+                continue;
+            const char *s = df_column_string(v[k].col, v[k].off + i, &n);
+            fr_buf_append(&b, s, (size_t)n);
+        }
+        df_column_append_string(col, b.data ? b.data : "", (int64_t)b.len);
+    }
+    fr_buf_cleanup(&b);
+    for (k = 0; k < nd->nargs; k++)
+        df__vec_release(c, &v[k]);
+    free(v);
+    return rc == FR_OK ? df__finish(c, col, out) : rc;
 }

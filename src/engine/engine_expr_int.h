@@ -109,6 +109,7 @@ enum df__func {
     DF__F_MONTH,
     DF__F_DAY,
     DF__F_CURRENT_CONFIG_ID, /* no arguments: the config ID the task runs with */
+    DF__F_CONCAT,            /* concat(a, ...): strings joined, NULLs skipped (DuckDB) */
     DF__F_COUNT_
 };
 
@@ -216,6 +217,7 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
 /* current_config_id(): the ID in the task's options, NULL where none is set. */
 int df__eval_config_id(struct df__ctx *c, struct df__vec *out);
 int df__eval_string_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
+int df__eval_concat(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_special(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_like(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 /* Kernels over evaluated vectors (a and b are borrowed; *out is new). */

@@ -11,6 +11,7 @@ const char *const df__func_names[DF__F_COUNT_] = {
     "ceil",     "lower",    "upper",       "length",
     "substr",   "contains", "starts_with", "ends_with",
     "year",     "month",    "day",         "current_config_id",
+    "concat",
 };
 
 static const struct {
@@ -35,6 +36,7 @@ static const struct {
     {"month", DF__F_MONTH, 1, 1},
     {"day", DF__F_DAY, 1, 1},
     {"current_config_id", DF__F_CURRENT_CONFIG_ID, 0, 0},
+    {"concat", DF__F_CONCAT, 1, 64},
 };
 
 static const struct {

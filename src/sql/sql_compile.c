@@ -20,10 +20,24 @@ int sc__err(struct sc_ctx *c, int64_t pos, int status, const char *kind, const c
     return sql_error_at(c->err, status, kind, c->text, pos, "%s", msg);
 }
 
+void sc__utf8_cut(char *s, size_t max)
+{
+    if (strlen(s) <= max)
+        return;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) /* not inside a character */
+        max--;
+    s[max] = '\0';
+}
+
 char *sc__new_internal(struct sc_ctx *c, const char *base)
 {
     char b[48];
     snprintf(b, sizeof(b), "%s", base && base[0] ? base : "col");
+    if (base && strlen(base) >= sizeof(b)) {
+        memcpy(b, base, sizeof(b) - 1);
+        b[sizeof(b) - 1] = '\0';
+        sc__utf8_cut(b, 40);
+    }
     return fr_xasprintf("%s#%d", b, ++c->next_id);
 }
 

@@ -171,6 +171,10 @@ static int group_exprs(struct sc_ctx *c, const struct sql_select *s, struct sc_s
     }
     for (int i = 0; i < s->ngroup; i++) {
         const struct sql_expr *e = s->group_by[i];
+        if (e->kind == SQL_E_FUNC && e->name.text &&
+            (strcasecmp(e->name.text, "rollup") == 0 || strcasecmp(e->name.text, "cube") == 0 ||
+             strcasecmp(e->name.text, "grouping_sets") == 0))
+            return sc__unsupported(c, e->pos, "GROUP BY %s is not supported", e->name.text);
         if (e->kind == SQL_E_INT) {
             if (e->ival < 1 || e->ival > s->nitems ||
                 s->items[e->ival - 1].expr->kind == SQL_E_STAR)
@@ -274,7 +278,8 @@ static int agg_items(struct sc_ctx *c, const struct sql_query *q, const struct s
             sc__ex_subst(x, f.v[i], post->cols[post->ncols - ntexts + k].internal);
             continue;
         }
-        char *name = sc__display_name(c, f.v[i]), *internal = sc__new_internal(c, name);
+        char *name = sc__display_name(c, f.v[i]),
+             *internal = sc__new_internal(c, f.v[i]->name.text);
         char *qi = sc__quote(internal), *it = fr_xasprintf("%s as %s", text, qi);
         df_type t = DF_TYPE_NULL;
         rc = agg_type(c, r, it, f.v[i]->pos, &t);

@@ -132,14 +132,22 @@ static int column(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
     struct sc_col *col = NULL;
     int level = 0;
+    const struct sql_expr *alias = sc__alias(x->c, x->scope, e);
+    if (alias) {
+        x->c->alias_busy++;
+        int rc = expr_rec(x, alias, b);
+        x->c->alias_busy--;
+        return rc;
+    }
     int rc = sc__resolve(x->c, x->scope, e, &col, &level);
     if (rc != FR_OK)
         return rc;
-    if (level > 0) {
-        x->outer_refs = true;
-        put_quoted(b, col->internal);
-        return FR_OK;
-    }
+    if (level > 0) /* only WHERE's inner = outer equalities are pulled out */
+        return sc__unsupported(x->c, e->pos,
+                               "a correlated reference to '%s%s%s' is supported only in an "
+                               "equality inner = outer of the subquery's WHERE",
+                               e->qual.text ? e->qual.text : "", e->qual.text ? "." : "",
+                               e->name.text);
     if (x->leaf_names >= 0 && col->leaf == x->leaf_names && col->orig) {
         put_quoted(b, col->orig);
         return FR_OK;

@@ -39,6 +39,7 @@ static const struct {
     {"month", "month", 1, 1},
     {"day", "day", 1, 1},
     {"current_config_id", "current_config_id", 0, 0},
+    {"concat", "concat", 1, 64},
 };
 #define NSCALARS ((int)(sizeof(scalars) / sizeof(scalars[0])))
 
@@ -216,8 +217,96 @@ static const char *op_text(int op)
     return op >= 0 && op <= SQL_OP_OR ? t[op] : "?";
 }
 
+/* ---- decimal literals: 0.06 - 0.01 is 0.05 exactly, as SQL's DECIMAL ---- */
+
+#define DEC_LIMIT 100000000000000000LL /* 1e17: mantissas stay well inside int64 */
+
+static bool dec_scale_up(int64_t *m, int *scale, int to)
+{
+    while (*scale < to) {
+        if (*m > DEC_LIMIT / 10 || *m < -DEC_LIMIT / 10)
+            return false;
+        *m *= 10;
+        (*scale)++;
+    }
+    return true;
+}
+
+/* e as mantissa * 10^-scale when it is a literal or +, -, * of literals;
+ * *has_frac when some literal had a fraction. */
+static bool dec_value(const struct sql_expr *e, int64_t *m, int *scale, bool *has_frac)
+{
+    if (e->kind == SQL_E_INT) {
+        *m = e->ival;
+        *scale = 0;
+        return e->ival < DEC_LIMIT && e->ival > -DEC_LIMIT;
+    }
+    if (e->kind == SQL_E_FLOAT && e->text) {
+        const char *t = e->text;
+        int64_t v = 0;
+        int sc = 0, digits = 0;
+        bool frac = false;
+        for (; *t; t++) {
+            if (*t == '.' && !frac) {
+                frac = true;
+                continue;
+            }
+            if (*t < '0' || *t > '9' || ++digits > 17)
+                return false;
+            v = v * 10 + (*t - '0');
+            sc += frac;
+        }
+        *m = v;
+        *scale = sc;
+        *has_frac = *has_frac || sc > 0;
+        return digits > 0;
+    }
+    if (e->kind == SQL_E_UNARY && e->op == '-' && dec_value(e->args[0], m, scale, has_frac)) {
+        *m = -*m;
+        return true;
+    }
+    if (e->kind != SQL_E_BINARY ||
+        (e->op != SQL_OP_ADD && e->op != SQL_OP_SUB && e->op != SQL_OP_MUL))
+        return false;
+    int64_t a, c;
+    int sa, sb;
+    if (!dec_value(e->args[0], &a, &sa, has_frac) || !dec_value(e->args[1], &c, &sb, has_frac))
+        return false;
+    if (e->op == SQL_OP_MUL) {
+        if (sa + sb > 17 ||
+            (a != 0 && (c > DEC_LIMIT / (a < 0 ? -a : a) || c < -DEC_LIMIT / (a < 0 ? -a : a))))
+            return false;
+        *m = a * c;
+        *scale = sa + sb;
+        return true;
+    }
+    int to = sa > sb ? sa : sb;
+    if (!dec_scale_up(&a, &sa, to) || !dec_scale_up(&c, &sb, to))
+        return false;
+    *m = e->op == SQL_OP_ADD ? a + c : a - c;
+    *scale = to;
+    return *m<DEC_LIMIT && * m> - DEC_LIMIT;
+}
+
+static bool dec_fold(const struct sql_expr *e, struct fr_buf *b)
+{
+    int64_t m;
+    int scale;
+    bool frac = false;
+    if (!dec_value(e, &m, &scale, &frac) || !frac || scale == 0)
+        return false;
+    uint64_t u = m < 0 ? (uint64_t)(-m) : (uint64_t)m, p = 1;
+    for (int i = 0; i < scale; i++)
+        p *= 10;
+    fr_buf_printf(b, "%s%llu.%0*llu", m < 0 ? "-" : "", (unsigned long long)(u / p), scale,
+                  (unsigned long long)(u % p));
+    return true;
+}
+
 int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
+    if (dec_fold(e, b))
+        return FR_OK;
     const struct sql_expr *l = e->args[0], *r = e->args[1];
     if (e->op == SQL_OP_ADD || e->op == SQL_OP_SUB) {
         const struct sql_expr *dl = date_literal(l);
@@ -231,10 +320,18 @@ int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
                                    "INTERVAL arithmetic is supported only on a DATE literal "
                                    "(date '...' + INTERVAL ...)");
     }
-    if (e->op == SQL_OP_CONCAT)
-        return sc__unsupported(x->c, e->pos,
-                               "the || operator (string concatenation) is not "
-                               "supported");
+    if (e->op == SQL_OP_CONCAT) { /* NULL if either is, unlike concat() */
+        char *a = NULL, *c = NULL;
+        int rc = sc__expr_text(x, l, &a);
+        if (rc == FR_OK)
+            rc = sc__expr_text(x, r, &c);
+        if (rc == FR_OK)
+            fr_buf_printf(b, "case when %s is null or %s is null then null else concat(%s, %s) end",
+                          a, c, a, c);
+        free(a);
+        free(c);
+        return rc;
+    }
     fr_buf_puts(b, "(");
     int rc = sc__expr(x, l, b);
     fr_buf_printf(b, " %s ", op_text(e->op));
@@ -338,7 +435,6 @@ char *sc__display_name(struct sc_ctx *c, const struct sql_expr *e)
         free(s);
         s = fr_xstrdup("col");
     }
-    if (strlen(s) > 200)
-        s[200] = '\0';
+    sc__utf8_cut(s, 200);
     return s;
 }

@@ -68,6 +68,8 @@ struct sc_ctx {
     int nleaves;
     struct sc_cte *ctes;
     int depth;
+    const struct sql_select *alias_sel; /* the block whose select aliases may be named */
+    int alias_busy;                     /* expanding one now: no alias inside an alias */
 };
 
 /* A node replaced by a column (an aggregate, a window function, a scalar
@@ -92,7 +94,6 @@ struct sc_ex {
     int nexpr_keys;
     const char *clause; /* "WHERE", "GROUP BY", ... for messages */
     int leaf_names;     /* >= 0: that leaf's columns by their source names */
-    bool outer_refs;    /* set when a column resolved in an outer scope */
 };
 
 /* ---- sql_compile.c: errors and ids ---- */
@@ -102,13 +103,15 @@ int sc__err(struct sc_ctx *c, int64_t pos, int status, const char *kind, const c
 #define sc__unsupported(c, pos, ...)                                                               \
     sc__err((c), (pos), FR_EVALIDATION, "unsupported-sql", __VA_ARGS__)
 char *sc__new_internal(struct sc_ctx *c, const char *base); /* new: "base#N" */
-char *sc__quote(const char *name);                          /* new: "name" with "" escapes */
-char *sc__quote_string(const char *s);                      /* new: 'text' with '' escapes */
+void sc__utf8_cut(char *s, size_t max); /* at most max bytes, whole characters */
+char *sc__quote(const char *name);      /* new: "name" with "" escapes */
+char *sc__quote_string(const char *s);  /* new: 'text' with '' escapes */
 
 /* ---- sql_compile_scope.c: relations and names ---- */
 void sc__rel_init(struct sc_rel *r);
 void sc__rel_cleanup(struct sc_rel *r);
-void sc__rel_op(struct sc_rel *r, json_t *op); /* steals op */
+void sc__rel_op(struct sc_rel *r, json_t *op);  /* steals op */
+void sc__rel_truncate(struct sc_rel *r, int n); /* keeps the first n columns */
 struct sc_col *sc__rel_add(struct sc_rel *r, const char *name, bool quoted, const char *qual,
                            const char *internal, df_type type); /* copies the strings */
 void sc__col_copy(struct sc_col *dst, const struct sc_col *src);
@@ -122,6 +125,9 @@ void sc__leaves_finish(struct sc_ctx *c);
 int sc__resolve(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e,
                 struct sc_col **found, int *level);
 bool sc__name_eq(const char *stored, const char *name, bool quoted);
+/* The expression of the select item aliased by e (an unqualified name that
+ * no column has, as DuckDB reads WHERE x2 > 6 for x * 2 AS x2), or NULL. */
+const struct sql_expr *sc__alias(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e);
 
 /* ---- sql_compile_expr.c: expressions to the expression language ---- */
 int sc__expr(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *out);

@@ -33,6 +33,14 @@ void sc__rel_cleanup(struct sc_rel *r)
     memset(r, 0, sizeof(*r));
 }
 
+void sc__rel_truncate(struct sc_rel *r, int n)
+{
+    for (int i = n; i < r->ncols; i++)
+        col_cleanup(&r->cols[i]);
+    if (n < r->ncols)
+        r->ncols = n;
+}
+
 void sc__rel_op(struct sc_rel *r, json_t *op)
 {
     json_array_append_new(json_object_get(r->plan, "ops"), op);
@@ -287,9 +295,9 @@ static int unknown_column(struct sc_ctx *c, struct sc_scope *s, const struct sql
     if (!qual_known)
         return sc__invalid(c, e->qual.pos, "no table '%s' in FROM for the column '%s.%s'",
                            e->qual.text, e->qual.text, e->name.text);
-    return sc__invalid(c, e->name.pos ? e->name.pos : e->pos, "unknown column '%s%s%s'%s%s%s",
-                       e->qual.text ? e->qual.text : "", e->qual.text ? "." : "", e->name.text,
-                       best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+    return sc__invalid(c, e->pos, "unknown column '%s%s%s'%s%s%s", e->qual.text ? e->qual.text : "",
+                       e->qual.text ? "." : "", e->name.text, best ? "; did you mean '" : "",
+                       best ? best : "", best ? "'?" : "");
 }
 
 int sc__resolve(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e,
@@ -314,4 +322,25 @@ int sc__resolve(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e,
         }
     }
     return unknown_column(c, s, e);
+}
+
+const struct sql_expr *sc__alias(struct sc_ctx *c, struct sc_scope *s, const struct sql_expr *e)
+{
+    const struct sql_select *sel = c->alias_sel;
+    if (!sel || c->alias_busy || e->kind != SQL_E_COLUMN || e->qual.text)
+        return NULL;
+    struct fr_error scratch, *saved = c->err;
+    fr_error_init(&scratch);
+    c->err = &scratch;
+    struct sc_col *col = NULL;
+    int level = 0;
+    int rc = sc__resolve(c, s, e, &col, &level);
+    c->err = saved;
+    if (rc == FR_OK || strstr(scratch.message, "ambiguous"))
+        return NULL;
+    for (int i = 0; i < sel->nitems; i++)
+        if (sel->items[i].alias.text &&
+            sc__name_eq(sel->items[i].alias.text, e->name.text, e->name.quoted))
+            return sel->items[i].expr;
+    return NULL;
 }

@@ -24,8 +24,10 @@ const char *sc__add_computed(struct sc_ctx *c, struct sc_rel *r, const char *tex
 
 int sc__limit_value(struct sc_ctx *c, const struct sql_expr *e, const char *what, int64_t *out)
 {
+    if (e->kind == SQL_E_UNARY && e->op == '-' && e->args[0]->kind == SQL_E_INT)
+        return sc__invalid(c, e->pos, "%s must not be negative", what);
     if (e->kind != SQL_E_INT)
-        return sc__unsupported(c, e->pos, "%s takes a whole number", what);
+        return sc__unsupported(c, e->pos, "%s takes a whole number literal", what);
     if (e->ival < 0)
         return sc__invalid(c, e->pos, "%s must not be negative", what);
     *out = e->ival;
@@ -132,7 +134,7 @@ static int item(struct sc_ex *x, struct sc_rel *r, const struct sql_select_item 
     char *text = NULL;
     int rc = sc__expr_text(x, it->expr, &text);
     df_type t = DF_TYPE_NULL;
-    if (rc == FR_OK)
+    if (rc == FR_OK && it->expr->kind != SQL_E_NULL) /* NULL: a column of any type */
         rc = sc__expr_type(x->c, r, text, it->expr->pos, &t);
     if (rc == FR_OK) {
         char *name = it->alias.text                   ? fr_xstrdup(it->alias.text)
@@ -312,6 +314,10 @@ int sc__query(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *oute
         c->depth--;
         return sc__invalid(c, q->pos, "the query nests too deeply");
     }
+    const struct sql_select *saved_sel = c->alias_sel;
+    int saved_busy = c->alias_busy;
+    c->alias_sel = q->select && !q->select->values ? q->select : NULL;
+    c->alias_busy = 0;
     struct sc_cte *saved = c->ctes, *defs = fr_xcalloc((size_t)q->nctes + 1, sizeof(*defs));
     int rc = FR_OK;
     for (int i = 0; i < q->nctes && rc == FR_OK; i++) {
@@ -326,6 +332,8 @@ int sc__query(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *oute
     else if (rc == FR_OK)
         rc = sc__setop(c, q, outer, out);
     c->ctes = saved;
+    c->alias_sel = saved_sel;
+    c->alias_busy = saved_busy;
     free(defs);
     c->depth--;
     return rc;

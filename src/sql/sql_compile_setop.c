@@ -123,8 +123,14 @@ static int combine(struct sc_ctx *c, const struct sql_query *q, struct sc_rel *l
     null_safe_keys(c, l, lk);
     null_safe_keys(c, r, rk);
     sc__join(c, l, r, q->setop == SQL_SET_INTERSECT ? "semi" : "anti", lk, rk);
-    for (int i = width; i < l->ncols; i++) /* the key columns */
-        l->cols[i].hidden = true;
+    json_t *items = json_array(); /* the key columns go */
+    for (int i = 0; i < width; i++) {
+        char *qi = sc__quote(l->cols[i].internal);
+        json_array_append_new(items, json_string(qi));
+        free(qi);
+    }
+    sc__rel_op(l, json_pack("{so}", "select", items));
+    sc__rel_truncate(l, width);
     return FR_OK;
 }
 
@@ -201,13 +207,10 @@ int sc__setop(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *oute
     return rc;
 }
 
-/* VALUES (..), (..): one select per row over one row, unioned; columns
- * col0, col1, ... (DuckDB's names), each of the type its rows share. */
-int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
+/* Each value's text and each column's type (the type its rows share). */
+static int values_types(struct sc_ctx *c, const struct sql_select *s, char **texts, df_type *types)
 {
     int w = s->values_width, rc = FR_OK;
-    char **texts = fr_xcalloc((size_t)(s->nvalues * w) + 1, sizeof(char *));
-    df_type *types = fr_xcalloc((size_t)w + 1, sizeof(df_type));
     struct sc_rel empty;
     sc__rel_init(&empty);
     struct sc_scope scope = {&empty, NULL, NULL, 0, false};
@@ -221,17 +224,32 @@ int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
             const struct sql_expr *e = s->values[i][k];
             df_type t = DF_TYPE_NULL;
             rc = sc__expr_text(&x, e, &texts[i * w + k]);
-            if (rc == FR_OK)
+            if (rc == FR_OK && e->kind != SQL_E_NULL) /* NULL fits any column's type */
                 rc = sc__expr_type(c, &empty, texts[i * w + k], e->pos, &t);
             if (rc == FR_OK && !unify(i ? types[k] : t, t, &types[k]))
                 rc = sc__invalid(c, e->pos, "VALUES column %d mixes %s and %s", k + 1,
                                  df_type_name(types[k]), df_type_name(t));
         }
     }
+    sc__ex_cleanup(&x);
+    return rc;
+}
+
+/* VALUES (..), (..): one select per row over one row, unioned; columns
+ * col0, col1, ... (DuckDB's names), each of the type its rows share (a
+ * column of NULLs only is a string). */
+int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
+{
+    int w = s->values_width;
+    char **texts = fr_xcalloc((size_t)(s->nvalues * w) + 1, sizeof(char *));
+    df_type *types = fr_xcalloc((size_t)w + 1, sizeof(df_type));
+    int rc = values_types(c, s, texts, types);
     char **names = fr_xcalloc((size_t)w + 1, sizeof(char *));
     for (int k = 0; rc == FR_OK && k < w; k++) {
         char colname[32];
         snprintf(colname, sizeof(colname), "col%d", k);
+        if (types[k] == DF_TYPE_NULL)
+            types[k] = DF_TYPE_STRING;
         names[k] = sc__new_internal(c, colname);
         sc__rel_add(out, colname, true, NULL, names[k], types[k]);
     }
@@ -242,10 +260,8 @@ int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
         json_t *items = json_array();
         for (int k = 0; k < w; k++) {
             char *q = sc__quote(names[k]);
-            json_array_append_new(
-                items, json_sprintf(
-                           "cast(%s as %s) as %s", texts[i * w + k],
-                           df_type_name(types[k] == DF_TYPE_NULL ? DF_TYPE_STRING : types[k]), q));
+            json_array_append_new(items, json_sprintf("cast(%s as %s) as %s", texts[i * w + k],
+                                                      df_type_name(types[k]), q));
             free(q);
         }
         sc__rel_op(&row, json_pack("{so}", "select", items));
@@ -255,9 +271,6 @@ int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
             sc__rel_op(out, json_pack("{sO}", "union", row.plan));
         sc__rel_cleanup(&row);
     }
-    for (int k = 0; k < w; k++)
-        if (types[k] == DF_TYPE_NULL && k < out->ncols)
-            out->cols[k].type = DF_TYPE_STRING;
     for (int i = 0; i < s->nvalues * w; i++)
         free(texts[i]);
     for (int k = 0; k < w; k++)
@@ -265,6 +278,5 @@ int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
     free(texts);
     free(names);
     free(types);
-    sc__ex_cleanup(&x);
     return rc;
 }

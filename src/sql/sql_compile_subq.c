@@ -94,7 +94,8 @@ static bool global_agg(const struct sql_query *q)
 /* The subquery's one item is count(...). */
 static bool counts(const struct sql_query *q)
 {
-    const struct sql_expr *e = q->select && q->select->nitems == 1 ? q->select->items[0].expr : NULL;
+    const struct sql_expr *e =
+        q->select && q->select->nitems == 1 ? q->select->items[0].expr : NULL;
     return e && e->kind == SQL_E_FUNC && !e->window && e->name.text &&
            strcasecmp(e->name.text, "count") == 0;
 }
@@ -227,13 +228,7 @@ static int null_stats(struct sc_ctx *c, const struct sql_query *q, struct sc_sco
     free(qv);
     free(qn);
     free(qnv);
-    for (int i = 0; i < sub.ncols; i++) {
-        free(sub.cols[i].internal);
-        free(sub.cols[i].name);
-        free(sub.cols[i].qual);
-        free(sub.cols[i].orig);
-    }
-    sub.ncols = 0;
+    sc__rel_truncate(&sub, 0);
     sc__rel_add(&sub, "rows", true, NULL, *n, DF_TYPE_INT64)->hidden = true;
     sc__rel_add(&sub, "values", true, NULL, *nv, DF_TYPE_INT64)->hidden = true;
     sc__cross(c, r, &sub, "inner");
@@ -296,8 +291,7 @@ static int exists(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, b
     if (rc == FR_OK && h.ncorr == 0) { /* uncorrelated: whether it has a row */
         char *n = sc__new_internal(x->c, "rows"), *qn = sc__quote(n);
         sc__rel_op(&sub, json_pack("{s[o]}", "agg", json_sprintf("count(*) as %s", qn)));
-        for (int i = 0; i < sub.ncols; i++)
-            sub.cols[i].hidden = true;
+        sc__rel_truncate(&sub, 0);
         sc__rel_add(&sub, "rows", true, NULL, n, DF_TYPE_INT64)->hidden = true;
         sc__cross(x->c, r, &sub, "inner");
         sc__rel_op(r, json_pack("{so}", "where", json_sprintf("%s %s 0", qn, neg ? "=" : ">")));

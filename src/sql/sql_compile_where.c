@@ -75,6 +75,13 @@ int sc__refs(struct sc_ctx *c, struct sc_fromset *fs, const struct sql_expr *e, 
         struct sc_scope s = {&fs->all, fs->outer, NULL, 0, false};
         struct sc_col *col = NULL;
         int level = 0;
+        const struct sql_expr *alias = sc__alias(c, &s, e);
+        if (alias) {
+            c->alias_busy++;
+            int rc = sc__refs(c, fs, alias, mask, outer);
+            c->alias_busy--;
+            return rc;
+        }
         int rc = sc__resolve(c, &s, e, &col, &level);
         if (rc != FR_OK)
             return rc;

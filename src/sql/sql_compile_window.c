@@ -4,6 +4,7 @@
  * each result is a column the rest of the block reads. Frames are refused. */
 #include "sql_compile_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,8 +198,15 @@ static int one_window(struct sc_ex *x, const struct sql_select *s, struct sc_rel
         return rc;
     if (e->window->has_frame || w->has_frame) {
         const struct sql_window *f = e->window->has_frame ? e->window : w;
-        return sc__unsupported(x->c, f->frame_pos, "window frame %s is not supported",
-                               f->frame_text ? f->frame_text : "ROWS BETWEEN");
+        const char *t = f->frame_text ? f->frame_text : "rows";
+        char kw[16];
+        size_t n = strcspn(t, " \t\r\n(");
+        snprintf(kw, sizeof(kw), "%.*s", (int)(n < 8 ? n : 8), t);
+        for (char *p = kw; *p; p++)
+            *p = (char)toupper((unsigned char)*p);
+        bool between = strncasecmp(t + n + strspn(t + n, " \t\r\n"), "between", 7) == 0;
+        return sc__unsupported(x->c, f->frame_pos, "window frame %s%s is not supported (%s)", kw,
+                               between ? " BETWEEN" : "", t);
     }
     struct wspec sp = {0};
     char *fn = NULL;

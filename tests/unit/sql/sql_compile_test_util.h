@@ -28,8 +28,8 @@ static const char *inputs_dir(void)
     return dir;
 }
 
-static const char *const test_tables[] = {"groups", "left",   "right", "nums",  "na",
-                                          "events", "trips",  "vendors", "sortme", NULL};
+static const char *const test_tables[] = {"groups", "left",  "right",   "nums",   "na",
+                                          "events", "trips", "vendors", "sortme", NULL};
 
 static int test_lookup(void *arg, const char *name, bool quoted, json_t **source,
                        struct df_schema *schema, struct fr_error *err)
@@ -72,7 +72,7 @@ static int test_names(void *arg, char ***names, int *n)
 static const struct sql_catalog test_catalog = {test_lookup, test_names, NULL};
 
 /* new: the plan of sql (fails the test on an error). */
-static json_t *compile_ok(const char *sql)
+static inline json_t *compile_ok(const char *sql)
 {
     struct sql_statement st;
     struct fr_error err;
@@ -86,7 +86,7 @@ static json_t *compile_ok(const char *sql)
 }
 
 /* The error of sql (fails the test if it compiles). */
-static struct fr_error compile_err(const char *sql)
+static inline struct fr_error compile_err(const char *sql)
 {
     struct sql_statement st;
     struct fr_error err;
@@ -150,7 +150,7 @@ static json_t *run_plan(json_t *plan, const char *variant, struct fr_error *err)
 
 /* new: the rows of sql as compact JSON text (objects, keys in the result's
  * column order), fails the test on an error. */
-static char *run_sql(const char *sql, const char *variant)
+static inline char *run_sql(const char *sql, const char *variant)
 {
     json_t *plan = compile_ok(sql);
     struct fr_error err;

@@ -1,0 +1,1 @@
+select a, b + 1 as c from t1 where s like 'x%' order by c desc limit 1

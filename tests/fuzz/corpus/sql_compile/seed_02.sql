@@ -1,0 +1,1 @@
+select t1.a, count(*), sum(t2.b) from t1 join t2 on t1.a = t2.a group by 1 having count(*) > 0

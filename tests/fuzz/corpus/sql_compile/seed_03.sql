@@ -1,0 +1,1 @@
+select * from t1 left join t2 using (a) where t2.c is null

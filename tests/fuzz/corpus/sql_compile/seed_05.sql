@@ -1,0 +1,1 @@
+select a, row_number() over (partition by f order by b desc) as rn, sum(b) over () from t1 qualify rn = 1

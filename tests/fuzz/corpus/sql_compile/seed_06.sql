@@ -1,0 +1,1 @@
+with x as (select a, b from t1 union all select a, b from t2) select a, avg(b) from x group by a order by 2

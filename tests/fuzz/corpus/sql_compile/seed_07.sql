@@ -1,0 +1,1 @@
+select (select max(b) from t2 where t2.a = t1.a) as m, case when f then 'y' else 'n' end from t1

@@ -1,0 +1,1 @@
+select a from t1 intersect select a from t2 except select k from t3

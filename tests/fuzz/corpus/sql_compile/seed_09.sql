@@ -1,0 +1,1 @@
+select * from (values (1, 'a'), (2, null)) v(n, s) where n between 1 and 2

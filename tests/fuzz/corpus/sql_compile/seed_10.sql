@@ -1,0 +1,1 @@
+select extract(year from date '2024-01-01' + interval '1' month), cast(a as double) / 3 from t1, t2 where t1.a = t2.a and (t1.b > 1 or t2.b < 1)

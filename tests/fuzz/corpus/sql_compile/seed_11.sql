@@ -1,0 +1,1 @@
+set shuffle_partitions = 4

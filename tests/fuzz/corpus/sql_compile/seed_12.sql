@@ -1,0 +1,1 @@
+select a, count(distinct s) filter (where f) from t1 group by all
