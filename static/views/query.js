@@ -158,6 +158,8 @@ export function QueryView({ id }) {
     ${data ? html`
       <${Facts} q=${data} onCancel=${onCancel} cancelling=${cancel.busy} />
       <${ErrorBox} error=${data.error} />
+      ${typeof data.sql === 'string' ? html`<details open><summary>SQL</summary><pre id="q-sql" class="plan-json">${data.sql}</pre>
+        ${data.plan ? html`<details><summary>Compiled plan</summary><pre id="q-plan" class="plan-json">${JSON.stringify(data.plan, null, 2)}</pre></details>` : null}</details>` : null}
       <h2>Stages</h2>
       ${stages.problem ? html`<${Problem} problem=${stages.problem} context="stages" />` : null}
       ${stages.missing ? html`<p class="muted small" id="stages-missing">Live stages are not served here (GET /v1/queries/${id}/stages answered 404)${explain ? ': the plan from explain, without progress.' : '.'}</p>` : null}

@@ -267,6 +267,7 @@ async function sqlSteps(page, srv) {
   await page.waitForSelector('#c-sql-problem .problem-invalid-sql');
   assert.equal((await page.textContent('#c-sql-problem [data-field="line-column"]')).trim(), 'line 3, column 1');
   assert.match(await page.textContent('#c-sql-problem .problem-excerpt'), /FORM trips\s*\n\^/);
+  await shoot(page, 'composer-sql-error');
   const sql = 'SELECT vendor, count(*) AS trips, rank() OVER (ORDER BY count(*) DESC, vendor) AS r\nFROM trips WHERE vendor IS NOT NULL GROUP BY vendor ORDER BY r';
   await page.fill('#c-sql', sql);
   await page.click('#c-sql-explain');
@@ -278,6 +279,7 @@ async function sqlSteps(page, srv) {
   await page.waitForSelector('#q-state[data-state="succeeded"]');
   await page.waitForSelector('#result-table tbody tr');
   assert.deepEqual(await tableRows(page, '#result-table'), [['acme', '2', '1'], ['zoom', '2', '2'], ['cabco', '1', '3']]);
+  assert.equal(await page.textContent('#q-sql'), sql, 'the query view shows its SQL');
 }
 
 // A slow query: its progress moves on the page, and Cancel shows cancelled at once.
