@@ -73,6 +73,8 @@ static void test_unsupported(void **state)
                  16, "dow");
     expect_error("select day + interval '1' day from events", FR_EVALIDATION, "unsupported-sql", 1,
                  8, "INTERVAL");
+    expect_error("select g, trim(s) from groups", FR_EVALIDATION, "unsupported-sql", 1, 11,
+                 "the function trim is not supported");
     expect_error("select distinct on (g) g from groups", FR_EVALIDATION, "unsupported-sql", 1, 21,
                  "DISTINCT ON");
 }
