@@ -184,6 +184,9 @@ static void test_window_op(void **state)
     expect_rows("select g, x, rank() over (partition by g order by x desc) as r from groups "
                 "where g in ('a', 'c') order by g, x",
                 "[[\"a\",1,3],[\"a\",2,2],[\"a\",3,1],[\"c\",5,1],[\"c\",5,1]]");
+    expect_rows("select g, x, sum(x) over w as s, rank() over w as r from groups where g = 'a' "
+                "window w as (partition by g order by x desc) order by x",
+                "[[\"a\",1,6,3],[\"a\",2,5,2],[\"a\",3,3,1]]");
     expect_rows("select g, x from groups qualify row_number() over (partition by g order by x "
                 "desc nulls last) = 1 and g < 'c' order by g",
                 "[[\"a\",3],[\"b\",null]]");
@@ -222,6 +225,12 @@ static void test_outer_joins_and_sets(void **state)
     expect_rows("select k from \"right\" except select k from \"left\"", "[[4]]");
     expect_rows("select * from (values (1, 'a'), (2.5, null)) v order by 1",
                 "[[1.0,\"a\"],[2.5,null]]");
+    expect_rows("with c(a, n) as (select g, count(*) from groups group by g) select a, n from c "
+                "where n > 2 order by a",
+                "[[\"a\",3],[\"e\",4]]");
+    expect_rows("select a.g, a.x from groups a where a.x = (select max(b.x) from groups b where "
+                "b.g = a.g) order by 1, 2",
+                "[[\"a\",3],[\"c\",5],[\"c\",5],[\"d\",4],[\"e\",4]]");
     expect_rows("with t as (select g, sum(x) as s from groups group by g) select a.g, b.s from "
                 "t a join t b on a.g = b.g where a.s > 9 order by 1",
                 "[[\"c\",10],[\"e\",10]]");
