@@ -1,7 +1,9 @@
 /* sql_compile: a parsed statement into what the caller runs: a query into
- * the JSON plan of POST /v1/queries (its columns under the SQL output names),
- * a config statement (SET, RESET, SHOW) into its field and value. Also the
- * compiler's shared helpers: errors at a position, internal names, quoting. */
+ * the JSON plan of POST /v1/queries (its columns under the SQL output names:
+ * the alias, else the column's name, else DuckDB's name for the expression;
+ * a name already taken gets _1, _2, as the plan wants unique names), a config
+ * statement (SET, RESET, SHOW) into its field and value. Also the compiler's
+ * shared helpers: errors at a position, internal names, quoting. */
 #include "sql_compile_int.h"
 
 #include <ctype.h>
