@@ -126,9 +126,14 @@ static void query_settled(runner_query *q, void *arg)
     free(fa);
 }
 
-static int resolve_body(ctx *c, json_t *body, json_t **plan, char *frame_id, size_t fsz,
-                        struct ctx_error *err)
+/* *plan (new): s's compiled plan, else body's plan or its dataframe's. */
+static int resolve_body(ctx *c, json_t *body, const ctx_sql *s, json_t **plan, char *frame_id,
+                        size_t fsz, struct ctx_error *err)
 {
+    if (s) {
+        *plan = json_incref(ctx_sql_plan(s));
+        return FR_OK;
+    }
     json_t *df = json_object_get(body, "dataframe"), *p = json_object_get(body, "plan");
     if (!json_is_object(body) || (!df == !p))
         return ctx__fail(err, FR_EINVAL, "invalid-plan",
@@ -175,11 +180,7 @@ static int submit_query(ctx *c, json_t *body, const ctx_sql *s, const char *requ
                         runner_query **qout, char *frame_id, size_t fsz, struct ctx_error *err)
 {
     json_t *plan = NULL;
-    int rc = FR_OK;
-    if (s)
-        plan = json_incref(ctx_sql_plan(s));
-    else
-        rc = resolve_body(c, body, &plan, frame_id, fsz, err);
+    int rc = resolve_body(c, body, s, &plan, frame_id, fsz, err);
     if (rc == FR_OK)
         rc = check_budget(c, err);
     runner *r = NULL;

@@ -108,6 +108,8 @@ static int catalog_lookup(void *arg, const char *name, bool quoted, json_t **sou
     const char *format = NULL;
     int rc = plan_dataset_resolve(c->opts.data_dir, name, &path, &format, err);
     free(path);
+    if (rc == FR_EINVAL) /* not a dataset name at all: no such table, said where it is */
+        rc = fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found", "no table '%.200s'", name);
     if (rc == FR_ENOTFOUND && !quoted && (real = dataset_case_match(c, name)) != NULL)
         name = real;
     else if (rc != FR_OK)

@@ -1,5 +1,6 @@
-/* http_routes_queries: submitting a query (optionally waiting for it), its
- * status, cancelling it, and its result: the rows (?offset=&limit=) streamed
+/* http_routes_queries: submitting a query (a plan, a dataframe, or SQL through
+ * http_routes_sql.c; optionally waiting for it), its status, cancelling it,
+ * and its result: the rows (?offset=&limit=) streamed
  * in chunks as JSON, CSV, NDJSON, an Arrow IPC stream (a record batch per
  * morsel) or Parquet (a row group per morsel), with the result held by
  * reference until the response is done. */

@@ -273,11 +273,11 @@ int plan__check_window(json_t *spec, struct fr_error *err)
     ok = ok && (!ob || (json_is_array(ob) && json_array_size(ob) <= FR_MAX_COLUMNS));
     for (size_t i = 0; ok && i < json_array_size(ob); i++)
         ok = json_is_object(json_array_get(ob, i));
-    ok = ok && fs && strings_only(fs, DF_WINDOW_MAX_FUNCS);
+    ok = ok && fs && json_array_size(fs) > 0 && strings_only(fs, DF_WINDOW_MAX_FUNCS);
     if (!ok)
         return fr_error_setk(err, FR_EINVAL, "invalid-task",
                              "a window needs partition_by (names), order_by "
-                             "(key objects) and functions (at most %d texts)",
+                             "(key objects) and functions (1 to %d texts)",
                              DF_WINDOW_MAX_FUNCS);
     return FR_OK;
 }

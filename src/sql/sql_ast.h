@@ -19,12 +19,12 @@ struct sql_name {
 };
 
 enum sql_ekind {
-    SQL_E_COLUMN,   /* [qualifier.]name: qual.text NULL when unqualified */
-    SQL_E_STAR,     /* * or qualifier.* (only in a select list or count(*)) */
-    SQL_E_INT,      /* ival */
-    SQL_E_FLOAT,    /* fval; text keeps the literal as written */
-    SQL_E_STRING,   /* text ('' unescaped) */
-    SQL_E_BOOL,     /* ival 0/1 */
+    SQL_E_COLUMN, /* [qualifier.]name: qual.text NULL when unqualified */
+    SQL_E_STAR,   /* * or qualifier.* (only in a select list or count(*)) */
+    SQL_E_INT,    /* ival */
+    SQL_E_FLOAT,  /* fval; text keeps the literal as written */
+    SQL_E_STRING, /* text ('' unescaped) */
+    SQL_E_BOOL,   /* ival 0/1 */
     SQL_E_NULL,
     SQL_E_TYPED,    /* DATE '...', TIMESTAMP '...': type_name, text */
     SQL_E_INTERVAL, /* INTERVAL '3' DAY / INTERVAL '3 days': text (the quantity), unit
@@ -79,17 +79,17 @@ struct sql_expr {
     bool star;
     int64_t ival;
     double fval;
-    char *text;      /* literals; INTERVAL quantity */
-    char *type_name; /* CAST, TYPED: lower-cased ("bigint", "double", "varchar", "date") */
-    char *unit;      /* INTERVAL */
+    char *text;           /* literals; INTERVAL quantity */
+    char *type_name;      /* CAST, TYPED: lower-cased ("bigint", "double", "varchar", "date") */
+    char *unit;           /* INTERVAL */
     struct sql_name qual; /* COLUMN, STAR: the table qualifier (text NULL if none) */
     struct sql_name name; /* COLUMN: the column; FUNC: the function (lower-cased if unquoted) */
     struct sql_expr **args;
     int nargs;
-    struct sql_expr *operand; /* CASE */
-    struct sql_expr *else_;   /* CASE */
-    struct sql_expr *filter;  /* FUNC: FILTER (WHERE ...) */
-    struct sql_query *query;  /* IN_QUERY, EXISTS, SUBQUERY */
+    struct sql_expr *operand;  /* CASE */
+    struct sql_expr *else_;    /* CASE */
+    struct sql_expr *filter;   /* FUNC: FILTER (WHERE ...) */
+    struct sql_query *query;   /* IN_QUERY, EXISTS, SUBQUERY */
     struct sql_window *window; /* FUNC: OVER (...) */
 };
 
@@ -130,9 +130,9 @@ enum sql_from_kind { SQL_FROM_TABLE, SQL_FROM_SUBQUERY, SQL_FROM_JOIN };
 struct sql_from {
     enum sql_from_kind kind;
     int64_t pos;
-    struct sql_name table;    /* TABLE */
-    struct sql_query *query;  /* SUBQUERY */
-    struct sql_name alias;    /* TABLE, SUBQUERY: text NULL if none */
+    struct sql_name table;        /* TABLE */
+    struct sql_query *query;      /* SUBQUERY */
+    struct sql_name alias;        /* TABLE, SUBQUERY: text NULL if none */
     struct sql_name *col_aliases; /* AS t(a, b, ...) */
     int ncol_aliases;
     /* JOIN: left JOIN right [ON on | USING (using)] */
@@ -231,7 +231,7 @@ char *sql_ast_dump(const struct sql_stmt *s);
  * with a printf message; the message gets " at line L, column C" appended
  * (columns count UTF-8 characters, from 1; a tab is one).
  * Returns status. Shared by the parser and the compiler. */
-int sql_error_at(struct fr_error *err, int status, const char *kind, const char *text,
-                 int64_t pos, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int sql_error_at(struct fr_error *err, int status, const char *kind, const char *text, int64_t pos,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 #endif

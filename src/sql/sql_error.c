@@ -76,7 +76,8 @@ const char *sql__near_keyword(const char *word)
     return best;
 }
 
-/* "'text'" (at most 40 bytes of it) or "the end of the statement". */
+/* "'text'" (at most 40 bytes of it), "the string 'x'", "\"Name\"" or "the end
+ * of the statement". */
 static void describe(const struct sql_parser *p, const struct sql_token *t, char *out, size_t n)
 {
     if (t->kind == SQL_T_EOF) {
@@ -87,9 +88,15 @@ static void describe(const struct sql_parser *p, const struct sql_token *t, char
     const char *more = "";
     if (len > 40)
         len = 40, more = "...";
-    snprintf(out, n, "'%.*s%s'", (int)len, p->text + t->pos, more);
+    if (t->kind == SQL_T_STRING || t->kind == SQL_T_QIDENT) /* the span has its quotes */
+        snprintf(out, n, "%s%.*s%s", t->kind == SQL_T_STRING ? "the string " : "", (int)len,
+                 p->text + t->pos, more);
+    else
+        snprintf(out, n, "'%.*s%s'", (int)len, p->text + t->pos, more);
 }
 
+static bool vsyntax(struct sql_parser *p, const struct sql_token *t, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 static bool vsyntax(struct sql_parser *p, const struct sql_token *t, const char *fmt, va_list ap)
 {
     if (p->failed)

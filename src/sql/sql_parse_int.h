@@ -101,7 +101,8 @@ void sql__line_col(const char *text, int64_t pos, int64_t *line, int64_t *col);
 /* A keyword near word (edit distance 1-2), or NULL: for "did you mean". */
 const char *sql__near_keyword(const char *word);
 
-/* Grammar (each returns a new node or NULL with p->err set). */
+/* Grammar: each returns a new node (the caller owns it) or NULL with the
+ * error set (p->failed). */
 struct sql_query *sql__query(struct sql_parser *p);
 struct sql_from *sql__from(struct sql_parser *p);
 struct sql_expr *sql__expr(struct sql_parser *p);
@@ -114,7 +115,8 @@ bool sql__name_list(struct sql_parser *p, struct sql_name **names, int *n);
 /* A type name after CAST .. AS or ::, lower-cased, (p[,s]) dropped (new). */
 char *sql__type_name(struct sql_parser *p);
 
-/* Nodes. */
+/* Nodes: *_new hand out a new, zeroed node; *_free free one whole (every
+ * pointer in it is owned) and accept NULL. */
 struct sql_expr *sql__expr_new(enum sql_ekind kind, int64_t pos);
 struct sql_query *sql__query_new(int64_t pos);
 struct sql_select *sql__select_new(int64_t pos);

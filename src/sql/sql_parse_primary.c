@@ -211,6 +211,8 @@ static struct sql_expr *paren(struct sql_parser *p, const struct sql_token *t)
         sql__expr_free(e);
         return NULL;
     }
+    e->pos = t->pos; /* the span takes the parentheses (a column keeps name.pos) */
+    finish(p, e);
     return e;
 }
 

@@ -50,6 +50,14 @@ test('a SQL query runs as its plan would, and its record keeps the SQL and the c
     const got = await call(srv.base, 'GET', `/v1/queries/${query.id}`);
     assert.equal(got.body.sql, text);
     assert.deepEqual(got.body.plan, query.plan);
+    // Unquoted table names are case-insensitive; quoted ones exact, and only names of the data dir.
+    const upper = await rowsOf(srv.base, 'SELECT count(*) AS n FROM TRIPS');
+    assert.deepEqual(upper.query.plan.source, { dataset: 'trips' });
+    for (const name of ['"TRIPS"', '"../data/trips"', '"trips.csv"']) {
+      const r = await sql(srv.base, `SELECT * FROM ${name}`);
+      assertProblem(r, 404, 'dataset-not-found');
+      assert.equal(r.body.column, 15);
+    }
     // The same plan as a plan body gives the same rows.
     const byPlan = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { plan: query.plan } });
     const planRows = await call(srv.base, 'GET', `/v1/queries/${byPlan.body.id}/result`);

@@ -3,7 +3,10 @@
 // goldens' inputs and must give DuckDB's answer over the same files, read
 // with the column types framed infers (the first test checks that premise
 // against framed's own schemas). No expectation is written down: DuckDB
-// computes each one at test time. Then the error statements: a syntax error
+// computes each one at test time. The statements run three times: on a
+// server with the default config, on one whose config cuts the work finely,
+// and on a remote runner with two workers under that config. Then the
+// error statements: a syntax error
 // with its line, column, caret excerpt and what was expected; an unknown
 // column with its suggestion; an unknown table with the nearest name; a
 // window frame clause refused as unsupported (422).
@@ -12,7 +15,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { assertProblem, call, startServer } from './lib.mjs';
+import { assertProblem, call, startServer, startWorker } from './lib.mjs';
 import { assertSameAnswer, duckAnswer, duckConnect, framedAnswer, framedSubmit, hasTopLevelOrderBy } from './sql_lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -101,14 +104,68 @@ test('DuckDB reads the tables with the types framed infers', async () => {
   }
 });
 
-test('framed SQL gives DuckDB\'s answers', async (t) => {
+// The second server's config cuts the work finely (tiny scan tasks and morsels, 5 shuffle
+// partitions, no broadcast joins, no maintained order): the answers must not change.
+const FORCED_CONFIG = {
+  scan_tasks_min_size_bytes: 1,
+  scan_tasks_max_size_bytes: 64,
+  shuffle_partitions: 5,
+  morsel_size_rows: 3,
+  maintain_order: false,
+  broadcast_join_size_bytes_threshold: 0,
+};
+
+for (const [label, mode] of [['default config', 'default'], ['work cut finely', 'forced'],
+  ['remote runner with 2 workers, work cut finely', 'remote']]) {
+  test(`framed SQL gives DuckDB's answers: ${label}`, async (t) => {
+    const cluster = mode === 'default' ? { coord: srv, stop: async () => {} } : await startForced(mode === 'remote');
+    try {
+      await runStatements(t, cluster.coord.base);
+    } finally {
+      await cluster.stop();
+    }
+  });
+}
+
+// A server (or a remote coordinator with 2 workers on its data dir) with the
+// inputs and FORCED_CONFIG.
+async function startForced(remote) {
+  const coord = await startServer(remote ? { args: ['--runner', 'remote'] } : {});
+  const workers = [];
+  const stop = async () => {
+    for (const w of workers) await w.stop();
+    await coord.stop();
+  };
+  try {
+    mkdirSync(coord.dataDir, { recursive: true });
+    for (const [file] of Object.values(TABLES)) copyFileSync(path.join(INPUTS, file), path.join(coord.dataDir, file));
+    if (remote) {
+      for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
+      let active = 0;
+      for (let i = 0; i < 200 && active < 2; i++) {
+        const w = await call(coord.base, 'GET', '/v1/workers');
+        active = w.status === 200 ? w.body.workers.filter((x) => x.state === 'active').length : 0;
+        if (active < 2) await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.equal(active, 2, 'both workers are active');
+    }
+    const r = await call(coord.base, 'POST', '/v1/config', { json: FORCED_CONFIG });
+    assert.equal(r.status, 200, r.text);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { coord, stop };
+}
+
+async function runStatements(t, base) {
   const failed = [];
   for (const s of STATEMENTS) {
     const label = `${s.file} #${s.n}: ${s.sql.replace(/\s+/g, ' ').slice(0, 90)}`;
     await t.test(label, async () => {
       const want = await duckAnswer(duck.con, s.sql);
       try {
-        const got = await framedAnswer(srv.base, s.sql);
+        const got = await framedAnswer(base, s.sql);
         assertSameAnswer(got, want, { ordered: s.ordered, what: `${s.file} #${s.n}` });
       } catch (e) {
         failed.push(`${s.file} #${s.n}`);
@@ -118,7 +175,7 @@ test('framed SQL gives DuckDB\'s answers', async (t) => {
     });
   }
   t.diagnostic(`${STATEMENTS.length - failed.length} of ${STATEMENTS.length} statements agree; failing: ${failed.join(', ')}`);
-});
+}
 
 // ---------------------------------------------------------------- errors
 // The string members of a problem body, to find the caret excerpt in.
@@ -196,6 +253,33 @@ test('a window frame clause is unsupported (422), named, never misread', async (
   const g = await framedSubmit(srv.base, 'select id, count(*) over (order by id range between unbounded preceding and current row) as c from trips');
   assertProblem(g, 422, 'unsupported-sql');
   assert.match(g.body.detail, /RANGE BETWEEN/i, g.text);
+});
+
+test('an ambiguous column and a column neither grouped nor aggregated are 400 invalid-sql', async () => {
+  const a = await framedSubmit(srv.base, 'select name from trips t join vendors v on t.vendor = v.vendor join sortme s on s.id = t.id');
+  assertProblem(a, 400, 'invalid-sql');
+  assert.match(a.body.detail, /ambiguous/i, a.text);
+  assert.equal(a.body.line, 1, a.text);
+  assert.equal(a.body.column, 8, a.text);
+  const g = await framedSubmit(srv.base, 'select vendor, fare from trips group by vendor');
+  assertProblem(g, 400, 'invalid-sql');
+  assert.match(g.body.detail, /fare/, g.text);
+  assert.equal(g.body.column, 16, g.text);
+  const w = await framedSubmit(srv.base, 'select id from trips where sum(fare) > 10');
+  assertProblem(w, 400, 'invalid-sql');
+  assert.match(w.body.detail, /aggregate/i, w.text);
+});
+
+test('nesting, length and tokens are bounded: 400 invalid-sql naming the bound', async () => {
+  const deep = await framedSubmit(srv.base, `select ${'('.repeat(100)}1${')'.repeat(100)} as x`);
+  assertProblem(deep, 400, 'invalid-sql');
+  assert.match(deep.body.detail, /nest|deep/i, deep.text);
+  const long = await framedSubmit(srv.base, `select 1 as x -- ${'y'.repeat(300 * 1024)}`);
+  assertProblem(long, 400, 'invalid-sql');
+  assert.match(long.body.detail, /262144/, long.text);
+  const many = await framedSubmit(srv.base, `select ${Array.from({ length: 70000 }, () => '1').join(',')}`);
+  assertProblem(many, 400, 'invalid-sql');
+  assert.match(many.body.detail, /65536/, many.text);
 });
 
 test('refused statements change nothing: the server still answers', async () => {

@@ -5,10 +5,11 @@
 // answer from the same CSV files, read with the types framed infers (checked
 // first). Answers must be equal: columns, rows in order (every query's ORDER
 // BY is total on this data, or it has one row), floats within 1e-6
-// relative. A query that runs longer than FRAMED_TPCH_QUERY_S (default 300)
-// seconds is cancelled and fails.
+// relative. Then all again on a server whose config cuts the scans into many
+// tasks and shuffles every join. A query that runs longer than
+// FRAMED_TPCH_QUERY_S (default 300) seconds is cancelled and fails.
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -87,13 +88,36 @@ test('DuckDB reads the tables with the types framed infers', async () => {
   }
 });
 
-for (const q of TPCH_QUERIES) {
-  test(`TPC-H ${q}: framed's SQL answer is DuckDB's`, async (t) => {
-    const want = expected.get(q);
-    assert.ok(want.rows.length > 0, `${q}: DuckDB's answer is not empty`);
-    const t0 = Date.now();
-    const got = await framedAnswer(srv.base, queryText(q), { timeoutMs: QUERY_MS });
-    t.diagnostic(`${q}: ${got.rows.length} rows in ${Date.now() - t0} ms`);
-    assertSameAnswer(got, want, { ordered: hasTopLevelOrderBy(queryText(q)), tol: TOL, what: `TPC-H ${q}` });
-  });
+async function checkQuery(t, base, q) {
+  const want = expected.get(q);
+  assert.ok(want.rows.length > 0, `${q}: DuckDB's answer is not empty`);
+  const t0 = Date.now();
+  const got = await framedAnswer(base, queryText(q), { timeoutMs: QUERY_MS });
+  t.diagnostic(`${q}: ${got.rows.length} rows in ${Date.now() - t0} ms`);
+  assertSameAnswer(got, want, { ordered: hasTopLevelOrderBy(queryText(q)), tol: TOL, what: `TPC-H ${q}` });
 }
+
+for (const q of TPCH_QUERIES) {
+  test(`TPC-H ${q}: framed's SQL answer is DuckDB's`, (t) => checkQuery(t, srv.base, q));
+}
+
+// The same on a server whose config cuts the scans into 1 MiB tasks and shuffles every join
+// into 7 partitions (no broadcast): the plans change, the answers must not.
+test('TPC-H with many scan tasks and shuffled joins', async (t) => {
+  const forced = await startServer();
+  try {
+    mkdirSync(forced.dataDir, { recursive: true });
+    for (const tbl of Object.keys(TPCH_COLUMNS)) {
+      const from = path.join(srv.dataDir, `${tbl}.csv`);
+      const to = path.join(forced.dataDir, `${tbl}.csv`);
+      try { linkSync(from, to); } catch { copyFileSync(from, to); }
+    }
+    const r = await call(forced.base, 'POST', '/v1/config', { json: {
+      scan_tasks_min_size_bytes: 1, scan_tasks_max_size_bytes: 1 << 20, shuffle_partitions: 7,
+      broadcast_join_size_bytes_threshold: 0, maintain_order: false } });
+    assert.equal(r.status, 200, r.text);
+    for (const q of TPCH_QUERIES) await t.test(q, (st) => checkQuery(st, forced.base, q));
+  } finally {
+    await forced.stop();
+  }
+});

@@ -110,6 +110,13 @@ static const struct good goods[] = {
      "(select (items (substring s 2 3) (substring s 2)) (from t))"},
     {"select a from t1 semi, t2 anti",
      "(select (items a) (from (join comma (t1 as semi) (t2 as anti))))"},
+    /* the lexer: nested comments, line comments, number forms, two-character operators */
+    {"select /* a /* b */ c */ 1 -- x\n, 2", "(select (items 1 2))"},
+    {"select 1., .5e-3, 1e+5, 1e, 007", "(select (items 1. .5e-3 1e+5 (as 1 e) 7))"},
+    {"SELECT a FROM T WHERE x <> 1 AND y != 2 AND z <= 3 AND w >= 4",
+     "(select (items a) (from T) (where (and (and (and (<> x 1) (<> y 2)) (<= z 3)) (>= w 4))))"},
+    {"select a from t order by a asc, b desc, c nulls first",
+     "(query (select (items a) (from t)) (order a (b desc) (c nulls-first)))"},
     {"explain select 1", "(explain (select (items 1)))"},
     {"set morsel_size_rows = 100", "(set morsel_size_rows 100)"},
     {"set shuffle_partitions to 8;", "(set shuffle_partitions 8)"},
@@ -268,6 +275,12 @@ static const struct bad bads[] = {
      "LATERAL is not supported at line 1, column 19"},
     {"WITH a AS (SELECT 1 FROM t WHERE) SELECT 1", FR_EINVAL, 1, 33,
      "syntax error at line 1, column 33: expected an expression but found ')'"},
+    {"SELECT a 'b'", FR_EINVAL, 1, 10,
+     "syntax error at line 1, column 10: expected FROM, WHERE, GROUP BY, ORDER BY, LIMIT or ',' "
+     "but found the string 'b'"},
+    {"SELECT a FROM t \"u\" \"v\"", FR_EINVAL, 1, 21,
+     "syntax error at line 1, column 21: expected WHERE, GROUP BY, ORDER BY, LIMIT, JOIN or ',' "
+     "but found \"v\""},
     {"SELECT a FROM t ORDER BY a DSC", FR_EINVAL, 1, 28,
      "syntax error at line 1, column 28: expected ASC, DESC, NULLS, LIMIT, OFFSET or ',' but "
      "found 'DSC'; did you mean DESC?"},
@@ -633,6 +646,42 @@ static void test_tpch_queries(void **state)
     }
 }
 
+/* Each select item's [pos, end) is its text, for the names the compiler gives
+ * unaliased columns. */
+static void test_spans(void **state)
+{
+    (void)state;
+    static const char *const items[] = {"(a + 1) * 2",
+                                        "count(*) filter (where x > 0)",
+                                        "x between 1 and 2",
+                                        "case when a then b end",
+                                        "- a::int",
+                                        "t.*",
+                                        "y not in (1, 2)",
+                                        "date '2020-01-01'",
+                                        "sum(x) over (partition by y)",
+                                        "(select 1)",
+                                        "a is not null"};
+    char text[512] = "select ";
+    for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
+        strcat(text, items[k]);
+        strcat(text, k + 1 < sizeof items / sizeof items[0] ? ", " : " from t");
+    }
+    struct sql_stmt *s = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(sql_parse(text, &s, &err), FR_OK);
+    struct sql_select *sel = s->query->select;
+    assert_int_equal(sel->nitems, (int)(sizeof items / sizeof items[0]));
+    for (int k = 0; k < sel->nitems; k++) {
+        const struct sql_expr *e = sel->items[k].expr;
+        char got[128];
+        snprintf(got, sizeof got, "%.*s", (int)(e->end - e->pos), text + e->pos);
+        assert_string_equal(got, items[k]);
+    }
+    sql_stmt_free(s);
+}
+
 /* The compiler's error helper appends the location. */
 static void test_error_at(void **state)
 {
@@ -666,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_set_values),
         cmocka_unit_test(test_error_at),
         cmocka_unit_test(test_tpch_queries),
+        cmocka_unit_test(test_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
