@@ -153,6 +153,15 @@ static void test_semi_anti(void **state)
 static void test_scalar_subqueries(void **state)
 {
     (void)state;
+    /* IN and EXISTS as values: mark joins, NULL where SQL says unknown */
+    expect_rows("select k, k in (select k from \"right\") as i, k not in (select k from "
+                "\"right\") as ni, exists (select 1 from groups where x = k) as e from \"left\" "
+                "order by 1 nulls first",
+                "[[null,null,null,false],[1,true,false,true],[2,true,false,true],[2,true,false,"
+                "true],[3,true,false,true],[5,null,null,true]]");
+    expect_rows("select g from groups where x in (select k from \"left\") or x = 7 order by 1 "
+                "nulls first limit 4",
+                "[[null],[\"a\"],[\"a\"],[\"a\"]]");
     expect_rows("select name, lv - (select min(rv) from \"right\") as d from \"left\" where k = 1",
                 "[[\"a\",-90]]");
     expect_rows("select g, (select count(*) from sortme s where s.grp = groups.g) as n from "
