@@ -89,7 +89,8 @@ static void test_comma_join_keys(void **state)
     json_t *j = find_op(plan, "join");
     assert_non_null(j);
     assert_string_equal(json_string_value(json_object_get(j, "how")), "inner");
-    assert_int_equal(json_array_size(json_object_get(j, "left_on")), 1);
+    /* equal types: the keys merge into one column (the plan's "on") */
+    assert_int_equal(json_array_size(json_object_get(j, "on")), 1);
     json_t *rops = json_object_get(json_object_get(j, "right"), "ops");
     assert_string_equal(json_string_value(json_object_get(json_array_get(rops, 0), "where")),
                         "(\"rv\" > 200)");
@@ -99,6 +100,13 @@ static void test_comma_join_keys(void **state)
     for (size_t i = 1; i < json_array_size(ops); i++) /* none after the join */
         assert_null(json_object_get(json_array_get(ops, i), "where"));
     json_decref(plan);
+    /* keys of two types (int64, float64) stay two columns */
+    plan = compile_ok("select a.name from \"left\" a join \"right\" b on a.kf = b.k");
+    assert_int_equal(json_array_size(json_object_get(find_op(plan, "join"), "left_on")), 1);
+    json_decref(plan);
+    expect_rows("select a.k, b.k, a.name, b.name, b.rv from \"left\" a, \"right\" b where a.k = "
+                "b.k and b.rv < 201 order by 3, 4",
+                "[[1,1,\"a\",\"V\",100],[2,2,\"b\",\"X\",200],[2,2,\"b2\",\"X\",200]]");
     expect_rows("select a.name, b.name, b.rv from \"left\" a, \"right\" b where a.k = b.k and "
                 "b.rv > 200 order by 1, 2",
                 "[[\"b\",\"Y\",201],[\"b2\",\"Y\",201],[\"c\",\"Z\",300]]");
@@ -114,7 +122,7 @@ static void test_or_factor(void **state)
     json_t *plan = compile_ok(sql);
     json_t *j = find_op(plan, "join");
     assert_non_null(j);
-    json_t *lk = json_object_get(j, "left_on");
+    json_t *lk = json_object_get(j, "on");
     assert_int_equal(json_array_size(lk), 1);
     assert_true(strstr(json_string_value(json_array_get(lk, 0)), "k#") != NULL);
     json_t *rops = json_object_get(json_object_get(j, "right"), "ops");
