@@ -158,6 +158,8 @@ static void rename_json(json_t *v, const struct rename *r, int n)
         json_t *val;
         json_object_foreach(v, key, val)
         {
+            if (strcmp(key, "source") == 0) /* a table's name is no column */
+                continue;
             if (!json_is_string(val)) {
                 rename_json(val, r, n);
                 continue;
