@@ -71,8 +71,8 @@ static void leaf_rename(struct sc_leaf *l, struct sc_col *col, const char *to)
  * key is renamed in the table's select to its left key and the two merge
  * into one column (the plan's "on"; the right's SQL names read it, equal on
  * every row an inner join keeps), so the join does not copy both. */
-static bool merge_keys(struct sc_ctx *c, struct sc_rel *left, struct sc_rel *right,
-                       const char *how, json_t *lk, json_t *rk)
+static bool merge_keys(struct sc_ctx *c, struct sc_rel *left, struct sc_rel *right, const char *how,
+                       json_t *lk, json_t *rk)
 {
     struct sc_leaf *l = strcmp(how, "inner") == 0 ? direct_leaf(c, right) : NULL;
     if (!l)
