@@ -88,6 +88,27 @@ static void test_scan_columns_and_filter(void **state)
     json_decref(plan);
 }
 
+/* date +/- INTERVAL folds: a timestamp as a value (DuckDB's type), a date in
+ * a comparison with a date (no cast per row); decimal literals fold exactly;
+ * restored names never reach into string literals. */
+static void test_folding(void **state)
+{
+    (void)state;
+    json_t *plan = compile_ok("select count(*) from events where day <= date '2024-03-01' - "
+                              "interval '1' day and id > 0.06 - 0.01");
+    const char *w = json_string_value(
+        json_object_get(json_array_get(json_object_get(plan, "ops"), 0), "where"));
+    assert_string_equal(w, "(\"day\" <= date '2024-02-29')");
+    w = json_string_value(
+        json_object_get(json_array_get(json_object_get(plan, "ops"), 1), "where"));
+    assert_string_equal(w, "(\"id\" > 0.05)");
+    json_decref(plan);
+    expect_rows("select date '2024-01-31' + interval '1' month as t",
+                "[[\"2024-02-29T00:00:00Z\"]]");
+    expect_rows("select g from groups where s <> '\"g#1\"' and s = 'p' order by g",
+                "[[\"a\"],[\"a\"]]");
+}
+
 /* FROM a, b WHERE a.k = b.k: a hash join on the keys, the other conditions
  * below it on their own tables. */
 static void test_comma_join_keys(void **state)
@@ -319,15 +340,11 @@ int main(int argc, char **argv)
     if (argc > 1)
         return debug_main(argv[1]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_single_table),
-        cmocka_unit_test(test_scan_columns_and_filter),
-        cmocka_unit_test(test_comma_join_keys),
-        cmocka_unit_test(test_or_factor),
-        cmocka_unit_test(test_semi_anti),
-        cmocka_unit_test(test_scalar_subqueries),
-        cmocka_unit_test(test_window_op),
-        cmocka_unit_test(test_hidden_order_by),
-        cmocka_unit_test(test_outer_joins_and_sets),
+        cmocka_unit_test(test_single_table),      cmocka_unit_test(test_scan_columns_and_filter),
+        cmocka_unit_test(test_folding),           cmocka_unit_test(test_comma_join_keys),
+        cmocka_unit_test(test_or_factor),         cmocka_unit_test(test_semi_anti),
+        cmocka_unit_test(test_scalar_subqueries), cmocka_unit_test(test_window_op),
+        cmocka_unit_test(test_hidden_order_by),   cmocka_unit_test(test_outer_joins_and_sets),
         cmocka_unit_test(test_config_statements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
