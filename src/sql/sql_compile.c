@@ -1,7 +1,9 @@
 /* sql_compile: a parsed statement into what the caller runs: a query into
- * the JSON plan of POST /v1/queries (its columns under the SQL output names),
- * a config statement (SET, RESET, SHOW) into its field and value. Also the
- * compiler's shared helpers: errors at a position, internal names, quoting. */
+ * the JSON plan of POST /v1/queries (its columns under the SQL output names:
+ * the alias, else the column's name, else DuckDB's name for the expression;
+ * a name already taken gets _1, _2, as the plan wants unique names), a config
+ * statement (SET, RESET, SHOW) into its field and value. Also the compiler's
+ * shared helpers: errors at a position, internal names, quoting. */
 #include "sql_compile_int.h"
 
 #include <ctype.h>
@@ -95,6 +97,125 @@ static void final_select(struct sc_rel *r)
     sc__rel_op(r, json_pack("{so}", "select", items));
 }
 
+/* ---- the tables' own names back where they are unique ----
+ * A table column the query reads keeps the source's name in the plan when
+ * no other read column has that name (no '#', so no internal name either):
+ * its renaming select item is then "k" as "k", which the planner passes by
+ * reference instead of copying, and so is a final "k" as "k". */
+
+struct rename {
+    const char *from, *to; /* borrowed */
+};
+
+/* new: text with every "from" identifier (double-quoted, outside 'strings')
+ * and a whole string equal to from replaced by to; NULL when unchanged. */
+static char *rename_text(const char *text, const struct rename *r, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(text, r[k].from) == 0)
+            return fr_xstrdup(r[k].to);
+    if (!strchr(text, '"'))
+        return NULL;
+    struct fr_buf b;
+    fr_buf_init(&b);
+    bool changed = false;
+    for (const char *p = text; *p;) {
+        if (*p == '\'' || *p == '"') {
+            char q = *p;
+            const char *e = p + 1;
+            while (*e && !(*e == q && e[1] != q))
+                e += *e == q ? 2 : 1;
+            size_t len = (size_t)(e - p) + (*e ? 1 : 0);
+            const char *to = NULL;
+            for (int k = 0; q == '"' && k < n && !to; k++)
+                if (strlen(r[k].from) == len - 2 && strncmp(p + 1, r[k].from, len - 2) == 0)
+                    to = r[k].to;
+            if (to) {
+                char *qt = sc__quote(to);
+                fr_buf_puts(&b, qt);
+                free(qt);
+                changed = true;
+            } else {
+                fr_buf_append(&b, p, len);
+            }
+            p += len;
+            continue;
+        }
+        fr_buf_putc(&b, *p++);
+    }
+    char *out = fr_buf_steal(&b, NULL);
+    if (!changed) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void rename_json(json_t *v, const struct rename *r, int n)
+{
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *val;
+        json_object_foreach(v, key, val)
+        {
+            if (strcmp(key, "source") == 0) /* a table's name is no column */
+                continue;
+            if (!json_is_string(val)) {
+                rename_json(val, r, n);
+                continue;
+            }
+            char *t = rename_text(json_string_value(val), r, n);
+            if (t)
+                json_object_set_new(v, key, json_string(t));
+            free(t);
+        }
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *val = json_array_get(v, i);
+            char *t = json_is_string(val) ? rename_text(json_string_value(val), r, n) : NULL;
+            if (t)
+                json_array_set_new(v, i, json_string(t));
+            else if (!json_is_string(val))
+                rename_json(val, r, n);
+            free(t);
+        }
+    }
+}
+
+/* The used leaf columns whose source name no other used column has. */
+static void restore_names(struct sc_ctx *c, json_t *plan)
+{
+    int cap = 0, n = 0;
+    struct rename *r = NULL;
+    for (int i = 0; i < c->nleaves; i++) {
+        const struct sc_leaf *l = &c->leaves[i];
+        for (int k = 0; k < l->ncols; k++) {
+            if (!l->used[k] && !(k == 0 && json_array_size(l->select) == 1))
+                continue;
+            bool dup = false;
+            for (int j = 0; j < n && !dup; j++)
+                dup = strcmp(r[j].from, l->internal[k]) == 0;
+            if (dup)
+                continue;
+            if (n == cap)
+                r = fr_xrealloc(r, sizeof(*r) * (size_t)(cap = cap ? cap * 2 : 16));
+            r[n].from = l->internal[k];
+            r[n++].to = l->orig[k];
+        }
+    }
+    int m = 0;
+    for (int j = 0; j < n; j++) {
+        bool unique = !strchr(r[j].to, '#') && strcmp(r[j].to, "") != 0;
+        for (int k = 0; k < n && unique; k++)
+            unique = k == j || strcmp(r[k].to, r[j].to) != 0;
+        if (unique)
+            r[m++] = r[j];
+    }
+    if (m > 0)
+        rename_json(plan, r, m);
+    free(r);
+}
+
 static int compile_query_stmt(struct sc_ctx *c, const struct sql_query *q, json_t **plan)
 {
     struct sc_rel r;
@@ -103,6 +224,7 @@ static int compile_query_stmt(struct sc_ctx *c, const struct sql_query *q, json_
     if (rc == FR_OK) {
         final_select(&r);
         sc__leaves_finish(c);
+        restore_names(c, r.plan);
         *plan = json_incref(r.plan);
     }
     sc__rel_cleanup(&r);

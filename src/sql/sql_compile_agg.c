@@ -321,6 +321,8 @@ int sc__aggregate(struct sc_ctx *c, const struct sql_query *q, const struct sql_
             key = strcmp(x->keys[k], r->cols[i].internal) == 0;
         for (int k = 0; k < x->nexpr_keys && !key; k++)
             key = strcmp(x->key_cols[k], r->cols[i].internal) == 0;
+        for (int k = 0; k < post.ncols && key; k++) /* a merged join key: one column */
+            key = strcmp(post.cols[k].internal, r->cols[i].internal) != 0;
         if (!key)
             continue;
         post.cols = fr_xrealloc(post.cols, sizeof(*post.cols) * (size_t)(post.ncols + 1));

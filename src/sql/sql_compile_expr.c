@@ -304,11 +304,13 @@ static int in_list(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 
 static int between(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
-    int rc = wrap(x, "(", e->args[0], e->negated ? " not between " : " between ", b);
+    int rc = wrap(x, "(", e->args[0], e->negated ? " not between (" : " between (", b);
     if (rc == FR_OK)
-        rc = wrap(x, "(", e->args[1], ") and ", b);
+        rc = sc__expr_operand(x, e->args[1], b);
+    fr_buf_puts(b, ") and (");
     if (rc == FR_OK)
-        rc = wrap(x, "(", e->args[2], "))", b);
+        rc = sc__expr_operand(x, e->args[2], b);
+    fr_buf_puts(b, "))");
     return rc;
 }
 

@@ -18,12 +18,92 @@ static void move_cols(struct sc_rel *dst, struct sc_rel *src)
     src->ncols = 0;
 }
 
+static struct sc_col *col_named(struct sc_rel *r, const char *internal)
+{
+    for (int i = 0; i < r->ncols; i++)
+        if (strcmp(r->cols[i].internal, internal) == 0)
+            return &r->cols[i];
+    return NULL;
+}
+
+/* The leaf r reads directly (a table with its filters and renaming select
+ * and nothing after), or NULL. */
+static struct sc_leaf *direct_leaf(struct sc_ctx *c, const struct sc_rel *r)
+{
+    if (r->ncols == 0 || r->cols[0].leaf < 0 || r->cols[0].leaf >= c->nleaves)
+        return NULL;
+    struct sc_leaf *l = &c->leaves[r->cols[0].leaf];
+    json_t *ops = json_object_get(r->plan, "ops");
+    if (ops != l->ops || json_array_size(ops) != (size_t)l->nfilters + 1)
+        return NULL;
+    for (int i = 0; i < r->ncols; i++)
+        if (r->cols[i].leaf != r->cols[0].leaf || !r->cols[i].orig)
+            return NULL;
+    return l;
+}
+
+/* Renames the leaf column `from` to `to` (in its select if it is read). */
+static void leaf_rename(struct sc_leaf *l, struct sc_col *col, const char *to)
+{
+    for (int k = 0; k < l->ncols; k++) {
+        if (strcmp(l->internal[k], col->internal) != 0)
+            continue;
+        char *qf = sc__quote(l->internal[k]), *qo = sc__quote(l->orig[k]);
+        char *was = fr_xasprintf("%s as %s", qo, qf);
+        for (size_t i = 0; l->used[k] && i < json_array_size(l->select); i++) {
+            if (strcmp(json_string_value(json_array_get(l->select, i)), was) == 0) {
+                char *qt = sc__quote(to);
+                json_array_set_new(l->select, i, json_sprintf("%s as %s", qo, qt));
+                free(qt);
+            }
+        }
+        free(was);
+        free(qf);
+        free(qo);
+        free(l->internal[k]);
+        l->internal[k] = fr_xstrdup(to);
+    }
+    free(col->internal);
+    col->internal = fr_xstrdup(to);
+}
+
+/* An inner join of a table read directly, on keys of one type: each right
+ * key is renamed in the table's select to its left key and the two merge
+ * into one column (the plan's "on"; the right's SQL names read it, equal on
+ * every row an inner join keeps), so the join does not copy both. */
+static bool merge_keys(struct sc_ctx *c, struct sc_rel *left, struct sc_rel *right, const char *how,
+                       json_t *lk, json_t *rk)
+{
+    struct sc_leaf *l = strcmp(how, "inner") == 0 ? direct_leaf(c, right) : NULL;
+    if (!l)
+        return false;
+    for (size_t k = 0; k < json_array_size(lk); k++) {
+        struct sc_col *a = col_named(left, json_string_value(json_array_get(lk, k)));
+        struct sc_col *b = col_named(right, json_string_value(json_array_get(rk, k)));
+        if (!a || !b || a->type != b->type || col_named(right, a->internal))
+            return false;
+        for (size_t j = 0; j < k; j++) /* one column for two keys: no */
+            if (strcmp(json_string_value(json_array_get(rk, j)), b->internal) == 0 ||
+                strcmp(json_string_value(json_array_get(lk, j)), a->internal) == 0)
+                return false;
+    }
+    for (size_t k = 0; k < json_array_size(lk); k++)
+        leaf_rename(l, col_named(right, json_string_value(json_array_get(rk, k))),
+                    json_string_value(json_array_get(lk, k)));
+    return true;
+}
+
 int sc__join(struct sc_ctx *c, struct sc_rel *left, struct sc_rel *right, const char *how,
              json_t *lkeys, json_t *rkeys)
 {
-    (void)c;
-    sc__rel_op(left, json_pack("{s{sosososs}}", "join", "right", right->plan, "left_on", lkeys,
-                               "right_on", rkeys, "how", how));
+    if (merge_keys(c, left, right, how, lkeys, rkeys)) {
+        sc__rel_op(left,
+                   json_pack("{s{sososs}}", "join", "right", right->plan, "on", lkeys, "how", how));
+        json_decref(rkeys);
+    } else {
+        sc__rel_op(left, json_pack("{s{sosososs}}", "join", "right", right->plan, "left_on", lkeys,
+                                   "right_on", rkeys, "how", how));
+    }
     right->plan = NULL;
     if (strcmp(how, "semi") != 0 && strcmp(how, "anti") != 0)
         move_cols(left, right);

@@ -43,8 +43,121 @@ static const struct {
 };
 #define NSCALARS ((int)(sizeof(scalars) / sizeof(scalars[0])))
 
+/* Functions of DuckDB and PostgreSQL that framed does not have: refused by
+ * name (422), where another name is a 400 with the nearest one. */
+static const char *const elsewhere[] = {
+    "trim",
+    "ltrim",
+    "rtrim",
+    "replace",
+    "concat_ws",
+    "split_part",
+    "regexp_matches",
+    "regexp_replace",
+    "regexp_extract",
+    "strftime",
+    "strptime",
+    "date_trunc",
+    "date_diff",
+    "datediff",
+    "date_add",
+    "date_sub",
+    "now",
+    "current_date",
+    "current_timestamp",
+    "to_char",
+    "to_date",
+    "to_timestamp",
+    "position",
+    "strpos",
+    "instr",
+    "left",
+    "right",
+    "lpad",
+    "rpad",
+    "repeat",
+    "reverse",
+    "md5",
+    "sha256",
+    "hash",
+    "sqrt",
+    "cbrt",
+    "power",
+    "pow",
+    "exp",
+    "ln",
+    "log",
+    "log10",
+    "log2",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "sign",
+    "random",
+    "trunc",
+    "string_agg",
+    "array_agg",
+    "list",
+    "group_concat",
+    "listagg",
+    "var_samp",
+    "var_pop",
+    "variance",
+    "stddev_pop",
+    "bool_and",
+    "bool_or",
+    "every",
+    "product",
+    "mode",
+    "quantile",
+    "quantile_cont",
+    "quantile_disc",
+    "percentile_cont",
+    "percentile_disc",
+    "approx_count_distinct",
+    "arg_max",
+    "arg_min",
+    "max_by",
+    "min_by",
+    "ntile",
+    "percent_rank",
+    "cume_dist",
+    "first_value",
+    "last_value",
+    "nth_value",
+    "dayofweek",
+    "dayofyear",
+    "week",
+    "quarter",
+    "hour",
+    "minute",
+    "second",
+    "epoch",
+    "age",
+    "make_date",
+    "regexp_like",
+    "ascii",
+    "chr",
+    "initcap",
+    "translate",
+    "octet_length",
+    "bit_length",
+    "uuid",
+    "gen_random_uuid",
+    "typeof",
+    "if",
+    "iif",
+    "nvl",
+    "decode",
+    "array_length",
+};
+
 static int unknown_function(struct sc_ex *x, const struct sql_expr *e)
 {
+    for (size_t i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]); i++)
+        if (strcasecmp(e->name.text, elsewhere[i]) == 0)
+            return sc__unsupported(x->c, e->pos, "the function %s is not supported", e->name.text);
     const char *best = NULL;
     int best_d = 3;
     for (int i = 0; i < NSCALARS; i++) {
@@ -176,7 +289,7 @@ static const struct sql_expr *date_literal(const struct sql_expr *e)
 }
 
 static int fold_interval(struct sc_ex *x, const struct sql_expr *date, const struct sql_expr *iv,
-                         int sign, struct fr_buf *b)
+                         int sign, bool as_date, struct fr_buf *b)
 {
     int32_t days;
     const char *s = date->text ? date->text : "";
@@ -205,8 +318,12 @@ static int fold_interval(struct sc_ex *x, const struct sql_expr *date, const str
         return sc__unsupported(x->c, iv->pos, "INTERVAL in %ss added to a DATE is not supported",
                                unit);
     }
-    /* DuckDB: date + interval is a timestamp */
-    fr_buf_printf(b, "timestamp '%04d-%02d-%02d 00:00:00'", y, m, d);
+    /* DuckDB: date + interval is a timestamp; compared with a date, midnight
+     * of a day is that day, and a date literal spares a cast per row */
+    if (as_date)
+        fr_buf_printf(b, "date '%04d-%02d-%02d'", y, m, d);
+    else
+        fr_buf_printf(b, "timestamp '%04d-%02d-%02d 00:00:00'", y, m, d);
     return FR_OK;
 }
 
@@ -303,18 +420,39 @@ static bool dec_fold(const struct sql_expr *e, struct fr_buf *b)
     return true;
 }
 
+/* date literal +/- INTERVAL folded into b (as a date when as_date); false
+ * when e is not that. */
+static bool date_fold(struct sc_ex *x, const struct sql_expr *e, bool as_date, struct fr_buf *b,
+                      int *rc)
+{
+    if (e->kind != SQL_E_BINARY || (e->op != SQL_OP_ADD && e->op != SQL_OP_SUB))
+        return false;
+    const struct sql_expr *l = e->args[0], *r = e->args[1];
+    const struct sql_expr *dl = date_literal(l), *dr = date_literal(r);
+    if (dl && r->kind == SQL_E_INTERVAL)
+        *rc = fold_interval(x, dl, r, e->op == SQL_OP_ADD ? 1 : -1, as_date, b);
+    else if (dr && l->kind == SQL_E_INTERVAL && e->op == SQL_OP_ADD)
+        *rc = fold_interval(x, dr, l, 1, as_date, b);
+    else
+        return false;
+    return true;
+}
+
+int sc__expr_operand(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
+{
+    int rc = FR_OK;
+    return date_fold(x, e, true, b, &rc) ? rc : sc__expr(x, e, b);
+}
+
 int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
     if (dec_fold(e, b))
         return FR_OK;
     const struct sql_expr *l = e->args[0], *r = e->args[1];
+    int frc = FR_OK;
+    if (date_fold(x, e, false, b, &frc))
+        return frc;
     if (e->op == SQL_OP_ADD || e->op == SQL_OP_SUB) {
-        const struct sql_expr *dl = date_literal(l);
-        if (dl && r->kind == SQL_E_INTERVAL)
-            return fold_interval(x, dl, r, e->op == SQL_OP_ADD ? 1 : -1, b);
-        const struct sql_expr *dr = date_literal(r);
-        if (dr && l->kind == SQL_E_INTERVAL && e->op == SQL_OP_ADD)
-            return fold_interval(x, dr, l, 1, b);
         if (l->kind == SQL_E_INTERVAL || r->kind == SQL_E_INTERVAL)
             return sc__unsupported(x->c, e->pos,
                                    "INTERVAL arithmetic is supported only on a DATE literal "
@@ -332,11 +470,12 @@ int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
         free(c);
         return rc;
     }
+    bool cmp = e->op >= SQL_OP_EQ && e->op <= SQL_OP_GE;
     fr_buf_puts(b, "(");
-    int rc = sc__expr(x, l, b);
+    int rc = cmp ? sc__expr_operand(x, l, b) : sc__expr(x, l, b);
     fr_buf_printf(b, " %s ", op_text(e->op));
     if (rc == FR_OK)
-        rc = sc__expr(x, r, b);
+        rc = cmp ? sc__expr_operand(x, r, b) : sc__expr(x, r, b);
     fr_buf_puts(b, ")");
     return rc;
 }

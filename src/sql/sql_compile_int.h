@@ -165,6 +165,8 @@ int sc__windows(struct sc_ctx *c, const struct sql_query *q, const struct sql_se
                 struct sc_rel *r, struct sc_ex *x);
 int sc__expr_func(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b);
 int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b);
+/* A comparison's operand: a folded date +/- INTERVAL stays a date there. */
+int sc__expr_operand(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b);
 
 /* ---- sql_compile_from.c: FROM, joins, WHERE ---- */
 int sc__from_where(struct sc_ctx *c, const struct sql_select *s, struct sc_scope *scope,

@@ -157,18 +157,24 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
     return rc;
 }
 
+static int mark_in(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e);
+static int mark_exists(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e);
+
 static int scalar_walk(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
 {
     if (!e)
         return FR_OK;
-    if (e->kind == SQL_E_SUBQUERY) {
+    if (e->kind == SQL_E_SUBQUERY || e->kind == SQL_E_IN_QUERY || e->kind == SQL_E_EXISTS) {
         for (int i = 0; i < x->nsubst; i++)
             if (x->subst[i].node == e)
                 return FR_OK;
-        return one_scalar(x, r, e);
+        int rc = e->kind == SQL_E_IN_QUERY ? scalar_walk(x, r, e->args[0]) : FR_OK;
+        if (rc != FR_OK)
+            return rc;
+        return e->kind == SQL_E_SUBQUERY ? one_scalar(x, r, e)
+               : e->kind == SQL_E_EXISTS ? mark_exists(x, r, e)
+                                         : mark_in(x, r, e);
     }
-    if (e->kind == SQL_E_IN_QUERY || e->kind == SQL_E_EXISTS)
-        return FR_OK; /* refused by name when the expression compiles */
     int rc = FR_OK;
     for (int i = 0; rc == FR_OK && i < e->nargs; i++)
         rc = scalar_walk(x, r, e->args[i]);
@@ -322,5 +328,133 @@ int sc__subquery_conjunct(struct sc_ctx *c, struct sc_scope *scope, struct sc_re
     x.clause = "WHERE";
     int rc = s->kind == SQL_E_EXISTS ? exists(&x, r, s, neg) : in_query(&x, r, s, neg);
     sc__ex_cleanup(&x);
+    return rc;
+}
+
+/* ---- [NOT] IN (query) and [NOT] EXISTS (query) as values: mark joins ---- */
+
+/* sub keeps its last n columns, distinct, and a marker column true (its
+ * internal name borrowed in *mark) that a left join leaves NULL elsewhere. */
+static void distinct_marked(struct sc_ctx *c, struct sc_rel *sub, int n, const char **mark)
+{
+    json_t *items = json_array();
+    for (int i = sub->ncols - n; i < sub->ncols; i++) {
+        char *q = sc__quote(sub->cols[i].internal);
+        json_array_append_new(items, json_string(q));
+        free(q);
+    }
+    sc__rel_op(sub, json_pack("{so}", "select", items));
+    sc__rel_op(sub, json_pack("{s[]}", "distinct"));
+    int drop = sub->ncols - n;
+    for (int i = 0; i < drop; i++) {
+        free(sub->cols[i].name);
+        free(sub->cols[i].qual);
+        free(sub->cols[i].internal);
+        free(sub->cols[i].orig);
+    }
+    memmove(sub->cols, sub->cols + drop, sizeof(*sub->cols) * (size_t)n);
+    sub->ncols = n;
+    for (int i = 0; i < n; i++) /* joined in, they are no names of the outer query */
+        sub->cols[i].hidden = true;
+    *mark = sc__add_computed(c, sub, "true", "match", 0);
+}
+
+/* The value of e as a new column of r, from text. */
+static int value_column(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e,
+                        const char *text)
+{
+    const char *col =
+        sc__add_computed(x->c, r, text, e->kind == SQL_E_EXISTS ? "exists" : "in", e->pos);
+    if (!col)
+        return FR_EINVAL;
+    sc__ex_subst(x, e, (char *)col);
+    return FR_OK;
+}
+
+/* x IN (q): true on a match; else NULL when x is NULL (q not empty) or q
+ * holds a NULL; else false. NOT IN is its negation. */
+static int mark_in(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
+{
+    struct sc_rel sub;
+    struct sc_scope h;
+    sc__rel_init(&sub);
+    char *n = NULL, *nv = NULL, *k = NULL, *mark = NULL;
+    const char *m = NULL;
+    int rc = compile_sub(x->c, e->query, x->scope, &h, &sub);
+    if (rc == FR_OK)
+        rc = value_columns(x->c, e->query, &sub, h.ncorr);
+    if (rc == FR_OK && h.ncorr > 0)
+        rc = sc__unsupported(x->c, e->pos,
+                             "a correlated IN (subquery) is supported only as a WHERE condition");
+    if (rc == FR_OK)
+        rc = null_stats(x->c, e->query, x->scope, r, &n, &nv);
+    if (rc == FR_OK)
+        rc = outer_key(x, r, e->args[0], &k);
+    if (rc == FR_OK)
+        rc = sc__key_types(x->c, r, k, &sub, sub.cols[0].internal, e->pos);
+    if (rc == FR_OK) {
+        distinct_marked(x->c, &sub, 1, &m);
+        mark = fr_xstrdup(m);
+        sc__join(x->c, r, &sub, "left", json_pack("[s]", k),
+                 json_pack("[s]", sub.cols[0].internal));
+        char *qm = sc__quote(mark), *qn = sc__quote(n), *qnv = sc__quote(nv), *qk = sc__quote(k);
+        char *text =
+            fr_xasprintf("%scase when %s then true when %s = 0 then false when %s is "
+                         "null then null when %s < %s then null else false end%s",
+                         e->negated ? "(not " : "", qm, qn, qk, qnv, qn, e->negated ? ")" : "");
+        rc = value_column(x, r, e, text);
+        free(text);
+        free(qm);
+        free(qn);
+        free(qnv);
+        free(qk);
+    }
+    free(mark);
+    free(n);
+    free(nv);
+    free(k);
+    free(h.corr);
+    sc__rel_cleanup(&sub);
+    return rc;
+}
+
+static int mark_exists(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
+{
+    struct sc_rel sub;
+    struct sc_scope h;
+    sc__rel_init(&sub);
+    int rc = compile_sub(x->c, e->query, x->scope, &h, &sub);
+    char *text = NULL;
+    if (rc == FR_OK && h.ncorr == 0) { /* uncorrelated: whether it has a row */
+        char *n = sc__new_internal(x->c, "rows"), *qn = sc__quote(n);
+        sc__rel_op(&sub, json_pack("{s[o]}", "agg", json_sprintf("count(*) as %s", qn)));
+        sc__rel_truncate(&sub, 0);
+        sc__rel_add(&sub, "rows", true, NULL, n, DF_TYPE_INT64)->hidden = true;
+        sc__cross(x->c, r, &sub, "inner");
+        text = fr_xasprintf("(%s %s 0)", qn, e->negated ? "=" : ">");
+        free(n);
+        free(qn);
+    } else if (rc == FR_OK) {
+        json_t *lk = json_array(), *rk = json_array();
+        const char *m = NULL;
+        rc = corr_keys(x, r, &h, &sub, lk, rk); /* the sub's last columns: its keys */
+        if (rc == FR_OK)
+            distinct_marked(x->c, &sub, h.ncorr, &m);
+        char *qm = m ? sc__quote(m) : NULL;
+        if (rc == FR_OK) {
+            sc__join(x->c, r, &sub, "left", lk, rk);
+            text = fr_xasprintf("%scoalesce(%s, false)%s", e->negated ? "(not " : "", qm,
+                                e->negated ? ")" : "");
+        } else {
+            json_decref(lk);
+            json_decref(rk);
+        }
+        free(qm);
+    }
+    if (rc == FR_OK)
+        rc = value_column(x, r, e, text);
+    free(text);
+    free(h.corr);
+    sc__rel_cleanup(&sub);
     return rc;
 }

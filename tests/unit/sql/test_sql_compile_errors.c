@@ -63,8 +63,8 @@ static void test_unsupported(void **state)
                  FR_EVALIDATION, "unsupported-sql", 1, 16, "correlated reference to 'l.k'");
     expect_error("select * from \"left\" l left join \"right\" r on l.k = r.k and l.lv > 3",
                  FR_EVALIDATION, "unsupported-sql", 1, 61, "LEFT JOIN");
-    expect_error("select g from groups where x in (select k from \"left\") or x = 1",
-                 FR_EVALIDATION, "unsupported-sql", 1, 28, "IN (subquery)");
+    expect_error("select g from groups group by g, x in (select k from \"left\")", FR_EVALIDATION,
+                 "unsupported-sql", 1, 34, "IN (subquery)");
     expect_error("select sum(distinct x) from groups", FR_EVALIDATION, "unsupported-sql", 1, 8,
                  "sum(DISTINCT ...)");
     expect_error("select g from groups intersect all select g from groups", FR_EVALIDATION,
@@ -73,6 +73,8 @@ static void test_unsupported(void **state)
                  16, "dow");
     expect_error("select day + interval '1' day from events", FR_EVALIDATION, "unsupported-sql", 1,
                  8, "INTERVAL");
+    expect_error("select g, trim(s) from groups", FR_EVALIDATION, "unsupported-sql", 1, 11,
+                 "the function trim is not supported");
     expect_error("select distinct on (g) g from groups", FR_EVALIDATION, "unsupported-sql", 1, 21,
                  "DISTINCT ON");
 }

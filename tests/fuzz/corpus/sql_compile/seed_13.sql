@@ -1,0 +1,1 @@
+select a, a in (select a from t2) as i, exists (select 1 from t3 where t3.a = t1.a) as e from t1

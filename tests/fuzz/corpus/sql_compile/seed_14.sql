@@ -1,0 +1,1 @@
+select a from t1 where a in (select a from t2) or not exists (select 1 from t3 where k = t1.a)
