@@ -24,6 +24,18 @@ function bigCsv(dataDir, rows) {
   return [...sums.entries()].map((e) => JSON.stringify(e)).sort();
 }
 
+// All three workers registered and active (under load a registration can take seconds: a query
+// sent before would find fewer workers than the test means to kill one of).
+async function threeActive(coord) {
+  let active = 0;
+  for (let i = 0; i < 600 && active !== 3; i++) {
+    const r = await call(coord.base, 'GET', '/v1/workers');
+    active = r.body.workers.filter((w) => w.state === 'active').length;
+    if (active !== 3) await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.equal(active, 3, 'three workers active within 30 s');
+}
+
 function checkProgress(body, where) {
   const { tasks_done: done, tasks_total: total } = body.progress;
   assert.ok(done <= total, `${where}: tasks_done ${done} > tasks_total ${total}`);
@@ -37,11 +49,7 @@ test('a rerun after a worker loss keeps tasks_done <= tasks_total', async () => 
     for (let i = 0; i < 3; i++) { // two survive: a task that failed on one still has another
       workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
     }
-    for (let i = 0; i < 100; i++) {
-      const r = await call(coord.base, 'GET', '/v1/workers');
-      if (r.body.workers.filter((w) => w.state === 'active').length === 3) break;
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await threeActive(coord);
     const expect = bigCsv(coord.dataDir, 400000);
     let r = await call(coord.base, 'POST', '/v1/config', {
       json: { scan_tasks_max_size_bytes: 16384, scan_tasks_min_size_bytes: 1, shuffle_partitions: SHUFFLE, maintain_order: false },
@@ -129,11 +137,7 @@ test('a sort that loses a worker reruns and answers the local runner\'s rows', a
     for (let i = 0; i < 3; i++) {
       workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
     }
-    for (let i = 0; i < 100; i++) {
-      r = await call(coord.base, 'GET', '/v1/workers');
-      if (r.body.workers.filter((w) => w.state === 'active').length === 3) break;
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await threeActive(coord);
     r = await call(coord.base, 'POST', '/v1/config', { json: config });
     assert.equal(r.status, 200, r.text);
     r = await call(coord.base, 'POST', '/v1/queries', { json: { plan } });
