@@ -364,9 +364,13 @@ function fakeStore(goodId, bytes, badId) {
       }
     }, known ? 300 : 0);
   });
+  // Node closes an idle keep-alive connection after 5 s; a worker (libcurl) that reuses it just
+  // then sends its request again on a new one, a second fetch of the same ID that no worker rule
+  // caused (seen on a loaded machine): idle connections stay open for the test's length.
+  server.keepAliveTimeout = 120000;
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
-      resolve({ base: `http://127.0.0.1:${server.address().port}`, fetches, times, close: () => server.close() });
+      resolve({ base: `http://127.0.0.1:${server.address().port}`, fetches, times, close: () => { server.close(); server.closeAllConnections?.(); } });
     });
   });
 }
