@@ -568,6 +568,13 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
     if (rc == FR_OK && given && !json_is_array(given))
         rc = op_error(err, 0, "\"ops\" must be a list%s", "");
     json_t *ops = json_is_array(given) ? json_copy(given) : json_array();
+    /* user[i]: the index in the plan as given of ops[i], which an expansion
+     * (of a sort's or a window's expressions) turned into several: errors
+     * name the op the user wrote */
+    size_t nuser = json_array_size(ops);
+    int *user = fr_xcalloc(nuser + 1, sizeof(int));
+    for (size_t i = 0; i < nuser; i++)
+        user[i] = (int)i;
     for (size_t i = 0; i < json_array_size(ops) && rc == FR_OK; i++) {
         lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (i + 2)); /* before taking `in` */
         memset(&lp->ops[i], 0, sizeof(struct lop));
@@ -576,16 +583,23 @@ int plan__parse(json_t *plan, const struct plan_env *env, const struct df_option
         if (!expanded)
             expanded = plan__expand_window(json_array_get(ops, i), in);
         if (expanded) {
+            size_t k = json_array_size(expanded);
             json_array_remove(ops, i);
-            for (size_t k = 0; k < json_array_size(expanded); k++)
-                json_array_insert(ops, i + k, json_array_get(expanded, k));
+            for (size_t j = 0; j < k; j++)
+                json_array_insert(ops, i + j, json_array_get(expanded, j));
             json_decref(expanded);
+            user = fr_xrealloc(user, sizeof(int) * (nuser + k + 1));
+            memmove(&user[i + k], &user[i + 1], sizeof(int) * (nuser - i - 1));
+            for (size_t j = 1; j < k; j++)
+                user[i + j] = user[i];
+            nuser += k - 1;
         }
         lp->nops = (int)i + 1;
-        rc = parse_op(json_array_get(ops, i), in, env, opts, depth, (int)i, &lp->ops[i], err);
+        rc = parse_op(json_array_get(ops, i), in, env, opts, depth, user[i], &lp->ops[i], err);
         if (rc == FR_OK)
-            rc = op_width(&lp->ops[i], (int)i, err);
+            rc = op_width(&lp->ops[i], user[i], err);
     }
+    free(user);
     json_decref(ops);
     if (rc != FR_OK) {
         plan__lplan_free(lp);

@@ -39,14 +39,40 @@ static bool strings_only(json_t *a, size_t max)
 struct expansion {
     const struct df_schema *in;
     json_t *pre, *drop;
+    json_t *aliases; /* the functions' output names: a hidden name avoids them too */
     int n;
 };
+
+static bool taken(const struct expansion *x, const char *name)
+{
+    if (df_schema_find(x->in, name) >= 0)
+        return true;
+    size_t i;
+    json_t *v;
+    json_array_foreach(x->aliases, i, v) if (strcmp(json_string_value(v), name) == 0) return true;
+    return false;
+}
+
+/* new: the output names of the functions fs (those that parse) */
+static json_t *aliases_of(json_t *fs, const struct df_schema *in)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; i < json_array_size(fs); i++) {
+        struct df_window_call c;
+        struct fr_error err;
+        fr_error_init(&err);
+        if (df_window_call_parse(json_string_value(json_array_get(fs, i)), in, &c, &err) == FR_OK)
+            json_array_append_new(out, json_string(c.name));
+        df_window_call_cleanup(&c);
+    }
+    return out;
+}
 
 /* The name of a hidden column for expr (a with_column is added for it). */
 static const char *hide(struct expansion *x, const char *expr)
 {
     char *name = fr_xasprintf("__win%d", x->n++);
-    while (df_schema_find(x->in, name) >= 0) {
+    while (taken(x, name)) {
         char *longer = fr_xasprintf("%s_", name);
         free(name);
         name = longer;
@@ -132,7 +158,7 @@ json_t *plan__expand_window(json_t *jop, const struct df_schema *in)
     if (!strings_only(pb, FR_MAX_COLUMNS) || !strings_only(ob, FR_MAX_COLUMNS) ||
         !strings_only(fs, DF_WINDOW_MAX_FUNCS) || !fs)
         return NULL;
-    struct expansion x = {in, json_array(), json_array(), 0};
+    struct expansion x = {in, json_array(), json_array(), aliases_of(fs, in), 0};
     json_t *npb = json_array(), *nob = json_array(), *nfs = json_array(), *out = NULL;
     bool ok = (!pb || expand_keys(&x, pb, npb, false) == 0) &&
               (!ob || expand_keys(&x, ob, nob, true) == 0);
@@ -159,6 +185,7 @@ json_t *plan__expand_window(json_t *jop, const struct df_schema *in)
     json_decref(nfs);
     json_decref(x.pre);
     json_decref(x.drop);
+    json_decref(x.aliases);
     return out;
 }
 
@@ -294,6 +321,16 @@ static int bind_calls(json_t *fs, const struct df_table *t, struct df_window_cal
         if (rc == FR_OK && calls[i].arg_text && calls[i].arg < 0)
             rc = fr_error_set(err, FR_EINVAL, "window: the argument of '%s' is not a column",
                               calls[i].name);
+        /* the result table appends the calls' columns: a name the table or
+         * an earlier call has would make a table with two columns of it */
+        bool again = rc == FR_OK && df_schema_find(&s, calls[i].name) >= 0;
+        for (int k = 0; rc == FR_OK && !again && k < i; k++)
+            again = strcmp(calls[k].name, calls[i].name) == 0;
+        if (again)
+            rc = fr_error_setk(err, FR_EINVAL, "invalid-task",
+                               "window: the function '%s' makes the column '%s', which the "
+                               "input or another function already has",
+                               json_string_value(json_array_get(fs, (size_t)i)), calls[i].name);
     }
     df_schema_cleanup(&s);
     return rc;

@@ -57,16 +57,50 @@ static int as_column(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e
     return FR_OK;
 }
 
-static const struct sql_window *named(struct sc_ctx *c, const struct sql_select *s,
-                                      const struct sql_window *w, int *rc)
+/* The window w means once its named base (w's ref) is merged in, as
+ * PostgreSQL does: PARTITION BY comes from the base (a local one with a base
+ * is an error), ORDER BY from whichever of the two has one (both: an error),
+ * the frame from w or else the base. A base may itself name a base (WINDOW
+ * w2 AS (w ORDER BY ..)); a cycle is an error. out borrows w's and the bases'
+ * parts. */
+static int resolve(struct sc_ctx *c, const struct sql_select *s, const struct sql_window *w,
+                   int depth, struct sql_window *out)
 {
+    *out = *w;
     if (!w->ref.text)
-        return w;
-    for (int i = 0; i < s->nwindows; i++)
-        if (sc__name_eq(s->window_names[i].text, w->ref.text, w->ref.quoted))
-            return s->windows[i];
-    *rc = sc__invalid(c, w->ref.pos, "no window named '%s'", w->ref.text);
-    return NULL;
+        return FR_OK;
+    const char *nm = w->ref.text;
+    if (depth > s->nwindows)
+        return sc__invalid(c, w->ref.pos, "window '%s' is defined in terms of itself", nm);
+    const struct sql_window *b = NULL;
+    for (int i = 0; !b && i < s->nwindows; i++)
+        if (sc__name_eq(s->window_names[i].text, nm, w->ref.quoted))
+            b = s->windows[i];
+    if (!b)
+        return sc__invalid(c, w->ref.pos, "no window named '%s'", nm);
+    struct sql_window base;
+    int rc = resolve(c, s, b, depth + 1, &base);
+    if (rc != FR_OK)
+        return rc;
+    if (w->npartition)
+        return sc__invalid(c, w->partition_by[0]->pos,
+                           "cannot override PARTITION BY clause of window '%s'", nm);
+    if (w->norder && base.norder)
+        return sc__invalid(c, w->order_by[0].expr->pos,
+                           "Cannot override ORDER BY clause of window '%s'", nm);
+    out->partition_by = base.partition_by;
+    out->npartition = base.npartition;
+    if (!w->norder) {
+        out->order_by = base.order_by;
+        out->norder = base.norder;
+    }
+    if (!w->has_frame && base.has_frame) {
+        out->has_frame = true;
+        out->frame_pos = base.frame_pos;
+        out->frame_text = base.frame_text;
+    }
+    out->ref = (struct sql_name){0};
+    return FR_OK;
 }
 
 static int spec_of(struct sc_ex *x, struct sc_rel *r, const struct sql_window *w, struct wspec *sp)
@@ -110,6 +144,34 @@ static bool is_literal(const struct sql_expr *e)
             is_literal(e->args[0]));
 }
 
+/* lag/lead's default, ", <literal>", onto b: of the argument's type t (an
+ * integer for a float64 is widened; a string for a date or timestamp is cast
+ * to it), else an error at the default. */
+static int shift_default(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, df_type t,
+                         struct fr_buf *b)
+{
+    const struct sql_expr *d = e->args[2];
+    struct fr_buf lit;
+    fr_buf_init(&lit);
+    int rc = sc__expr(x, d, &lit);
+    char *text = fr_buf_steal(&lit, NULL);
+    df_type dt = DF_TYPE_NULL;
+    if (rc == FR_OK && d->kind != SQL_E_NULL)
+        rc = sc__expr_type(x->c, r, text, d->pos, &dt);
+    bool temporal = t == DF_TYPE_DATE || t == DF_TYPE_TIMESTAMP;
+    if (rc == FR_OK && dt == DF_TYPE_STRING && temporal && d->kind == SQL_E_STRING) {
+        fr_buf_printf(b, ", cast(%s as %s)", text, df_type_name(t));
+    } else if (rc == FR_OK && dt != DF_TYPE_NULL && dt != t &&
+               !(dt == DF_TYPE_INT64 && t == DF_TYPE_FLOAT64)) {
+        rc = sc__invalid(x->c, d->pos, "%s's default is %s, but its argument is %s", e->name.text,
+                         df_type_name(dt), df_type_name(t));
+    } else if (rc == FR_OK) {
+        fr_buf_printf(b, ", %s", text);
+    }
+    free(text);
+    return rc;
+}
+
 /* The function's text (without the alias) and its result type. */
 static int function(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e, char **out,
                     df_type *t)
@@ -148,6 +210,9 @@ static int function(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e,
     if (shift && e->nargs >= 2 && (e->args[1]->kind != SQL_E_INT || e->args[1]->ival < 0))
         return sc__unsupported(c, e->args[1]->pos,
                                "%s's offset must be a whole number literal of 0 or more", n);
+    if (shift && e->nargs >= 2 && e->args[1]->ival > DF_WINDOW_MAX_OFFSET)
+        return sc__invalid(c, e->args[1]->pos, "%s's offset %lld is past the largest, %d", n,
+                           (long long)e->args[1]->ival, DF_WINDOW_MAX_OFFSET);
     if (shift && e->nargs == 3 && !is_literal(e->args[2]))
         return sc__unsupported(c, e->args[2]->pos, "%s's default must be a literal", n);
     char *col = NULL;
@@ -158,10 +223,10 @@ static int function(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e,
     struct fr_buf b;
     fr_buf_init(&b);
     fr_buf_printf(&b, "%s(%s", shift ? n : agg, col);
-    for (int i = 1; rc == FR_OK && i < e->nargs; i++) {
-        fr_buf_puts(&b, ", ");
-        rc = sc__expr(x, e->args[i], &b);
-    }
+    if (rc == FR_OK && e->nargs >= 2)
+        fr_buf_printf(&b, ", %lld", (long long)e->args[1]->ival);
+    if (rc == FR_OK && e->nargs == 3)
+        rc = shift_default(x, r, e, *t, &b);
     fr_buf_puts(&b, ")");
     free(col);
     *out = fr_buf_steal(&b, NULL);
@@ -175,7 +240,9 @@ static int function(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e,
 static struct wspec *find_spec(struct wspec **specs, int *n, struct wspec *sp)
 {
     for (int i = 0; i < *n; i++) {
-        if (strcmp((*specs)[i].key, sp->key) == 0) {
+        /* an op holds at most DF_WINDOW_MAX_FUNCS calls: more start another */
+        if (strcmp((*specs)[i].key, sp->key) == 0 &&
+            json_array_size((*specs)[i].functions) < DF_WINDOW_MAX_FUNCS) {
             json_decref(sp->partition);
             json_decref(sp->order);
             free(sp->key);
@@ -192,20 +259,20 @@ static int one_window(struct sc_ex *x, const struct sql_select *s, struct sc_rel
                       const struct sql_expr *e, struct wspec **specs, int *nspecs,
                       struct sc_rel *adds)
 {
-    int rc = FR_OK;
-    const struct sql_window *w = named(x->c, s, e->window, &rc);
-    if (!w)
+    struct sql_window merged;
+    int rc = resolve(x->c, s, e->window, 0, &merged);
+    if (rc != FR_OK)
         return rc;
-    if (e->window->has_frame || w->has_frame) {
-        const struct sql_window *f = e->window->has_frame ? e->window : w;
-        const char *t = f->frame_text ? f->frame_text : "rows";
+    const struct sql_window *w = &merged;
+    if (w->has_frame) {
+        const char *t = w->frame_text ? w->frame_text : "rows";
         char kw[16];
         size_t n = strcspn(t, " \t\r\n(");
         snprintf(kw, sizeof(kw), "%.*s", (int)(n < 8 ? n : 8), t);
         for (char *p = kw; *p; p++)
             *p = (char)toupper((unsigned char)*p);
         bool between = strncasecmp(t + n + strspn(t + n, " \t\r\n"), "between", 7) == 0;
-        return sc__unsupported(x->c, f->frame_pos, "window frame %s%s is not supported (%s)", kw,
+        return sc__unsupported(x->c, w->frame_pos, "window frame %s%s is not supported (%s)", kw,
                                between ? " BETWEEN" : "", t);
     }
     struct wspec sp = {0};

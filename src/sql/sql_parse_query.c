@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static struct sql_query *set_expr(struct sql_parser *p);
 
@@ -73,16 +74,28 @@ static bool group_by(struct sql_parser *p, struct sql_select *s)
     return expr_list(p, &s->group_by, &s->ngroup);
 }
 
+/* Two window names are one when equal as SQL compares names: an unquoted one
+ * case-insensitively. */
+static bool same_name(const struct sql_name *a, const struct sql_name *b)
+{
+    return a->quoted || b->quoted ? strcmp(a->text, b->text) == 0
+                                  : strcasecmp(a->text, b->text) == 0;
+}
+
 static bool window_clause(struct sql_parser *p, struct sql_select *s)
 {
     do {
         struct sql_name nm = {0};
+        const struct sql_token *at = sql__peek(p, 0);
         if (!sql__name(p, &nm))
-            return sql__expected(p, sql__peek(p, 0), "a window name");
+            return sql__expected(p, at, "a window name");
         s->window_names = sql__grow(s->window_names, s->nwindows, sizeof *s->window_names);
         s->windows = sql__grow(s->windows, s->nwindows, sizeof *s->windows);
         s->window_names[s->nwindows] = nm;
         s->windows[s->nwindows++] = NULL;
+        for (int i = 0; i < s->nwindows - 1; i++)
+            if (same_name(&s->window_names[i], &nm))
+                return sql__syntax(p, at, "window \"%s\" is already defined", nm.text);
         if (!sql__accept_kw(p, "as"))
             return sql__expected(p, sql__peek(p, 0), "AS after the window name");
         const struct sql_token *open = sql__peek(p, 0);

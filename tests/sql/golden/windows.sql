@@ -61,3 +61,13 @@ select id, x, y, lag(y) over (order by id) as py, y - lag(y) over (order by id) 
 select id, s, min(s) over (order by id) as first_s, max(s) over (order by id) as last_s from nums;
 
 select id, day, row_number() over (order by day nulls first, id) as rn from events;
+
+-- named windows merge with the OVER clause's own parts (PostgreSQL's rule):
+-- PARTITION BY from the base, ORDER BY added locally
+select id, grp, val, rank() over (w order by id) as r, sum(val) over (w order by id) as s from sortme window w as (partition by grp) order by id;
+
+-- a named window defined in terms of another
+select id, grp, rank() over w2 as r, count(*) over w as n from sortme window w as (partition by grp), w2 as (w order by id) order by id;
+
+-- OVER w with nothing added, and a chain of three
+select id, grp, sum(val) over w3 as s from sortme window w1 as (partition by grp), w2 as (w1), w3 as (w2 order by id desc) order by id;

@@ -79,12 +79,40 @@ static void test_unsupported(void **state)
                  "DISTINCT ON");
 }
 
+/* Named windows: a duplicate name, an override of the base's PARTITION BY
+ * or ORDER BY, a cycle; lag/lead's offset past the limit and a default of
+ * another type than the argument: invalid-sql at the part written. */
+static void test_windows(void **state)
+{
+    (void)state;
+    expect_error("select rank() over w from groups window w as (order by x), w as (order by g)",
+                 FR_EINVAL, "invalid-sql", 1, 60, "window \"w\" is already defined");
+    expect_error("select rank() over (w partition by g) from groups window w as (order by x)",
+                 FR_EINVAL, "invalid-sql", 1, 36, "cannot override PARTITION BY");
+    expect_error("select rank() over (w order by g) from groups window w as (order by x)",
+                 FR_EINVAL, "invalid-sql", 1, 32, "Cannot override ORDER BY clause of window");
+    expect_error("select rank() over w2 from groups window w as (partition by g order by x), "
+                 "w2 as (w order by g)",
+                 FR_EINVAL, "invalid-sql", 1, 94, "Cannot override ORDER BY");
+    expect_error("select rank() over a from groups window a as (b), b as (a order by x)", FR_EINVAL,
+                 "invalid-sql", 1, 47, "in terms of itself");
+    expect_error("select rank() over (c) from groups window a as (partition by g)", FR_EINVAL,
+                 "invalid-sql", 1, 21, "no window named 'c'");
+    expect_error("select lead(x, 2000000) over (order by x) from groups", FR_EINVAL, "invalid-sql",
+                 1, 16, "offset 2000000");
+    expect_error("select lag(x, 1, 1.5) over (order by x) from groups", FR_EINVAL, "invalid-sql", 1,
+                 18, "lag's default is float64, but its argument is int64");
+    expect_error("select lag(day, 1, 3) over (order by id) from events", FR_EINVAL, "invalid-sql",
+                 1, 20, "but its argument is date");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unknown_names),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
