@@ -289,9 +289,35 @@ static void test_task_names_the_planned_file(void **state)
     rmdir(dir);
 }
 
+/* A window op whose keys are expressions expands into with_column, window
+ * and drop: the hidden columns avoid the functions' aliases, and an error
+ * names the op as the user wrote it (the index before the expansion). */
+static void test_window_expansion(void **state)
+{
+    (void)state;
+    const char *src = "{\"source\":{\"rows\":[{\"k\":\"a\",\"t\":1}]},\"ops\":[";
+    char *p = fr_xasprintf("%s{\"window\":{\"partition_by\":[\"upper(k)\"],\"order_by\":"
+                           "[\"t + 1\"],\"functions\":[\"rank() as __win0\",\"count(*) as "
+                           "__win1\"]}}]}",
+                           src);
+    expect_ok(p);
+    free(p);
+    p = fr_xasprintf("%s{\"where\":\"t > 0\"},{\"window\":{\"partition_by\":[\"upper(k)\"],"
+                     "\"functions\":[\"rank() as k\"]}}]}",
+                     src);
+    expect(p, FR_EINVAL, "invalid-plan", "ops[1]: window", "'k'");
+    free(p);
+    p = fr_xasprintf("%s{\"window\":{\"partition_by\":[\"upper(k)\"],\"functions\":"
+                     "[\"rank() as r\"]}},{\"sort\":[\"t + 1\"]},{\"limit\":-1}]}",
+                     src);
+    expect(p, FR_EINVAL, "invalid-plan", "ops[2]", NULL);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_expansion),
         cmocka_unit_test(test_source_conflicts),
         cmocka_unit_test(test_groupby_needs_agg),
         cmocka_unit_test(test_op_members),

@@ -105,11 +105,39 @@ static void test_execute(void **state)
     assert_int_equal(ex.mem_used, 0);
 }
 
+/* A worker's window step whose outputs would repeat a name (the input's or
+ * another function's) is refused before it makes a table: invalid-task. */
+static void test_name_clash(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{\"partition_by\":[\"k\"],\"functions\":[\"rank() as k\",\"count(*) as b\"]}",
+        "{\"functions\":[\"count(*) as c\",\"rank() as c\"]}",
+        "{\"functions\":[\"sum(t) as t\"]}",
+    };
+    struct df_options o = {0};
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *spec = spec_with(bad[i]);
+        struct fr_error err;
+        fr_error_init(&err);
+        struct df_table **outs = NULL;
+        int nouts = 0;
+        int rc = plan_task_execute(spec, NULL, NULL, NULL, &ex, &outs, &nouts, &err);
+        if (rc != FR_EINVAL || strcmp(err.kind, "invalid-task") != 0)
+            fail_msg("%s: got %d %s: %s", bad[i], rc, err.kind, err.message);
+        json_decref(spec);
+    }
+    assert_int_equal(ex.mem_used, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_execute),
+        cmocka_unit_test(test_name_clash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
