@@ -107,8 +107,7 @@ static struct df_column *shifted(const struct df_window_call *c, const struct df
 /* A running aggregate over the rows of a partition seen so far. */
 struct run_acc {
     int64_t rows, nvalid;
-    int64_t isum;
-    bool overflow; /* an int64 sum left the range: null from then on */
+    __int128 isum; /* exact: an int64 sum that leaves int64's range fails the task */
     double dsum;
     int64_t best; /* min/max: the row holding it, -1 before any */
 };
@@ -123,14 +122,10 @@ static void acc_add(const struct df_window_call *c, const struct df_column *x, i
     switch (c->func) {
     case DF_WIN_SUM:
     case DF_WIN_AVG:
-        if (x->type == DF_TYPE_FLOAT64) {
+        if (x->type == DF_TYPE_FLOAT64)
             a->dsum += df_column_float64(x, i);
-        } else {
-            int64_t v = df_column_int64(x, i);
-            a->dsum += (double)v;
-            if (!a->overflow && __builtin_add_overflow(a->isum, v, &a->isum))
-                a->overflow = true;
-        }
+        else
+            a->isum += df_column_int64(x, i);
         break;
     case DF_WIN_MIN:
     case DF_WIN_MAX: {
@@ -144,50 +139,69 @@ static void acc_add(const struct df_window_call *c, const struct df_column *x, i
     }
 }
 
-static void acc_emit(const struct df_window_call *c, const struct df_column *x,
-                     const struct run_acc *a, struct df_column *out)
+/* The mean of an exact integer sum: the quotient and the remainder's share
+ * apart, so a sum past 2^64 keeps its low digits. */
+static double exact_mean(__int128 sum, int64_t n)
 {
+    __int128 q = sum / n, r = sum % n;
+    return (double)((long double)q + (long double)r / (long double)n);
+}
+
+static int acc_emit(const struct df_window_call *c, const struct df_column *x,
+                    const struct run_acc *a, struct df_column *out, struct fr_error *err)
+{
+    bool ints = x && x->type != DF_TYPE_FLOAT64;
     switch (c->func) {
     case DF_WIN_COUNT_STAR:
         df_column_append_int64(out, a->rows);
-        return;
+        return FR_OK;
     case DF_WIN_COUNT:
         df_column_append_int64(out, a->nvalid);
-        return;
+        return FR_OK;
     case DF_WIN_SUM:
-        if (a->nvalid == 0 || (x->type != DF_TYPE_FLOAT64 && a->overflow))
+        if (ints && (a->isum > INT64_MAX || a->isum < INT64_MIN))
+            return fr_error_setk(err, FR_EDATA, "arithmetic-overflow",
+                                 "window function '%s': the sum of the int64 column '%s' "
+                                 "leaves int64's range; cast to double to sum past int64",
+                                 c->name ? c->name : "?", c->arg_text ? c->arg_text : "?");
+        if (a->nvalid == 0)
             df_column_append_null(out);
-        else if (x->type == DF_TYPE_FLOAT64)
-            df_column_append_float64(out, a->dsum);
+        else if (ints)
+            df_column_append_int64(out, (int64_t)a->isum);
         else
-            df_column_append_int64(out, a->isum);
-        return;
+            df_column_append_float64(out, a->dsum);
+        return FR_OK;
     case DF_WIN_AVG:
         if (a->nvalid == 0)
             df_column_append_null(out);
         else
-            df_column_append_float64(out, a->dsum / (double)a->nvalid);
-        return;
+            df_column_append_float64(out, ints ? exact_mean(a->isum, a->nvalid)
+                                               : a->dsum / (double)a->nvalid);
+        return FR_OK;
     default: /* min, max */
         df_column_append_from(out, x, a->best);
-        return;
+        return FR_OK;
     }
 }
 
 /* sum, avg, min, max, count, count(*): running over peer groups. */
 static struct df_column *running(const struct df_window_call *c, const struct df_column *x,
-                                 const struct win_bounds *b)
+                                 const struct win_bounds *b, struct fr_error *err)
 {
     struct df_column *out = df_column_new(c->type, b->n);
-    struct run_acc a = {0, 0, 0, false, 0, -1};
+    struct run_acc a = {0, 0, 0, 0, -1};
     for (int64_t g = 0; g < b->ngroups; g++) {
         if (g == 0 || b->gpart[g] != b->gpart[g - 1])
-            a = (struct run_acc){0, 0, 0, false, 0, -1};
+            a = (struct run_acc){0, 0, 0, 0, -1};
         int64_t lo = b->gstart[g], hi = b->gstart[g + 1];
         for (int64_t i = lo; i < hi; i++)
             acc_add(c, x, i, &a);
-        for (int64_t i = lo; i < hi; i++)
-            acc_emit(c, x, &a, out);
+        for (int64_t i = lo; i < hi; i++) {
+            if (acc_emit(c, x, &a, out, err) != FR_OK) {
+                df_column_unref(out);
+                return NULL;
+            }
+        }
     }
     return out;
 }
@@ -226,8 +240,9 @@ static int check_args(const struct df_table *in, const int *part, int npart,
     return FR_OK;
 }
 
+/* new: c's column, or NULL with err set (an int64 sum past int64) */
 static struct df_column *compute(const struct df_window_call *c, const struct df_table *t,
-                                 const struct win_bounds *b)
+                                 const struct win_bounds *b, struct fr_error *err)
 {
     const struct df_column *x = needs_arg(c->func) ? t->cols[c->arg] : NULL;
     switch (c->func) {
@@ -239,7 +254,7 @@ static struct df_column *compute(const struct df_window_call *c, const struct df
     case DF_WIN_LEAD:
         return shifted(c, x, b);
     default:
-        return running(c, x, b);
+        return running(c, x, b, err);
     }
 }
 
@@ -280,7 +295,11 @@ int df_window(const struct df_table *in, const int *part, int npart,
         goto out;
     res = df_table_share(sorted);
     for (int k = 0; k < ncalls && rc == FR_OK; k++) {
-        struct df_column *col = compute(&calls[k], sorted, &b);
+        struct df_column *col = compute(&calls[k], sorted, &b, err);
+        if (!col) {
+            rc = err->status ? err->status : FR_EDATA;
+            break;
+        }
         int64_t bytes = df_column_bytes(col);
         if (!df_column_ok(col))
             rc = fr_error_set(err, FR_ETOOLARGE, "out of memory computing window function '%s'",

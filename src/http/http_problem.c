@@ -55,6 +55,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "unsupported-media-type", 415, "Unsupported media type", 0},
     {FR_EVALIDATION, "validation-failed", 422, "Validation failed", 0},
     {FR_EDATA, "malformed-data", 422, "Malformed data", 0},
+    {FR_OK, "arithmetic-overflow", 422, "Arithmetic overflow", 0}, /* an int64 sum */
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "unsupported-parquet", 422, "Unsupported Parquet column", 0},
     {FR_OK, "unsupported-sql", 422, "Unsupported SQL", 0},

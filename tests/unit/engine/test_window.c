@@ -436,6 +436,60 @@ static void test_limits(void **state)
     df_table_free(t);
 }
 
+/* int64 sums are exact: avg of 1e18, 1, -1e18, 2 is 1/3 then 3/4 (a double
+ * sum loses the 1); a sum past int64 fails with arithmetic-overflow naming
+ * the column, never a wrapped number or a null. */
+static void test_int64_sums(void **state)
+{
+    (void)state;
+    static const int64_t vals[] = {1000000000000000000, 1, -1000000000000000000, 2};
+    struct df_column *id = df_column_new(DF_TYPE_INT64, 4), *v = df_column_new(DF_TYPE_INT64, 4);
+    for (int i = 0; i < 4; i++) {
+        df_column_append_int64(id, i);
+        df_column_append_int64(v, vals[i]);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "id", id);
+    df_table_add(t, "v", v);
+    t->nrows = 4;
+    struct df_window_call c[] = {call("avg(v) as a", t), call("sum(v) as s", t)};
+    struct df_sort_key k[] = {{0, false, false}};
+    struct df_table *r = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_window(t, NULL, 0, k, 1, c, 2, NULL, &r, &err), FR_OK);
+    assert_true(fabs(df_column_float64(r->cols[2], 2) - 1.0 / 3.0) < 1e-12);
+    assert_true(fabs(df_column_float64(r->cols[2], 3) - 0.75) < 1e-12);
+    assert_int_equal(df_column_int64(r->cols[3], 3), 3);
+    df_table_free(r);
+    df_window_call_cleanup(&c[0]);
+    df_window_call_cleanup(&c[1]);
+    df_table_free(t);
+    /* INT64_MAX + 1 - 2: the middle row's sum leaves the range */
+    static const int64_t big[] = {INT64_MAX, 1, -2};
+    v = df_column_new(DF_TYPE_INT64, 3);
+    for (int i = 0; i < 3; i++)
+        df_column_append_int64(v, big[i]);
+    t = df_table_new();
+    df_table_add(t, "v", v);
+    t->nrows = 3;
+    struct df_window_call s = call("sum(v) as s", t);
+    struct df_sort_key none[] = {{0, true, false}}; /* descending: MAX, 1, -2 */
+    fr_error_init(&err);
+    assert_int_equal(df_window(t, NULL, 0, none, 1, &s, 1, NULL, &r, &err), FR_EDATA);
+    assert_null(r);
+    assert_string_equal(err.kind, "arithmetic-overflow");
+    assert_non_null(strstr(err.message, "'v'"));
+    assert_non_null(strstr(err.message, "cast to double to sum past int64"));
+    /* the whole partition: INT64_MAX + 1 - 2 fits again, and is exact */
+    fr_error_init(&err);
+    assert_int_equal(df_window(t, NULL, 0, NULL, 0, &s, 1, NULL, &r, &err), FR_OK);
+    assert_int_equal(df_column_int64(r->cols[1], 0), INT64_MAX - 1);
+    df_table_free(r);
+    df_window_call_cleanup(&s);
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_int64_sums),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
