@@ -227,9 +227,8 @@ static df_type state_type(enum df_agg_func f, df_type arg, int j)
 {
     switch (f) {
     case DF_AGG_SUM:
-        return arg == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
     case DF_AGG_MEAN:
-        return j == 0 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
+        return j == 0 && arg == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64;
     case DF_AGG_MIN:
     case DF_AGG_MAX:
     case DF_AGG_FIRST:

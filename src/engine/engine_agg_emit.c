@@ -239,6 +239,47 @@ static struct df_column *value_column(const struct df__agg_acc *c, df_type type,
     return col;
 }
 
+/* new: an exact integer sum's state as two int64 columns, its low and its
+ * high 64 bits (lo null for a group without values when nulls is set); a
+ * float sum has no high bits (zeros). */
+static struct df_column *wide_half(const struct df__agg_acc *c, bool high, bool nulls,
+                                   int64_t ngroups)
+{
+    struct df_column *col = fixed_column(DF_TYPE_INT64, ngroups);
+    for (int64_t g = 0; g < ngroups && !col->oom; g++) {
+        __int128 v = c->wide ? c->wide[g] : 0;
+        ((int64_t *)col->values)[g] =
+            high ? (int64_t)(v >> 64) : (int64_t)(uint64_t)(unsigned __int128)v;
+        if (nulls && c->n[g] == 0)
+            put_null(col, g);
+    }
+    return col;
+}
+
+/* new: the exact sums as int64 results, or NULL with err set when one
+ * leaves int64's range (SQL's sum of bigint is exact; a wrapped number or
+ * a silent null would be a wrong answer). */
+static struct df_column *sums_result(const struct df__agg_acc *c, const char *name, int64_t ngroups,
+                                     struct fr_error *err)
+{
+    for (int64_t g = 0; g < ngroups; g++)
+        if (c->wide[g] > INT64_MAX || c->wide[g] < INT64_MIN) {
+            fr_error_setk(err, FR_EDATA, "arithmetic-overflow",
+                          "the sum '%s' of an int64 column leaves int64's range; cast to "
+                          "double to sum past int64",
+                          name);
+            return NULL;
+        }
+    return wide_half(c, false, true, ngroups);
+}
+
+/* The mean of an exact integer sum: quotient and remainder apart. */
+static double exact_mean(__int128 sum, int64_t n)
+{
+    __int128 q = sum / n, r = sum % n;
+    return (double)((long double)q + (long double)r / (long double)n);
+}
+
 static struct df_column *doubles_column(const double *d, int64_t ngroups)
 {
     struct df_column *col = fixed_column(DF_TYPE_FLOAT64, ngroups);
@@ -337,13 +378,14 @@ int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
             add_state(t, k, "n", ints_column(c->n, ngroups));
             break;
         case DF_AGG_SUM:
-            add_state(t, k, "sum",
-                      value_column(c, c->type == DF_TYPE_FLOAT64 ? DF_TYPE_FLOAT64 : DF_TYPE_INT64,
-                                   ngroups));
-            break;
         case DF_AGG_MEAN:
-            add_state(t, k, "sum", doubles_column(c->d[0], ngroups));
-            add_state(t, k, "n", ints_column(c->n, ngroups));
+            /* an integer sum travels exactly, as its two halves */
+            add_state(t, k, "sum",
+                      c->type == DF_TYPE_FLOAT64 ? value_column(c, DF_TYPE_FLOAT64, ngroups)
+                                                 : wide_half(c, false, true, ngroups));
+            if (c->func == DF_AGG_MEAN)
+                add_state(t, k, "n", ints_column(c->n, ngroups));
+            add_state(t, k, "hi", wide_half(c, true, false, ngroups));
             break;
         case DF_AGG_MIN:
         case DF_AGG_MAX:
@@ -479,6 +521,11 @@ int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *na
             col = ints_column(c->n, ngroups);
             break;
         case DF_AGG_SUM:
+            if (c->type != DF_TYPE_FLOAT64 && !(col = sums_result(c, names[k], ngroups, err)))
+                return err->status;
+            if (!col)
+                col = value_column(c, rt, ngroups);
+            break;
         case DF_AGG_MIN:
         case DF_AGG_MAX:
         case DF_AGG_FIRST:
@@ -487,10 +534,12 @@ int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *na
         case DF_AGG_MEAN:
             col = fixed_column(DF_TYPE_FLOAT64, ngroups);
             for (int64_t g = 0; g < ngroups && !col->oom; g++) {
-                if (c->n[g])
+                if (!c->n[g])
+                    put_null(col, g);
+                else if (c->type == DF_TYPE_FLOAT64)
                     ((double *)col->values)[g] = c->d[0][g] / (double)c->n[g];
                 else
-                    put_null(col, g);
+                    ((double *)col->values)[g] = exact_mean(c->wide[g], c->n[g]);
             }
             break;
         case DF_AGG_STDDEV:

@@ -26,6 +26,7 @@ void df__agg_cleanup(struct df__agg *a)
         struct df__agg_acc *c = &a->acc[k];
         free(c->n);
         free(c->i);
+        free(c->wide);
         for (int j = 0; j < 5; j++)
             free(c->d[j]);
         free((void *)c->sp);
@@ -62,11 +63,8 @@ static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
     bool ints = false, strs = false;
     switch (c->func) {
     case DF_AGG_SUM:
-        nd = fl;
-        ints = !fl;
-        break;
     case DF_AGG_MEAN:
-        nd = 1;
+        nd = fl;
         break;
     case DF_AGG_MIN:
     case DF_AGG_MAX:
@@ -84,7 +82,9 @@ static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
     default:
         break;
     }
+    bool wide = (c->func == DF_AGG_SUM || c->func == DF_AGG_MEAN) && !fl;
     if (grow_zeroed((void **)&c->n, 8, old_n, n) ||
+        (wide && grow_zeroed((void **)&c->wide, sizeof(__int128), old_n, n)) ||
         (ints && grow_zeroed((void **)&c->i, 8, old_n, n)) ||
         (strs &&
          (grow_zeroed((void **)&c->sp, 8, old_n, n) || grow_zeroed((void **)&c->sn, 8, old_n, n))))
@@ -159,17 +159,14 @@ static const double *doubles_of(struct df__agg *a, const struct df_column *c, in
 
 #define VALID(c, r) (!(c)->validity || df_column_is_valid((c), (r)))
 
-static inline int64_t wrap_add(int64_t x, int64_t y)
-{
-    return (int64_t)((uint64_t)x + (uint64_t)y);
-}
-
 /* ---- partial-phase updates ---------------------------------------------- */
 
+/* Integer sums accumulate exactly (a 128-bit sum of int64 values cannot
+ * overflow below 2^64 rows); the final phase refuses one past int64. */
 static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
                        const struct df_column *x, int64_t start, int64_t m)
 {
-    if (x->type == DF_TYPE_FLOAT64 || c->func == DF_AGG_MEAN) {
+    if (x->type == DF_TYPE_FLOAT64) {
         const double *v = doubles_of(a, x, start, m);
         double *s = c->d[0];
         for (int64_t i = 0; i < m; i++)
@@ -180,19 +177,37 @@ static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *
         return;
     }
     const int64_t *v = ints_of(a, x, start, m);
-    int64_t *s = c->i;
-    if (!x->validity) {
-        for (int64_t i = 0; i < m; i++) {
-            s[gids[i]] = wrap_add(s[gids[i]], v[i]);
-            c->n[gids[i]]++;
-        }
-        return;
-    }
+    __int128 *s = c->wide;
     for (int64_t i = 0; i < m; i++)
         if (VALID(x, start + i)) {
-            s[gids[i]] = wrap_add(s[gids[i]], v[i]);
+            s[gids[i]] += v[i];
             c->n[gids[i]]++;
         }
+}
+
+/* A partial's exact integer sum: its low 64 bits and its high 64 bits. */
+static __int128 wide_of(const struct df_column *lo, const struct df_column *hi, int64_t r)
+{
+    uint64_t l = (uint64_t)df_column_int64(lo, r);
+    return (__int128)((unsigned __int128)(uint64_t)df_column_int64(hi, r) << 64 | l);
+}
+
+/* Merges partial sum states: (sum, hi) for sum, (sum, n, hi) for mean. */
+static void merge_sum(struct df__agg_acc *c, const int64_t *gids, struct df_column *const *cols,
+                      int64_t start, int64_t m)
+{
+    bool mean = c->func == DF_AGG_MEAN, fl = c->type == DF_TYPE_FLOAT64;
+    const struct df_column *hi = cols[mean ? 2 : 1];
+    for (int64_t i = 0; i < m; i++) {
+        int64_t r = start + i, g = gids[i];
+        if (!VALID(cols[0], r))
+            continue;
+        if (fl)
+            c->d[0][g] += df_column_float64(cols[0], r);
+        else
+            c->wide[g] += wide_of(cols[0], hi, r);
+        c->n[g] += mean ? df_column_int64(cols[1], r) : 1;
+    }
 }
 
 /* min, max and first: "better" means the new value replaces the old. */
@@ -346,8 +361,10 @@ int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct d
 int df__agg_state_ncols(enum df_agg_func f)
 {
     switch (f) {
+    case DF_AGG_SUM:
+        return 2; /* sum (an integer's low 64 bits), an integer's high 64 bits */
     case DF_AGG_MEAN:
-        return 2;
+        return 3; /* sum, n, high bits */
     case DF_AGG_STDDEV:
         return 3;
     case DF_AGG_CORR:
@@ -429,11 +446,9 @@ int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_colum
         for (int64_t i = 0; i < m; i++)
             c->n[gids[i]] += df_column_int64(cols[0], start + i);
         return FR_OK;
+    case DF_AGG_SUM:
     case DF_AGG_MEAN:
-        for (int64_t i = 0; i < m; i++) {
-            c->d[0][gids[i]] += df_column_float64(cols[0], start + i);
-            c->n[gids[i]] += df_column_int64(cols[1], start + i);
-        }
+        merge_sum(c, gids, cols, start, m);
         return FR_OK;
     case DF_AGG_STDDEV:
     case DF_AGG_CORR: {

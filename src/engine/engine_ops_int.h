@@ -179,7 +179,8 @@ struct df__agg_acc {
     enum df_agg_func func;
     df_type type;    /* the argument's type */
     int64_t *n;      /* rows (count(*)) or non-null values seen */
-    int64_t *i;      /* integer sum, or min/max/first of an integer-like type */
+    int64_t *i;      /* min/max/first of an integer-like type */
+    __int128 *wide;  /* the exact sum of an integer sum or mean (df_agg_sum_fits) */
     double *d[5];    /* float sum/min/max/first; mean; Welford state */
     const char **sp; /* string min/max/first, borrowed */
     int64_t *sn;

@@ -567,11 +567,15 @@ static void test_final_refuses_mismatched_partials(void **state)
     df_column_append_float64(f, 0.5);
     df_column_append_string(s, "x", 1);
     df_column_append_int32(d, 19000);
+    struct df_column *h = df_column_new(DF_TYPE_INT64, 1);
+    df_column_append_int64(h, 0);
     df_table_add(p, "k", i);
+    df_table_add(p, "h", h);
     df_table_add(p, "v", f);
     df_table_add(p, "s", s);
     df_table_add(p, "d", d);
-    /* count(*), sum(int64), max(float64), count(x): states int64, int64, float64, int64 */
+    /* count(*), sum(int64), max(float64), count(x): states int64, (int64, int64), float64,
+     * int64: v is where sum's high half should be */
     struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1},
                                   {DF_AGG_SUM, 0, -1},
                                   {DF_AGG_MAX, 1, -1},
@@ -586,7 +590,7 @@ static void test_final_refuses_mismatched_partials(void **state)
     assert_int_equal(df_agg_final(&p, 1, 0, specs, 4, types, NAMES, &ex, &r, &err), FR_EINVAL);
     assert_null(r);
     assert_non_null(strstr(err.message, "column 'v' is float64 where int64 was expected"));
-    /* mean's state is (float64 sum, int64 n): two int64 columns are refused too */
+    /* mean's state over int64 is (sum, n, high bits): two columns are refused */
     struct df_table *two = df_table_project(p, (const int[]){0, 0}, 2);
     struct df_agg_spec mean[] = {{DF_AGG_MEAN, 0, -1}};
     fr_error_init(&err);
@@ -848,9 +852,53 @@ static void test_partial_groups_repeating_keys(void **state)
     }
 }
 
+/* int64 sums are exact through both phases: a partial sum past int64
+ * travels whole (2 * INT64_MAX, then - INT64_MAX - 5), mean divides the
+ * exact sum (1e18 + 1 - 1e18 + 2 is 3, not a double's 2), and a final sum
+ * past int64 fails with arithmetic-overflow, never wraps. */
+static void test_int64_sums_exact(void **state)
+{
+    (void)state;
+    static const int64_t big[] = {INT64_MAX, INT64_MAX, -INT64_MAX, -5};
+    static const int64_t avg[] = {1000000000000000000, 1, -1000000000000000000, 2};
+    static const int64_t over[] = {INT64_MAX, 1};
+    struct df_agg_spec specs[] = {{DF_AGG_SUM, 0, -1}, {DF_AGG_MEAN, 0, -1}};
+    struct df_options o = opts_of(false);
+    const int64_t *vals[] = {big, avg, over};
+    const int nvals[] = {4, 4, 2};
+    for (int t = 0; t < 3; t++) {
+        struct df_column *v = df_column_new(DF_TYPE_INT64, nvals[t]);
+        for (int i = 0; i < nvals[t]; i++)
+            df_column_append_int64(v, vals[t][i]);
+        struct df_table *in = df_table_new();
+        df_table_add(in, "v", v);
+        in->nrows = nvals[t];
+        struct df_table *r = NULL;
+        struct fr_error err;
+        fr_error_init(&err);
+        const int64_t cuts[] = {2};
+        int rc = run_agg(in, NULL, 0, specs, 2, cuts, t == 2 ? 0 : 1, &o, &r, &err);
+        if (t == 0) {
+            assert_int_equal(rc, FR_OK);
+            assert_int_equal(df_column_int64(r->cols[0], 0), INT64_MAX - 5);
+        } else if (t == 1) {
+            assert_int_equal(rc, FR_OK);
+            assert_int_equal(df_column_int64(r->cols[0], 0), 3);
+            assert_true(fabs(df_column_float64(r->cols[1], 0) - 0.75) < 1e-12);
+        } else {
+            assert_int_equal(rc, FR_EDATA);
+            assert_string_equal(err.kind, "arithmetic-overflow");
+            assert_non_null(strstr(err.message, "cast to double to sum past int64"));
+        }
+        df_table_free(r);
+        df_table_free(in);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_int64_sums_exact),
         cmocka_unit_test(test_each_aggregate_with_nulls),
         cmocka_unit_test(test_empty_and_one_row),
         cmocka_unit_test(test_all_null_group),
