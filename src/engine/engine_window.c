@@ -159,11 +159,15 @@ static int acc_emit(const struct df_window_call *c, const struct df_column *x,
         df_column_append_int64(out, a->nvalid);
         return FR_OK;
     case DF_WIN_SUM:
-        if (ints && (a->isum > INT64_MAX || a->isum < INT64_MIN))
+        if (ints && (a->isum > INT64_MAX || a->isum < INT64_MIN)) {
+            const char *col = c->arg_text ? c->arg_text : "?";
+            size_t n = strlen(col);
+            bool quoted = n >= 2 && col[0] == '"' && col[n - 1] == '"';
             return fr_error_setk(err, FR_EDATA, "arithmetic-overflow",
-                                 "window function '%s': the sum of the int64 column '%s' "
+                                 "window function sum: the sum of the int64 column '%.*s' "
                                  "leaves int64's range; cast to double to sum past int64",
-                                 c->name ? c->name : "?", c->arg_text ? c->arg_text : "?");
+                                 (int)(quoted ? n - 2 : n), quoted ? col + 1 : col);
+        }
         if (a->nvalid == 0)
             df_column_append_null(out);
         else if (ints)

@@ -200,6 +200,26 @@ static int sink_partial_agg(json_t *sink, struct df_table *t, struct df_exec *ex
     return rc;
 }
 
+/* The engine names an overflowing sum by its state name (__s<k>): the
+ * message names the aggregate as the plan wrote it instead. */
+static void name_overflow(json_t *aggs, const struct agg_plan *a, struct fr_error *err)
+{
+    int k = 0;
+    for (int i = 0; i < a->nitems; i++) {
+        for (int c = 0; c < a->items[i].ncalls; c++, k++) {
+            char quoted[40];
+            snprintf(quoted, sizeof(quoted), "'%s'", a->names[k]);
+            if (!strstr(err->message, quoted))
+                continue;
+            fr_error_setk(err, FR_EDATA, "arithmetic-overflow",
+                          "the aggregate '%s' sums an int64 column past int64's range; cast to "
+                          "double to sum past int64",
+                          json_string_value(json_array_get(aggs, (size_t)i)));
+            return;
+        }
+    }
+}
+
 static int core_agg_final(json_t *core, struct df_table *const *in, int n, struct df_exec *ex,
                           struct df_table **out, struct fr_error *err)
 {
@@ -215,6 +235,8 @@ static int core_agg_final(json_t *core, struct df_table *const *in, int n, struc
     if (rc == FR_OK)
         rc = df_agg_final(in, n, nkeys, a.specs, a.nspecs, a.arg_types,
                           (const char *const *)a.names, ex, &merged, err);
+    if (rc != FR_OK && strcmp(err->kind, "arithmetic-overflow") == 0)
+        name_overflow(json_object_get(core, "aggs"), &a, err);
     if (rc == FR_OK) {
         res = df_table_new();
         for (int i = 0; i < nkeys; i++)

@@ -241,6 +241,42 @@ test('an unknown table is 404 dataset-not-found with the nearest name', async ()
   assert.match(j.body.detail, /vendors/, j.text);
 });
 
+test('named windows: a duplicate name, an overridden ORDER BY or PARTITION BY are 400 invalid-sql at the clause', async () => {
+  let r = await framedSubmit(srv.base, 'select id, rank() over w as r from sortme\nwindow w as (order by id), w as (order by val)');
+  assertProblem(r, 400, 'invalid-sql');
+  assert.match(r.body.detail, /window "w" is already defined/, r.text);
+  assert.equal(r.body.line, 2, r.text);
+  assert.equal(r.body.column, 28, r.text);
+  r = await framedSubmit(srv.base, 'select id, rank() over (w order by val) as r from sortme window w as (partition by grp order by id)');
+  assertProblem(r, 400, 'invalid-sql');
+  assert.match(r.body.detail, /Cannot override ORDER BY clause of window/, r.text);
+  r = await framedSubmit(srv.base, 'select id, rank() over (w partition by grp) as r from sortme window w as (order by id)');
+  assertProblem(r, 400, 'invalid-sql');
+  assert.match(r.body.detail, /PARTITION BY/, r.text);
+  r = await framedSubmit(srv.base, 'select id, lead(val, 2000000) over (order by id) as n from sortme');
+  assertProblem(r, 400, 'invalid-sql');
+  assert.equal(r.body.column, 24, r.text);
+  r = await framedSubmit(srv.base, 'select id, lag(val, 1, 1.5) over (order by id) as p from sortme');
+  assertProblem(r, 400, 'invalid-sql');
+  assert.equal(r.body.column, 24, r.text);
+});
+
+test('an int64 sum past int64 fails the query with arithmetic-overflow naming the column, GROUP BY and window alike', async () => {
+  // each value fits (ids 1..8), their sum does not: DuckDB answers with a HUGEINT
+  for (const sql of ['select grp, sum(id + 9223372036854775000) as s from sortme group by grp',
+    'select sum(id + 9223372036854775000) as s from sortme',
+    'select id, sum(id + 9223372036854775000) over (order by id) as s from sortme']) {
+    const r = await framedSubmit(srv.base, sql);
+    assert.ok([200, 201, 202].includes(r.status), r.text);
+    assert.equal(r.body.state, 'failed', `${sql}: ${r.text}`);
+    assert.equal(r.body.error.kind, 'arithmetic-overflow', r.text);
+    assert.match(r.body.error.message, /cast to double to sum past int64/, r.text);
+  }
+  // cast to double, the sum is DuckDB's
+  const ok = await framedAnswer(srv.base, 'select sum(cast(id + 9223372036854775000 as double)) as s from sortme');
+  assert.ok(Math.abs(ok.rows[0][0] - 8 * 9223372036854775000) / 7.4e19 < 1e-9, JSON.stringify(ok));
+});
+
 test('a window frame clause is unsupported (422), named, never misread', async () => {
   const sql = 'select id,\n  sum(fare) over (order by id rows between 1 preceding and current row) as s\nfrom trips';
   const r = await framedSubmit(srv.base, sql);

@@ -64,3 +64,6 @@ select region, sum(amount) as total, avg(qty) as mean_qty from sales group by re
 select count(*) as n from trips group by vendor;
 
 select g, min(x) as mn, max(x) as mx, sum(y) as sy, avg(x) as ax from groups group by g having g <> 'e' or g is null;
+
+-- int64 sums and means are exact through both phases of the aggregation
+select grp, avg(case when id = 2 then 1000000000000000000 when id = 7 then -1000000000000000000 else id end) as a, sum(case when id = 2 then 1000000000000000000 when id = 7 then -1000000000000000000 else id end) as s from sortme group by grp;
