@@ -69,8 +69,5 @@ select id, grp, val, rank() over (w order by id) as r, sum(val) over (w order by
 -- a named window defined in terms of another
 select id, grp, rank() over w2 as r, count(*) over w as n from sortme window w as (partition by grp), w2 as (w order by id) order by id;
 
--- OVER w with nothing added, and a chain of three
-select id, grp, sum(val) over w3 as s from sortme window w1 as (partition by grp), w2 as (w1), w3 as (w2 order by id desc) order by id;
-
 -- int64 sums and means are exact (no double accumulator): 1e18 + 2 - 1e18 + 4 ...
 select id, avg(case when id = 1 then 1000000000000000000 when id = 3 then -1000000000000000000 else id end) over (order by id) as ra, sum(case when id = 1 then 1000000000000000000 when id = 3 then -1000000000000000000 else id end) over (order by id) as rs from sortme order by id;

@@ -322,6 +322,11 @@ static void test_window_split(void **state)
     for (int i = 0; i < 300; i++)
         fr_buf_printf(&b, ", sum(x) over (partition by g) as s%d", i);
     fr_buf_puts(&b, " from groups where g = 'a' order by x");
+    /* a chain of named windows resolves as PostgreSQL does (DuckDB drops the
+     * first link's PARTITION BY, so this is not a golden statement) */
+    expect_rows("select g, x, sum(x) over w3 as s from groups where g in ('a', 'c') window w1 as "
+                "(partition by g), w2 as (w1), w3 as (w2 order by x desc) order by g, x",
+                "[[\"a\",1,6],[\"a\",2,5],[\"a\",3,3],[\"c\",5,10],[\"c\",5,10]]");
     char *sql = fr_buf_steal(&b, NULL);
     json_t *plan = compile_ok(sql);
     assert_int_equal(count_ops(plan, "window"), 2);
