@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#define MAX_WINDOW_CHAIN 64
+
 struct wspec {
     json_t *partition, *order, *functions;
     char *key; /* the partition and order texts, to share an op */
@@ -72,6 +74,9 @@ static int resolve(struct sc_ctx *c, const struct sql_select *s, const struct sq
     const char *nm = w->ref.text;
     if (depth > s->nwindows)
         return sc__invalid(c, w->ref.pos, "window '%s' is defined in terms of itself", nm);
+    if (depth > MAX_WINDOW_CHAIN) /* the recursion's depth stays bounded */
+        return sc__invalid(c, w->ref.pos, "named windows refer to each other more than %d deep",
+                           MAX_WINDOW_CHAIN);
     const struct sql_window *b = NULL;
     for (int i = 0; !b && i < s->nwindows; i++)
         if (sc__name_eq(s->window_names[i].text, nm, w->ref.quoted))

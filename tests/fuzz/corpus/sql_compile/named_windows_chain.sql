@@ -1,0 +1,1 @@
+select g, rank() over (w order by x) r, sum(x) over w3 s, lag(day, 1, '1999-01-01') over (order by x) p from groups window w as (partition by g), w2 as (w), w3 as (w2 order by x desc), a as (b), b as (a)

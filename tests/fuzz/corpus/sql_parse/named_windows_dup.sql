@@ -1,0 +1,1 @@
+select id, rank() over w2 r, sum(v) over (w order by id) s from t window w as (partition by k), w2 as (w order by id), w as (order by k)
