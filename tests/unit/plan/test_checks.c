@@ -335,6 +335,43 @@ static void test_rename_by_reference(void **state)
     json_decref(plan);
 }
 
+/* plan_schema gives plan_build's output schema (the SQL catalog's lookups use it), and its
+ * errors. */
+static void test_plan_schema(void **state)
+{
+    (void)state;
+    json_error_t jerr;
+    json_t *plan =
+        json_loads("{\"source\": {\"rows\": [{\"a\": 1, \"b\": \"x\"}]},"
+                   " \"ops\": [{\"with_column\": {\"name\": \"c\", \"expr\": \"a * 1.5\"}}]}",
+                   0, &jerr);
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    struct plan_env env = {.data_dir = "."};
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_schema s;
+    assert_int_equal(plan_schema(plan, &cfg, &env, &s, &err), FR_OK);
+    plan_physical *p = NULL;
+    assert_int_equal(plan_build(plan, &cfg, &env, -1, &p, &err), FR_OK);
+    const struct df_schema *b = plan_physical_schema(p);
+    assert_int_equal(s.nfields, 3);
+    assert_int_equal(s.nfields, b->nfields);
+    for (int i = 0; i < s.nfields; i++) {
+        assert_string_equal(s.fields[i].name, b->fields[i].name);
+        assert_int_equal(s.fields[i].type, b->fields[i].type);
+    }
+    assert_int_equal(s.fields[2].type, DF_TYPE_FLOAT64);
+    df_schema_cleanup(&s);
+    plan_physical_free(p);
+    json_decref(plan);
+    plan = json_pack("{s{ss}}", "source", "dataset", "no_such_dataset");
+    assert_int_equal(plan_schema(plan, &cfg, &env, &s, &err), FR_ENOTFOUND);
+    df_schema_cleanup(&s);
+    json_decref(plan);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_sort_non_string_key),
         cmocka_unit_test(test_task_names_the_planned_file),
         cmocka_unit_test(test_rename_by_reference),
+        cmocka_unit_test(test_plan_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
