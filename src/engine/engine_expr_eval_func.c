@@ -1,6 +1,6 @@
 /* engine_expr_eval_func: numeric and date functions: abs, round (half away
- * from zero, with optional digits), floor, ceil, year, month, day. Integer
- * results that overflow are null, like integer arithmetic. */
+ * from zero, with optional digits), round_even (ties to even), floor, ceil, year,
+ * month, day. Integer results that overflow are null, like integer arithmetic. */
 #include "engine_expr_int.h"
 
 #include <math.h>
@@ -111,8 +111,9 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
     if (rc != FR_OK)
         return rc;
     df_type t = a.col->type;
-    if (t == DF_TYPE_INT64 && (nd->op == DF__F_FLOOR || nd->op == DF__F_CEIL ||
-                               (nd->op == DF__F_ROUND && nd->nargs == 1))) {
+    if ((t != DF_TYPE_FLOAT64 && nd->op == DF__F_ROUND_EVEN) ||
+        (t == DF_TYPE_INT64 && (nd->op == DF__F_FLOOR || nd->op == DF__F_CEIL ||
+                                (nd->op == DF__F_ROUND && nd->nargs == 1)))) {
         *out = a; /* integers are already whole */
         return FR_OK;
     }
@@ -136,6 +137,10 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
         break;
     case DF__F_ROUND:
         round_kernel(t, &a, b.col ? &b : NULL, col, c->n);
+        break;
+    case DF__F_ROUND_EVEN: /* nearbyint: the default mode rounds ties to even */
+        for (int64_t i = 0; i < c->n; i++)
+            ((double *)col->values)[i] = nearbyint(((const double *)df__vec_values(&a))[i]);
         break;
     default:
         date_part_kernel(nd->op, &a, col->values, c->n);

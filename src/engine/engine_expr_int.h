@@ -110,6 +110,8 @@ enum df__func {
     DF__F_DAY,
     DF__F_CURRENT_CONFIG_ID, /* no arguments: the config ID the task runs with */
     DF__F_CONCAT,            /* concat(a, ...): strings joined, NULLs skipped (DuckDB) */
+    DF__F_ROUND_EVEN,        /* round_even(x): float64 to the nearest whole, ties to even;
+                                other types unchanged */
     DF__F_COUNT_
 };
 

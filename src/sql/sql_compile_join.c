@@ -169,6 +169,46 @@ static int merge_full(struct sc_ctx *c, const struct sql_from *f, struct sc_rel 
     return FR_OK;
 }
 
+/* The visible column of USING key i: the coalesce for FULL (merge_full adds
+ * them last, in key order), the right side's for RIGHT, else the left's. */
+static int using_index(const struct sql_from *f, const struct sc_rel *out, const struct jside *j,
+                       size_t i)
+{
+    size_t nk = json_array_size(j->lk);
+    if (f->join == SQL_JOIN_FULL)
+        return out->ncols - (int)nk + (int)i;
+    const char *want = json_string_value(json_array_get(f->join == SQL_JOIN_RIGHT ? j->rk : j->lk, i));
+    for (int k = 0; k < out->ncols; k++)
+        if (!out->cols[k].hidden && strcmp(out->cols[k].internal, want) == 0)
+            return k;
+    return -1;
+}
+
+/* USING and NATURAL: the key columns first, in USING order, then the rest
+ * of the left, then the rest of the right (as DuckDB and PostgreSQL). */
+static void using_first(const struct sql_from *f, struct sc_rel *out, const struct jside *j)
+{
+    size_t nk = json_array_size(j->lk);
+    if ((f->nusing == 0 && !f->natural) || nk == 0 || out->ncols == 0)
+        return;
+    struct sc_col *cols = fr_xcalloc((size_t)out->ncols, sizeof(*cols));
+    bool *taken = fr_xcalloc((size_t)out->ncols, sizeof(*taken));
+    int n = 0;
+    for (size_t i = 0; i < nk; i++) {
+        int k = using_index(f, out, j, i);
+        if (k >= 0 && !taken[k]) {
+            taken[k] = true;
+            cols[n++] = out->cols[k];
+        }
+    }
+    for (int k = 0; k < out->ncols; k++)
+        if (!taken[k])
+            cols[n++] = out->cols[k];
+    memcpy(out->cols, cols, sizeof(*cols) * (size_t)out->ncols);
+    free(cols);
+    free(taken);
+}
+
 static int join_sides(struct sc_ctx *c, const struct sql_from *f, struct sc_fromset *fs,
                       struct sc_scope *outer, struct jside *j)
 {
@@ -221,6 +261,8 @@ int sc__outer_join(struct sc_ctx *c, const struct sql_from *f, struct sc_scope *
             sc__cross(c, out, &fs->items[1].rel, "inner");
         }
         rc = merge_full(c, f, out, &j);
+        if (rc == FR_OK)
+            using_first(f, out, &j);
         struct sc_scope s = {out, outer, NULL, 0, false};
         for (int i = 0; rc == FR_OK && i < j.nafter; i++)
             rc = sc__filter(c, &s, out, j.after[i], "ON");
