@@ -172,8 +172,9 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
     json_object_set_new(body, "type", json_string(type));
     json_object_set_new(body, "title", json_string(row->title));
     json_object_set_new(body, "status", json_integer(code));
-    json_t *detail = json_string(e->message[0] ? e->message : row->title);
-    json_object_set_new(body, "detail", detail ? detail : json_string(row->title));
+    char *repaired = fr_utf8_repaired(e->message[0] ? e->message : row->title);
+    json_object_set_new(body, "detail", json_string(repaired)); /* never a cut character */
+    free(repaired);
     json_t *instance = json_string(req->path);
     json_object_set_new(body, "instance", instance ? instance : json_string("/"));
     json_object_set_new(body, "request_id", json_string(req->request_id));
