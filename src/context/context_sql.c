@@ -387,9 +387,8 @@ static int sql_show(ctx *c, const ctx_sql *s, json_t **out, struct ctx_error *er
         fr_error_init(&ferr);
         sql_error_at(&ferr, FR_EINVAL, "invalid-sql", s->text,
                      s->st.field_pos >= 0 ? s->st.field_pos : 0,
-                     "SHOW %s: no such config field%s%s%s", name,
-                     near ? " (did you mean " : "", near ? near : "",
-                     near ? "?)" : "; GET /v1/config/schema lists them");
+                     "SHOW %s: no such config field%s%s%s", name, near ? " (did you mean " : "",
+                     near ? near : "", near ? "?)" : "; GET /v1/config/schema lists them");
         rc = sql_error(err, s->text, &ferr);
     }
     json_decref(conf);

@@ -58,6 +58,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "unsupported-parquet", 422, "Unsupported Parquet column", 0},
     {FR_OK, "unsupported-sql", 422, "Unsupported SQL", 0},
+    {FR_OK, "cardinality-violation", 422, "Scalar subquery returned more than one row", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_OK, "worker-lost", 424, "Worker lost", 0}, /* a query's: its tasks' workers failed */
     {FR_OK, "headers-too-large", 431, "Request headers too large", 0},

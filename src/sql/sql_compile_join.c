@@ -177,7 +177,8 @@ static int using_index(const struct sql_from *f, const struct sc_rel *out, const
     size_t nk = json_array_size(j->lk);
     if (f->join == SQL_JOIN_FULL)
         return out->ncols - (int)nk + (int)i;
-    const char *want = json_string_value(json_array_get(f->join == SQL_JOIN_RIGHT ? j->rk : j->lk, i));
+    const char *want =
+        json_string_value(json_array_get(f->join == SQL_JOIN_RIGHT ? j->rk : j->lk, i));
     for (int k = 0; k < out->ncols; k++)
         if (!out->cols[k].hidden && strcmp(out->cols[k].internal, want) == 0)
             return k;
