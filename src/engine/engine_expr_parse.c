@@ -56,8 +56,8 @@ static int depth_ok(struct parser *p, const struct df__node *n)
     if (n->depth <= MAX_EXPR_DEPTH)
         return FR_OK;
     fr_error_set(p->err, FR_EINVAL,
-                 "the expression is deeper than %d levels at position %lld (a chain of that many "
-                 "operators)",
+                 "the expression is too long: a chain of more than %d operators (a tree that "
+                 "deep) at position %lld",
                  MAX_EXPR_DEPTH, (long long)peek(p)->pos);
     p->err->position = peek(p)->pos;
     return FR_EINVAL;
