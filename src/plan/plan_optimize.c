@@ -157,9 +157,11 @@ static bool needed_columns(const struct lplan *lp, bool *need)
             break;
         case LOP_PROJECT:
             for (int k = 0; k < op->nitems; k++) {
-                if (op->items[k].col)
-                    mark_expr(op->items[k].col, in, map, need);
-                else
+                if (op->items[k].col) {
+                    char *q = plan__quote_ident(op->items[k].col); /* "my col", "k#1" */
+                    mark_expr(q, in, map, need);
+                    free(q);
+                } else
                     mark_expr(op->items[k].expr, in, map, need);
             }
             cut = true;
