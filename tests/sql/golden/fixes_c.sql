@@ -4,3 +4,29 @@ select "my col" from spaced;
 
 -- The same name as a sort key and in a filter.
 select id from spaced where "my col" > 5 order by "my col" desc;
+
+-- A correlated aggregate subquery where no inner row matches gives the item
+-- over the empty group (count 0, other aggregates NULL, then the expression).
+select name, (select count(rv) + 1 from "right" r where r.k = l.k) as c from "left" l;
+
+select name, (select coalesce(max(rv), -5) from "right" r where r.k = l.k) as m from "left" l;
+
+select name, (select count(*) * 2 from "right" r where r.k = l.k) as c from "left" l;
+
+select name from "left" l where (select count(*) + 0 from "right" r where r.k = l.k) = 0;
+
+select name from "left" l where (select coalesce(sum(rv), 0) from "right" r where r.k = l.k) < 250;
+
+select name, (select case when count(*) = 0 then 'none' else 'some' end from "right" r where r.k = l.k) as s from "left" l;
+
+-- HAVING removes a matched group (NULL) and decides on the empty group.
+select name, (select count(*) from "right" r where r.k = l.k having count(*) > 1) as c from "left" l;
+
+select name, (select count(*) from "right" r where r.k = l.k having count(*) = 0) as c from "left" l;
+
+select name, (select max(rv) from "right" r where r.k = l.k having count(*) < 2) as c from "left" l;
+
+-- Uncorrelated: HAVING still removes the one row.
+select name, (select count(*) from "right" having count(*) > 100) as c from "left";
+
+select name, (select sum(rv) * 2 from "right") as c from "left";
