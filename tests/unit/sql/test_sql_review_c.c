@@ -38,10 +38,39 @@ static void test_cte_expansion_bounded(void **state)
     free(sql);
 }
 
+static void expect_rows(const char *sql, const char *want)
+{
+    char *rows = run_sql(sql, NULL);
+    if (strcmp(rows, want) != 0)
+        fail_msg("%s:\n  got  %s\n  want %s", sql, rows, want);
+    free(rows);
+}
+
+static void test_correlated_empty_group(void **state)
+{
+    (void)state;
+    expect_rows("select name, (select count(rv) + 1 from \"right\" r where r.k = l.k) "
+                "from \"left\" l order by name",
+                "[[\"a\",2],[\"b\",3],[\"b2\",3],[\"c\",2],[\"e\",1],[\"n\",1]]");
+    expect_rows("select name, (select coalesce(max(rv), -5) from \"right\" r where r.k = l.k) "
+                "from \"left\" l order by name",
+                "[[\"a\",100],[\"b\",201],[\"b2\",201],[\"c\",300],[\"e\",-5],[\"n\",-5]]");
+    expect_rows("select name from \"left\" l where "
+                "(select count(*) + 0 from \"right\" r where r.k = l.k) = 0 order by name",
+                "[[\"e\"],[\"n\"]]");
+    expect_rows("select name, (select count(*) from \"right\" r where r.k = l.k "
+                "having count(*) > 1) from \"left\" l order by name",
+                "[[\"a\",null],[\"b\",2],[\"b2\",2],[\"c\",null],[\"e\",null],[\"n\",null]]");
+    expect_rows("select name, (select count(*) from \"right\" r where r.k = l.k "
+                "having count(*) = 0) from \"left\" l order by name",
+                "[[\"a\",null],[\"b\",null],[\"b2\",null],[\"c\",null],[\"e\",0],[\"n\",0]]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cte_expansion_bounded),
+        cmocka_unit_test(test_correlated_empty_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
