@@ -30,3 +30,14 @@ select name, (select max(rv) from "right" r where r.k = l.k having count(*) < 2)
 select name, (select count(*) from "right" having count(*) > 100) as c from "left";
 
 select name, (select sum(rv) * 2 from "right") as c from "left";
+
+-- A NULL literal in a set operation against a date or timestamp column.
+select day from events union all select null;
+
+select null as d union select day from events;
+
+select ts from events union select null;
+
+select null as a, null as b union all select day, ts from events;
+
+select day from events except select null;

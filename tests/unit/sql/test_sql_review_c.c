@@ -66,11 +66,22 @@ static void test_correlated_empty_group(void **state)
                 "[[\"a\",null],[\"b\",null],[\"b2\",null],[\"c\",null],[\"e\",0],[\"n\",0]]");
 }
 
+static void test_setop_null_date(void **state)
+{
+    (void)state;
+    expect_rows(
+        "select day from events where id < 3 union all select null order by day nulls first",
+        "[[null],[\"2024-01-31\"],[\"2024-02-29\"]]");
+    expect_rows("select null as d union select day from events where id = 1 order by d nulls last",
+                "[[\"2024-01-31\"],[null]]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cte_expansion_bounded),
         cmocka_unit_test(test_correlated_empty_group),
+        cmocka_unit_test(test_setop_null_date),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
