@@ -82,6 +82,10 @@ const char *fr_status_name(int status);
 /* Case-insensitive Levenshtein distance of a and b, the measure behind every
  * "did you mean"; -1 when either is longer than 127 bytes. */
 int fr_edit_distance(const char *a, const char *b);
+/* Cuts a character split at the end of s (a message cut at a byte bound). */
+void fr_utf8_cut_tail(char *s);
+/* new: s with each byte that is not in valid UTF-8 as U+FFFD. */
+char *fr_utf8_repaired(const char *s);
 
 /* ---- byte buffer --------------------------------------------------------- */
 struct fr_buf {

@@ -22,6 +22,7 @@ int fr_error_set(struct fr_error *err, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
     va_end(ap);
+    fr_utf8_cut_tail(err->message);
     return status;
 }
 
@@ -31,6 +32,7 @@ int fr_error_vsetk(struct fr_error *err, int status, const char *kind, const cha
         return status;
     err->status = status;
     vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    fr_utf8_cut_tail(err->message);
     snprintf(err->kind, sizeof(err->kind), "%s", kind ? kind : "");
     return status;
 }

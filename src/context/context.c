@@ -153,6 +153,9 @@ void ctx_free(ctx *c)
     ctx__queries_clear(c);
     pthread_mutex_unlock(&c->lock);
     free(c->frames);
+    for (int i = 0; i < c->nname_holds; i++)
+        free(c->name_holds[i]);
+    free(c->name_holds);
     free(c->queries);
     ctx__history_close(c);
     store_free(c->store);

@@ -184,13 +184,34 @@ static int name_taken(struct ctx_error *err, const char *name)
                      name);
 }
 
-static int frame_create(ctx *c, json_t *plan, const char *sql, const char *name,
+static int frame_create(ctx *c, json_t *plan, const ctx_sql *s, const char *name,
                         const char *request_id, json_t **out, struct ctx_error *err);
 
 int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,
                          struct ctx_error *err)
 {
     return frame_create(c, plan, NULL, NULL, request_id, out, err);
+}
+
+/* Holds name for a create in flight, context lock held: a racing create
+ * of the same name is refused before it plans or runs anything. */
+static void name_hold(ctx *c, const char *name)
+{
+    c->name_holds =
+        fr_xrealloc(c->name_holds, sizeof(*c->name_holds) * (size_t)(c->nname_holds + 1));
+    c->name_holds[c->nname_holds++] = fr_xstrdup(name);
+}
+
+/* Drops the hold on name, context lock held. */
+static void name_release(ctx *c, const char *name)
+{
+    for (int i = 0; name && i < c->nname_holds; i++) {
+        if (strcmp(c->name_holds[i], name) == 0) {
+            free(c->name_holds[i]);
+            c->name_holds[i] = c->name_holds[--c->nname_holds];
+            return;
+        }
+    }
 }
 
 int ctx_dataframe_create_sql(ctx *c, const ctx_sql *s, const char *name, const char *request_id,
@@ -208,10 +229,18 @@ int ctx_dataframe_create_sql(ctx *c, const ctx_sql *s, const char *name, const c
     }
     pthread_mutex_lock(&c->lock);
     bool taken = name && ctx__frame_name_taken(c, name);
+    if (name && !taken)
+        name_hold(c, name);
     pthread_mutex_unlock(&c->lock);
-    if (taken) /* before the freeze: a refused name freezes nothing */
+    if (taken) /* before the freeze: a refused name freezes nothing, runs nothing */
         return name_taken(err, name);
-    return frame_create(c, ctx_sql_plan(s), ctx_sql_text(s), name, request_id, out, err);
+    int rc = frame_create(c, ctx_sql_plan(s), s, name, request_id, out, err);
+    if (rc != FR_OK && name) {
+        pthread_mutex_lock(&c->lock);
+        name_release(c, name);
+        pthread_mutex_unlock(&c->lock);
+    }
+    return rc;
 }
 
 static void frame_discard(struct ctx_frame *f)
@@ -223,7 +252,7 @@ static void frame_discard(struct ctx_frame *f)
     free(f);
 }
 
-static int frame_create(ctx *c, json_t *plan, const char *sql, const char *name,
+static int frame_create(ctx *c, json_t *plan, const ctx_sql *s, const char *name,
                         const char *request_id, json_t **out, struct ctx_error *err)
 {
     *out = NULL;
@@ -235,7 +264,8 @@ static int frame_create(ctx *c, json_t *plan, const char *sql, const char *name,
     plan_physical *p = NULL;
     int rc = ctx__plan_frozen(c, plan, request_id, limit, &r, &p, err);
     if (rc != FR_OK)
-        return rc;
+        return s ? ctx__sql_plan_error(s, err) : rc;
+    const char *sql = s ? ctx_sql_text(s) : NULL;
     struct ctx_frame *f = fr_xcalloc(1, sizeof(*f));
     ctx__random_id("df", f->id, sizeof(f->id));
     f->plan = json_deep_copy(plan);
@@ -259,12 +289,7 @@ static int frame_create(ctx *c, json_t *plan, const char *sql, const char *name,
         return rc;
     }
     pthread_mutex_lock(&c->lock);
-    if (name && ctx__frame_name_taken(c, name)) { /* a racing create took it meanwhile */
-        pthread_mutex_unlock(&c->lock);
-        json_decref(preview);
-        frame_discard(f);
-        return name_taken(err, name);
-    }
+    name_release(c, name); /* held since the check: no racing create took it */
     c->frames = fr_xrealloc(c->frames, sizeof(*c->frames) * (size_t)(c->nframes + 1));
     c->frames[c->nframes++] = f;
     f->preview = preview;

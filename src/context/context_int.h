@@ -37,6 +37,10 @@ struct ctx_frame {
 
 /* A dataframe already has this name, ignoring case (context lock held). */
 bool ctx__frame_name_taken(ctx *c, const char *name);
+/* A planner's refusal (invalid-plan, invalid-expression) of the plan SQL
+ * compiled into, as invalid-sql at the statement; other errors as they are.
+ * Returns err's status. */
+int ctx__sql_plan_error(const ctx_sql *s, struct ctx_error *err);
 
 /* A dataframe's run must read its datasets as it was created: each in the
  * same format, and the plan giving the same schema (p, when not NULL):
@@ -83,6 +87,8 @@ struct ctx {
     char freeze_fail_msg[512];
     struct ctx_frame **frames;
     int nframes;
+    char **name_holds; /* dataframe names being created (new copies): taken meanwhile */
+    int nname_holds;
     struct ctx_qrec **queries;
     int nqueries;
     int64_t mem_used;

@@ -187,8 +187,8 @@ static int submit_query(ctx *c, json_t *body, const ctx_sql *s, const char *requ
     plan_physical *p = NULL;
     if (rc == FR_OK && frame_id[0])
         rc = ctx__frame_check(c, frame_id, NULL, err);
-    if (rc == FR_OK)
-        rc = ctx__plan_frozen(c, plan, request_id, -1, &r, &p, err);
+    if (rc == FR_OK && (rc = ctx__plan_frozen(c, plan, request_id, -1, &r, &p, err)) != FR_OK)
+        rc = s ? ctx__sql_plan_error(s, err) : rc;
     if (rc == FR_OK && frame_id[0] && (rc = ctx__frame_check(c, frame_id, p, err)) != FR_OK) {
         plan_physical_free(p);
         ctx__runner_release(c);

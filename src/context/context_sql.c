@@ -41,6 +41,9 @@ bool ctx__frame_name_taken(ctx *c, const char *name)
     for (int i = 0; i < c->nframes; i++)
         if (c->frames[i]->name[0] && strcasecmp(c->frames[i]->name, name) == 0)
             return true;
+    for (int i = 0; i < c->nname_holds; i++) /* a create in flight holds it */
+        if (strcasecmp(c->name_holds[i], name) == 0)
+            return true;
     return false;
 }
 
@@ -109,7 +112,12 @@ static int catalog_lookup(void *arg, const char *name, bool quoted, json_t **sou
     int rc = plan_dataset_resolve(c->opts.data_dir, name, &path, &format, err);
     free(path);
     if (rc == FR_EINVAL) /* not a dataset name at all: no such table, said where it is */
-        rc = fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found", "no table '%.200s'", name);
+    {
+        char shown[204];
+        snprintf(shown, sizeof(shown), "%.200s", name);
+        fr_utf8_cut_tail(shown); /* never half a character */
+        rc = fr_error_setk(err, FR_ENOTFOUND, "dataset-not-found", "no table '%s'", shown);
+    }
     if (rc == FR_ENOTFOUND && !quoted && (real = dataset_case_match(c, name)) != NULL)
         name = real;
     else if (rc != FR_OK)
@@ -182,6 +190,29 @@ static int sql_error(struct ctx_error *err, const char *text, const struct fr_er
     if (!f->kind[0] && f->status == FR_EINVAL)
         snprintf(err->base.kind, sizeof(err->base.kind), "invalid-sql");
     return f->status ? f->status : FR_EINTERNAL;
+}
+
+int ctx__sql_plan_error(const ctx_sql *s, struct ctx_error *err)
+{
+    const char *k = err->base.kind;
+    if (!s || (strcmp(k, "invalid-plan") != 0 && strcmp(k, "invalid-expression") != 0))
+        return err->base.status;
+    char msg[400]; /* its members locate a plan, not the text: dropped */
+    size_t n = strnlen(err->base.message, sizeof(msg) - 1);
+    memcpy(msg, err->base.message, n);
+    msg[n] = '\0';
+    fr_utf8_cut_tail(msg);
+    json_decref(err->ext);
+    err->ext = NULL;
+    int64_t pos = 0;
+    while (s->text[pos] == ' ' || s->text[pos] == '\t' || s->text[pos] == '\n' ||
+           s->text[pos] == '\r')
+        pos++;
+    struct fr_error f;
+    fr_error_init(&f);
+    sql_error_at(&f, FR_EINVAL, "invalid-sql", s->text, s->text[pos] ? pos : 0,
+                 "the statement compiles to a plan the planner refuses: %s", msg);
+    return sql_error(err, s->text, &f);
 }
 
 int ctx_sql_compile(ctx *c, const char *text, ctx_sql **out, struct ctx_error *err)
@@ -349,9 +380,16 @@ static int sql_show(ctx *c, const ctx_sql *s, json_t **out, struct ctx_error *er
             }
         }
         err->ext = json_pack("{ss}", "field", s->st.field);
-        rc = ctx__fail(err, FR_EINVAL, "invalid-sql", "SHOW %.128s: no such config field%s%s%s",
-                       s->st.field, near ? " (did you mean " : "", near ? near : "",
-                       near ? "?)" : "; GET /v1/config/schema lists them");
+        char name[132];
+        snprintf(name, sizeof(name), "%.128s", s->st.field);
+        fr_utf8_cut_tail(name);
+        struct fr_error ferr; /* at the field's token */
+        fr_error_init(&ferr);
+        sql_error_at(&ferr, FR_EINVAL, "invalid-sql", s->text,
+                     s->st.field_pos >= 0 ? s->st.field_pos : 0,
+                     "SHOW %s: no such config field%s%s%s", name, near ? " (did you mean " : "",
+                     near ? near : "", near ? "?)" : "; GET /v1/config/schema lists them");
+        rc = sql_error(err, s->text, &ferr);
     }
     json_decref(conf);
     if (rc != FR_OK)

@@ -51,8 +51,8 @@ static int fold(struct df__node **np, struct fr_error *err)
     struct df__node *n = *np;
     if (n->kind == DF__LIT || n->kind == DF__COL || n->kind == DF__AGG)
         return FR_OK;
-    if (n->kind == DF__FUNC && n->op == DF__F_CURRENT_CONFIG_ID)
-        return FR_OK; /* known only where the task runs, from its config */
+    if (n->kind == DF__FUNC && (n->op == DF__F_CURRENT_CONFIG_ID || n->op == DF__F_FAIL_IF))
+        return FR_OK; /* known only where the task runs; a check fails only there */
     for (int i = 0; i < n->nargs; i++)
         if (n->args[i]->kind != DF__LIT)
             return FR_OK;
@@ -224,6 +224,9 @@ static int bind_func(struct df__node *n, struct fr_error *err)
     case DF__F_ABS:
     case DF__F_FLOOR:
     case DF__F_CEIL:
+    case DF__F_ROUND_EVEN: /* any type: only float64 changes (SQL's CAST to an integer) */
+        n->type = n->args[0]->type;
+        return FR_OK;
     case DF__F_ROUND:
         rc = want(n, 0, 'n', fname, err);
         if (rc == FR_OK && n->nargs > 1)
@@ -243,6 +246,12 @@ static int bind_func(struct df__node *n, struct fr_error *err)
     case DF__F_CURRENT_CONFIG_ID:
         n->type = DF_TYPE_STRING;
         return FR_OK;
+    case DF__F_FAIL_IF:
+        n->type = DF_TYPE_BOOL;
+        rc = want(n, 0, 'b', fname, err);
+        if (rc == FR_OK && n->args[1]->kind != DF__LIT)
+            return fr_error_set(err, FR_EINVAL, "fail_if: the message must be a string literal");
+        return rc == FR_OK ? want(n, 1, 's', fname, err) : rc;
     case DF__F_CONCAT: /* any argument, as its text */
         n->type = DF_TYPE_STRING;
         for (int i = 0; rc == FR_OK && i < n->nargs; i++)

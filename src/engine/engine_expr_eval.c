@@ -192,6 +192,8 @@ int df__eval(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
             return df__eval_config_id(c, out);
         if (nd->op == DF__F_CONCAT)
             return df__eval_concat(nd, c, out);
+        if (nd->op == DF__F_FAIL_IF)
+            return df__eval_fail_if(nd, c, out);
         if (nd->op >= DF__F_LOWER && nd->op <= DF__F_ENDS_WITH)
             return df__eval_string_func(nd, c, out);
         return df__eval_func(nd, c, out);

@@ -1,6 +1,6 @@
 /* engine_expr_eval_func: numeric and date functions: abs, round (half away
- * from zero, with optional digits), floor, ceil, year, month, day. Integer
- * results that overflow are null, like integer arithmetic. */
+ * from zero, with optional digits), round_even (ties to even), floor, ceil, year,
+ * month, day; fail_if. Integer results that overflow are null, like integer arithmetic. */
 #include "engine_expr_int.h"
 
 #include <math.h>
@@ -111,8 +111,9 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
     if (rc != FR_OK)
         return rc;
     df_type t = a.col->type;
-    if (t == DF_TYPE_INT64 && (nd->op == DF__F_FLOOR || nd->op == DF__F_CEIL ||
-                               (nd->op == DF__F_ROUND && nd->nargs == 1))) {
+    if ((t != DF_TYPE_FLOAT64 && nd->op == DF__F_ROUND_EVEN) ||
+        (t == DF_TYPE_INT64 && (nd->op == DF__F_FLOOR || nd->op == DF__F_CEIL ||
+                                (nd->op == DF__F_ROUND && nd->nargs == 1)))) {
         *out = a; /* integers are already whole */
         return FR_OK;
     }
@@ -137,6 +138,10 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
     case DF__F_ROUND:
         round_kernel(t, &a, b.col ? &b : NULL, col, c->n);
         break;
+    case DF__F_ROUND_EVEN: /* nearbyint: the default mode rounds ties to even */
+        for (int64_t i = 0; i < c->n; i++)
+            ((double *)col->values)[i] = nearbyint(((const double *)df__vec_values(&a))[i]);
+        break;
     default:
         date_part_kernel(nd->op, &a, col->values, c->n);
         break;
@@ -159,4 +164,31 @@ int df__eval_config_id(struct df__ctx *c, struct df__vec *out)
         for (int64_t i = 0; i < c->n; i++)
             id ? df_column_append_string(col, id, len) : df_column_append_null(col);
     return df__finish(c, col, out);
+}
+
+int df__eval_fail_if(const struct df__node *nd, struct df__ctx *c, struct df__vec *out)
+{
+    struct df__vec a = {0}, m = {0};
+    struct df_column *col = NULL;
+    int rc = df__eval(nd->args[0], c, &a);
+    if (rc == FR_OK)
+        rc = df__eval(nd->args[1], c, &m);
+    if (rc == FR_OK)
+        rc = df__col_fixed(c, DF_TYPE_BOOL, false, &col);
+    const uint8_t *v = rc == FR_OK ? df__vec_values(&a) : NULL;
+    for (int64_t i = 0; rc == FR_OK && i < c->n; i++) {
+        if (v[i] && df__bit(a.col->validity, a.off + i)) {
+            int64_t n = 0;
+            const char *s = df_column_string(m.col, m.off, &n);
+            rc = fr_error_setk(c->err, FR_EDATA, "cardinality-violation", "%.*s",
+                               (int)(n > 400 ? 400 : n), s ? s : "");
+        }
+    }
+    if (rc == FR_OK)
+        rc = df__finish(c, col, out); /* all false */
+    else
+        df_column_unref(col);
+    df__vec_release(c, &a);
+    df__vec_release(c, &m);
+    return rc;
 }

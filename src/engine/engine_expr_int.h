@@ -110,6 +110,10 @@ enum df__func {
     DF__F_DAY,
     DF__F_CURRENT_CONFIG_ID, /* no arguments: the config ID the task runs with */
     DF__F_CONCAT,            /* concat(a, ...): strings joined, NULLs skipped (DuckDB) */
+    DF__F_ROUND_EVEN,        /* round_even(x): float64 to the nearest whole, ties to even;
+                                other types unchanged */
+    DF__F_FAIL_IF,           /* fail_if(cond, 'message'): false, or the task fails with
+                                cardinality-violation where cond is true (SQL's checks) */
     DF__F_COUNT_
 };
 
@@ -218,6 +222,7 @@ int df__eval_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *
 int df__eval_config_id(struct df__ctx *c, struct df__vec *out);
 int df__eval_string_func(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_concat(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
+int df__eval_fail_if(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_special(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 int df__eval_like(const struct df__node *nd, struct df__ctx *c, struct df__vec *out);
 /* Kernels over evaluated vectors (a and b are borrowed; *out is new). */

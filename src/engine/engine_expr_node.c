@@ -7,11 +7,11 @@
 #include <strings.h>
 
 const char *const df__func_names[DF__F_COUNT_] = {
-    "coalesce", "abs",      "round",       "floor",
-    "ceil",     "lower",    "upper",       "length",
-    "substr",   "contains", "starts_with", "ends_with",
-    "year",     "month",    "day",         "current_config_id",
-    "concat",
+    "coalesce", "abs",        "round",       "floor",
+    "ceil",     "lower",      "upper",       "length",
+    "substr",   "contains",   "starts_with", "ends_with",
+    "year",     "month",      "day",         "current_config_id",
+    "concat",   "round_even", "fail_if",
 };
 
 static const struct {
@@ -37,6 +37,8 @@ static const struct {
     {"day", DF__F_DAY, 1, 1},
     {"current_config_id", DF__F_CURRENT_CONFIG_ID, 0, 0},
     {"concat", DF__F_CONCAT, 1, 64},
+    {"round_even", DF__F_ROUND_EVEN, 1, 1},
+    {"fail_if", DF__F_FAIL_IF, 2, 2},
 };
 
 static const struct {

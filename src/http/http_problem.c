@@ -58,6 +58,7 @@ static const struct problem_row problem_rows[] = {
     {FR_OK, "too-many-columns", 422, "Too many columns", 0},
     {FR_OK, "unsupported-parquet", 422, "Unsupported Parquet column", 0},
     {FR_OK, "unsupported-sql", 422, "Unsupported SQL", 0},
+    {FR_OK, "cardinality-violation", 422, "Scalar subquery returned more than one row", 0},
     {FR_OK, "input-lost", 424, "Input partition lost", 0},
     {FR_OK, "worker-lost", 424, "Worker lost", 0}, /* a query's: its tasks' workers failed */
     {FR_OK, "headers-too-large", 431, "Request headers too large", 0},
@@ -172,8 +173,9 @@ void http__reply_error(struct http_request *req, const struct ctx_error *err)
     json_object_set_new(body, "type", json_string(type));
     json_object_set_new(body, "title", json_string(row->title));
     json_object_set_new(body, "status", json_integer(code));
-    json_t *detail = json_string(e->message[0] ? e->message : row->title);
-    json_object_set_new(body, "detail", detail ? detail : json_string(row->title));
+    char *repaired = fr_utf8_repaired(e->message[0] ? e->message : row->title);
+    json_object_set_new(body, "detail", json_string(repaired)); /* never a cut character */
+    free(repaired);
     json_t *instance = json_string(req->path);
     json_object_set_new(body, "instance", instance ? instance : json_string("/"));
     json_object_set_new(body, "request_id", json_string(req->request_id));

@@ -44,9 +44,10 @@ enum sql_stmt_kind {
 
 struct sql_statement {
     enum sql_stmt_kind kind;
-    json_t *plan;  /* QUERY, EXPLAIN: the JSON plan (new) */
-    char *field;   /* SET, RESET, SHOW: the config field as written, lower-cased (new) */
-    json_t *value; /* SET: the value as JSON (a number, string, true/false or null) (new) */
+    json_t *plan;      /* QUERY, EXPLAIN: the JSON plan (new) */
+    char *field;       /* SET, RESET, SHOW: the config field as written, lower-cased (new) */
+    json_t *value;     /* SET: the value as JSON (a number, string, true/false or null) (new) */
+    int64_t field_pos; /* SET, RESET, SHOW: the field's byte offset in the text, else -1 */
 };
 void sql_statement_cleanup(struct sql_statement *s);
 
@@ -69,5 +70,13 @@ int sql_compile(const char *text, const struct sql_catalog *cat, struct sql_stat
  * under the column ("  ^"), at most 160 columns around it (tabs kept), or
  * NULL when pos is out of range. */
 char *sql_error_excerpt(const char *text, int64_t pos);
+
+/* Sets err (kind, status, position, line, column) at byte offset pos of text
+ * with a printf message; the message gets " at line L, column C" appended
+ * (columns count UTF-8 characters, from 1; a tab is one).
+ * Returns status. Shared by the parser, the compiler and the
+ * context (a config field SHOW does not know). */
+int sql_error_at(struct fr_error *err, int status, const char *kind, const char *text, int64_t pos,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 #endif

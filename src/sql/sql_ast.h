@@ -227,11 +227,4 @@ int sql_parse_n(const char *text, size_t len, struct sql_stmt **out, struct fr_e
  * for tests and debugging; its grammar is at the top of sql_ast_dump.c. */
 char *sql_ast_dump(const struct sql_stmt *s);
 
-/* Sets err (kind, status, position, line, column) at byte offset pos of text
- * with a printf message; the message gets " at line L, column C" appended
- * (columns count UTF-8 characters, from 1; a tab is one).
- * Returns status. Shared by the parser and the compiler. */
-int sql_error_at(struct fr_error *err, int status, const char *kind, const char *text, int64_t pos,
-                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
 #endif

@@ -19,6 +19,7 @@ int sc__err(struct sc_ctx *c, int64_t pos, int status, const char *kind, const c
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    fr_utf8_cut_tail(msg);
     return sql_error_at(c->err, status, kind, c->text, pos, "%s", msg);
 }
 
@@ -282,6 +283,7 @@ static int set_value(struct sc_ctx *c, const struct sql_expr *v, json_t **out)
 
 static int compile_stmt(struct sc_ctx *c, const struct sql_stmt *st, struct sql_statement *out)
 {
+    out->field_pos = st->field.text ? st->field.pos : -1;
     switch (st->kind) {
     case SQL_AST_QUERY:
     case SQL_AST_EXPLAIN:

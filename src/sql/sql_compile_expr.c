@@ -275,9 +275,15 @@ static int cast_expr(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b
     if (!t)
         return sc__unsupported(x->c, e->pos, "the type %s is not supported",
                                e->type_name ? e->type_name : "?");
-    fr_buf_puts(b, "cast(");
-    int rc = expr_rec(x, e->args[0], b);
-    fr_buf_printf(b, " as %s)", t);
+    /* To an integer DuckDB rounds: a DECIMAL literal half away from zero, a
+     * double to even (the engine's own cast truncates). */
+    const struct sql_expr *a = e->args[0];
+    bool lit = a->kind == SQL_E_FLOAT ||
+               (a->kind == SQL_E_UNARY && a->op == '-' && a->args[0]->kind == SQL_E_FLOAT);
+    const char *round = strcmp(t, "int64") != 0 ? "" : lit ? "round(" : "round_even(";
+    fr_buf_printf(b, "cast(%s", round);
+    int rc = expr_rec(x, a, b);
+    fr_buf_printf(b, "%s as %s)", *round ? ")" : "", t);
     return rc;
 }
 

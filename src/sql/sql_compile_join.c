@@ -169,6 +169,61 @@ static int merge_full(struct sc_ctx *c, const struct sql_from *f, struct sc_rel 
     return FR_OK;
 }
 
+/* The visible column of USING key i: the coalesce for FULL (merge_full adds
+ * them last, in key order), the right side's for RIGHT, else the left's. */
+static int using_index(const struct sql_from *f, const struct sc_rel *out, const struct jside *j,
+                       size_t i)
+{
+    size_t nk = json_array_size(j->lk);
+    if (f->join == SQL_JOIN_FULL)
+        return out->ncols - (int)nk + (int)i;
+    const char *want =
+        json_string_value(json_array_get(f->join == SQL_JOIN_RIGHT ? j->rk : j->lk, i));
+    for (int k = 0; k < out->ncols; k++)
+        if (!out->cols[k].hidden && strcmp(out->cols[k].internal, want) == 0)
+            return k;
+    return -1;
+}
+
+/* USING and NATURAL: each key where the left side has it (DuckDB), read as
+ * the right side's for RIGHT and the coalesce for FULL; the left's hidden
+ * key moves to the end. The first nleft columns are the left side's. */
+static void using_in_place(const struct sql_from *f, struct sc_rel *out, const struct jside *j,
+                           int nleft)
+{
+    size_t nk = json_array_size(j->lk);
+    if ((f->nusing == 0 && !f->natural) || nk == 0 || out->ncols == 0 ||
+        (f->join != SQL_JOIN_RIGHT && f->join != SQL_JOIN_FULL))
+        return;
+    int *slot = fr_xcalloc((size_t)out->ncols, sizeof(*slot)); /* -1, or the key's column */
+    bool *moved = fr_xcalloc((size_t)out->ncols, sizeof(*moved));
+    for (int k = 0; k < out->ncols; k++)
+        slot[k] = -1;
+    for (size_t i = 0; i < nk; i++) {
+        const char *lk = json_string_value(json_array_get(j->lk, i));
+        int v = using_index(f, out, j, i);
+        for (int k = 0; v >= 0 && k < nleft; k++)
+            if (slot[k] < 0 && !moved[v] && strcmp(out->cols[k].internal, lk) == 0) {
+                slot[k] = v;
+                moved[v] = true;
+            }
+    }
+    struct sc_col *cols = fr_xcalloc((size_t)out->ncols, sizeof(*cols));
+    int n = 0;
+    for (int k = 0; k < out->ncols; k++)
+        if (slot[k] >= 0)
+            cols[n++] = out->cols[slot[k]];
+        else if (!moved[k])
+            cols[n++] = out->cols[k];
+    for (int k = 0; k < out->ncols; k++) /* the left keys the visible ones replaced */
+        if (slot[k] >= 0)
+            cols[n++] = out->cols[k];
+    memcpy(out->cols, cols, sizeof(*cols) * (size_t)out->ncols);
+    free(cols);
+    free(slot);
+    free(moved);
+}
+
 static int join_sides(struct sc_ctx *c, const struct sql_from *f, struct sc_fromset *fs,
                       struct sc_scope *outer, struct jside *j)
 {
@@ -213,6 +268,7 @@ int sc__outer_join(struct sc_ctx *c, const struct sql_from *f, struct sc_scope *
                              "an outer join needs an equality between its two sides in ON");
     if (rc == FR_OK) {
         *out = fs->items[0].rel;
+        int nleft = out->ncols;
         sc__rel_init(&fs->items[0].rel);
         if (json_array_size(j.lk) > 0) {
             sc__join(c, out, &fs->items[1].rel, how_name(f->join), json_incref(j.lk),
@@ -221,6 +277,8 @@ int sc__outer_join(struct sc_ctx *c, const struct sql_from *f, struct sc_scope *
             sc__cross(c, out, &fs->items[1].rel, "inner");
         }
         rc = merge_full(c, f, out, &j);
+        if (rc == FR_OK)
+            using_in_place(f, out, &j, nleft);
         struct sc_scope s = {out, outer, NULL, 0, false};
         for (int i = 0; rc == FR_OK && i < j.nafter; i++)
             rc = sc__filter(c, &s, out, j.after[i], "ON");

@@ -55,7 +55,8 @@ int sc__order_limit(struct sc_ctx *c, const struct sql_query *q, struct sc_rel *
     json_t *keys = json_array();
     for (int i = 0; i < nkeys; i++)
         json_array_append_new(keys, json_string(order_keys[i]));
-    if (nkeys > 0 && limit >= 0) {
+    /* top_k keeps limit + offset rows; past INT64_MAX it is a plain sort. */
+    if (nkeys > 0 && limit >= 0 && limit <= INT64_MAX - offset) {
         sc__rel_op(
             r, json_pack("{s{so sI}}", "top_k", "sort", keys, "k", (json_int_t)(limit + offset)));
         keys = NULL;
@@ -66,7 +67,7 @@ int sc__order_limit(struct sc_ctx *c, const struct sql_query *q, struct sc_rel *
     json_decref(keys);
     if (offset > 0)
         sc__rel_op(r, json_pack("{sI}", "offset", (json_int_t)offset));
-    if (limit >= 0 && !(nkeys > 0 && offset == 0))
+    if (limit >= 0 && !(nkeys > 0 && offset == 0 && limit <= INT64_MAX - offset))
         sc__rel_op(r, json_pack("{sI}", "limit", (json_int_t)limit));
     return FR_OK;
 }

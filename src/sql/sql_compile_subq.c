@@ -100,6 +100,30 @@ static bool counts(const struct sql_query *q)
            strcasecmp(e->name.text, "count") == 0;
 }
 
+/* At most one row, as DuckDB: the first value and the count of rows; more
+ * than one fails the query at run time (cardinality-violation, located). */
+static void one_row_check(struct sc_ctx *c, struct sc_rel *sub, int64_t pos)
+{
+    char *q = sc__quote(sub->cols[0].internal);
+    char *rows = sc__new_internal(c, "rows");
+    char *qr = sc__quote(rows);
+    struct fr_error where;
+    fr_error_init(&where);
+    sql_error_at(&where, FR_EDATA, "cardinality-violation", c->text, pos,
+                 "a scalar subquery returned more than one row");
+    for (char *p = where.message; *p; p++) /* the message is a string literal */
+        if (*p == '\'')
+            *p = '"';
+    sc__rel_op(sub, json_pack("{s[oo]}", "agg", json_sprintf("first(%s) as %s", q, q),
+                              json_sprintf("count(*) as %s", qr)));
+    sc__rel_op(sub, json_pack("{so}", "where",
+                              json_sprintf("not fail_if(%s > 1, '%s')", qr, where.message)));
+    sc__rel_op(sub, json_pack("{s[s]}", "drop", rows));
+    free(q);
+    free(qr);
+    free(rows);
+}
+
 static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
 {
     struct sc_rel sub;
@@ -113,12 +137,8 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
         rc = sc__unsupported(x->c, e->pos,
                              "a correlated scalar subquery is supported only as an aggregate "
                              "without GROUP BY");
-    if (rc == FR_OK && h.ncorr == 0 && !global_agg(e->query)) {
-        /* at most one row: the first (DuckDB errs on more; documented) */
-        char *q = sc__quote(sub.cols[0].internal);
-        sc__rel_op(&sub, json_pack("{s[o]}", "agg", json_sprintf("first(%s) as %s", q, q)));
-        free(q);
-    }
+    if (rc == FR_OK && h.ncorr == 0 && !global_agg(e->query))
+        one_row_check(x->c, &sub, e->pos);
     if (rc == FR_OK) {
         char *value = fr_xstrdup(sub.cols[0].internal);
         char *matched = aug.nextra ? fr_xstrdup(sub.cols[1].internal) : NULL;

@@ -42,6 +42,7 @@ int sql_error_at(struct fr_error *err, int status, const char *kind, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fr_utf8_cut_tail(msg);
     set_where(err, text, pos);
     fr_error_setk(err, status, kind, "%s at line %lld, column %lld", msg, (long long)err->line,
                   (long long)err->column);
@@ -86,8 +87,11 @@ static void describe(const struct sql_parser *p, const struct sql_token *t, char
     }
     int64_t len = t->end - t->pos;
     const char *more = "";
-    if (len > 40)
+    if (len > 40) { /* whole characters */
         len = 40, more = "...";
+        while (len > 0 && ((unsigned char)p->text[t->pos + len] & 0xC0) == 0x80)
+            len--;
+    }
     if (t->kind == SQL_T_STRING || t->kind == SQL_T_QIDENT) /* the span has its quotes */
         snprintf(out, n, "%s%.*s%s", t->kind == SQL_T_STRING ? "the string " : "", (int)len,
                  p->text + t->pos, more);
@@ -105,6 +109,7 @@ static bool vsyntax(struct sql_parser *p, const struct sql_token *t, const char 
     p->status = FR_EINVAL;
     char msg[400];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    fr_utf8_cut_tail(msg);
     set_where(p->err, p->text, t->pos);
     if (p->err)
         fr_error_setk(p->err, FR_EINVAL, "invalid-sql",

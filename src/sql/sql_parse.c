@@ -147,7 +147,8 @@ char *sql__type_name(struct sql_parser *p)
     return name;
 }
 
-/* SET value: a number, -number, 'string', TRUE/FALSE, NULL, or a bare word. */
+/* SET value: a number, -number, 'string', TRUE/FALSE, NULL, or a bare word
+ * (a string, as PostgreSQL's SET x TO word; the bare word DEFAULT is RESET). */
 static struct sql_expr *set_value(struct sql_parser *p)
 {
     const struct sql_token *t = sql__peek(p, 0);
@@ -214,6 +215,12 @@ static bool stmt_set(struct sql_parser *p, struct sql_stmt *s)
         return false;
     if (!sql__accept_op(p, '=') && !sql__accept_kw(p, "to"))
         return sql__expected(p, sql__peek(p, 0), "'=' or TO");
+    const struct sql_token *v = sql__peek(p, 0);
+    if (v->kind == SQL_T_WORD && sql__is_kw(v, "default")) { /* as PostgreSQL: RESET */
+        sql__next(p);
+        s->kind = SQL_AST_RESET;
+        return true;
+    }
     s->value = set_value(p);
     return s->value != NULL;
 }
