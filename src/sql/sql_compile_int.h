@@ -20,6 +20,7 @@ struct sc_col {
     int leaf;    /* the table leaf it comes from (ctx->leaves), -1 if derived */
     char *orig;  /* a table leaf's column: the source's own name (new), else NULL */
     bool hidden; /* not found by unqualified names or * (a USING duplicate) */
+    bool merged; /* hidden as a USING/NATURAL key: a qualified t.* still lists it */
 };
 
 /* A relation: a plan ({"source": ..., "ops": [...]}) and its columns. */

@@ -41,3 +41,27 @@ select ts from events union select null;
 select null as a, null as b union all select day, ts from events;
 
 select day from events except select null;
+
+-- SELECT * over a FULL JOIN ... ON keeps both sides' columns, no more.
+select * from "left" full join "left" t on "left".k = t.k;
+
+select * from "left" l full join "right" r on l.k = r.k;
+
+-- A qualified star lists its table's USING/NATURAL key in place.
+select r.* from "left" l join "right" r using (k);
+
+select r.* from "left" l left join "right" r using (k);
+
+select l.* from "left" l right join "right" r using (k);
+
+select r.* from "left" l right join "right" r using (k);
+
+select l.*, r.* from "left" l full join "right" r using (k);
+
+select l.name, r.* from "left" l join "right" r using (k, name);
+
+select v.* from trips t natural join vendors v;
+
+select t.* from trips t natural join vendors v;
+
+select *, l.* from "left" l join "right" r using (k);

@@ -76,12 +76,51 @@ static void test_setop_null_date(void **state)
                 "[[\"2024-01-31\"],[null]]");
 }
 
+/* The result's column names of sql, comma-separated. */
+static void expect_columns(const char *sql, const char *want)
+{
+    json_t *plan = compile_ok(sql);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    struct plan_env env = {.data_dir = inputs_dir()};
+    plan_physical *p = NULL;
+    assert_int_equal(plan_build(plan, &cfg, &env, -1, &p, &err), FR_OK);
+    const struct df_schema *s = plan_physical_schema(p);
+    char got[512] = "";
+    for (int i = 0; i < s->nfields; i++)
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? "," : "",
+                 s->fields[i].name);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s:\n  got  %s\n  want %s", sql, got, want);
+    plan_physical_free(p);
+    cfg_cleanup(&cfg);
+    json_decref(plan);
+}
+
+static void test_stars_and_joins(void **state)
+{
+    (void)state;
+    expect_columns("select * from \"left\" full join \"left\" t on \"left\".k = t.k",
+                   "k,kf,name,lv,k_1,kf_1,name_1,lv_1");
+    expect_columns("select r.* from \"left\" l join \"right\" r using (k)", "k,kf,name,rv");
+    expect_columns("select r.* from \"left\" l left join \"right\" r using (k)", "k,kf,name,rv");
+    expect_columns("select l.* from \"left\" l right join \"right\" r using (k)", "k,kf,name,lv");
+    expect_columns("select l.*, r.* from \"left\" l full join \"right\" r using (k)",
+                   "k,kf,name,lv,k_1,kf_1,name_1,rv");
+    expect_columns("select v.* from trips t natural join vendors v", "vendor,name,rating");
+    expect_columns("select * from \"left\" l join \"right\" r using (k)",
+                   "k,kf,name,lv,kf_1,name_1,rv");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cte_expansion_bounded),
         cmocka_unit_test(test_correlated_empty_group),
         cmocka_unit_test(test_setop_null_date),
+        cmocka_unit_test(test_stars_and_joins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
