@@ -42,10 +42,11 @@ select null as a, null as b union all select day, ts from events;
 
 select day from events except select null;
 
--- SELECT * over a FULL JOIN ... ON keeps both sides' columns, no more.
-select * from "left" full join "left" t on "left".k = t.k;
+-- SELECT * over a FULL JOIN ... ON keeps both sides' columns, no more (the
+-- column aliases name duplicates, which framed suffixes and DuckDB keeps).
+select * from (select * from "left" full join "left" t on "left".k = t.k) s(a, b, c, d, e, f, g, h);
 
-select * from "left" l full join "right" r on l.k = r.k;
+select * from (select * from "left" l full join "right" r on l.k = r.k) s(a, b, c, d, e, f, g, h);
 
 -- A qualified star lists its table's USING/NATURAL key in place.
 select r.* from "left" l join "right" r using (k);
@@ -56,12 +57,12 @@ select l.* from "left" l right join "right" r using (k);
 
 select r.* from "left" l right join "right" r using (k);
 
-select l.*, r.* from "left" l full join "right" r using (k);
+select * from (select l.*, r.* from "left" l full join "right" r using (k)) s(a, b, c, d, e, f, g, h);
 
-select l.name, r.* from "left" l join "right" r using (k, name);
+select * from (select l.name, r.* from "left" l join "right" r using (k, name)) s(a, b, c, d, e);
 
 select v.* from trips t natural join vendors v;
 
 select t.* from trips t natural join vendors v;
 
-select *, l.* from "left" l join "right" r using (k);
+select * from (select *, l.* from "left" l join "right" r using (k)) s(a, b, c, d, e, f, g, h, i, j, m);
