@@ -130,6 +130,7 @@ struct df__node {
     char *name;       /* COL: the name (new) */
     struct df__value lit;
     int nargs;
+    int depth;              /* the levels under it (a leaf 0): the parser bounds it */
     struct df__node **args; /* owned */
 };
 

@@ -79,6 +79,8 @@ void df__node_add(struct df__node *n, struct df__node *arg)
 {
     n->args = fr_xrealloc(n->args, sizeof(*n->args) * (size_t)(n->nargs + 1));
     n->args[n->nargs++] = arg;
+    if (arg && arg->depth + 1 > n->depth)
+        n->depth = arg->depth + 1;
 }
 
 void df__node_free(struct df__node *n)

@@ -14,9 +14,13 @@ static const char *const reserved[] = {"and",     "or",   "not",   "is",   "null
                                        "end",     "true", "false", "as",   "cast"};
 
 /* Limits that keep every later recursion over the tree (bind, fold,
- * evaluate) shallow, whatever a request sends. */
-#define MAX_EXPR_TOKENS 4096
+ * evaluate, free) shallow, whatever a request sends: the tokens, the
+ * nesting of parentheses, calls and unary operators, and the tree's depth
+ * (a chain of + - * / % or comparisons is one level per link; AND and OR
+ * chains are balanced trees, log2 levels). */
+#define MAX_EXPR_TOKENS 65536
 #define MAX_EXPR_NESTING 128
+#define MAX_EXPR_DEPTH 1024
 
 struct parser {
     const char *text;
@@ -42,6 +46,19 @@ static int too_deep(struct parser *p)
 {
     fr_error_set(p->err, FR_EINVAL, "the expression nests deeper than %d levels at position %lld",
                  MAX_EXPR_NESTING, (long long)peek(p)->pos);
+    p->err->position = peek(p)->pos;
+    return FR_EINVAL;
+}
+
+/* FR_OK, or an error when the tree under n is deeper than MAX_EXPR_DEPTH. */
+static int depth_ok(struct parser *p, const struct df__node *n)
+{
+    if (n->depth <= MAX_EXPR_DEPTH)
+        return FR_OK;
+    fr_error_set(p->err, FR_EINVAL,
+                 "the expression is too long: a chain of more than %d operators (a tree that "
+                 "deep) at position %lld",
+                 MAX_EXPR_DEPTH, (long long)peek(p)->pos);
     p->err->position = peek(p)->pos;
     return FR_EINVAL;
 }
@@ -436,6 +453,7 @@ static int parse_mul(struct parser *p, struct df__node **out)
         if ((rc = parse_unary(p, &r)) == FR_OK) {
             l = binary(DF__ARITH, op, l, r);
             l->op_pos = pos;
+            rc = depth_ok(p, l);
         }
     }
     if (rc != FR_OK)
@@ -458,6 +476,7 @@ static int parse_add(struct parser *p, struct df__node **out)
         if ((rc = parse_mul(p, &r)) == FR_OK) {
             l = binary(DF__ARITH, k == DF__T_PLUS ? DF__ADD : DF__SUB, l, r);
             l->op_pos = pos;
+            rc = depth_ok(p, l);
         }
     }
     if (rc != FR_OK)
@@ -548,12 +567,15 @@ static int parse_cmp(struct parser *p, struct df__node **out)
             if ((rc = parse_add(p, &r)) == FR_OK) {
                 l = binary(DF__CMP, op, l, r);
                 l->op_pos = t->pos;
+                rc = depth_ok(p, l);
             }
         } else if (is_kw(t, "is") || is_kw(t, "in") || is_kw(t, "between") || is_kw(t, "like") ||
                    is_kw(t, "not")) {
             struct df__node *n = NULL;
             rc = parse_postfix(p, l, &n);
             l = rc == FR_OK ? n : NULL;
+            if (rc == FR_OK)
+                rc = depth_ok(p, l);
         } else {
             break;
         }
@@ -585,32 +607,39 @@ static int parse_not(struct parser *p, struct df__node **out)
     return FR_OK;
 }
 
-static int parse_and(struct parser *p, struct df__node **out)
+/* ops[lo, hi) as a balanced tree of kind (AND and OR are associative). */
+static struct df__node *balanced(enum df__kind kind, struct df__node **ops, int lo, int hi)
 {
-    struct df__node *l = NULL, *r = NULL;
-    int rc = parse_not(p, &l);
-    while (rc == FR_OK && accept_kw(p, "and"))
-        if ((rc = parse_not(p, &r)) == FR_OK)
-            l = binary(DF__AND, 0, l, r);
-    if (rc != FR_OK)
-        df__node_free(l);
-    else
-        *out = l;
+    if (hi - lo == 1)
+        return ops[lo];
+    int mid = lo + (hi - lo + 1) / 2;
+    return binary(kind, 0, balanced(kind, ops, lo, mid), balanced(kind, ops, mid, hi));
+}
+
+/* An AND (is_or false) or OR chain, as a balanced tree. */
+static int parse_logic(struct parser *p, bool is_or, struct df__node **out)
+{
+    struct df__node **ops = NULL;
+    int n = 0, rc = FR_OK;
+    do {
+        struct df__node *e = NULL;
+        rc = is_or ? parse_logic(p, false, &e) : parse_not(p, &e);
+        if (rc != FR_OK)
+            break;
+        ops = fr_xrealloc(ops, sizeof(*ops) * (size_t)(n + 1));
+        ops[n++] = e;
+    } while (accept_kw(p, is_or ? "or" : "and"));
+    if (rc == FR_OK)
+        *out = balanced(is_or ? DF__OR : DF__AND, ops, 0, n);
+    for (int i = 0; rc != FR_OK && i < n; i++)
+        df__node_free(ops[i]);
+    free(ops);
     return rc;
 }
 
 static int parse_or(struct parser *p, struct df__node **out)
 {
-    struct df__node *l = NULL, *r = NULL;
-    int rc = parse_and(p, &l);
-    while (rc == FR_OK && accept_kw(p, "or"))
-        if ((rc = parse_and(p, &r)) == FR_OK)
-            l = binary(DF__OR, 0, l, r);
-    if (rc != FR_OK)
-        df__node_free(l);
-    else
-        *out = l;
-    return rc;
+    return parse_logic(p, true, out);
 }
 
 int df__parse(const char *text, bool agg_mode, struct df__node **root, char **alias,

@@ -444,6 +444,59 @@ int sc__expr_operand(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b
     return date_fold(x, e, true, b, &rc) ? rc : sc__expr(x, e, b);
 }
 
+/* The operands of a || chain, in order (recursion as deep as the tree). */
+static void concat_operands(const struct sql_expr *e, const struct sql_expr ***v, int *n)
+{
+    if (e->kind == SQL_E_BINARY && e->op == SQL_OP_CONCAT) {
+        concat_operands(e->args[0], v, n);
+        concat_operands(e->args[1], v, n);
+        return;
+    }
+    *v = fr_xrealloc(*v, sizeof(**v) * (size_t)(*n + 1));
+    (*v)[(*n)++] = e;
+}
+
+/* concat() of texts[lo, hi), in calls of at most 64 arguments. */
+static void concat_group(char **texts, int lo, int hi, struct fr_buf *b)
+{
+    int size = hi - lo <= 64 ? 1 : (hi - lo + 63) / 64;
+    fr_buf_puts(b, "concat(");
+    for (int i = lo; i < hi; i += size) {
+        if (i > lo)
+            fr_buf_puts(b, ", ");
+        if (size == 1)
+            fr_buf_puts(b, texts[i]);
+        else
+            concat_group(texts, i, i + size < hi ? i + size : hi, b);
+    }
+    fr_buf_puts(b, ")");
+}
+
+/* a || b || ...: NULL if any operand is (unlike concat()); each operand's
+ * text twice, however long the chain. */
+static int concat_chain(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
+{
+    const struct sql_expr **v = NULL;
+    int n = 0, rc = FR_OK;
+    concat_operands(e, &v, &n);
+    char **texts = fr_xcalloc((size_t)n, sizeof(*texts));
+    for (int i = 0; rc == FR_OK && i < n; i++)
+        rc = sc__expr_text(x, v[i], &texts[i]);
+    if (rc == FR_OK) {
+        fr_buf_puts(b, "case when ");
+        for (int i = 0; i < n; i++)
+            fr_buf_printf(b, "%s%s is null", i ? " or " : "", texts[i]);
+        fr_buf_puts(b, " then null else ");
+        concat_group(texts, 0, n, b);
+        fr_buf_puts(b, " end");
+    }
+    for (int i = 0; i < n; i++)
+        free(texts[i]);
+    free(texts);
+    free(v);
+    return rc;
+}
+
 int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
     if (dec_fold(e, b))
@@ -458,18 +511,8 @@ int sc__expr_binary(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
                                    "INTERVAL arithmetic is supported only on a DATE literal "
                                    "(date '...' + INTERVAL ...)");
     }
-    if (e->op == SQL_OP_CONCAT) { /* NULL if either is, unlike concat() */
-        char *a = NULL, *c = NULL;
-        int rc = sc__expr_text(x, l, &a);
-        if (rc == FR_OK)
-            rc = sc__expr_text(x, r, &c);
-        if (rc == FR_OK)
-            fr_buf_printf(b, "case when %s is null or %s is null then null else concat(%s, %s) end",
-                          a, c, a, c);
-        free(a);
-        free(c);
-        return rc;
-    }
+    if (e->op == SQL_OP_CONCAT)
+        return concat_chain(x, e, b);
     bool cmp = e->op >= SQL_OP_EQ && e->op <= SQL_OP_GE;
     fr_buf_puts(b, "(");
     int rc = cmp ? sc__expr_operand(x, l, b) : sc__expr(x, l, b);

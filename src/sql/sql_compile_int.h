@@ -262,6 +262,9 @@ const char *sc__corr_value(struct sc_ex *x, struct sc_rel *r, const struct sc_co
 int sc__setop(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *outer,
               struct sc_rel *out);
 int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out);
+/* The type both a and b fit in (NULL fits any; int64 and float64 give
+ * float64); false when there is none. */
+bool sc__unify(df_type a, df_type b, df_type *out);
 void sc__one_row(struct sc_ctx *c, struct sc_rel *out);
 
 #endif

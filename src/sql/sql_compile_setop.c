@@ -1,7 +1,7 @@
 /* sql_compile_setop: UNION [ALL], INTERSECT and EXCEPT (column counts
  * checked, types unified, names from the left; NULLs equal as SQL's set
- * operations want), VALUES lists, a SELECT without FROM (one row), and the
- * ORDER BY / LIMIT of a query that is not a plain block. */
+ * operations want), a SELECT without FROM (one row), and the ORDER BY /
+ * LIMIT of a query that is not a plain block (VALUES: sql_compile_values.c). */
 #include "sql_compile_int.h"
 
 #include <stdio.h>
@@ -20,7 +20,7 @@ static bool numeric(df_type t)
 }
 
 /* The type both a and b fit in; false when there is none. */
-static bool unify(df_type a, df_type b, df_type *out)
+bool sc__unify(df_type a, df_type b, df_type *out)
 {
     if (a == b || b == DF_TYPE_NULL)
         *out = a;
@@ -68,7 +68,7 @@ static int unify_sides(struct sc_ctx *c, const struct sql_query *q, struct sc_re
                            l->ncols, r->ncols);
     for (int i = 0; i < l->ncols; i++) {
         df_type t, a = l->cols[i].type, b = r->cols[i].type;
-        if (!unify(a, b, &t))
+        if (!sc__unify(a, b, &t))
             return sc__invalid(c, q->right->pos,
                                "column %d of the set operation is %s on the left and %s on the "
                                "right",
@@ -206,79 +206,5 @@ int sc__setop(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *oute
     }
     if (rc == FR_OK && (q->norder || q->limit || q->offset))
         rc = order_outputs(c, q, out);
-    return rc;
-}
-
-/* Each value's text and each column's type (the type its rows share). */
-static int values_types(struct sc_ctx *c, const struct sql_select *s, char **texts, df_type *types)
-{
-    int w = s->values_width, rc = FR_OK;
-    struct sc_rel empty;
-    sc__rel_init(&empty);
-    struct sc_scope scope = {&empty, NULL, NULL, 0, false};
-    struct sc_ex x = {0};
-    x.c = c;
-    x.scope = &scope;
-    x.leaf_names = -1;
-    x.clause = "VALUES";
-    for (int i = 0; rc == FR_OK && i < s->nvalues; i++) {
-        for (int k = 0; rc == FR_OK && k < w; k++) {
-            const struct sql_expr *e = s->values[i][k];
-            df_type t = DF_TYPE_NULL;
-            rc = sc__expr_text(&x, e, &texts[i * w + k]);
-            if (rc == FR_OK && e->kind != SQL_E_NULL) /* NULL fits any column's type */
-                rc = sc__expr_type(c, &empty, texts[i * w + k], e->pos, &t);
-            if (rc == FR_OK && !unify(i ? types[k] : t, t, &types[k]))
-                rc = sc__invalid(c, e->pos, "VALUES column %d mixes %s and %s", k + 1,
-                                 df_type_name(types[k]), df_type_name(t));
-        }
-    }
-    sc__ex_cleanup(&x);
-    return rc;
-}
-
-/* VALUES (..), (..): one select per row over one row, unioned; columns
- * col0, col1, ... (DuckDB's names), each of the type its rows share (a
- * column of NULLs only is a string). */
-int sc__values(struct sc_ctx *c, const struct sql_select *s, struct sc_rel *out)
-{
-    int w = s->values_width;
-    char **texts = fr_xcalloc((size_t)(s->nvalues * w) + 1, sizeof(char *));
-    df_type *types = fr_xcalloc((size_t)w + 1, sizeof(df_type));
-    int rc = values_types(c, s, texts, types);
-    char **names = fr_xcalloc((size_t)w + 1, sizeof(char *));
-    for (int k = 0; rc == FR_OK && k < w; k++) {
-        char colname[32];
-        snprintf(colname, sizeof(colname), "col%d", k);
-        if (types[k] == DF_TYPE_NULL)
-            types[k] = DF_TYPE_STRING;
-        names[k] = sc__new_internal(c, colname);
-        sc__rel_add(out, colname, true, NULL, names[k], types[k]);
-    }
-    for (int i = 0; rc == FR_OK && i < s->nvalues; i++) {
-        struct sc_rel row;
-        sc__rel_init(&row);
-        sc__one_row(c, &row);
-        json_t *items = json_array();
-        for (int k = 0; k < w; k++) {
-            char *q = sc__quote(names[k]);
-            json_array_append_new(items, json_sprintf("cast(%s as %s) as %s", texts[i * w + k],
-                                                      df_type_name(types[k]), q));
-            free(q);
-        }
-        sc__rel_op(&row, json_pack("{so}", "select", items));
-        if (i == 0)
-            out->plan = json_incref(row.plan);
-        else
-            sc__rel_op(out, json_pack("{sO}", "union", row.plan));
-        sc__rel_cleanup(&row);
-    }
-    for (int i = 0; i < s->nvalues * w; i++)
-        free(texts[i]);
-    for (int k = 0; k < w; k++)
-        free(names[k]);
-    free(texts);
-    free(names);
-    free(types);
     return rc;
 }

@@ -1,8 +1,9 @@
 /* sql_parse_expr: expression operators with PostgreSQL's precedence, lowest
  * first: OR, AND, NOT, then IS / comparison / BETWEEN / IN / LIKE / ILIKE
  * (one left-associative level), ||, + -, * / %, unary - +, :: and the
- * primaries (sql_parse_primary.c). Each recursion and each link of a chain
- * is one nesting level, so the tree is never deeper than SQL_MAX_NESTING. */
+ * primaries (sql_parse_primary.c). Each recursion and each link of a short
+ * chain is one nesting level; a long chain of one associative operator is
+ * a balanced tree (log2 levels): the tree stays shallow (SQL_MAX_NESTING). */
 #include "sql_parse_int.h"
 
 #include <stdlib.h>
@@ -26,6 +27,107 @@ static void push_arg(struct sql_expr *e, struct sql_expr *a)
 {
     e->args = sql__grow(e->args, e->nargs, sizeof *e->args);
     e->args[e->nargs++] = a;
+}
+
+/* A chain of one level's operators: operands[0] op[0] operands[1] ... */
+struct chain {
+    struct sql_expr **args;
+    int *ops;
+    const struct sql_token **toks; /* each operator's token */
+    int n;                         /* operands */
+};
+
+static void chain_push(struct chain *c, struct sql_expr *e, int op, const struct sql_token *t)
+{
+    c->args = sql__grow(c->args, c->n, sizeof *c->args);
+    c->ops = sql__grow(c->ops, c->n, sizeof *c->ops);
+    c->toks = sql__grow(c->toks, c->n, sizeof *c->toks);
+    c->args[c->n] = e;
+    c->ops[c->n] = op;
+    c->toks[c->n] = t;
+    c->n++;
+}
+
+static void chain_free(struct chain *c, bool exprs)
+{
+    for (int i = 0; exprs && i < c->n; i++)
+        sql__expr_free(c->args[i]);
+    free(c->args);
+    free(c->ops);
+    free(c->toks);
+}
+
+static struct sql_expr *binary(int op, struct sql_expr *l, struct sql_expr *r)
+{
+    struct sql_expr *e = with_args(SQL_E_BINARY, l->pos, l);
+    e->op = op;
+    push_arg(e, r);
+    e->end = r->end;
+    return e;
+}
+
+/* args[lo, hi) as a balanced tree of op: log2 levels (recursion as deep). */
+static struct sql_expr *balanced(struct chain *c, int lo, int hi, int op)
+{
+    if (hi - lo == 1)
+        return c->args[lo];
+    int mid = lo + (hi - lo + 1) / 2;
+    return binary(op, balanced(c, lo, mid, op), balanced(c, mid, hi, op));
+}
+
+/* Chains up to this many operands stay left-deep, as written (DuckDB's
+ * names, evaluation order); a longer one of one associative operator (AND,
+ * OR, ||, +, *; + and - as a sum of negated terms) is balanced, so
+ * thousands of links nest a few levels. */
+#define CHAIN_LEFT_DEEP 16
+
+static bool associative(int op)
+{
+    return op == SQL_OP_AND || op == SQL_OP_OR || op == SQL_OP_CONCAT || op == SQL_OP_ADD ||
+           op == SQL_OP_MUL;
+}
+
+/* The chain's tree: left-deep, each link one nesting level, or balanced,
+ * ceil(log2(n)) levels; NULL (and an error) past SQL_MAX_NESTING. */
+static struct sql_expr *chain_tree(struct sql_parser *p, struct chain *c)
+{
+    bool sums = c->n > CHAIN_LEFT_DEEP; /* a long + - chain: a + (-b) + ... */
+    for (int i = 1; sums && i < c->n; i++)
+        sums = c->ops[i] == SQL_OP_ADD || c->ops[i] == SQL_OP_SUB;
+    for (int i = 1; sums && i < c->n; i++) {
+        if (c->ops[i] == SQL_OP_SUB) {
+            struct sql_expr *neg = with_args(SQL_E_UNARY, c->toks[i]->pos, c->args[i]);
+            neg->op = '-';
+            neg->end = c->args[i]->end;
+            c->args[i] = neg;
+            c->ops[i] = SQL_OP_ADD;
+        }
+    }
+    bool same = c->n > CHAIN_LEFT_DEEP && associative(c->ops[1]);
+    for (int i = 2; same && i < c->n; i++)
+        same = c->ops[i] == c->ops[1];
+    int levels = 0;
+    if (same)
+        while ((1 << levels) < c->n)
+            levels++;
+    else
+        levels = c->n - 1;
+    if (p->depth + levels > SQL_MAX_NESTING) {
+        int at = SQL_MAX_NESTING - p->depth + 1; /* the link past the bound */
+        p->depth += levels;
+        sql__enter(p, c->toks[at < 1 ? 1 : at >= c->n ? c->n - 1 : at]);
+        p->depth -= levels + 1;
+        chain_free(c, true);
+        return NULL;
+    }
+    struct sql_expr *e = c->args[0];
+    if (same)
+        e = balanced(c, 0, c->n, c->ops[1]);
+    else
+        for (int i = 1; i < c->n; i++)
+            e = binary(c->ops[i], e, c->args[i]);
+    chain_free(c, false);
+    return e;
 }
 
 /* Which level a binary operator token belongs to: 0 none. */
@@ -58,33 +160,34 @@ static int binop(const struct sql_token *t, int level, int *op)
 
 static struct sql_expr *unary(struct sql_parser *p);
 
-/* Levels 2 (||), 3 (+ -), 4 (* / %): left-deep chains. */
+/* Levels 2 (||), 3 (+ -), 4 (* / %): chains (chain_tree). */
 static struct sql_expr *arith(struct sql_parser *p, int level)
 {
     struct sql_expr *left = level == 4 ? unary(p) : arith(p, level + 1);
-    int links = 0, op = 0;
-    while (left && binop(sql__peek(p, 0), level, &op)) {
+    struct chain c = {0};
+    int entered = 0;
+    int op = 0;
+    if (!left)
+        return NULL;
+    chain_push(&c, left, 0, NULL);
+    while (binop(sql__peek(p, 0), level, &op)) {
         const struct sql_token *t = sql__next(p);
-        links++;
-        if (!sql__enter(p, t)) {
-            sql__expr_free(left);
-            left = NULL;
-            break;
+        if (c.n <= CHAIN_LEFT_DEEP && !sql__enter(p, t)) { /* the links so far count */
+            p->depth -= entered;
+            chain_free(&c, true);
+            return NULL;
         }
-        struct sql_expr *e = with_args(SQL_E_BINARY, left->pos, left);
-        e->op = op;
-        left = e;
+        entered += c.n <= CHAIN_LEFT_DEEP;
         struct sql_expr *right = level == 4 ? unary(p) : arith(p, level + 1);
         if (!right) {
-            sql__expr_free(e);
-            left = NULL;
-            break;
+            p->depth -= entered;
+            chain_free(&c, true);
+            return NULL;
         }
-        push_arg(e, right);
-        finish(p, e);
+        chain_push(&c, right, op, t);
     }
-    p->depth -= links;
-    return left;
+    p->depth -= entered;
+    return chain_tree(p, &c);
 }
 
 static struct sql_expr *postfix(struct sql_parser *p)
@@ -294,33 +397,33 @@ static struct sql_expr *not_expr(struct sql_parser *p)
     return e;
 }
 
-/* AND (and) and OR (or) chains. */
+/* AND (and) and OR (or) chains (chain_tree). */
 static struct sql_expr *logic(struct sql_parser *p, bool is_or)
 {
     struct sql_expr *left = is_or ? logic(p, false) : not_expr(p);
-    int links = 0;
-    while (left && sql__is_kw(sql__peek(p, 0), is_or ? "or" : "and")) {
+    struct chain c = {0};
+    int entered = 0;
+    if (!left)
+        return NULL;
+    chain_push(&c, left, 0, NULL);
+    while (sql__is_kw(sql__peek(p, 0), is_or ? "or" : "and")) {
         const struct sql_token *t = sql__next(p);
-        links++;
-        if (!sql__enter(p, t)) {
-            sql__expr_free(left);
-            left = NULL;
-            break;
+        if (c.n <= CHAIN_LEFT_DEEP && !sql__enter(p, t)) { /* the links so far count */
+            p->depth -= entered;
+            chain_free(&c, true);
+            return NULL;
         }
-        struct sql_expr *e = with_args(SQL_E_BINARY, left->pos, left);
-        e->op = is_or ? SQL_OP_OR : SQL_OP_AND;
-        left = e;
+        entered += c.n <= CHAIN_LEFT_DEEP;
         struct sql_expr *right = is_or ? logic(p, false) : not_expr(p);
         if (!right) {
-            sql__expr_free(e);
-            left = NULL;
-            break;
+            p->depth -= entered;
+            chain_free(&c, true);
+            return NULL;
         }
-        push_arg(e, right);
-        finish(p, e);
+        chain_push(&c, right, is_or ? SQL_OP_OR : SQL_OP_AND, t);
     }
-    p->depth -= links;
-    return left;
+    p->depth -= entered;
+    return chain_tree(p, &c);
 }
 
 struct sql_expr *sql__expr(struct sql_parser *p)

@@ -155,22 +155,38 @@ static bool join_condition(struct sql_parser *p, struct sql_from *j)
     return sql__expected(p, sql__peek(p, 0), "ON or USING after the joined table");
 }
 
+/* The first links of a join chain count as nesting levels; the chain is
+ * then bounded by its length (SQL_MAX_JOINS), not by SQL_MAX_NESTING, so a
+ * FROM of many joins works while the tree's depth stays bounded. */
+#define JOIN_LEFT_DEEP 16
+#define SQL_MAX_JOINS 256
+
+static bool join_link(struct sql_parser *p, const struct sql_token *t, int n)
+{
+    if (n < JOIN_LEFT_DEEP)
+        return sql__enter(p, t);
+    if (n < SQL_MAX_JOINS)
+        return true;
+    return sql__syntax(p, t, "a FROM joins more than %d tables", SQL_MAX_JOINS);
+}
+
 static struct sql_from *join_chain(struct sql_parser *p)
 {
     struct sql_from *left = table_primary(p);
-    int links = 0;
+    int links = 0, joins = 0;
     while (left) {
         const struct sql_token *t = sql__peek(p, 0);
         bool natural = false;
         int kind = join_kind(p, &natural);
         if (kind == -1 && !p->failed)
             break;
-        if (kind < 0 || !sql__enter(p, t)) {
+        if (kind < 0 || !join_link(p, t, joins)) {
             sql__from_free(left);
             left = NULL;
             break;
         }
-        links++;
+        links += links < JOIN_LEFT_DEEP;
+        joins++;
         struct sql_from *j = sql__from_new(SQL_FROM_JOIN, left->pos);
         j->join = (enum sql_join_kind)kind;
         j->natural = natural;
@@ -188,15 +204,16 @@ static struct sql_from *join_chain(struct sql_parser *p)
 struct sql_from *sql__from(struct sql_parser *p)
 {
     struct sql_from *left = join_chain(p);
-    int links = 0;
+    int links = 0, joins = 0;
     while (left && sql__is_op(sql__peek(p, 0), ',')) {
         const struct sql_token *t = sql__next(p);
-        if (!sql__enter(p, t)) {
+        if (!join_link(p, t, joins)) {
             sql__from_free(left);
             left = NULL;
             break;
         }
-        links++;
+        links += links < JOIN_LEFT_DEEP;
+        joins++;
         struct sql_from *j = sql__from_new(SQL_FROM_JOIN, left->pos);
         j->join = SQL_JOIN_COMMA;
         j->left = left;

@@ -210,39 +210,125 @@ static int set_op(const struct sql_token *t, bool intersect_level)
     return sql__is_kw(t, "except") ? SQL_SET_EXCEPT : SQL_SET_NONE;
 }
 
-/* left { op [ALL|DISTINCT] right }: left-deep, each link one nesting level. */
+/* A set operation chain: parts[0] op[1] parts[1] ... */
+struct set_links {
+    struct sql_query **parts;
+    int *ops;
+    bool *all;
+    const struct sql_token **toks;
+    int n;
+};
+
+static void links_push(struct set_links *l, struct sql_query *q, int op, bool all,
+                       const struct sql_token *t)
+{
+    l->parts = sql__grow(l->parts, l->n, sizeof *l->parts);
+    l->ops = sql__grow(l->ops, l->n, sizeof *l->ops);
+    l->all = sql__grow(l->all, l->n, sizeof *l->all);
+    l->toks = sql__grow(l->toks, l->n, sizeof *l->toks);
+    l->parts[l->n] = q;
+    l->ops[l->n] = op;
+    l->all[l->n] = all;
+    l->toks[l->n] = t;
+    l->n++;
+}
+
+static void links_free(struct set_links *l, bool parts)
+{
+    for (int i = 0; parts && i < l->n; i++)
+        sql__query_free(l->parts[i]);
+    free(l->parts);
+    free(l->ops);
+    free(l->all);
+    free(l->toks);
+}
+
+static struct sql_query *set_node(int op, bool all, struct sql_query *l, struct sql_query *r)
+{
+    struct sql_query *q = sql__query_new(l->pos);
+    q->setop = op;
+    q->all = all;
+    q->left = l;
+    q->right = r;
+    return q;
+}
+
+/* parts[lo, hi) as a balanced tree of one UNION [ALL] (associative). */
+static struct sql_query *set_balanced(struct set_links *l, int lo, int hi)
+{
+    if (hi - lo == 1)
+        return l->parts[lo];
+    int mid = lo + (hi - lo + 1) / 2;
+    return set_node(l->ops[1], l->all[1], set_balanced(l, lo, mid), set_balanced(l, mid, hi));
+}
+
+/* Chains up to this many parts stay left-deep, each link one nesting level;
+ * a longer chain of one UNION or one UNION ALL is balanced (log2 levels). */
+#define SET_LEFT_DEEP 16
+
+static struct sql_query *set_tree(struct sql_parser *p, struct set_links *l)
+{
+    bool same = l->n > SET_LEFT_DEEP && l->ops[1] == SQL_SET_UNION;
+    for (int i = 2; same && i < l->n; i++)
+        same = l->ops[i] == l->ops[1] && l->all[i] == l->all[1];
+    int levels = 0;
+    if (same)
+        while ((1 << levels) < l->n)
+            levels++;
+    else
+        levels = l->n - 1;
+    if (p->depth + levels > SQL_MAX_NESTING) {
+        int at = SQL_MAX_NESTING - p->depth + 1;
+        p->depth += levels;
+        sql__enter(p, l->toks[at < 1 ? 1 : at >= l->n ? l->n - 1 : at]);
+        p->depth -= levels + 1;
+        links_free(l, true);
+        return NULL;
+    }
+    struct sql_query *q = l->parts[0];
+    if (same)
+        q = set_balanced(l, 0, l->n);
+    else
+        for (int i = 1; i < l->n; i++)
+            q = set_node(l->ops[i], l->all[i], q, l->parts[i]);
+    links_free(l, false);
+    return q;
+}
+
+/* left { op [ALL|DISTINCT] right } (set_tree). */
 static struct sql_query *set_chain(struct sql_parser *p, bool intersect_level)
 {
     struct sql_query *left = intersect_level ? set_primary(p) : set_chain(p, true);
-    int links = 0;
-    while (left) {
+    struct set_links l = {0};
+    int entered = 0;
+    if (!left)
+        return NULL;
+    links_push(&l, left, SQL_SET_NONE, false, NULL);
+    for (;;) {
         const struct sql_token *t = sql__peek(p, 0);
         int op = set_op(t, intersect_level);
         if (op == SQL_SET_NONE)
             break;
-        links++;
-        if (!sql__enter(p, t)) {
-            sql__query_free(left);
-            left = NULL;
-            break;
+        if (l.n <= SET_LEFT_DEEP && !sql__enter(p, t)) { /* the links so far count */
+            p->depth -= entered;
+            links_free(&l, true);
+            return NULL;
         }
+        entered += l.n <= SET_LEFT_DEEP;
         sql__next(p);
-        struct sql_query *q = sql__query_new(left->pos);
-        q->setop = op;
-        q->left = left;
-        left = q;
-        if (sql__accept_kw(p, "all"))
-            q->all = true;
-        else
+        bool all = sql__accept_kw(p, "all");
+        if (!all)
             sql__accept_kw(p, "distinct");
-        q->right = intersect_level ? set_primary(p) : set_chain(p, true);
-        if (!q->right) {
-            sql__query_free(q);
-            left = NULL;
+        struct sql_query *right = intersect_level ? set_primary(p) : set_chain(p, true);
+        if (!right) {
+            p->depth -= entered;
+            links_free(&l, true);
+            return NULL;
         }
+        links_push(&l, right, op, all, t);
     }
-    p->depth -= links;
-    return left;
+    p->depth -= entered;
+    return set_tree(p, &l);
 }
 
 static struct sql_query *set_expr(struct sql_parser *p)

@@ -5,7 +5,7 @@
 // nothing; bad SQL is a problem with line, column and a caret excerpt that
 // creates no runner; current_config_id() is the frozen ID, on the workers too.
 import assert from 'node:assert/strict';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { assertProblem, call, SOURCE_DIR, startServer, startWorker } from './lib.mjs';
@@ -357,5 +357,217 @@ test('current_config_id() on the remote runner: every task on every worker answe
   } finally {
     for (const w of workers) await w.stop();
     await coord.stop();
+  }
+});
+
+// ---------------------------------------------------------------- the review's defects
+
+test('SET field = DEFAULT and SET field TO DEFAULT reset it, as RESET; a quoted DEFAULT is a string', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const schema = (await call(srv.base, 'GET', '/v1/config/schema')).body;
+    const def = (name) => (schema.fields ?? schema).find((f) => f.name === name).default;
+    let r = await sql(srv.base, "SET csv_null_values = 'NA,null'", '');
+    assert.deepEqual(r.body.values.csv_null_values, ['NA', 'null']);
+    r = await sql(srv.base, 'SET csv_null_values = DEFAULT', '');
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body.values.csv_null_values, def('csv_null_values'));
+    await sql(srv.base, 'SET shuffle_partitions = 5', '');
+    r = await sql(srv.base, 'SET shuffle_partitions TO default', '');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.values.shuffle_partitions, def('shuffle_partitions'));
+    r = await sql(srv.base, "SET csv_null_values = 'DEFAULT'", '');
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body.values.csv_null_values, ['DEFAULT']);
+    await assertUnfrozen(srv.base);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('SHOW of an unknown field points at the field: line, column, position, excerpt', async () => {
+  const srv = await startServer();
+  try {
+    const r = await sql(srv.base, 'SHOW shufle_partitions', '');
+    assertProblem(r, 400, 'invalid-sql');
+    assert.equal(r.body.field, 'shufle_partitions');
+    assert.equal(r.body.line, 1, r.text);
+    assert.equal(r.body.column, 6, r.text);
+    assert.equal(r.body.position, 5, r.text);
+    assert.equal(r.body.excerpt, 'SHOW shufle_partitions\n     ^');
+    assert.match(r.body.detail, /did you mean shuffle_partitions/);
+    const two = await sql(srv.base, 'SHOW\n  nope', '');
+    assert.equal(two.body.line, 2, two.text);
+    assert.equal(two.body.column, 3, two.text);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('a message cut inside a multi-byte character keeps its detail (valid UTF-8, never the bare title)', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const cases = [
+      [`${'a'.repeat(39)}é 1`, 400, 'invalid-sql'],
+      [`SELECT ${'é'.repeat(199)} FROM trips`, 400, 'invalid-sql'],
+      [`SELECT a FROM ${'é'.repeat(199)}`, 404, 'dataset-not-found'],
+      [`SELECT ${'é'.repeat(300)}`, 400, 'invalid-sql'],
+      [`SHOW ${'é'.repeat(200)}`, 400, 'invalid-sql'],
+    ];
+    for (const [text, status, kind] of cases) {
+      const r = await sql(srv.base, text, '');
+      assertProblem(r, status, kind);
+      assert.notEqual(r.body.detail, r.body.title, `${text.slice(0, 50)}: ${r.text.slice(0, 300)}`);
+      assert.ok(!r.body.detail.includes('\uFFFD'), `cut at a character bound: ${r.body.detail.slice(0, 200)}`);
+      assert.match(r.body.detail, /line 1, column \d+/, r.body.detail.slice(0, 300));
+    }
+    // The column counts characters (the schema says so), not bytes.
+    const r = await sql(srv.base, "SELECT 'éé', nope FROM trips", '');
+    assertProblem(r, 400, 'invalid-sql');
+    assert.equal(r.body.column, 14, r.text);
+    assert.equal(r.body.position, 15, r.text);
+    const problem = JSON.parse(readFileSync(path.join(SOURCE_DIR, 'api', 'schemas', 'problem.json'), 'utf8'));
+    const col = problem.$defs.InvalidSql.allOf[1].properties.column.description;
+    assert.match(col, /character/);
+    assert.doesNotMatch(col, /byte/);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('flat chains of thousands of AND, OR, +, ||, UNION ALL links compile and run; real nesting stays bounded', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const and = Array.from({ length: 1000 }, (_, i) => `trip_id <> ${-i}`).join(' AND ');
+    let res = await rowsOf(srv.base, `SELECT count(*) AS n FROM trips WHERE ${and}`);
+    assert.equal(res.rows[0][0], 8);
+    const or = Array.from({ length: 1000 }, (_, i) => `trip_id = ${i + 2}`).join(' OR ');
+    res = await rowsOf(srv.base, `SELECT count(*) AS n FROM trips WHERE ${or}`);
+    assert.equal(res.rows[0][0], 7);
+    const plus = Array.from({ length: 2000 }, () => 'trip_id').join(' + ');
+    res = await rowsOf(srv.base, `SELECT ${plus} AS s FROM trips WHERE trip_id = 3`);
+    assert.equal(res.rows[0][0], 6000);
+    const cat = Array.from({ length: 300 }, () => "'ab'").join(' || ');
+    res = await rowsOf(srv.base, `SELECT ${cat} AS s FROM trips WHERE trip_id = 1`);
+    assert.equal(res.rows[0][0], 'ab'.repeat(300));
+    const union = Array.from({ length: 100 }, (_, i) => `SELECT ${i} AS k`).join(' UNION ALL ');
+    res = await rowsOf(srv.base, `SELECT count(*) AS n, sum(k) AS s FROM (${union}) t`);
+    assert.deepEqual(res.rows[0], [100, 4950]);
+    const mixed = Array.from({ length: 70 }, () => 'trip_id').join(' - ');
+    res = await rowsOf(srv.base, `SELECT ${mixed} AS d FROM trips WHERE trip_id = 1`);
+    assert.equal(res.rows[0][0], -68);
+    // Real nesting is still bounded: parentheses and subqueries.
+    const deep = `SELECT ${'('.repeat(100)}1${')'.repeat(100)} AS x`;
+    const r = await sql(srv.base, deep, '');
+    assertProblem(r, 400, 'invalid-sql');
+    assert.match(r.body.detail, /nests deeper than 64/);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('VALUES is one inline rows source (one task), with its types; past 10000 rows it is 400', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const rows = Array.from({ length: 10000 }, (_, i) => `(${i}, ${i}.5)`).join(',');
+    const r = await sql(srv.base, `SELECT count(*) AS n, sum(col0) AS s, sum(col1) AS f FROM (VALUES ${rows}) t`, '?wait=60');
+    assert.equal(r.status, 200, r.text.slice(0, 300));
+    assert.equal(r.body.state, 'succeeded', JSON.stringify(r.body.error));
+    assert.ok(r.body.progress.tasks_total <= 2, `tasks: ${JSON.stringify(r.body.progress)}`);
+    const res = await call(srv.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.deepEqual(res.body.rows[0], [10000, 49995000, 49995000 + 5000]);
+    // Literals and expressions mixed, NULLs, a date column.
+    const m = await rowsOf(srv.base, "SELECT * FROM (VALUES (1 + 1, DATE '2024-01-02', 'x'), (3, NULL, NULL), (-4, DATE '2024-01-03', 'z')) t(a, d, s) ORDER BY a");
+    assert.deepEqual(m.columns, ['a', 'd', 's']);
+    assert.deepEqual(m.rows, [[-4, '2024-01-03', 'z'], [2, '2024-01-02', 'x'], [3, null, null]]);
+    const over = Array.from({ length: 10001 }, (_, i) => `(${i})`).join(',');
+    const big = await sql(srv.base, `VALUES ${over}`, '');
+    assertProblem(big, 400, 'invalid-sql');
+    assert.match(big.body.detail, /10000/);
+    assert.equal(big.body.line, 1);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('a scalar subquery of several rows fails the query (cardinality-violation, located); one or none is a value', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const r = await sql(srv.base, 'SELECT trip_id, (SELECT vendor FROM vendors) AS v FROM trips');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.state, 'failed', r.text);
+    assert.equal(r.body.error.kind, 'cardinality-violation', r.text);
+    assert.match(r.body.error.message, /scalar subquery returned more than one row at line 1, column 17/);
+    const one = await rowsOf(srv.base, "SELECT trip_id, (SELECT name FROM vendors WHERE vendor = 'zoom') AS v FROM trips WHERE trip_id = 1");
+    assert.deepEqual(one.rows, [[1, 'Zoom Rides']]);
+    const none = await rowsOf(srv.base, "SELECT trip_id, (SELECT name FROM vendors WHERE vendor = 'nope') AS v FROM trips WHERE trip_id = 1");
+    assert.deepEqual(none.rows, [[1, null]]);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('SQL the planner refuses is 400 invalid-sql at the statement, never a string column', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const text = '  SELECT trip_id, lag(fare, 9223372036854775807) OVER (ORDER BY trip_id) AS p FROM trips';
+    for (const [method, p, body] of [['POST', '/v1/queries', { sql: text }], ['POST', '/v1/dataframes', { sql: text, name: 'lagged' }]]) {
+      const r = await call(srv.base, method, p, { json: body });
+      assertProblem(r, 400, 'invalid-sql');
+      assert.equal(r.body.line, 1, r.text);
+      assert.equal(r.body.column, 3, r.text);
+      assert.equal(r.body.position, 2, r.text);
+      assert.equal(typeof r.body.column, 'number');
+      assert.ok(r.body.excerpt.includes('\n  ^'), r.text);
+    }
+    // The name of the refused dataframe is free.
+    const ok = await call(srv.base, 'POST', '/v1/dataframes', { json: { sql: 'SELECT trip_id FROM trips', name: 'lagged' } });
+    assert.equal(ok.status, 201, ok.text);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('racing creates of one dataframe name: one wins, the others are 409 before any preview runs', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const body = { sql: 'SELECT trip_id, fare FROM trips', name: 'racy' };
+    const all = await Promise.all(Array.from({ length: 8 }, () => call(srv.base, 'POST', '/v1/dataframes', { json: body })));
+    const won = all.filter((r) => r.status === 201);
+    assert.equal(won.length, 1, all.map((r) => r.status).join(','));
+    for (const r of all.filter((x) => x.status !== 201)) assertProblem(r, 409, 'conflict');
+    const qs = (await call(srv.base, 'GET', '/v1/queries')).body.queries;
+    const frames = new Set((await call(srv.base, 'GET', '/v1/dataframes')).body.dataframes.map((f) => f.id));
+    const previews = qs.filter((q) => q.dataframe); // a create's preview query names its dataframe
+    assert.equal(previews.length, 1, JSON.stringify(previews));
+    assert.ok(frames.has(previews[0].dataframe), JSON.stringify(previews[0]));
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('a FROM of many joins is not refused as nesting: 100 LEFT JOINs run; past 256 joins it is 400 naming the bound', async () => {
+  const srv = await startServer();
+  try {
+    copyExamples(srv.dataDir);
+    const joins = Array.from({ length: 100 }, (_, i) => `LEFT JOIN vendors v${i} ON v${i}.vendor = t.vendor`).join(' ');
+    const res = await rowsOf(srv.base, `SELECT t.trip_id, v99.name FROM trips t ${joins} WHERE t.trip_id = 2`);
+    assert.deepEqual(res.rows, [[2, 'Zoom Rides']]);
+    const inner = Array.from({ length: 40 }, (_, i) => `JOIN vendors v${i} USING (vendor)`).join(' ');
+    const res2 = await rowsOf(srv.base, `SELECT count(*) AS n FROM trips ${inner}`);
+    assert.ok(res2.rows[0][0] > 0, JSON.stringify(res2.rows));
+    const many = Array.from({ length: 300 }, (_, i) => `CROSS JOIN vendors v${i}`).join(' ');
+    const r = await sql(srv.base, `SELECT 1 AS x FROM trips ${many}`, '');
+    assertProblem(r, 400, 'invalid-sql');
+    assert.match(r.body.detail, /more than 256 tables/);
+  } finally {
+    await srv.stop();
   }
 });

@@ -1,0 +1,1 @@
+select a from t1 order by a limit 9223372036854775807 offset 1

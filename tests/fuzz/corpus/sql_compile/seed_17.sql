@@ -1,0 +1,1 @@
+select * from t1 full join t2 using (a) order by 1

@@ -1,0 +1,1 @@
+select cast(a as int), 2.5::int, (select b from t2) from t1

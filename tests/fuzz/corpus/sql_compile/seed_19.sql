@@ -1,0 +1,1 @@
+values (1, 'x', 2.5), (null, null, 3), (1 + 1, 'y', null)

@@ -1,0 +1,1 @@
+SET csv_null_values = DEFAULT
