@@ -124,6 +124,22 @@ static void one_row_check(struct sc_ctx *c, struct sc_rel *sub, int64_t pos)
     free(rows);
 }
 
+/* The subquery's value column in r after the join; its matched and pass
+ * columns (sql_compile_corr.c) are hidden. */
+static struct sc_col *joined_value(struct sc_rel *r, const char *value, const char *matched,
+                                   const char *pass)
+{
+    struct sc_col *col = NULL;
+    for (int i = 0; i < r->ncols; i++) {
+        if (strcmp(r->cols[i].internal, value) == 0)
+            col = &r->cols[i];
+        else if ((matched && strcmp(r->cols[i].internal, matched) == 0) ||
+                 (pass && strcmp(r->cols[i].internal, pass) == 0))
+            r->cols[i].hidden = true;
+    }
+    return col;
+}
+
 static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
 {
     struct sc_rel sub;
@@ -154,14 +170,7 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
             else
                 json_decref(lk), json_decref(rk);
         }
-        struct sc_col *col = NULL;
-        for (int i = 0; rc == FR_OK && i < r->ncols; i++) {
-            if (strcmp(r->cols[i].internal, value) == 0)
-                col = &r->cols[i];
-            else if ((matched && strcmp(r->cols[i].internal, matched) == 0) ||
-                     (pass && strcmp(r->cols[i].internal, pass) == 0))
-                r->cols[i].hidden = true;
-        }
+        struct sc_col *col = rc == FR_OK ? joined_value(r, value, matched, pass) : NULL;
         if (col) {
             col->hidden = true;
             col->type = t;
