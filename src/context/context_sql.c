@@ -75,8 +75,8 @@ static char *dataset_case_match(ctx *c, const char *name)
     return found;
 }
 
-/* The schema of dataset name as the planner sees it: its scan, planned
- * under the config the query would run with. */
+/* The schema of dataset name as the planner sees it: its scan's logical
+ * plan under the config the query would run with. */
 static int dataset_schema(ctx *c, const char *name, struct df_schema *schema, struct fr_error *err)
 {
     json_t *plan = json_pack("{s{ss}}", "source", "dataset", name);
@@ -84,11 +84,11 @@ static int dataset_schema(ctx *c, const char *name, struct df_schema *schema, st
     ctx__effective_config(c, &snap);
     struct plan_env env;
     ctx__plan_env(c, &env);
-    plan_physical *p = NULL;
-    int rc = plan_build(plan, &snap, &env, -1, &p, err);
+    struct df_schema s;
+    int rc = plan_schema(plan, &snap, &env, &s, err); /* no split of the file into tasks */
     if (rc == FR_OK)
-        df_schema_copy(schema, plan_physical_schema(p));
-    plan_physical_free(p);
+        df_schema_copy(schema, &s);
+    df_schema_cleanup(&s);
     cfg_cleanup(&snap);
     json_decref(plan);
     return rc;

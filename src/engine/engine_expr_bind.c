@@ -221,12 +221,12 @@ static int bind_func(struct df__node *n, struct fr_error *err)
         rc = unify(n->args, n->nargs, "coalesce", n->pos, err);
         n->type = n->args[0]->type;
         return rc;
-    case DF__F_ABS:
-    case DF__F_FLOOR:
-    case DF__F_CEIL:
     case DF__F_ROUND_EVEN: /* any type: only float64 changes (SQL's CAST to an integer) */
         n->type = n->args[0]->type;
         return FR_OK;
+    case DF__F_ABS:
+    case DF__F_FLOOR:
+    case DF__F_CEIL:
     case DF__F_ROUND:
         rc = want(n, 0, 'n', fname, err);
         if (rc == FR_OK && n->nargs > 1)

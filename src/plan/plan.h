@@ -58,6 +58,11 @@ typedef struct plan_physical plan_physical;
 int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, int64_t limit_rows,
                plan_physical **out, struct fr_error *err);
 void plan_physical_free(plan_physical *p);
+/* The output schema of `plan` (*out initialized here; the caller cleans it up) as plan_build
+ * would give it, from the logical plan alone: no file is split into tasks (what costs a CSV
+ * dataset a read of the whole file). The same errors as plan_build. */
+int plan_schema(json_t *plan, const struct cfg *cfg, const struct plan_env *env,
+                struct df_schema *out, struct fr_error *err);
 /* Borrowed: the data dir the plan's file inputs are relative to ("." if none). */
 const char *plan_physical_data_dir(const plan_physical *p);
 /* Borrowed: the output schema. */

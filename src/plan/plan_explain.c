@@ -31,9 +31,11 @@ static json_t *op_json(const struct lop *op)
         for (int i = 0; i < op->nitems; i++) {
             const struct lproj_item *it = &op->items[i];
             size_t el = it->expr ? strlen(it->expr) : 0, nl = strlen(it->name);
-            bool aliased = el > nl && strcmp(it->expr + el - nl, it->name) == 0;
-            json_array_append_new(items, it->col   ? json_string(it->name)
-                                         : aliased ? json_string(it->expr)
+            /* a renamed column's text is its rename ("x" as "y") */
+            bool aliased =
+                (it->col && it->expr) || (el > nl && strcmp(it->expr + el - nl, it->name) == 0);
+            json_array_append_new(items, it->col && !it->expr ? json_string(it->name)
+                                         : aliased            ? json_string(it->expr)
                                                    : json_sprintf("%s as %s", it->expr, it->name));
         }
         return json_pack("{so}", "project", items);

@@ -122,8 +122,10 @@ static int parse_select(json_t *list, const struct df_schema *in, int index, str
         }
         df_name_map_put(seen, name, (int)i);
         int col = df_expr_column_index(e);
-        if (col >= 0 && strcmp(in->fields[col].name, name) == 0)
-            add_item(op, NULL, name, name);
+        if (col >= 0) /* a column, renamed or not, is passed by reference (no copy); a
+                         rename keeps its text for explain */
+            add_item(op, strcmp(in->fields[col].name, name) == 0 ? NULL : text,
+                     in->fields[col].name, name);
         else
             add_item(op, text, NULL, name);
         df_schema_add(&op->schema, name, df_expr_type(e));

@@ -548,6 +548,23 @@ out:
     return rc;
 }
 
+int plan_schema(json_t *plan, const struct cfg *cfg, const struct plan_env *env,
+                struct df_schema *out, struct fr_error *err)
+{
+    df_schema_init(out);
+    struct df_options opts;
+    plan_options_from_cfg(cfg, &opts);
+    struct lplan *lp = NULL;
+    int rc = plan__parse(plan, env, &opts, 0, &lp, err);
+    if (rc == FR_OK)
+        df_schema_copy(out, plan__lplan_schema(lp));
+    if (lp) {
+        plan__parquet_close_all(lp);
+        plan__lplan_free(lp);
+    }
+    return rc;
+}
+
 void plan_physical_free(plan_physical *p)
 {
     if (!p)

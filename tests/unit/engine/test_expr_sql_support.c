@@ -55,6 +55,13 @@ static void test_round_even(void **state)
     expect("round(f)", "2|-3|0|null|2|1e+300");                    /* round: half away from zero */
     expect("round_even(v)", "10|-3|null|0|7|9223372036854775807"); /* other types unchanged */
     expect("cast(round_even(num) as int64)", "12|3|null|null|null|-7");
+    /* the functions beside it still check their argument */
+    static const char *const bad[] = {"floor(b)", "ceil(s)", "abs(d)", "round(b)"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        struct fr_error err;
+        assert_null(eval_text(bad[k], &err));
+        assert_non_null(strstr(err.message, "expects a number"));
+    }
 }
 
 static void test_fail_if(void **state)

@@ -289,6 +289,89 @@ static void test_task_names_the_planned_file(void **state)
     rmdir(dir);
 }
 
+/* A renamed column ("a as x", "\"b c\" as y") is passed by reference in the task's project
+ * step, as a column item, never re-evaluated as an expression (a copy per morsel); the
+ * optimizer's column pruning still reads a name that needs quotes. */
+static void test_rename_by_reference(void **state)
+{
+    (void)state;
+    json_error_t jerr;
+    json_t *plan =
+        json_loads("{\"source\": {\"rows\": [{\"a\": 1, \"b c\": 2, \"d\": 3}]},"
+                   " \"ops\": [{\"select\": [\"a as x\", \"\\\"b c\\\" as y\", \"a\"]}]}",
+                   0, &jerr);
+    assert_non_null(plan);
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    struct plan_env env = {.data_dir = "."};
+    plan_physical *p = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(plan_build(plan, &cfg, &env, -1, &p, &err), FR_OK);
+    json_t *spec = plan_task_spec(p, 0, 0, NULL);
+    char *text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_non_null(strstr(text, "{\"col\":\"a\",\"name\":\"x\"}"));
+    assert_non_null(strstr(text, "{\"col\":\"b c\",\"name\":\"y\"}"));
+    assert_null(strstr(text, "\"expr\":\"a as x\""));
+    free(text);
+    struct df_options opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.morsel_size_rows = 1024;
+    struct df_exec ex;
+    df_exec_init(&ex, &opts, NULL);
+    struct df_table **outs = NULL;
+    int nouts = 0;
+    assert_int_equal(plan_task_execute(spec, ".", NULL, NULL, &ex, &outs, &nouts, &err), FR_OK);
+    assert_int_equal(nouts, 1);
+    assert_int_equal(outs[0]->ncols, 3);
+    assert_string_equal(outs[0]->names[1], "y");
+    assert_int_equal(outs[0]->nrows, 1);
+    for (int i = 0; i < nouts; i++)
+        df_table_free(outs[i]);
+    free(outs);
+    json_decref(spec);
+    plan_physical_free(p);
+    cfg_cleanup(&cfg);
+    json_decref(plan);
+}
+
+/* plan_schema gives plan_build's output schema (the SQL catalog's lookups use it), and its
+ * errors. */
+static void test_plan_schema(void **state)
+{
+    (void)state;
+    json_error_t jerr;
+    json_t *plan =
+        json_loads("{\"source\": {\"rows\": [{\"a\": 1, \"b\": \"x\"}]},"
+                   " \"ops\": [{\"with_column\": {\"name\": \"c\", \"expr\": \"a * 1.5\"}}]}",
+                   0, &jerr);
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    struct plan_env env = {.data_dir = "."};
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_schema s;
+    assert_int_equal(plan_schema(plan, &cfg, &env, &s, &err), FR_OK);
+    plan_physical *p = NULL;
+    assert_int_equal(plan_build(plan, &cfg, &env, -1, &p, &err), FR_OK);
+    const struct df_schema *b = plan_physical_schema(p);
+    assert_int_equal(s.nfields, 3);
+    assert_int_equal(s.nfields, b->nfields);
+    for (int i = 0; i < s.nfields; i++) {
+        assert_string_equal(s.fields[i].name, b->fields[i].name);
+        assert_int_equal(s.fields[i].type, b->fields[i].type);
+    }
+    assert_int_equal(s.fields[2].type, DF_TYPE_FLOAT64);
+    df_schema_cleanup(&s);
+    plan_physical_free(p);
+    json_decref(plan);
+    plan = json_pack("{s{ss}}", "source", "dataset", "no_such_dataset");
+    assert_int_equal(plan_schema(plan, &cfg, &env, &s, &err), FR_ENOTFOUND);
+    df_schema_cleanup(&s);
+    json_decref(plan);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_task_file_path),
         cmocka_unit_test(test_sort_non_string_key),
         cmocka_unit_test(test_task_names_the_planned_file),
+        cmocka_unit_test(test_rename_by_reference),
+        cmocka_unit_test(test_plan_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
