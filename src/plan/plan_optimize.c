@@ -98,6 +98,15 @@ static void mark_expr(const char *text, const struct df_schema *s, const int *ma
             need[map[cols[i]]] = true;
 }
 
+/* A bare column name (a select's col, a sort key) is quoted first: a name
+ * with a space or a quote is not an expression by itself. */
+static void mark_name(const char *name, const struct df_schema *s, const int *map, bool *need)
+{
+    char *q = plan__quote_ident(name);
+    mark_expr(q, s, map, need);
+    free(q);
+}
+
 static void mark_all(int ncur, const int *map, bool *need)
 {
     for (int i = 0; i < ncur; i++)
@@ -110,9 +119,7 @@ static void mark_all(int ncur, const int *map, bool *need)
 static int *mark_window(const struct lop *op, const struct df_schema *in, int *map, bool *need)
 {
     for (int k = 0; k < op->nby + op->nkeys; k++) {
-        char *q = plan__quote_ident(k < op->nby ? op->by[k] : op->keys[k - op->nby]);
-        mark_expr(q, in, map, need);
-        free(q);
+        mark_name(k < op->nby ? op->by[k] : op->keys[k - op->nby], in, map, need);
     }
     for (int k = 0; k < op->naggs; k++) {
         struct df_window_call c;
@@ -148,7 +155,7 @@ static bool needed_columns(const struct lplan *lp, bool *need)
             break;
         case LOP_SORT:
             for (int k = 0; k < op->nkeys; k++)
-                mark_expr(op->keys[k], in, map, need);
+                mark_name(op->keys[k], in, map, need);
             break;
         case LOP_SLICE:
             break;
@@ -157,11 +164,9 @@ static bool needed_columns(const struct lplan *lp, bool *need)
             break;
         case LOP_PROJECT:
             for (int k = 0; k < op->nitems; k++) {
-                if (op->items[k].col) {
-                    char *q = plan__quote_ident(op->items[k].col); /* "my col", "k#1" */
-                    mark_expr(q, in, map, need);
-                    free(q);
-                } else
+                if (op->items[k].col)
+                    mark_name(op->items[k].col, in, map, need);
+                else
                     mark_expr(op->items[k].expr, in, map, need);
             }
             cut = true;

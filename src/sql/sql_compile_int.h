@@ -20,6 +20,7 @@ struct sc_col {
     int leaf;    /* the table leaf it comes from (ctx->leaves), -1 if derived */
     char *orig;  /* a table leaf's column: the source's own name (new), else NULL */
     bool hidden; /* not found by unqualified names or * (a USING duplicate) */
+    bool merged; /* hidden as a USING/NATURAL key: a qualified t.* still lists it */
 };
 
 /* A relation: a plan ({"source": ..., "ops": [...]}) and its columns. */
@@ -70,7 +71,15 @@ struct sc_ctx {
     int depth;
     const struct sql_select *alias_sel; /* the block whose select aliases may be named */
     int alias_busy;                     /* expanding one now: no alias inside an alias */
+    int nrefs;                          /* table and CTE references compiled so far */
+    size_t cte_bytes;                   /* the plans CTE references expanded to, summed */
 };
+
+/* Each CTE reference compiles its definition again (the plan language has no
+ * shared subplans), so the compiled plan can grow exponentially with the SQL:
+ * these bound it, checked as it grows. */
+#define SC_MAX_TABLE_REFS 1024
+#define SC_MAX_CTE_BYTES ((size_t)4 << 20)
 
 /* A node replaced by a column (an aggregate, a window function, a scalar
  * subquery, a group key). */
@@ -229,6 +238,25 @@ int sc__scalar_subqueries(struct sc_ex *x, struct sc_rel *r, const struct sql_ex
 bool sc__is_subquery_conjunct(const struct sql_expr *e);
 int sc__subquery_conjunct(struct sc_ctx *c, struct sc_scope *scope, struct sc_rel *r,
                           const struct sql_expr *e);
+
+/* ---- sql_compile_corr.c: an aggregate subquery over no inner row ---- */
+struct sc_corr_aug {
+    struct sql_query q;
+    struct sql_select sel;
+    struct sql_select_item items[3]; /* the item, true AS matched, HAVING */
+    struct sql_expr t;
+    int nextra; /* 0: q as given (a bare aggregate, or not one aggregate) */
+    const struct sql_expr *item, *having;
+};
+/* q, or a->q: q's one aggregate item followed by true and its HAVING as
+ * columns (HAVING itself dropped). a is filled; borrowed from q and a. */
+const struct sql_query *sc__corr_augment(const struct sql_query *q, struct sc_corr_aug *a);
+/* Adds to r (after the left join) the subquery's value: value when matched
+ * (and pass, HAVING's column, when not NULL), else the item over the empty
+ * group; the new column's internal name (borrowed), NULL on an error. */
+const char *sc__corr_value(struct sc_ex *x, struct sc_rel *r, const struct sc_corr_aug *a,
+                           const char *value, const char *matched, const char *pass,
+                           bool correlated, df_type t, int64_t pos);
 
 /* ---- sql_compile_setop.c: set operations, VALUES, no FROM ---- */
 int sc__setop(struct sc_ctx *c, const struct sql_query *q, struct sc_scope *outer,

@@ -60,11 +60,11 @@ static int using_keys(struct sc_ctx *c, const struct sql_from *f, struct sc_rel 
         json_array_append_new(j->lk, json_string(a->internal));
         json_array_append_new(j->rk, json_string(b->internal));
         if (f->join == SQL_JOIN_RIGHT)
-            a->hidden = true;
+            a->hidden = a->merged = true;
         else
-            b->hidden = true;
+            b->hidden = b->merged = true;
         if (f->join == SQL_JOIN_FULL)
-            a->hidden = true;
+            a->hidden = a->merged = true;
     }
     return FR_OK;
 }
@@ -148,7 +148,8 @@ static int on_conj(struct sc_ctx *c, const struct sql_from *f, struct sc_fromset
 static int merge_full(struct sc_ctx *c, const struct sql_from *f, struct sc_rel *out,
                       struct jside *j)
 {
-    for (size_t i = 0; f->join == SQL_JOIN_FULL && i < json_array_size(j->lk); i++) {
+    bool merged = f->nusing > 0 || f->natural; /* FULL JOIN ... ON keeps both sides */
+    for (size_t i = 0; merged && f->join == SQL_JOIN_FULL && i < json_array_size(j->lk); i++) {
         char *a = sc__quote(json_string_value(json_array_get(j->lk, i)));
         char *b = sc__quote(json_string_value(json_array_get(j->rk, i)));
         char *text = fr_xasprintf("coalesce(%s, %s)", a, b);
@@ -187,7 +188,8 @@ static int using_index(const struct sql_from *f, const struct sc_rel *out, const
 
 /* USING and NATURAL: each key where the left side has it (DuckDB), read as
  * the right side's for RIGHT and the coalesce for FULL; the left's hidden
- * key moves to the end. The first nleft columns are the left side's. */
+ * key follows it (a t.* lists it in place). The first nleft columns are the
+ * left side's. */
 static void using_in_place(const struct sql_from *f, struct sc_rel *out, const struct jside *j,
                            int nleft)
 {
@@ -210,14 +212,14 @@ static void using_in_place(const struct sql_from *f, struct sc_rel *out, const s
     }
     struct sc_col *cols = fr_xcalloc((size_t)out->ncols, sizeof(*cols));
     int n = 0;
-    for (int k = 0; k < out->ncols; k++)
-        if (slot[k] >= 0)
+    for (int k = 0; k < out->ncols; k++) {
+        if (slot[k] >= 0) { /* the visible key, then the hidden left key (for t.*) */
             cols[n++] = out->cols[slot[k]];
-        else if (!moved[k])
             cols[n++] = out->cols[k];
-    for (int k = 0; k < out->ncols; k++) /* the left keys the visible ones replaced */
-        if (slot[k] >= 0)
+        } else if (!moved[k]) {
             cols[n++] = out->cols[k];
+        }
+    }
     memcpy(out->cols, cols, sizeof(*cols) * (size_t)out->ncols);
     free(cols);
     free(slot);

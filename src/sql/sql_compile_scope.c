@@ -117,6 +117,12 @@ static int cte_table(struct sc_ctx *c, struct sc_cte *cte, const struct sql_from
     c->ctes = saved;
     if (rc != FR_OK)
         return rc;
+    c->cte_bytes += json_dumpb(out->plan, NULL, 0, JSON_COMPACT);
+    if (c->cte_bytes > SC_MAX_CTE_BYTES)
+        return sc__unsupported(c, f->table.pos,
+                               "the WITH queries' references expand to a plan of more than %zu "
+                               "MB (each reference compiles its query again)",
+                               SC_MAX_CTE_BYTES >> 20);
     const struct sql_cte *d = cte->def;
     if (d->ncols > out->ncols)
         return sc__invalid(c, d->name.pos, "WITH %s names %d columns but its query gives %d",
@@ -208,6 +214,11 @@ static int catalog_table(struct sc_ctx *c, const struct sql_from *f, struct sc_r
 
 int sc__table(struct sc_ctx *c, const struct sql_from *f, struct sc_rel *out)
 {
+    if (++c->nrefs > SC_MAX_TABLE_REFS)
+        return sc__unsupported(c, f->table.pos,
+                               "the query reads more than %d tables (each reference to a WITH "
+                               "query compiles it again)",
+                               SC_MAX_TABLE_REFS);
     for (struct sc_cte *t = c->ctes; t; t = t->next)
         if (sc__name_eq(t->def->name.text, f->table.text, f->table.quoted))
             return cte_table(c, t, f, out);

@@ -103,7 +103,7 @@ static int star(struct sc_ex *x, const struct sql_expr *e, struct proj *p)
     int n = 0;
     for (int i = 0; src && i < src->ncols; i++) {
         const struct sc_col *col = &src->cols[i];
-        if (col->hidden ||
+        if ((col->hidden && !(e->qual.text && col->merged)) ||
             (e->qual.text && (!col->qual || !sc__name_eq(col->qual, e->qual.text, e->qual.quoted))))
             continue;
         bool key = !x->grouped;

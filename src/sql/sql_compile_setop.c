@@ -42,8 +42,10 @@ static void recast(struct sc_ctx *c, struct sc_rel *r, int i, df_type t)
         char *q = sc__quote(r->cols[k].internal);
         if (k == i) {
             char *qf = sc__quote(fresh);
-            json_array_append_new(items,
-                                  json_sprintf("cast(%s as %s) as %s", q, df_type_name(t), qf));
+            /* a NULL column is bool to the engine, which casts no bool to a date */
+            json_array_append_new(items, json_sprintf("cast(%s as %s) as %s",
+                                                      r->cols[i].type == DF_TYPE_NULL ? "null" : q,
+                                                      df_type_name(t), qf));
             free(qf);
         } else {
             json_array_append_new(items, json_string(q));

@@ -124,14 +124,31 @@ static void one_row_check(struct sc_ctx *c, struct sc_rel *sub, int64_t pos)
     free(rows);
 }
 
+/* The subquery's value column in r after the join; its matched and pass
+ * columns (sql_compile_corr.c) are hidden. */
+static struct sc_col *joined_value(struct sc_rel *r, const char *value, const char *matched,
+                                   const char *pass)
+{
+    struct sc_col *col = NULL;
+    for (int i = 0; i < r->ncols; i++) {
+        if (strcmp(r->cols[i].internal, value) == 0)
+            col = &r->cols[i];
+        else if ((matched && strcmp(r->cols[i].internal, matched) == 0) ||
+                 (pass && strcmp(r->cols[i].internal, pass) == 0))
+            r->cols[i].hidden = true;
+    }
+    return col;
+}
+
 static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *e)
 {
     struct sc_rel sub;
     struct sc_scope h;
     sc__rel_init(&sub);
-    int rc = compile_sub(x->c, e->query, x->scope, &h, &sub);
+    struct sc_corr_aug aug;
+    int rc = compile_sub(x->c, sc__corr_augment(e->query, &aug), x->scope, &h, &sub);
     if (rc == FR_OK)
-        rc = value_columns(x->c, e->query, &sub, h.ncorr);
+        rc = value_columns(x->c, e->query, &sub, h.ncorr + aug.nextra);
     if (rc == FR_OK && h.ncorr > 0 && !global_agg(e->query))
         rc = sc__unsupported(x->c, e->pos,
                              "a correlated scalar subquery is supported only as an aggregate "
@@ -140,6 +157,8 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
         one_row_check(x->c, &sub, e->pos);
     if (rc == FR_OK) {
         char *value = fr_xstrdup(sub.cols[0].internal);
+        char *matched = aug.nextra ? fr_xstrdup(sub.cols[1].internal) : NULL;
+        char *pass = aug.nextra > 1 ? fr_xstrdup(sub.cols[2].internal) : NULL;
         df_type t = sub.cols[0].type;
         if (h.ncorr == 0) {
             sc__cross(x->c, r, &sub, "left");
@@ -151,15 +170,14 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
             else
                 json_decref(lk), json_decref(rk);
         }
-        struct sc_col *col = NULL;
-        for (int i = 0; rc == FR_OK && i < r->ncols; i++)
-            if (strcmp(r->cols[i].internal, value) == 0)
-                col = &r->cols[i];
+        struct sc_col *col = rc == FR_OK ? joined_value(r, value, matched, pass) : NULL;
         if (col) {
             col->hidden = true;
             col->type = t;
             const char *v = col->internal;
-            if (h.ncorr > 0 && counts(e->query)) { /* no group: the count is 0, not NULL */
+            if (aug.nextra) { /* the item over the empty group when none matches */
+                v = sc__corr_value(x, r, &aug, value, matched, pass, h.ncorr > 0, t, e->pos);
+            } else if (h.ncorr > 0 && counts(e->query)) { /* no group: 0, not NULL */
                 char *q = sc__quote(v), *text = fr_xasprintf("coalesce(%s, 0)", q);
                 v = sc__add_computed(x->c, r, text, "count", e->pos);
                 free(q);
@@ -171,6 +189,8 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
                 rc = FR_EINVAL;
         }
         free(value);
+        free(matched);
+        free(pass);
     }
     free(h.corr);
     sc__rel_cleanup(&sub);

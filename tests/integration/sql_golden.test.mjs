@@ -35,6 +35,7 @@ const TABLES = {
   unicode: ['unicode.csv', { id: 'BIGINT', name: 'VARCHAR', city: 'VARCHAR' }],
   quoted: ['quoted.csv', { id: 'BIGINT', text: 'VARCHAR', n: 'BIGINT' }],
   na: ['na.csv', { id: 'BIGINT', score: 'VARCHAR', grade: 'VARCHAR' }],
+  spaced: ['spaced.csv', { id: 'BIGINT', 'my col': 'BIGINT', z: 'VARCHAR' }],
   sales: ['sales.ndjson', { id: 'BIGINT', region: 'VARCHAR', amount: 'DOUBLE', qty: 'BIGINT', ok: 'BOOLEAN', day: 'DATE', extra: 'VARCHAR' }],
 };
 const FRAMED_TYPE = { BIGINT: 'int64', DOUBLE: 'float64', VARCHAR: 'string', DATE: 'date', TIMESTAMPTZ: 'timestamp', BOOLEAN: 'bool' };

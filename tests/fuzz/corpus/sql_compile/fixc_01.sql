@@ -1,0 +1,1 @@
+with a0 as (select k from t3), a1 as (select x.k from a0 x join a0 y on x.k = y.k), a2 as (select x.k from a1 x join a1 y on x.k = y.k) select count(*) from a2

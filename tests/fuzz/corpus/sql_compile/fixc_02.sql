@@ -1,0 +1,1 @@
+select a, (select count(*) * 2 + 1 from t3 where t3.a = t1.a having count(*) > 0) from t1

@@ -1,0 +1,1 @@
+select t2.*, t3.* from t2 full join t3 using (a) union all select null, null, null, null, null

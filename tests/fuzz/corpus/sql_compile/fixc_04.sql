@@ -1,0 +1,1 @@
+select * from t1 full join t2 on t1.a = t2.a where (select coalesce(max(k), -5) from t3 where t3.a = t1.a) < 0
