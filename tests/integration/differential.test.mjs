@@ -13,12 +13,12 @@
 // test FAILS, it never skips.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { groupbyCsv, joinCsvs } from './dbgen.mjs';
-import { call, SOURCE_DIR, startServer } from './lib.mjs';
+import { call, startServer } from './lib.mjs';
+import { loadDuckDb } from './sql_lib.mjs';
 
 const N = Number(process.env.FRAMED_DIFF_ROWS ?? 100000);
 const TIGHT = 1e-9;
@@ -31,25 +31,6 @@ const FORCED_CONFIG = {
   maintain_order: false,
   broadcast_join_size_bytes_threshold: 0,
 };
-
-async function loadDuckDb() {
-  const errors = [];
-  try {
-    return await import('@duckdb/node-api');
-  } catch (e) {
-    errors.push(e.message);
-  }
-  if (SOURCE_DIR) {
-    try {
-      const require = createRequire(path.join(SOURCE_DIR, 'package.json'));
-      return await import(require.resolve('@duckdb/node-api'));
-    } catch (e) {
-      errors.push(e.message);
-    }
-  }
-  throw new Error('the differential test needs @duckdb/node-api (pinned in package.json): run ' +
-    '`npm ci` in the source directory. Loading it failed: ' + errors.join(' | '));
-}
 
 // ---------------------------------------------------------------- the questions
 const G1 = { path: 'G1.csv' };

@@ -1,4 +1,5 @@
-// sql_lib: what the SQL suites share (sql_golden, sql_dbbench, tpch): DuckDB
+// sql_lib: what the SQL suites share (sql_golden, sql_dbbench, tpch; the loader also
+// differential and window): DuckDB
 // in process as the source of every expected answer, running a statement
 // through framed's SQL over HTTP (POST /v1/queries {"sql": ...}, then the
 // result), and comparing the two answers: columns (names case-insensitively,
@@ -26,7 +27,7 @@ export async function loadDuckDb() {
       errors.push(e.message);
     }
   }
-  throw new Error('the SQL suites need @duckdb/node-api (pinned in package.json): run `npm ci` in ' +
+  throw new Error('the tests that check answers against DuckDB need @duckdb/node-api (pinned in package.json): run `npm ci` in ' +
     'the source directory. Loading it failed: ' + errors.join(' | '));
 }
 

@@ -5,10 +5,10 @@
 // the optimizer's choices, and bad windows get problem replies.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, call, SOURCE_DIR, startServer, startWorker } from './lib.mjs';
+import { assertProblem, call, startServer, startWorker } from './lib.mjs';
+import { loadDuckDb } from './sql_lib.mjs';
 
 const SPREAD = { scan_tasks_max_size_bytes: 2048, scan_tasks_min_size_bytes: 1, shuffle_partitions: 4, maintain_order: false };
 
@@ -47,15 +47,6 @@ const SQL = {
   one: 'select *, row_number() over w as rn, sum(v) over w as rs, count(*) over w as c from w window w as (order by t nulls first, id)',
   filtered: "select * from (select *, row_number() over (partition by k order by id) as rn from w) where k = 'k3' and rn <= 5",
 };
-
-async function loadDuckDb() {
-  try {
-    return await import('@duckdb/node-api');
-  } catch {
-    const require = createRequire(path.join(SOURCE_DIR, 'package.json'));
-    return await import(require.resolve('@duckdb/node-api'));
-  }
-}
 
 async function rowsOf(base, plan) {
   const r = await call(base, 'POST', '/v1/queries?wait=120', { json: { plan } });
