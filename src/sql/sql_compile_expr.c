@@ -404,7 +404,10 @@ static int expr_rec(struct sc_ex *x, const struct sql_expr *e, struct fr_buf *b)
 {
     for (int i = 0; i < x->nsubst; i++) {
         if (x->subst[i].node == e) {
-            put_quoted(b, x->subst[i].internal);
+            if (x->subst[i].internal)
+                put_quoted(b, x->subst[i].internal);
+            else /* a value that is always NULL (a subquery of a bare NULL) */
+                fr_buf_puts(b, "null");
             return FR_OK;
         }
     }

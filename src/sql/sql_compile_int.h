@@ -85,7 +85,7 @@ struct sc_ctx {
  * subquery, a group key). */
 struct sc_subst {
     const struct sql_expr *node;
-    char *internal; /* borrowed */
+    char *internal; /* borrowed; NULL: the NULL literal */
 };
 
 /* How an expression compiles: against a scope, with substitutions; grouped

@@ -183,7 +183,9 @@ static int one_scalar(struct sc_ex *x, struct sc_rel *r, const struct sql_expr *
                 free(q);
                 free(text);
             }
-            if (v)
+            if (v && t == DF_TYPE_NULL) /* no column has the NULL type: a bare NULL */
+                sc__ex_subst(x, e, NULL);
+            else if (v)
                 sc__ex_subst(x, e, (char *)v);
             else
                 rc = FR_EINVAL;

@@ -74,3 +74,9 @@ select count(*) as n from trips where exists (select 1 from vendors where rating
 select count(*) as n from trips where not exists (select 1 from vendors where rating > 5);
 
 select g, (select count(*) from sortme s where s.grp = groups.g) as in_sortme from groups where x > 3;
+
+-- a scalar subquery of a bare NULL compares as NULL with a date column (was an engine type error)
+select id from events where day = (select null);
+
+-- and as NULL inside an expression, with the subquery's one-row check kept
+select count(*) as n from events where coalesce(day = (select null), true);
