@@ -59,11 +59,8 @@ static int using_keys(struct sc_ctx *c, const struct sql_from *f, struct sc_rel 
         sc__leaf_use(c, b);
         json_array_append_new(j->lk, json_string(a->internal));
         json_array_append_new(j->rk, json_string(b->internal));
-        if (f->join == SQL_JOIN_RIGHT)
-            a->hidden = a->merged = true;
-        else
-            b->hidden = b->merged = true;
-        if (f->join == SQL_JOIN_FULL)
+        b->hidden = b->merged = true;
+        if (f->join == SQL_JOIN_FULL || f->join == SQL_JOIN_RIGHT)
             a->hidden = a->merged = true;
     }
     return FR_OK;
@@ -144,15 +141,19 @@ static int on_conj(struct sc_ctx *c, const struct sql_from *f, struct sc_fromset
                                                        : "neither");
 }
 
-/* FULL JOIN USING: the merged column is the coalesce of the two. */
+/* FULL JOIN USING: the merged column is the coalesce of the two; RIGHT JOIN
+ * USING: a copy of the right key, so that the right side's own key keeps its
+ * place for a t.* of the right table. */
 static int merge_full(struct sc_ctx *c, const struct sql_from *f, struct sc_rel *out,
                       struct jside *j)
 {
     bool merged = f->nusing > 0 || f->natural; /* FULL JOIN ... ON keeps both sides */
-    for (size_t i = 0; merged && f->join == SQL_JOIN_FULL && i < json_array_size(j->lk); i++) {
+    bool full = f->join == SQL_JOIN_FULL;
+    for (size_t i = 0; merged && (full || f->join == SQL_JOIN_RIGHT) && i < json_array_size(j->lk);
+         i++) {
         char *a = sc__quote(json_string_value(json_array_get(j->lk, i)));
         char *b = sc__quote(json_string_value(json_array_get(j->rk, i)));
-        char *text = fr_xasprintf("coalesce(%s, %s)", a, b);
+        char *text = full ? fr_xasprintf("coalesce(%s, %s)", a, b) : fr_xasprintf("%s", b);
         const char *name = NULL;
         for (int k = 0; k < out->ncols; k++)
             if (strcmp(out->cols[k].internal, json_string_value(json_array_get(j->lk, i))) == 0)
@@ -170,16 +171,16 @@ static int merge_full(struct sc_ctx *c, const struct sql_from *f, struct sc_rel 
     return FR_OK;
 }
 
-/* The visible column of USING key i: the coalesce for FULL (merge_full adds
- * them last, in key order), the right side's for RIGHT, else the left's. */
+/* The visible column of USING key i: the coalesce for FULL and the right
+ * key's copy for RIGHT (merge_full adds them last, in key order), else the
+ * left's. */
 static int using_index(const struct sql_from *f, const struct sc_rel *out, const struct jside *j,
                        size_t i)
 {
     size_t nk = json_array_size(j->lk);
-    if (f->join == SQL_JOIN_FULL)
+    if (f->join == SQL_JOIN_FULL || f->join == SQL_JOIN_RIGHT)
         return out->ncols - (int)nk + (int)i;
-    const char *want =
-        json_string_value(json_array_get(f->join == SQL_JOIN_RIGHT ? j->rk : j->lk, i));
+    const char *want = json_string_value(json_array_get(j->lk, i));
     for (int k = 0; k < out->ncols; k++)
         if (!out->cols[k].hidden && strcmp(out->cols[k].internal, want) == 0)
             return k;

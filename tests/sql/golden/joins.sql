@@ -67,3 +67,10 @@ select t.id, v.name from trips t join vendors v on t.vendor = v.vendor where v.r
 select a.id as a_id, b.id as b_id from trips a join trips b on a.pickup = b.pickup and a.id < b.id;
 
 select t.id, v.name from trips t join (select vendor, name from vendors where rating is not null) v on t.vendor = v.vendor;
+
+-- the right table's t.* of a RIGHT JOIN USING keeps its own column order (its key was listed at the left key's place)
+select r.* from "left" l right join "right" r using (name);
+
+select l.*, r.rv from "left" l right join "right" r using (name);
+
+select * from "left" l natural right join "right" r;
