@@ -456,9 +456,17 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
          * largest one's, unless it passed through): room for them up
          * front, so no large array grows while other tasks run */
         int64_t rows = 0;
-        for (int p = 0; p < nparts; p++)
+        bool passed = false;
+        for (int p = 0; p < nparts; p++) {
             rows += partials[p]->nrows;
-        if (rows > 2 * maxrows) /* many partials: they likely share groups */
+            passed |= passed_through(partials[p], nkeys);
+        }
+        /* many partials likely share groups, unless their rows passed
+         * through (grouping shrank them less than PASS_SHRINK-fold, so
+         * the groups are near their rows): room for all of them then, or
+         * the table and states would grow, rehash and copy log2(rows /
+         * maxrows) times on fresh pages */
+        if (!passed && rows > 2 * maxrows)
             rows = 2 * maxrows;
         rc = df__gtab_reserve(&gt, rows, err);
         if (rc == FR_OK)
