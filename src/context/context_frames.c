@@ -44,6 +44,7 @@ void ctx__plan_env(ctx *c, struct plan_env *env)
 {
     env->data_dir = c->opts.data_dir;
     env->remote_workers = strcmp(ctx__runner_kind(c), "remote") == 0;
+    env->preview_scan_rows = 0;
     env->lookup_dataframe = lookup_frame;
     env->arg = c;
 }
@@ -53,6 +54,8 @@ static int build(ctx *c, const struct cfg *cfg, json_t *plan, int64_t limit, pla
 {
     struct plan_env env;
     ctx__plan_env(c, &env);
+    if (limit >= 0) /* a preview: over the first rows of each source only */
+        env.preview_scan_rows = limit > CTX_PREVIEW_SCAN_ROWS ? limit : CTX_PREVIEW_SCAN_ROWS;
     struct fr_error ferr;
     fr_error_init(&ferr);
     int rc = plan_build(plan, cfg, &env, limit, out, &ferr);
@@ -160,6 +163,7 @@ static json_t *frame_json(const struct ctx_frame *f)
                   "config_id", f->config_id, "created_at", at, "materialized", f->nparts > 0,
                   "rows", f->nparts > 0 ? json_integer(f->part_rows) : NULL, "plan", f->plan,
                   "preview", f->preview ? f->preview : json_array());
+    json_object_set_new(j, "preview_exact", json_boolean(f->preview_exact));
     if (f->name[0])
         json_object_set_new(j, "name", json_string(f->name));
     if (f->sql)
@@ -281,7 +285,10 @@ static int frame_create(ctx *c, json_t *plan, const ctx_sql *s, const char *name
     ctx__random_id("q", rec.id, sizeof(rec.id));
     snprintf(rec.frame_id, sizeof(rec.frame_id), "%s", f->id);
     rec.sql = sql ? json_pack("{ss}", "sql", sql) : NULL;
+    int64_t needs = plan_physical_preview_needs(p, limit);
     rc = run_preview(c, r, p, &rec, plan, &preview, err); /* the query owns p now */
+    if (rc == FR_OK)
+        f->preview_exact = needs == 0 || (needs > 0 && (int64_t)json_array_size(preview) >= needs);
     json_decref(rec.sql);
     ctx__runner_release(c);
     if (rc != FR_OK) {
@@ -293,8 +300,9 @@ static int frame_create(ctx *c, json_t *plan, const ctx_sql *s, const char *name
     c->frames = fr_xrealloc(c->frames, sizeof(*c->frames) * (size_t)(c->nframes + 1));
     c->frames[c->nframes++] = f;
     f->preview = preview;
-    *out = json_pack("{ss so ss sO}", "id", f->id, "schema", ctx__schema_json(&f->schema),
-                     "config_id", f->config_id, "preview", preview);
+    *out =
+        json_pack("{ss so ss sO sb}", "id", f->id, "schema", ctx__schema_json(&f->schema),
+                  "config_id", f->config_id, "preview", preview, "preview_exact", f->preview_exact);
     if (f->name[0])
         json_object_set_new(*out, "name", json_string(f->name));
     if (f->sql) {

@@ -17,6 +17,10 @@
 
 enum ctx_runner_state { CTX_RUNNER_NONE, CTX_RUNNER_ACTIVE, CTX_RUNNER_DRAINING };
 
+/* A dataframe's preview runs its ops over the first this many rows of each
+ * source (or num_preview_rows, if larger), never over the whole data. */
+#define CTX_PREVIEW_SCAN_ROWS 65536
+
 struct ctx_frame {
     char id[40];
     json_t *plan;
@@ -27,12 +31,14 @@ struct ctx_frame {
     char **part_ids;        /* materialized partitions kept in the runner */
     int nparts;
     int64_t part_rows;
-    int64_t bytes;    /* its charge on the memory budget, taken over from its run */
-    char run_qid[40]; /* the query record whose result this data is ("" = none) */
-    json_t *preview;  /* the rows shown when it was created */
-    json_t *formats;  /* {dataset: format} of the datasets its plan read when created */
-    char *sql;        /* the SQL it was made from (new), or NULL */
-    char name[72];    /* its SQL table name, "" if none */
+    int64_t bytes;      /* its charge on the memory budget, taken over from its run */
+    char run_qid[40];   /* the query record whose result this data is ("" = none) */
+    json_t *preview;    /* the rows shown when it was created */
+    bool preview_exact; /* they are the dataframe's first rows (else rows of its ops over
+                           the first rows of each source) */
+    json_t *formats;    /* {dataset: format} of the datasets its plan read when created */
+    char *sql;          /* the SQL it was made from (new), or NULL */
+    char name[72];      /* its SQL table name, "" if none */
 };
 
 /* A dataframe already has this name, ignoring case (context lock held). */

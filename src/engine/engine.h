@@ -263,6 +263,12 @@ int df_csv_infer_schema(const char *path, const struct df_csv_options *o,
  * range. *ranges is new (free()). */
 int df_csv_split(const char *path, const struct df_csv_options *o, int64_t target_bytes,
                  struct df_byte_range **ranges, int *nranges, struct fr_error *err);
+/* df_csv_split that stops reading once max_ranges (> 0) whole ranges are
+ * cut: the file's first records only (a preview). *truncated says whether
+ * records were left after them. */
+int df_csv_split_prefix(const char *path, const struct df_csv_options *o, int64_t target_bytes,
+                        int max_ranges, struct df_byte_range **ranges, int *nranges,
+                        bool *truncated, struct fr_error *err);
 /* Reads the records of one range into a table with the given schema.
  * Malformed data (too many/few fields, an unterminated quote, a value that
  * does not fit its type) fails with FR_EDATA naming file, line and column,
@@ -284,6 +290,9 @@ int df_ndjson_infer_schema(const char *path, const struct df_csv_options *o, str
                            struct fr_error *err);
 int df_ndjson_split(const char *path, int64_t target_bytes, struct df_byte_range **ranges,
                     int *nranges, struct fr_error *err);
+int df_ndjson_split_prefix(const char *path, int64_t target_bytes, int max_ranges,
+                           struct df_byte_range **ranges, int *nranges, bool *truncated,
+                           struct fr_error *err);
 int df_ndjson_read(const char *path, const struct df_byte_range *range,
                    const struct df_csv_options *o, const struct df_schema *schema,
                    const int *columns, int ncolumns, struct df_exec *ex, struct df_table **out,

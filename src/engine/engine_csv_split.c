@@ -116,7 +116,8 @@ static void scan_chunk(struct splitter *s, const char *buf, size_t len, int64_t 
 }
 
 int df__split_file(const char *path, char delim, char quote, bool header, int64_t target_bytes,
-                   struct df_byte_range **ranges, int *nranges, struct fr_error *err)
+                   int max_ranges, struct df_byte_range **ranges, int *nranges, bool *truncated,
+                   struct fr_error *err)
 {
     int result = FR_EIO;
     struct splitter s = {.delim = delim,
@@ -128,6 +129,9 @@ int df__split_file(const char *path, char delim, char quote, bool header, int64_
     s.target = target_bytes > 0 ? target_bytes : 1;
     *ranges = NULL;
     *nranges = 0;
+    if (truncated)
+        *truncated = false;
+    bool cut = false; /* stopped at max_ranges before the end of the file */
     char *buf = fr_xmalloc(SPLIT_BUF);
     int fd = fr_file_open_regular(path);
     if (fd < 0) {
@@ -152,12 +156,20 @@ int df__split_file(const char *path, char delim, char quote, bool header, int64_
             s.range_start = skip = 3; /* a UTF-8 byte order mark */
         scan_chunk(&s, buf + skip, (size_t)r - skip, base + (int64_t)skip);
         base += r;
+        if (max_ranges > 0 && s.n >= max_ranges) { /* the ranges wanted are whole: stop reading */
+            s.n = max_ranges;
+            cut = true;
+            break;
+        }
     }
-    if (s.in_header) { /* a header without a line feed: no data */
+    if (cut) {
+        if (truncated)
+            *truncated = true;
+    } else if (s.in_header) { /* a header without a line feed: no data */
         s.range_start = base;
         s.in_header = false;
     }
-    if (s.range_start < base || s.n == 0)
+    if (!cut && (s.range_start < base || s.n == 0))
         push_range(&s, base);
     *ranges = s.ranges;
     *nranges = s.n;
@@ -174,6 +186,14 @@ out:
 int df_csv_split(const char *path, const struct df_csv_options *o, int64_t target_bytes,
                  struct df_byte_range **ranges, int *nranges, struct fr_error *err)
 {
-    return df__split_file(path, o->delimiter, o->quote, o->header, target_bytes, ranges, nranges,
-                          err);
+    return df__split_file(path, o->delimiter, o->quote, o->header, target_bytes, 0, ranges, nranges,
+                          NULL, err);
+}
+
+int df_csv_split_prefix(const char *path, const struct df_csv_options *o, int64_t target_bytes,
+                        int max_ranges, struct df_byte_range **ranges, int *nranges,
+                        bool *truncated, struct fr_error *err)
+{
+    return df__split_file(path, o->delimiter, o->quote, o->header, target_bytes, max_ranges, ranges,
+                          nranges, truncated, err);
 }

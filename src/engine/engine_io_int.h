@@ -206,7 +206,8 @@ int df__json_append(struct df_column *c, const void *json);
 /* Cuts a file into record-aligned ranges (see df_csv_split); quote '\0'
  * means newline-delimited records (NDJSON). */
 int df__split_file(const char *path, char delim, char quote, bool header, int64_t target_bytes,
-                   struct df_byte_range **ranges, int *nranges, struct fr_error *err);
+                   int max_ranges, struct df_byte_range **ranges, int *nranges, bool *truncated,
+                   struct fr_error *err);
 const char *df__basename(const char *path); /* borrowed: points into path */
 /* FR_EVALIDATION, kind too-many-columns: what (a file's header, a record, inline
  * rows) has more than FR_MAX_COLUMNS columns; at_least says n is a lower bound. */

@@ -317,10 +317,18 @@ out:
     return result;
 }
 
+int df_ndjson_split_prefix(const char *path, int64_t target_bytes, int max_ranges,
+                           struct df_byte_range **ranges, int *nranges, bool *truncated,
+                           struct fr_error *err)
+{
+    return df__split_file(path, '\0', '\0', false, target_bytes, max_ranges, ranges, nranges,
+                          truncated, err);
+}
+
 int df_ndjson_split(const char *path, int64_t target_bytes, struct df_byte_range **ranges,
                     int *nranges, struct fr_error *err)
 {
-    return df__split_file(path, '\0', '\0', false, target_bytes, ranges, nranges, err);
+    return df__split_file(path, '\0', '\0', false, target_bytes, 0, ranges, nranges, NULL, err);
 }
 
 struct ndjson_read {

@@ -29,6 +29,11 @@ struct plan_env {
     /* Scans run on workers (the remote runner): explain says where they
      * read their files (worker --data-source). */
     bool remote_workers;
+    /* > 0: the plan is a dataframe's preview, run over the first this many
+     * rows of each source (a limit after every scan, joins' and unions'
+     * too) and over the first scan task of each CSV/NDJSON file, cut at
+     * most PLAN_PREVIEW_SCAN_BYTES long (the rest of the file is not read). */
+    int64_t preview_scan_rows;
     /* Looks up a materialized dataframe by id: FR_ENOTFOUND if unknown,
      * FR_ECONFLICT if it has not been run yet. Fills *info (caller cleans up
      * with plan_source_info_cleanup). */
@@ -58,6 +63,14 @@ typedef struct plan_physical plan_physical;
 int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, int64_t limit_rows,
                plan_physical **out, struct fr_error *err);
 void plan_physical_free(plan_physical *p);
+#define PLAN_PREVIEW_SCAN_BYTES (1 << 20)
+/* A preview plan (env->preview_scan_rows > 0): whether its rows are the
+ * first rows of the whole dataframe. They are when its ops are projections
+ * and limits within the rows read (no filter, aggregation, join, sort...)
+ * and every file scan held them. Returns -1: never; 0: always; n > 0: when
+ * the preview gave at least n rows (a file scan stopped early; want = the
+ * rows the preview asked for). */
+int64_t plan_physical_preview_needs(const plan_physical *p, int64_t want);
 /* The output schema of `plan` (*out initialized here; the caller cleans it up) as plan_build
  * would give it, from the logical plan alone: no file is split into tasks (what costs a CSV
  * dataset a read of the whole file). The same errors as plan_build. */

@@ -133,9 +133,14 @@ struct plan_physical {
     int ndecisions;
     struct df_schema schema;
     struct cfg cfg;
-    char *data_dir;      /* env's, copied: file inputs are named relative to it */
-    char *data_dir_real; /* its realpath, NULL if it has none */
-    bool remote_workers; /* env's */
+    char *data_dir;         /* env's, copied: file inputs are named relative to it */
+    char *data_dir_real;    /* its realpath, NULL if it has none */
+    bool remote_workers;    /* env's */
+    int64_t preview_rows;   /* env's preview_scan_rows */
+    bool preview_shape;     /* preview: only projections and limits within preview_rows */
+    bool preview_offset;    /* preview: a limit of the plan skips rows (an offset) */
+    int64_t preview_cap;    /* preview: the smallest limit of the plan's own */
+    bool preview_truncated; /* preview: a file scan stopped before the file's end */
     /* plan__optimize: the source of the plan being optimized, for its decisions */
     const struct lsource *deciding_src;
 };

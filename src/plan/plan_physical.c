@@ -92,12 +92,34 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
     int rc;
     if (target <= 0)
         target = 1;
+    bool preview = p->preview_rows > 0, cut = false;
+    if (preview && target > PLAN_PREVIEW_SCAN_BYTES)
+        target = PLAN_PREVIEW_SCAN_BYTES;
     if (strcmp(src->format, "csv") == 0) {
         struct df_csv_options o;
         plan__csv_options(src, &o);
-        rc = df_csv_split(src->path, &o, target, &s->ranges, &s->nranges, err);
+        rc = preview
+                 ? df_csv_split_prefix(src->path, &o, target, 1, &s->ranges, &s->nranges, &cut, err)
+                 : df_csv_split(src->path, &o, target, &s->ranges, &s->nranges, err);
     } else {
-        rc = df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
+        rc = preview
+                 ? df_ndjson_split_prefix(src->path, target, 1, &s->ranges, &s->nranges, &cut, err)
+                 : df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
+    }
+    if (rc == FR_OK && preview) {
+        p->preview_truncated |= cut;
+        if (s->nranges == 0) {
+            s->ranges = fr_xcalloc(1, sizeof(*s->ranges));
+            s->ranges[0].line = 1;
+            s->nranges = 1;
+        }
+        s->ntasks = s->nranges;
+        if (cut)
+            plan__decide(p, NULL, 0,
+                         "preview: scan of %s reads its first %lld bytes at most (one task), "
+                         "not the whole file (%s)",
+                         src->display, (long long)s->ranges[0].end, fmt_bytes(size, a, sizeof(a)));
+        return FR_OK;
     }
     if (rc != FR_OK) {
         plan__kind_default(err, "malformed-data");
@@ -148,6 +170,13 @@ static int source_stage(struct plan_physical *p, const struct lplan *lp, int *ou
         s->ntasks = src->stored.nparts;
         plan__decide(p, NULL, 0, "reuse of dataframe %s: %d materialized partitions, no file read",
                      src->dataframe_id, s->ntasks);
+        if (p->preview_rows > 0 && s->ntasks > 1) { /* the first partitions that hold them */
+            int64_t rows = 0;
+            int k = 0;
+            while (k < s->ntasks && rows < p->preview_rows)
+                rows += src->stored.part_rows ? src->stored.part_rows[k++] : p->preview_rows;
+            s->ntasks = k > 0 ? k : 1;
+        }
         return FR_OK;
     case LSRC_FILE:
         s->input = PIN_FILE;
@@ -508,6 +537,57 @@ void plan_options_from_cfg(const struct cfg *c, struct df_options *out)
     out->task_memory_limit_bytes = c->task_memory_limit_bytes;
 }
 
+/* A preview reads the first n rows of every source: a limit right after
+ * each scan, in nested plans (join right sides, union inputs) too. */
+static void preview_heads(struct lplan *lp, int64_t n, int depth)
+{
+    if (depth > 256)
+        return;
+    for (int i = 0; i < lp->nops; i++)
+        if (lp->ops[i].right)
+            preview_heads(lp->ops[i].right, n, depth + 1);
+    lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (size_t)(lp->nops + 1));
+    memmove(&lp->ops[1], &lp->ops[0], sizeof(struct lop) * (size_t)lp->nops);
+    struct lop *op = &lp->ops[0];
+    memset(op, 0, sizeof(*op));
+    op->kind = LOP_SLICE;
+    op->limit = n;
+    op->orig = json_pack("{sI}", "limit", (json_int_t)n);
+    df_schema_copy(&op->schema, &lp->src.schema);
+    lp->nops++;
+}
+
+/* Whether the preview's rows are a prefix of the whole answer's: only
+ * projections, and limits that end within the rows a preview reads. */
+static void preview_shape(struct plan_physical *p, const struct lplan *lp)
+{
+    p->preview_shape = true;
+    p->preview_cap = INT64_MAX;
+    for (int i = 0; i < lp->nops; i++) {
+        const struct lop *op = &lp->ops[i];
+        if (op->kind == LOP_PROJECT)
+            continue;
+        if (op->kind == LOP_SLICE && op->limit >= 0 && op->offset >= 0 &&
+            op->offset <= p->preview_rows - op->limit) {
+            p->preview_offset |= op->offset > 0;
+            if (op->limit < p->preview_cap)
+                p->preview_cap = op->limit;
+            continue;
+        }
+        p->preview_shape = false;
+    }
+}
+
+int64_t plan_physical_preview_needs(const plan_physical *p, int64_t want)
+{
+    if (!p->preview_shape || (p->preview_truncated && p->preview_offset))
+        return -1;
+    if (!p->preview_truncated)
+        return 0; /* every source was read whole, or its first rows were enough */
+    /* a file scan stopped early: its rows were enough if the preview is full */
+    return want < p->preview_cap ? want : p->preview_cap;
+}
+
 int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, int64_t limit_rows,
                plan_physical **out, struct fr_error *err)
 {
@@ -523,6 +603,11 @@ int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, 
     if (rc != FR_OK)
         goto out;
     p->logical_json = plan__lplan_json(p->logical);
+    p->preview_rows = env->preview_scan_rows;
+    if (p->preview_rows > 0) {
+        preview_shape(p, p->logical);
+        preview_heads(p->logical, p->preview_rows, 0);
+    }
     if (limit_rows >= 0) {
         struct lplan *lp = p->logical;
         lp->ops = fr_xrealloc(lp->ops, sizeof(struct lop) * (size_t)(lp->nops + 1));

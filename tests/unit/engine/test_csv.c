@@ -411,6 +411,44 @@ static void test_split_lines(void **state)
     assert_int_equal(df_csv_split("no/such/file.csv", &o, 1, &r, &n, &err), FR_ENOTFOUND);
 }
 
+/* The preview's prefix split: the first ranges of the full split, cut where
+ * the full split cuts (never inside quotes), and truncated when records are
+ * left after them. */
+static void test_split_prefix(void **state)
+{
+    (void)state;
+    struct df_csv_options o;
+    df_csv_options_init(&o);
+    char *path = temp_csv("h1,h2\n\"a\nb\",1\nc,2\n\"d\"\"\ne\",3\nf,4");
+    struct df_byte_range *all = NULL, *r = NULL;
+    int nall = 0, n = 0;
+    bool cut = true;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_csv_split(path, &o, 1, &all, &nall, &err), FR_OK);
+    for (int want = 1; want <= nall + 1; want++) {
+        assert_int_equal(df_csv_split_prefix(path, &o, 1, want, &r, &n, &cut, &err), FR_OK);
+        assert_int_equal(n, want < nall ? want : nall);
+        assert_int_equal(cut, want < nall);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(r[i].start, all[i].start);
+            assert_int_equal(r[i].end, all[i].end);
+            assert_int_equal(r[i].line, all[i].line);
+        }
+        free(r);
+    }
+    /* a target larger than the file: one range, the whole file, not cut */
+    assert_int_equal(df_csv_split_prefix(path, &o, 1 << 20, 1, &r, &n, &cut, &err), FR_OK);
+    assert_int_equal(n, 1);
+    assert_false(cut);
+    assert_int_equal(r[0].start, 6);
+    assert_int_equal(r[0].end, 31);
+    free(r);
+    free(all);
+    unlink(path);
+    free(path);
+}
+
 static void test_number_parsers(void **state)
 {
     (void)state;
@@ -540,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_projection),
         cmocka_unit_test(test_inference_and_hints),
         cmocka_unit_test(test_split_lines),
+        cmocka_unit_test(test_split_prefix),
         cmocka_unit_test(test_number_parsers),
         cmocka_unit_test(test_float_fast_path_matches_strtod),
         cmocka_unit_test(test_memory_limit_and_cancel),
