@@ -145,6 +145,10 @@ struct plan_physical {
     const struct lsource *deciding_src;
 };
 
+/* plan_preview.c: limits after every source (nested plans too) and the
+ * preview's exactness (p->preview_shape, preview_offset, preview_cap) */
+void plan__preview_heads(struct lplan *lp, int64_t n, int depth);
+void plan__preview_shape(struct plan_physical *p, const struct lplan *lp);
 /* plan_logical.c */
 int plan__parse(json_t *plan, const struct plan_env *env, const struct df_options *opts, int depth,
                 struct lplan **out, struct fr_error *err);
