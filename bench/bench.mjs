@@ -8,6 +8,7 @@ import { spawnSync, execSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { QUESTIONS, pretty } from './engines/common.mjs';
+import { writeResultsMd } from './results_md.mjs';
 
 const BENCH = new URL('.', import.meta.url).pathname;
 const ROOT = join(BENCH, '..');
@@ -130,21 +131,5 @@ if (Object.keys(prof).length) {
 writeFileSync(join(RES, `${NN}.md`), md.join('\n'));
 process.stdout.write(md.join('\n') + '\n');
 
-// ---- RESULTS.md: every N, largest first, then the hand-written notes ----
-const parts = readdirSync(RES).filter((n) => /^1e\d+\.md$|^\d+\.md$/.test(n))
-  .sort((a, b) => Number(b.replace('.md', '')) - Number(a.replace('.md', '')));
-const notes = existsSync(join(RES, 'notes.md')) ? readFileSync(join(RES, 'notes.md'), 'utf8') : '';
-// The cluster benchmark (bench/cluster/scaling.sh) keeps its own file; it is folded in here.
-const clusterFile = join(BENCH, 'cluster', 'RESULTS.md');
-const cluster = existsSync(clusterFile)
-  ? readFileSync(clusterFile, 'utf8').replace(/^# /, '# Cluster: ') : '';
-// bench/parquet.mjs writes results/parquet-<N>.md, bench/result_formats.mjs
-// results/formats-<N>.md and bench/sql.mjs results/sql-<SF>.md: folded in after the CSV tables.
-const extra = readdirSync(RES).filter((n) => /^(parquet|formats|result-formats|sql)-.*\.md$/.test(n)).sort()
-  .map((p) => readFileSync(join(RES, p), 'utf8'));
-// The load benchmark (bench/load/run.sh) writes results/load.md; it is folded in last.
-const load = existsSync(join(RES, 'load.md')) ? readFileSync(join(RES, 'load.md'), 'utf8') : '';
-writeFileSync(join(BENCH, 'RESULTS.md'), ['# framed vs DuckDB, Polars, pandas: db-benchmark groupby and join', '',
-  'Made by `bench/run.sh N` (see bench/README.md). Figures vary by about 30% between runs on this shared',
-  'machine; compare engines within one table only.', '',
-  ...parts.map((p) => readFileSync(join(RES, p), 'utf8')), ...extra, notes, cluster, load].join('\n'));
+// ---- RESULTS.md: the one-run tables, every N, the other benchmarks, the notes ----
+writeResultsMd(BENCH);

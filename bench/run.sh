@@ -1,12 +1,15 @@
 #!/bin/sh
-# bench/run.sh [N] [engines]: the db-benchmark groupby (q1..q10) and join (j1..j5) questions on
+# bench/run.sh [N] [engines | onerun]: the db-benchmark groupby (q1..q10) and join (j1..j5) questions on
 # framed (engine time and end to end over HTTP), DuckDB, Polars and pandas, on the same CSV files
 # and 2 threads (pandas: 1). Default N = 1e7. See bench/README.md.
 #   1. installs what is missing: the peers from bench/package-lock.json (npm ci), pandas
 #      (apt-get install python3-pandas), wrk (apt-get install wrk, for bench/load/run.sh), perf
 #      (apt-get install linux-perf, optional), and builds framed Release into build-rel/;
 #   2. generates the tables into bench/data/ (bench/datagen.c, seeded; skipped when present);
-#   3. runs bench/bench.mjs: every engine, checks, bench/results/<N>.{json,md}, bench/RESULTS.md.
+#   3. runs bench/bench.mjs: every engine, checks, bench/results/<N>.{json,md}, bench/RESULTS.md;
+#      or, with "onerun" as the second argument, bench/onerun.mjs: framed, DuckDB and Polars in one
+#      run, interleaved question by question (REPS=5 repetitions; PHASES=groupby for groupby only),
+#      bench/results/onerun-<N>.{json,md}, bench/RESULTS.md.
 set -e
 N=${1:-1e7}
 ENGINES=${2:-duckdb,polars,pandas,framed}
@@ -27,7 +30,7 @@ if [ ! -d "$BENCH/node_modules/@duckdb/node-api" ] || [ ! -d "$BENCH/node_module
     echo "== npm ci --prefix bench" >&2
     npm ci --prefix "$BENCH" --no-audit --no-fund --loglevel=error
 fi
-/usr/bin/python3 -c 'import pandas' 2>/dev/null || { echo "== apt-get install python3-pandas" >&2; apt_install python3-pandas; }
+[ "$ENGINES" = onerun ] || /usr/bin/python3 -c 'import pandas' 2>/dev/null || { echo "== apt-get install python3-pandas" >&2; apt_install python3-pandas; }
 command -v wrk >/dev/null || apt_install wrk   # bench/load/run.sh drives it
 command -v perf >/dev/null || apt_install linux-perf || echo "(no perf: profiles skipped)" >&2
 
@@ -42,4 +45,5 @@ if [ ! -f "$DATA/.done-$NN" ]; then
     "$DATA/datagen" "$N" "$DATA"
     touch "$DATA/.done-$NN"
 fi
+if [ "$ENGINES" = onerun ]; then exec node "$BENCH/onerun.mjs" "$N" "$DATA"; fi
 exec node "$BENCH/bench.mjs" "$N" "$DATA" "$ENGINES"

@@ -13,17 +13,18 @@
 // Profiling: PROFILE=q3,j5 (or PROFILE_AGAINST=duckdb.json: every question slower than 2x
 // DuckDB) runs each such question once more under `perf record -g -p <server pid>` and adds
 // the top symbols by self time to the output.
-// Usage: node bench/engines/framed.mjs N DATADIR  -> JSON on stdout
+// As a module: open(N, DIR) -> an engine driver (bench/engines/worker.mjs, bench/onerun.mjs).
+// As a script: node bench/engines/framed.mjs N DATADIR  -> JSON on stdout (bench/bench.mjs)
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { GROUPBY_OPS, QUESTIONS, files, measure, now, log, median } from './common.mjs';
 
-const N = Number(process.argv[2]), DIR = process.argv[3];
-const F = files(N, DIR);
+let N, DIR, F;
 const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = join(ROOT, 'build-rel/framed');
+const BIN = process.env.FRAMED_BIN || join(ROOT, 'build-rel/framed');
 const THREADS = 2;
 const PROFILE = (process.env.PROFILE || '').split(',').filter(Boolean);
 // With PROFILE_AGAINST=duckdb.json: profile every question slower than 2x DuckDB.
@@ -93,21 +94,11 @@ async function run(body) {
   return [st, wall];
 }
 
-await start();
-const info = await http('GET', '/v1/info');
-const out = { engine: 'framed', version: info.version || '?', threads: THREADS, load: {}, load_e2e: {},
-  q: {}, e2e: {}, notes: [], profiles: {} };
-
 async function frame(ds) {
   const df = await http('POST', '/v1/dataframes', { source: { dataset: ds } });
   const [st, wall] = await run({ dataframe: df.id });
   return { id: df.id, t: st.elapsed_ms / 1000, wall };
 }
-
-let g = await frame(F.G1.name);
-out.load.G1 = g.t;
-out.load_e2e.G1 = g.wall;
-log('framed', `load G1 ${g.t.toFixed(2)} s (e2e ${g.wall.toFixed(2)} s)`);
 
 const J = {};
 async function loadJoin() {
@@ -133,66 +124,10 @@ const JQ = {
   j4: () => [{ join: { right: right('medium'), on: ['id5'] } }],
   j5: () => [{ join: { right: right('big'), on: ['id3'] } }],
 };
-const plans = {}; // the exact plans, for the report
-
-async function question(q, src, ops) {
-  plans[q.id] = { source: { dataframe: src }, ops };
-  const e2e = [];
-  const r = await measure(q.id, async (i) => {
-    const [st, wall] = await run({ plan: { source: { dataframe: src }, ops } });
-    e2e.push(wall);
-    let chk;
-    if (i === 1) { // checksum once, untimed
-      const agg = q.chk.map((c) => `sum(${c})`);
-      const [cs] = await run({ plan: { source: { dataframe: src }, ops: [...ops, { agg }] } });
-      const res = await http('GET', `/v1/queries/${cs.id}/result`);
-      chk = res.rows[0].map((v) => (v === null ? 0 : Number(v)));
-    }
-    return { t: st.elapsed_ms / 1000, rows: st.rows, chk };
-  });
-  out.q[q.id] = r;
-  r.server_gib = rss();
-  r.loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  if (e2e.length) out.e2e[q.id] = { times: e2e, t: median(e2e) };
-  log('framed', `${q.id} ${JSON.stringify(r)} e2e ${JSON.stringify(e2e)}`);
-  if (!r.error && slow(q.id, r.t)) out.profiles[q.id] = await profile(src, ops);
-}
-
-// One more run of the question under perf; the top symbols by self time.
-async function profile(src, ops) {
-  const data = join(state, 'perf.data');
-  const perf = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(srv.pid), '-o', data],
-    { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 500));
-  let t = 0;
-  try { [, t] = await run({ plan: { source: { dataframe: src }, ops } }); } catch (e) { /* reported elsewhere */ }
-  perf.kill('SIGINT');
-  await new Promise((r) => perf.on('exit', r));
-  try {
-    const rep = execFileSync('perf', ['report', '-i', data, '--no-children', '--stdio', '--sort', 'dso,sym',
-      '-g', 'none', '--percent-limit', '1.5'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26 });
-    const lines = rep.split('\n').filter((l) => /^\s+\d/.test(l)).slice(0, 14).map((l) => l.trim().replace(/\s+/g, ' '));
-    return { wall: t, top: lines };
-  } catch (e) {
-    return { wall: t, error: String(e.message).slice(0, 200) };
-  }
-}
-
-const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
-for (const q of QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q))) await question(q, g.id, GB[q.id]);
-
-// Joins: a fresh server, so the groupby results are freed (DELETE /v1/runner frees no memory in
-// framed 0.1.0: partitions and results stay resident, and a few join results fill the 24 GiB).
-await stop();
-await start();
-const [tj, wj] = await loadJoin();
-out.load.join = tj;
-out.load_e2e.join = wj;
-log('framed', `load join tables ${tj.toFixed(2)} s (e2e ${wj.toFixed(2)} s)`);
 
 // Probe: does a join whose right side is another dataframe read that dataframe? (It read the
 // left one instead in framed 0.1.0: runner_submit loads only the first stage's stored parts.)
-{
+async function probeRight() {
   const cnt = async (r) => {
     const [st] = await run({ plan: { source: { dataframe: J.medium }, ops: [
       { join: { right: r, on: ['id1'] } }, { agg: ['count(*)', 'sum(v2_right)'] }] } });
@@ -207,23 +142,170 @@ log('framed', `load join tables ${tj.toFixed(2)} s (e2e ${wj.toFixed(2)} s)`);
     rightMode = 'dataset';
     const note = `join with a dataframe as right side gives wrong results (probe: ${a} vs ${b} from the CSV); `
       + 'the joins below read their right side from its CSV inside the timed query';
-    out.notes.push(note);
-    log('framed', note);
+    return note;
   }
+  return null;
 }
-out.right_mode = rightMode;
 
-const joins = QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q));
-for (const q of joins) {
-  await question(q, J.x, JQ[q.id]());
-  // a fresh server for the next question (to free this one's results)
-  await stop();
-  if (q !== joins[joins.length - 1]) {
-    await start();
-    await loadJoin();
-  }
+// The driver (bench/engines/worker.mjs): one server at a time, restarted by load() (untimed) so
+// the earlier results are freed.
+//   load('G1' | 'join') -> { t: elapsed_ms sum, e2e: wall sum };
+//   run(id) -> { t: elapsed_ms, e2e: wall of the POST ?wait, rows } over the loaded dataframe;
+//   checksum(id) -> { chk } by one more, untimed query (the ops plus an agg);
+//   create(id) -> { t: wall of POST /v1/dataframes {plan} } (the question's dataframe, not run);
+//   restart() -> a fresh server with the join tables loaded again (untimed; between joins);
+//   rss() -> the server's { rss, peak } GiB.
+export async function open(n, dir) {
+  N = n;
+  DIR = dir;
+  F = files(N, DIR);
+  await start();
+  const info = await http('GET', '/v1/info');
+  let g = null, probed = false;
+  const notes = [];
+  const plan = (id) => (id.startsWith('q') ? { source: { dataframe: g }, ops: GB[id] }
+    : { source: { dataframe: J.x }, ops: JQ[id]() });
+  const chkOf = {};
+  for (const q of QUESTIONS) chkOf[q.id] = q.chk;
+  const fresh = async () => { await stop(); await start(); g = null; };
+  return {
+    engine: 'framed', version: info.version || '?', threads: THREADS, notes,
+    get rightMode() { return rightMode; },
+    async load(which) {
+      await fresh();
+      if (which === 'G1') {
+        const f = await frame(F.G1.name);
+        g = f.id;
+        return { t: f.t, e2e: f.wall };
+      }
+      const [t, e2e] = await loadJoin();
+      if (!probed) {
+        probed = true;
+        const note = await probeRight();
+        if (note) notes.push(note);
+      }
+      return { t, e2e };
+    },
+    async run(id) {
+      const [st, wall] = await run({ plan: plan(id) });
+      return { t: st.elapsed_ms / 1000, e2e: wall, rows: st.rows };
+    },
+    async checksum(id) {
+      const p = plan(id);
+      const agg = chkOf[id].map((c) => `sum(${c})`);
+      const [cs] = await run({ plan: { ...p, ops: [...p.ops, { agg }] } });
+      const res = await http('GET', `/v1/queries/${cs.id}/result`);
+      return { chk: res.rows[0].map((v) => (v === null ? 0 : Number(v))) };
+    },
+    async create(id) {
+      const t0 = now();
+      await http('POST', '/v1/dataframes', plan(id));
+      return { t: now() - t0 };
+    },
+    async restart() {
+      await fresh();
+      await loadJoin();
+      return {};
+    },
+    async drop() {},
+    rss,
+    async close() { await stop(); },
+  };
 }
-out.plans = plans;
-await stop();
-process.stdout.write(JSON.stringify(out) + '\n');
-process.exit(0);
+
+// ---- the per-engine script (bench/bench.mjs) ----
+async function main() {
+  N = Number(process.argv[2]);
+  DIR = process.argv[3];
+  F = files(N, DIR);
+  await start();
+  const info = await http('GET', '/v1/info');
+  const out = { engine: 'framed', version: info.version || '?', threads: THREADS, load: {}, load_e2e: {},
+    q: {}, e2e: {}, notes: [], profiles: {} };
+  let g = await frame(F.G1.name);
+  out.load.G1 = g.t;
+  out.load_e2e.G1 = g.wall;
+  log('framed', `load G1 ${g.t.toFixed(2)} s (e2e ${g.wall.toFixed(2)} s)`);
+
+  const plans = {}; // the exact plans, for the report
+
+  async function question(q, src, ops) {
+    plans[q.id] = { source: { dataframe: src }, ops };
+    const e2e = [];
+    const r = await measure(q.id, async (i) => {
+      const [st, wall] = await run({ plan: { source: { dataframe: src }, ops } });
+      e2e.push(wall);
+      let chk;
+      if (i === 1) { // checksum once, untimed
+        const agg = q.chk.map((c) => `sum(${c})`);
+        const [cs] = await run({ plan: { source: { dataframe: src }, ops: [...ops, { agg }] } });
+        const res = await http('GET', `/v1/queries/${cs.id}/result`);
+        chk = res.rows[0].map((v) => (v === null ? 0 : Number(v)));
+      }
+      return { t: st.elapsed_ms / 1000, rows: st.rows, chk };
+    });
+    out.q[q.id] = r;
+    r.server_gib = rss();
+    r.loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    if (e2e.length) out.e2e[q.id] = { times: e2e, t: median(e2e) };
+    log('framed', `${q.id} ${JSON.stringify(r)} e2e ${JSON.stringify(e2e)}`);
+    if (!r.error && slow(q.id, r.t)) out.profiles[q.id] = await profile(src, ops);
+  }
+
+  // One more run of the question under perf; the top symbols by self time.
+  async function profile(src, ops) {
+    const data = join(state, 'perf.data');
+    const perf = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(srv.pid), '-o', data],
+      { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 500));
+    let t = 0;
+    try { [, t] = await run({ plan: { source: { dataframe: src }, ops } }); } catch (e) { /* reported elsewhere */ }
+    perf.kill('SIGINT');
+    await new Promise((r) => perf.on('exit', r));
+    try {
+      const rep = execFileSync('perf', ['report', '-i', data, '--no-children', '--stdio', '--sort', 'dso,sym',
+        '-g', 'none', '--percent-limit', '1.5'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 26 });
+      const lines = rep.split('\n').filter((l) => /^\s+\d/.test(l)).slice(0, 14).map((l) => l.trim().replace(/\s+/g, ' '));
+      return { wall: t, top: lines };
+    } catch (e) {
+      return { wall: t, error: String(e.message).slice(0, 200) };
+    }
+  }
+
+  const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
+  for (const q of QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q))) await question(q, g.id, GB[q.id]);
+
+  // Joins: a fresh server, so the groupby results are freed (DELETE /v1/runner frees no memory in
+  // framed 0.1.0: partitions and results stay resident, and a few join results fill the 24 GiB).
+  await stop();
+  await start();
+  const [tj, wj] = await loadJoin();
+  out.load.join = tj;
+  out.load_e2e.join = wj;
+  log('framed', `load join tables ${tj.toFixed(2)} s (e2e ${wj.toFixed(2)} s)`);
+
+  {
+    const note = await probeRight();
+    if (note) {
+      out.notes.push(note);
+      log('framed', note);
+    }
+  }
+  out.right_mode = rightMode;
+
+  const joins = QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q));
+  for (const q of joins) {
+    await question(q, J.x, JQ[q.id]());
+    // a fresh server for the next question (to free this one's results)
+    await stop();
+    if (q !== joins[joins.length - 1]) {
+      await start();
+      await loadJoin();
+    }
+  }
+  out.plans = plans;
+  await stop();
+  process.stdout.write(JSON.stringify(out) + '\n');
+  process.exit(0);
+}
+if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();
