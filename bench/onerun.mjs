@@ -25,7 +25,7 @@ const sh = (c) => { try { return execSync(c, { encoding: 'utf8' }).trim(); } cat
 
 function worker(e) {
   const env = { ...process.env, ...(e === 'polars' ? { POLARS_MAX_THREADS: '2' } : {}) };
-  const p = spawn('node', [join(BENCH, 'engines/worker.mjs'), e, String(N), DIR], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const p = spawn('node', ['--expose-gc', join(BENCH, 'engines/worker.mjs'), e, String(N), DIR], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   const waiting = [];
   let dead = null;
   createInterface({ input: p.stdout }).on('line', (l) => {

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SPLIT_BUF (1 << 20)
@@ -162,9 +163,10 @@ int df__split_file(const char *path, char delim, char quote, bool header, int64_
             break;
         }
     }
-    if (cut) {
+    if (cut) { /* records may be left after the last range, or the file may end there */
+        struct stat st;
         if (truncated)
-            *truncated = true;
+            *truncated = fstat(fd, &st) != 0 || s.ranges[s.n - 1].end < (int64_t)st.st_size;
     } else if (s.in_header) { /* a header without a line feed: no data */
         s.range_start = base;
         s.in_header = false;

@@ -29,10 +29,13 @@ struct plan_env {
     /* Scans run on workers (the remote runner): explain says where they
      * read their files (worker --data-source). */
     bool remote_workers;
-    /* > 0: the plan is a dataframe's preview, run over the first this many
-     * rows of each source (a limit after every scan, joins' and unions'
-     * too) and over the first scan task of each CSV/NDJSON file, cut at
-     * most PLAN_PREVIEW_SCAN_BYTES long (the rest of the file is not read). */
+    /* > 0: the plan is a dataframe's preview. A plan of projections and
+     * limits takes the preview's limit into its scan tasks; any other runs
+     * over the first this many rows of each source (a limit after every
+     * scan, joins' and unions' too, and a dataframe's first partitions).
+     * A CSV/NDJSON file is cut into at most PLAN_PREVIEW_SCAN_TASKS tasks of
+     * at most PLAN_PREVIEW_SCAN_BYTES each from its start; the rest of the
+     * file is not read. */
     int64_t preview_scan_rows;
     /* Looks up a materialized dataframe by id: FR_ENOTFOUND if unknown,
      * FR_ECONFLICT if it has not been run yet. Fills *info (caller cleans up
@@ -64,6 +67,7 @@ int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, 
                plan_physical **out, struct fr_error *err);
 void plan_physical_free(plan_physical *p);
 #define PLAN_PREVIEW_SCAN_BYTES (1 << 20)
+#define PLAN_PREVIEW_SCAN_TASKS 16
 /* A preview plan (env->preview_scan_rows > 0): whether its rows are the
  * first rows of the whole dataframe. They are when its ops are projections
  * and limits within the rows read (no filter, aggregation, join, sort...)

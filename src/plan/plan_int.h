@@ -137,8 +137,7 @@ struct plan_physical {
     char *data_dir_real;    /* its realpath, NULL if it has none */
     bool remote_workers;    /* env's */
     int64_t preview_rows;   /* env's preview_scan_rows */
-    bool preview_shape;     /* preview: only projections and limits within preview_rows */
-    bool preview_offset;    /* preview: a limit of the plan skips rows (an offset) */
+    bool preview_shape;     /* preview: only projections and limits (no limit after the scans) */
     int64_t preview_cap;    /* preview: the smallest limit of the plan's own */
     bool preview_truncated; /* preview: a file scan stopped before the file's end */
     /* plan__optimize: the source of the plan being optimized, for its decisions */
@@ -146,7 +145,7 @@ struct plan_physical {
 };
 
 /* plan_preview.c: limits after every source (nested plans too) and the
- * preview's exactness (p->preview_shape, preview_offset, preview_cap) */
+ * preview's exactness (p->preview_shape, preview_cap) */
 void plan__preview_heads(struct lplan *lp, int64_t n, int depth);
 void plan__preview_shape(struct plan_physical *p, const struct lplan *lp);
 /* plan_logical.c */

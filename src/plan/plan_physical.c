@@ -98,13 +98,13 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
     if (strcmp(src->format, "csv") == 0) {
         struct df_csv_options o;
         plan__csv_options(src, &o);
-        rc = preview
-                 ? df_csv_split_prefix(src->path, &o, target, 1, &s->ranges, &s->nranges, &cut, err)
-                 : df_csv_split(src->path, &o, target, &s->ranges, &s->nranges, err);
+        rc = preview ? df_csv_split_prefix(src->path, &o, target, PLAN_PREVIEW_SCAN_TASKS,
+                                           &s->ranges, &s->nranges, &cut, err)
+                     : df_csv_split(src->path, &o, target, &s->ranges, &s->nranges, err);
     } else {
-        rc = preview
-                 ? df_ndjson_split_prefix(src->path, target, 1, &s->ranges, &s->nranges, &cut, err)
-                 : df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
+        rc = preview ? df_ndjson_split_prefix(src->path, target, PLAN_PREVIEW_SCAN_TASKS,
+                                              &s->ranges, &s->nranges, &cut, err)
+                     : df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
     }
     if (rc == FR_OK && preview) {
         p->preview_truncated |= cut;
@@ -114,11 +114,17 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
             s->nranges = 1;
         }
         s->ntasks = s->nranges;
+        if (p->remote_workers)
+            plan__decide(p, NULL, 0,
+                         "scan of %s on the workers: each reads its own copy when it has the "
+                         "coordinator's size and mtime, else by range from the coordinator",
+                         src->display);
         if (cut)
             plan__decide(p, NULL, 0,
-                         "preview: scan of %s reads its first %lld bytes at most (one task), "
-                         "not the whole file (%s)",
-                         src->display, (long long)s->ranges[0].end, fmt_bytes(size, a, sizeof(a)));
+                         "preview: scan of %s reads its first %lld bytes at most (%d tasks, "
+                         "skipped once enough rows are found), not the whole file (%s)",
+                         src->display, (long long)s->ranges[s->nranges - 1].end, s->ntasks,
+                         fmt_bytes(size, a, sizeof(a)));
         return FR_OK;
     }
     if (rc != FR_OK) {
@@ -170,12 +176,14 @@ static int source_stage(struct plan_physical *p, const struct lplan *lp, int *ou
         s->ntasks = src->stored.nparts;
         plan__decide(p, NULL, 0, "reuse of dataframe %s: %d materialized partitions, no file read",
                      src->dataframe_id, s->ntasks);
-        if (p->preview_rows > 0 && s->ntasks > 1) { /* the first partitions that hold them */
+        if (p->preview_rows > 0 && !p->preview_shape && s->ntasks > 1) {
+            /* the first partitions that hold the rows the preview reads */
             int64_t rows = 0;
             int k = 0;
-            while (k < s->ntasks && rows < p->preview_rows)
-                rows += src->stored.part_rows ? src->stored.part_rows[k++] : p->preview_rows;
-            s->ntasks = k > 0 ? k : 1;
+            while (src->stored.part_rows && k < s->ntasks && rows < p->preview_rows)
+                rows += src->stored.part_rows[k++];
+            if (k > 0) /* else the sizes are unknown: all, later tasks skipped */
+                s->ntasks = k;
         }
         return FR_OK;
     case LSRC_FILE:
@@ -555,7 +563,8 @@ int plan_build(json_t *plan, const struct cfg *cfg, const struct plan_env *env, 
     p->preview_rows = env->preview_scan_rows;
     if (p->preview_rows > 0) {
         plan__preview_shape(p, p->logical);
-        plan__preview_heads(p->logical, p->preview_rows, 0);
+        if (!p->preview_shape)
+            plan__preview_heads(p->logical, p->preview_rows, 0);
     }
     if (limit_rows >= 0) {
         struct lplan *lp = p->logical;

@@ -27,7 +27,9 @@ void plan__preview_heads(struct lplan *lp, int64_t n, int depth)
 }
 
 /* Whether the preview's rows are a prefix of the whole answer's: only
- * projections, and limits that end within the rows a preview reads. */
+ * projections and limits. Such a plan gets no limit after its sources: the
+ * preview's own limit is pushed into its scan tasks, and later tasks are
+ * skipped once enough rows are found. */
 void plan__preview_shape(struct plan_physical *p, const struct lplan *lp)
 {
     p->preview_shape = true;
@@ -36,10 +38,8 @@ void plan__preview_shape(struct plan_physical *p, const struct lplan *lp)
         const struct lop *op = &lp->ops[i];
         if (op->kind == LOP_PROJECT)
             continue;
-        if (op->kind == LOP_SLICE && op->limit >= 0 && op->offset >= 0 &&
-            op->offset <= p->preview_rows - op->limit) {
-            p->preview_offset |= op->offset > 0;
-            if (op->limit < p->preview_cap)
+        if (op->kind == LOP_SLICE) {
+            if (op->limit >= 0 && op->limit < p->preview_cap)
                 p->preview_cap = op->limit;
             continue;
         }
@@ -49,10 +49,11 @@ void plan__preview_shape(struct plan_physical *p, const struct lplan *lp)
 
 int64_t plan_physical_preview_needs(const plan_physical *p, int64_t want)
 {
-    if (!p->preview_shape || (p->preview_truncated && p->preview_offset))
+    if (!p->preview_shape)
         return -1;
     if (!p->preview_truncated)
-        return 0; /* every source was read whole, or its first rows were enough */
-    /* a file scan stopped early: its rows were enough if the preview is full */
+        return 0; /* every source was read whole */
+    /* a file scan stopped before the file's end: the preview is the file's
+     * first rows if it is full (the rows it skipped and showed were there) */
     return want < p->preview_cap ? want : p->preview_cap;
 }

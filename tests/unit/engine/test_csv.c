@@ -447,6 +447,20 @@ static void test_split_prefix(void **state)
     free(all);
     unlink(path);
     free(path);
+    /* a file that ends with its last range is whole, not cut (review: a
+     * newline-terminated file without a header was marked truncated) */
+    path = temp_csv("{\"a\":1}\n{\"a\":2}\n");
+    assert_int_equal(df_ndjson_split_prefix(path, 1 << 20, 1, &r, &n, &cut, &err), FR_OK);
+    assert_int_equal(n, 1);
+    assert_false(cut);
+    free(r);
+    assert_int_equal(df_ndjson_split_prefix(path, 1, 1, &r, &n, &cut, &err), FR_OK);
+    assert_int_equal(n, 1);
+    assert_true(cut);
+    assert_int_equal(r[0].end, 8);
+    free(r);
+    unlink(path);
+    free(path);
 }
 
 static void test_number_parsers(void **state)
