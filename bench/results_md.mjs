@@ -20,8 +20,9 @@ export function writeResultsMd(BENCH) {
   const cluster = existsSync(clusterFile)
     ? readFileSync(clusterFile, 'utf8').replace(/^# /, '# Cluster: ') : '';
   // bench/parquet.mjs writes results/parquet-<N>.md, bench/result_formats.mjs
-  // results/formats-<N>.md and bench/sql.mjs results/sql-<SF>.md: folded in after the CSV tables.
-  const extra = readdirSync(RES).filter((n) => /^(parquet|formats|result-formats|sql)-.*\.md$/.test(n)).sort()
+  // results/formats-<N>.md, bench/sql.mjs results/sql-<SF>.md, bench/create.mjs results/create-<N>.md
+  // and bench/partition_codec.c results/partition-codec-<N>.md: folded in after the CSV tables.
+  const extra = readdirSync(RES).filter((n) => /^(parquet|formats|result-formats|sql|create|partition-codec)-.*\.md$/.test(n)).sort()
     .map((p) => readFileSync(join(RES, p), 'utf8'));
   // The load benchmark (bench/load/run.sh) writes results/load.md; it is folded in last.
   const load = existsSync(join(RES, 'load.md')) ? readFileSync(join(RES, 'load.md'), 'utf8') : '';
