@@ -100,7 +100,9 @@ void ctx_upload_abort(ctx_upload *u); /* frees u; accepts NULL */
 /* Validates and plans `plan` (400 kinds invalid-plan / invalid-expression
  * without creating the runner), then creates the runner if needed (the
  * freeze; request_id is recorded as frozen_by) and answers the 201 body
- * {"id","schema","config_id","preview"}. */
+ * {"id","schema","config_id","preview","preview_exact"}. The preview is
+ * lazy: its ops run over the first rows of each source (plan_env's
+ * preview_scan_rows), never the whole data. */
 int ctx_dataframe_create(ctx *c, json_t *plan, const char *request_id, json_t **out,
                          struct ctx_error *err);
 int ctx_dataframe_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
