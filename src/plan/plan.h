@@ -32,7 +32,7 @@ struct plan_env {
     /* > 0: the plan is a dataframe's preview. A plan of projections and
      * limits takes the preview's limit into its scan tasks; any other runs
      * over the first this many rows of each source (a limit after every
-     * scan, joins' and unions' too, and a dataframe's first partitions).
+     * scan, joins' and unions' too, each task's rows cut to it, later tasks skipped).
      * A CSV/NDJSON file is cut into at most PLAN_PREVIEW_SCAN_TASKS tasks of
      * at most PLAN_PREVIEW_SCAN_BYTES each from its start; the rest of the
      * file is not read. */

@@ -106,27 +106,6 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
                                               &s->ranges, &s->nranges, &cut, err)
                      : df_ndjson_split(src->path, target, &s->ranges, &s->nranges, err);
     }
-    if (rc == FR_OK && preview) {
-        p->preview_truncated |= cut;
-        if (s->nranges == 0) {
-            s->ranges = fr_xcalloc(1, sizeof(*s->ranges));
-            s->ranges[0].line = 1;
-            s->nranges = 1;
-        }
-        s->ntasks = s->nranges;
-        if (p->remote_workers)
-            plan__decide(p, NULL, 0,
-                         "scan of %s on the workers: each reads its own copy when it has the "
-                         "coordinator's size and mtime, else by range from the coordinator",
-                         src->display);
-        if (cut)
-            plan__decide(p, NULL, 0,
-                         "preview: scan of %s reads its first %lld bytes at most (%d tasks, "
-                         "skipped once enough rows are found), not the whole file (%s)",
-                         src->display, (long long)s->ranges[s->nranges - 1].end, s->ntasks,
-                         fmt_bytes(size, a, sizeof(a)));
-        return FR_OK;
-    }
     if (rc != FR_OK) {
         plan__kind_default(err, "malformed-data");
         return rc;
@@ -137,7 +116,12 @@ static int split_file(struct plan_physical *p, struct pstage *s, const struct ls
         s->nranges = 1;
     }
     s->ntasks = s->nranges;
-    if (size > hi)
+    p->preview_truncated |= cut;
+    if (preview) /* cut to its start, in tasks skipped once enough rows are found */
+        plan__decide(p, NULL, 0, "preview: scan of %s (%s) reads %s in %d tasks", src->display,
+                     fmt_bytes(size, a, sizeof(a)), cut ? "its first bytes only" : "the whole file",
+                     s->ntasks);
+    else if (size > hi)
         plan__decide(p, "scan_tasks_max_size_bytes", hi,
                      "scan of %s (%s) split into %d tasks: larger than "
                      "scan_tasks_max_size_bytes %s",
@@ -176,15 +160,6 @@ static int source_stage(struct plan_physical *p, const struct lplan *lp, int *ou
         s->ntasks = src->stored.nparts;
         plan__decide(p, NULL, 0, "reuse of dataframe %s: %d materialized partitions, no file read",
                      src->dataframe_id, s->ntasks);
-        if (p->preview_rows > 0 && !p->preview_shape && s->ntasks > 1) {
-            /* the first partitions that hold the rows the preview reads */
-            int64_t rows = 0;
-            int k = 0;
-            while (src->stored.part_rows && k < s->ntasks && rows < p->preview_rows)
-                rows += src->stored.part_rows[k++];
-            if (k > 0) /* else the sizes are unknown: all, later tasks skipped */
-                s->ntasks = k;
-        }
         return FR_OK;
     case LSRC_FILE:
         s->input = PIN_FILE;
