@@ -170,8 +170,18 @@ int ctx_query_submit_watched(ctx *c, json_t *body, const char *request_id, json_
  * query of the history, naming its runner's reset (ext runner_id, reset_at). */
 typedef struct ctx_result ctx_result;
 int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error *err);
-/* Borrowed, valid until ctx_result_release. */
-const struct df_table *ctx_result_table(const ctx_result *r);
+/* The result's columns: an empty table of its schema (borrowed, valid until
+ * ctx_result_release), and its rows. */
+const struct df_table *ctx_result_schema(const ctx_result *r);
+int64_t ctx_result_rows(const ctx_result *r);
+/* The partition holding result row `row` (< ctx_result_rows): *t (borrowed
+ * until the next call or the release), *first the row's index in it and *n
+ * the rows from there to the partition's end. A partition left on a worker
+ * is fetched now (the coordinator holds one at a time, never the whole
+ * result); a worker that cannot give it fails with input-lost (424) or
+ * invalid-worker-answer (502), naming it. */
+int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t *first, int64_t *n,
+                  struct ctx_error *err);
 /* The morsel_size_rows of the config the query ran with: the rows of one
  * Arrow record batch or Parquet row group of the result. */
 int64_t ctx_result_morsel_rows(const ctx_result *r);

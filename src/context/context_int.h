@@ -58,10 +58,9 @@ struct ctx_qrec {
     runner_query *q;
     char frame_id[40]; /* "" when the query ran a plan */
     int64_t created_ms;
-    int64_t bytes;           /* its charge on the memory budget (0 while a frame holds it) */
-    struct df_table *merged; /* the result as one table, made on first fetch */
-    bool released;           /* its result was a dataframe's data, released with it (410) */
-    json_t *sql;             /* {"sql", "plan"} of a query made from SQL (new), or NULL */
+    int64_t bytes; /* its charge on the memory budget (0 while a frame holds it) */
+    bool released; /* its result was a dataframe's data, released with it (410) */
+    json_t *sql;   /* {"sql", "plan"} of a query made from SQL (new), or NULL */
 };
 
 struct ctx {

@@ -10,9 +10,13 @@
 #define MAX_QUERY_RECORDS 512
 
 struct ctx_result {
-    runner_query *q;
-    struct df_table *table;
-    int64_t morsel_rows; /* the frozen config's morsel_size_rows */
+    runner_result *res;
+    struct df_table *schema; /* no rows: the result's columns */
+    int64_t *starts;         /* starts[i]: the result row part i begins at; [nparts] = rows */
+    int nparts;
+    int cur;                /* the part in table, -1 = none */
+    struct df_table *table; /* part cur (one at a time: a fetched part goes when the next comes) */
+    int64_t morsel_rows;    /* the frozen config's morsel_size_rows */
 };
 
 static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
@@ -33,8 +37,6 @@ void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes)
     struct ctx_qrec *rec = qid[0] ? find_query(c, qid, NULL) : NULL;
     if (rec && !rec->released) { /* its result is the same data: it goes too */
         rec->released = true;
-        df_table_free(rec->merged);
-        rec->merged = NULL;
         runner_query_release_result(rec->q);
     }
 }
@@ -42,7 +44,7 @@ void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes)
 static void qrec_free(ctx *c, struct ctx_qrec *rec)
 {
     c->mem_used -= rec->bytes;
-    df_table_free(rec->merged);
+    runner_query_release_result(rec->q); /* a result on workers is dropped there (runner alive) */
     runner_query_unref(rec->q);
     json_decref(rec->sql);
     free(rec);
@@ -302,21 +304,26 @@ int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err
     return FR_OK;
 }
 
-static int merge_result(struct ctx_qrec *rec, struct ctx_error *err)
+/* new: rec's result opened for reading, part by part. */
+static int open_result(ctx *c, struct ctx_qrec *rec, ctx_result **out, struct ctx_error *err)
 {
-    if (rec->merged)
-        return FR_OK;
-    struct df_table *const *parts;
-    int n;
-    runner_query_result(rec->q, &parts, &n);
-    if (n == 0) {
-        rec->merged = df_table_from_schema(plan_physical_schema(runner_query_plan(rec->q)));
-        return FR_OK;
-    }
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (df_table_concat(parts, n, &rec->merged, &ferr) != FR_OK)
+    runner_result *res = NULL;
+    if (runner_result_open(rec->q, &res, &ferr) != FR_OK)
         return ctx__from_fr(err, &ferr);
+    ctx_result *r = fr_xcalloc(1, sizeof(*r));
+    r->res = res;
+    r->schema = df_table_from_schema(plan_physical_schema(runner_query_plan(rec->q)));
+    r->nparts = runner_result_nparts(res);
+    r->starts = fr_xcalloc((size_t)r->nparts + 1, sizeof(*r->starts));
+    for (int i = 0; i < r->nparts; i++)
+        r->starts[i + 1] = r->starts[i] + runner_result_part_rows(res, i);
+    r->cur = -1;
+    r->morsel_rows = c->runner ? runner_config(c->runner)->values.morsel_size_rows : 0;
+    if (r->morsel_rows <= 0)
+        r->morsel_rows = 65536;
+    *out = r;
     return FR_OK;
 }
 
@@ -353,24 +360,54 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
             ctx__fail(err, FR_ECONFLICT, s == RQ_CANCELLED ? "query-cancelled" : "query-failed",
                       "query %s %s: %s", id, runner_qstate_name(s),
                       s == RQ_CANCELLED ? "it was cancelled" : runner_query_error(rec->q)->message);
-    } else if ((rc = merge_result(rec, err)) == FR_OK) {
+    } else if ((rc = open_result(c, rec, out, err)) == FR_OK) {
         json_decref(err->ext);
         err->ext = NULL;
-        ctx_result *res = fr_xcalloc(1, sizeof(*res));
-        res->q = runner_query_ref(rec->q);
-        res->table = df_table_share(rec->merged);
-        res->morsel_rows = c->runner ? runner_config(c->runner)->values.morsel_size_rows : 0;
-        if (res->morsel_rows <= 0)
-            res->morsel_rows = 65536;
-        *out = res;
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
-const struct df_table *ctx_result_table(const ctx_result *r)
+const struct df_table *ctx_result_schema(const ctx_result *r)
 {
-    return r->table;
+    return r->schema;
+}
+
+int64_t ctx_result_rows(const ctx_result *r)
+{
+    return r->starts[r->nparts];
+}
+
+int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t *first, int64_t *n,
+                  struct ctx_error *err)
+{
+    int lo = 0, hi = r->nparts; /* the last part starting at or before row, with rows */
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (r->starts[mid] <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    while (lo < r->nparts && r->starts[lo + 1] <= row) /* empty parts before the next rows */
+        lo++;
+    if (row < 0 || lo >= r->nparts)
+        return ctx__fail(err, FR_EINVAL, "internal", "row %lld is past the result's %lld rows",
+                         (long long)row, (long long)r->starts[r->nparts]);
+    if (lo != r->cur) {
+        df_table_free(r->table); /* before the next comes: one part held at a time */
+        r->table = NULL;
+        r->cur = -1;
+        struct fr_error ferr;
+        fr_error_init(&ferr);
+        if (runner_result_part(r->res, lo, &r->table, &ferr) != FR_OK)
+            return ctx__from_fr(err, &ferr);
+        r->cur = lo;
+    }
+    *t = r->table;
+    *first = row - r->starts[lo];
+    *n = r->starts[lo + 1] - row;
+    return FR_OK;
 }
 
 int64_t ctx_result_morsel_rows(const ctx_result *r)
@@ -383,7 +420,9 @@ void ctx_result_release(ctx_result *r)
     if (!r)
         return;
     df_table_free(r->table);
-    runner_query_unref(r->q);
+    df_table_free(r->schema);
+    free(r->starts);
+    runner_result_close(r->res);
     free(r);
 }
 

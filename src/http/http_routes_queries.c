@@ -254,11 +254,12 @@ static json_t *columns_json(const struct df_table *t)
  * chunks are one record batch or row group of batch_rows rows each. */
 struct result_stream {
     ctx_result *result;
-    const struct df_table *table; /* borrowed from result */
+    const struct df_table *schema; /* borrowed from result: no rows, its columns */
     enum result_format format;
     enum df_parquet_codec codec;
     int64_t next_row, end_row, batch_rows;
     bool head_done, tail_done, failed;
+    int64_t rows_written;
     char *json_head; /* JSON only: the members before the rows */
     df_parquet_writer *parquet;
     struct fr_buf chunk;
@@ -280,20 +281,21 @@ static void result_stream_free(void *p)
 
 /* The next row group (the first even when empty: a file has one) or the
  * footer. A writer error ends the stream broken (the status is sent). */
-static void refill_parquet(struct result_stream *st, bool first, int64_t n)
+static void refill_parquet(struct result_stream *st, bool first, const struct df_table *t,
+                           int64_t from, int64_t n)
 {
     struct fr_error err;
     fr_error_init(&err);
     if (first) {
         struct df_schema schema;
         df_schema_init(&schema);
-        df_schema_of_table(&schema, st->table);
+        df_schema_of_table(&schema, st->schema);
         st->parquet = df_parquet_writer_new(&schema, st->codec);
         df_schema_cleanup(&schema);
     }
     int rc = FR_OK;
     if (n > 0 || first) {
-        rc = df_parquet_writer_write(st->parquet, st->table, st->next_row, n, &st->chunk, &err);
+        rc = df_parquet_writer_write(st->parquet, t, from, n, &st->chunk, &err);
         st->next_row += n;
     } else if (!st->tail_done) {
         rc = df_parquet_writer_finish(st->parquet, &st->chunk, &err);
@@ -306,12 +308,13 @@ static void refill_parquet(struct result_stream *st, bool first, int64_t n)
     }
 }
 
-static void refill_arrow(struct result_stream *st, bool first, int64_t n)
+static void refill_arrow(struct result_stream *st, bool first, const struct df_table *t,
+                         int64_t from, int64_t n)
 {
     if (first)
-        df_arrow_write_schema(st->table, &st->chunk);
+        df_arrow_write_schema(st->schema, &st->chunk);
     if (n > 0) {
-        df_arrow_write_batch(st->table, st->next_row, n, &st->chunk);
+        df_arrow_write_batch(t, from, n, &st->chunk);
         st->next_row += n;
     } else if (!st->tail_done) {
         df_arrow_write_eos(&st->chunk);
@@ -319,21 +322,22 @@ static void refill_arrow(struct result_stream *st, bool first, int64_t n)
     }
 }
 
-static void refill_text(struct result_stream *st, bool first, int64_t n)
+static void refill_text(struct result_stream *st, bool first, const struct df_table *t,
+                        int64_t from, int64_t n)
 {
     if (first && st->format == FMT_CSV)
-        df_write_csv_header(st->table, &st->chunk);
+        df_write_csv_header(st->schema, &st->chunk);
     if (first && st->format == FMT_JSON)
         fr_buf_puts(&st->chunk, st->json_head);
     if (n > 0) {
         if (st->format == FMT_CSV) {
-            df_write_csv_rows(st->table, st->next_row, n, &st->chunk);
+            df_write_csv_rows(t, from, n, &st->chunk);
         } else if (st->format == FMT_NDJSON) {
-            df_write_ndjson_rows(st->table, st->next_row, n, &st->chunk);
+            df_write_ndjson_rows(t, from, n, &st->chunk);
         } else {
-            if (!first)
+            if (st->rows_written)
                 fr_buf_putc(&st->chunk, ',');
-            df_write_json_rows(st->table, st->next_row, n, &st->chunk);
+            df_write_json_rows(t, from, n, &st->chunk);
         }
         st->next_row += n;
     } else if (st->format == FMT_JSON && !st->tail_done) {
@@ -351,13 +355,29 @@ static void result_stream_refill(struct result_stream *st)
     bool first = !st->head_done;
     st->head_done = true;
     int64_t left = st->end_row - st->next_row;
-    int64_t n = left < st->batch_rows ? left : st->batch_rows;
+    int64_t n = left < st->batch_rows ? left : st->batch_rows, from = 0, avail = 0;
+    const struct df_table *t = st->schema;
+    if (n > 0) { /* the partition holding next_row (fetched from its worker when remote) */
+        struct ctx_error err;
+        ctx_error_init(&err);
+        if (ctx_result_at(st->result, st->next_row, &t, &from, &avail, &err) != 0) {
+            FR_LOG(FR_LOG_ERROR, "result stream cut at row %lld: %s", (long long)st->next_row,
+                   err.base.message); /* the status is sent: the connection ends broken */
+            ctx_error_cleanup(&err);
+            st->failed = true;
+            return;
+        }
+        ctx_error_cleanup(&err);
+        if (n > avail)
+            n = avail;
+    }
     if (st->format == FMT_ARROW)
-        refill_arrow(st, first, n);
+        refill_arrow(st, first, t, from, n);
     else if (st->format == FMT_PARQUET)
-        refill_parquet(st, first, n);
+        refill_parquet(st, first, t, from, n);
     else
-        refill_text(st, first, n);
+        refill_text(st, first, t, from, n);
+    st->rows_written += n;
 }
 
 static ssize_t result_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -391,6 +411,7 @@ static int64_t result_stream_length(struct result_stream *st)
         total += (int64_t)st->chunk.len;
     bool failed = st->failed;
     st->next_row = first_row;
+    st->rows_written = 0;
     st->head_done = st->tail_done = st->failed = false;
     st->chunk.len = st->chunk_pos = 0;
     df_parquet_writer_free(st->parquet);
@@ -399,10 +420,11 @@ static int64_t result_stream_length(struct result_stream *st)
 }
 
 /* The JSON members before the rows, ending in "rows":[ (new). */
-static char *json_head(const struct df_table *t, int64_t offset, int64_t limit)
+static char *json_head(const struct df_table *schema, int64_t total_rows, int64_t offset,
+                       int64_t limit)
 {
-    json_t *head = json_pack("{s:o, s:I, s:I, s:o}", "columns", columns_json(t), "total_rows",
-                             (json_int_t)t->nrows, "offset", (json_int_t)offset, "limit",
+    json_t *head = json_pack("{s:o, s:I, s:I, s:o}", "columns", columns_json(schema), "total_rows",
+                             (json_int_t)total_rows, "offset", (json_int_t)offset, "limit",
                              limit >= 0 ? json_integer(limit) : json_null());
     char *text = head ? json_dumps(head, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(head);
@@ -454,19 +476,32 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
                                         [FMT_PARQUET] = "application/vnd.apache.parquet"};
     struct result_stream *st = fr_xcalloc(1, sizeof(*st));
     st->result = result;
-    st->table = ctx_result_table(result);
+    st->schema = ctx_result_schema(result);
     st->format = fmt;
     st->codec = codec;
     bool binary = fmt == FMT_ARROW || fmt == FMT_PARQUET;
     st->batch_rows = binary ? ctx_result_morsel_rows(result) : CHUNK_ROWS;
-    int64_t nrows = st->table->nrows;
+    int64_t nrows = ctx_result_rows(result);
     st->next_row = offset < nrows ? offset : nrows;
     st->end_row = (limit < 0 || nrows - st->next_row < limit) ? nrows : st->next_row + limit;
     fr_buf_init(&st->chunk);
     st->sent = &req->streamed_bytes;
     req->body_state = st;
     req->body_state_free = result_stream_free;
-    if (fmt == FMT_JSON && !(st->json_head = json_head(st->table, offset, limit))) {
+    if (st->next_row < st->end_row) { /* the first partition now: a worker that cannot give
+                                         it is a problem answer, not a cut stream */
+        const struct df_table *t;
+        int64_t from, avail;
+        struct ctx_error err;
+        ctx_error_init(&err);
+        int rc = ctx_result_at(result, st->next_row, &t, &from, &avail, &err);
+        if (rc != 0)
+            http__reply_error(req, &err);
+        ctx_error_cleanup(&err);
+        if (rc != 0)
+            return;
+    }
+    if (fmt == FMT_JSON && !(st->json_head = json_head(st->schema, nrows, offset, limit))) {
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result's columns");
         return;
     }

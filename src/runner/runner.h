@@ -125,8 +125,32 @@ enum runner_qstate runner_query_state(runner_query *q);
 json_t *runner_query_json(runner_query *q);
 /* The error of a failed query (borrowed; valid while q is held). */
 const struct fr_error *runner_query_error(runner_query *q);
-/* A succeeded query's result partitions, in order (borrowed while q is held). */
+/* A collected result's tables, in order (borrowed while q is held): every
+ * part of a local runner's result, and of a remote one's when it was
+ * collected (runner_query_collect_result); else only the parts held here. */
 int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts);
+/* The result is fetched to the coordinator when the query ends (previews).
+ * Without it a remote runner's result stays on the workers that made it,
+ * streamed from there when read (runner_result_open). Set before submitting. */
+void runner_query_collect_result(runner_query *q);
+
+/* A succeeded query's result opened for reading: its partitions in order,
+ * each a table here or a partition on a worker that is fetched when read.
+ * It holds q and a copy of what a fetch needs, so it may outlive q's record
+ * and the runner (whose reset drops the workers' partitions: a fetch then
+ * fails with input-lost). FR_ECONFLICT when q has no result (not succeeded,
+ * or released). */
+typedef struct runner_result runner_result;
+int runner_result_open(runner_query *q, runner_result **out, struct fr_error *err);
+int runner_result_nparts(const runner_result *res);
+int64_t runner_result_part_rows(const runner_result *res, int i);
+int64_t runner_result_rows(const runner_result *res);
+/* Part i's table (new reference): shared when here; else fetched from its
+ * worker (at most the runner's fetch cap) and checked: the rows it reported
+ * and the plan's columns, else invalid-worker-answer; a worker that cannot
+ * give it: input-lost naming it. Not kept: each call fetches again. */
+int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err);
+void runner_result_close(runner_result *res); /* accepts NULL */
 int64_t runner_query_rows(runner_query *q);
 /* Drops a finished query's result tables (their memory goes once no reader
  * shares them); its status keeps the row count. A dataframe's older run,
@@ -134,6 +158,8 @@ int64_t runner_query_rows(runner_query *q);
 void runner_query_release_result(runner_query *q);
 /* Borrowed: the query's plan (its output schema, explain). */
 const plan_physical *runner_query_plan(const runner_query *q);
+/* The result's bytes, which the memory budget charges: a table here by its
+ * size, a part left on a worker by the bytes the worker reported. */
 int64_t runner_query_bytes(runner_query *q);
 /* new: {"state","config_id","restarts","retries","stages":[{"stage","label",
  * "inputs","exchange","decisions","tasks_total","tasks_done","tasks_running",

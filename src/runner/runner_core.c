@@ -181,7 +181,7 @@ int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***i
         pthread_mutex_unlock(&q->lock);
         return FR_ECONFLICT;
     }
-    int nparts = q->nresult_parts ? q->nresult_parts : q->nresult;
+    int nparts = q->nresult_parts;
     *ids = fr_xcalloc((size_t)nparts + 1, sizeof(char *));
     *n = nparts;
     pthread_mutex_lock(&r->lock);
@@ -189,15 +189,14 @@ int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***i
     for (int i = 0; i < nparts; i++) {
         struct kept_part *k = &r->kept[r->nkept++];
         k->id = fr_xasprintf("%s-p%lld", prefix, (long long)r->kept_seq++);
-        if (q->nresult_parts) { /* still held: take it over (remote data stays put) */
-            k->part = q->result_parts[i];
-            q->result_parts[i] = NULL;
-            if (k->part->url) { /* the worker keeps the data; the result has a copy */
-                df_table_free(k->part->table);
-                k->part->table = NULL;
-            }
+        struct runner_part *p = q->result_parts[i];
+        if (p->url) { /* the kept entry owns the worker's data; the result shows it */
+            q->result_parts[i] = borrow(p);
+            k->part = p;
+            df_table_free(p->table); /* a collected copy stays with the result's view */
+            p->table = NULL;
         } else {
-            k->part = runner__part_local(df_table_share(q->result[i]));
+            k->part = runner__part_local(df_table_share(p->table));
         }
         (*ids)[i] = fr_xstrdup(k->id);
     }

@@ -113,14 +113,53 @@ static int fetch_unlocked(runner_query *q, struct runner_part **parts, int n, in
     return rc;
 }
 
+/* A result left on the workers is lost when a worker holding it is gone
+ * (it stopped beating, or does not answer now): the plan reruns, as when a
+ * collect fails to fetch it. Each worker is asked once, with q->lock
+ * released (a probe may take its timeout; as in fetch_unlocked no task of q
+ * runs, so nothing else touches q->out). */
+static int check_result_owners(runner_query *q, struct fr_error *err)
+{
+    if (!q->r->be->gone)
+        return FR_OK;
+    int last = plan_physical_nstages(q->plan) - 1;
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, last, &v);
+    const char **asked = fr_xcalloc((size_t)v.ntasks + 1, sizeof(*asked));
+    int nasked = 0, rc = FR_OK;
+    pthread_mutex_unlock(&q->lock);
+    for (int t = 0; t < v.ntasks && rc == FR_OK; t++) {
+        const struct runner_part *p = q->out[last][t] ? q->out[last][t][0] : NULL;
+        if (!p || !p->url)
+            continue;
+        bool seen = false;
+        for (int i = 0; i < nasked && !seen; i++)
+            seen = strcmp(asked[i], p->url) == 0;
+        if (seen && !p->lost)
+            continue;
+        if (!seen)
+            asked[nasked++] = p->url;
+        if (p->lost || q->r->be->gone(q->r, p->url))
+            rc = fr_error_setk(err, FR_EUNAVAILABLE, "input-lost",
+                               "result partition %.64s is on worker %.200s, which is gone", p->id,
+                               p->url);
+    }
+    pthread_mutex_lock(&q->lock);
+    free(asked);
+    return rc;
+}
+
 /* Before q->stage starts, out of q->lock: the samples its boundaries need;
- * after the last stage, the result partitions (the final collect). An
- * input-lost here is a lost partition like a task's: the plan reruns. */
+ * after the last stage, a collected result's partitions (a preview's: any
+ * other result stays on the workers until it is read). An input-lost here
+ * is a lost partition like a task's: the plan reruns. */
 static int prefetch(runner_query *q, bool result, struct fr_error *err)
 {
     int n = 0, rc = FR_OK;
     struct runner_part **parts = NULL;
     int64_t budget = -1;
+    if (result && !q->collect) /* the result stays where it was made until it is read */
+        return check_result_owners(q, err);
     if (result) {
         struct plan_stage_view v;
         int last = plan_physical_nstages(q->plan) - 1;
@@ -330,7 +369,7 @@ static bool advance(runner_query *q)
             q->restart_pending = true;
             continue;
         }
-        if (last) { /* not lost: collect_result fails it with its own words */
+        if (last && q->collect) { /* not lost: collect_result fails it with its own words */
             finish(q, RQ_SUCCEEDED);
             return true;
         }

@@ -35,12 +35,15 @@ struct runner_query {
     struct df_table *boundaries;
     int64_t *task_rows; /* rows of bucket 0 per task of the current stage, -1 = pending */
     bool limit_reached;
-    struct runner_part **result_parts; /* the last stage's outputs, until settled */
+    /* the last stage's outputs, in order: once succeeded, the result until
+     * runner_query_release_result; a part is a table here, or (remote, not
+     * collected) a partition left on its worker, fetched when read */
+    struct runner_part **result_parts;
     int nresult_parts;
-    struct df_table **result;
-    int nresult;
-    int64_t released_rows; /* rows of a result runner_query_release_result dropped, else -1 */
-    bool settled;          /* final and the on_finish hook has run: waiters wake on this */
+    bool collect;             /* fetch remote result parts here before finishing (previews) */
+    struct df_table **result; /* runner_query_result's array: borrowed from result_parts */
+    int64_t released_rows;    /* rows of a result runner_query_release_result dropped, else -1 */
+    bool settled;             /* final and the on_finish hook has run: waiters wake on this */
     void (*on_finish)(runner_query *, void *);
     void *on_finish_arg;
     void (*on_settled)(runner_query *, void *); /* after settled: the final state shown */
@@ -179,18 +182,48 @@ struct rjob {
     bool running;  /* its current attempt started and has not ended */
     bool rerun;    /* made again after a lost partition */
     int64_t scan_bytes, scan_rows; /* what its source input held and gave, -1 = not known */
+    uint64_t scan_file;            /* remote: its file input's key (path, size, mtime), 0 = none */
+    int64_t local_wait_ms;         /* remote: when it began waiting for a worker with its file */
     struct rjob *next;
 };
 
 /* What a backend does; the driver and the kept partitions are shared. */
+/* What fetching a remote partition needs, copied off its runner: a result
+ * read after the runner was reset still has it (its fetches then fail, the
+ * workers having dropped the config's partitions). */
+struct runner_fetcher {
+    char *config_id, *secret, *sender; /* new; secret NULL = unsigned */
+    int64_t timeout_ms, cap;           /* cap: the most bytes one partition may have */
+};
+/* Fetches remote p's table (p->table) with f, checked as a task input is
+ * (rows as reported); runner_remote.c. */
+int runner__fetcher_fetch(const struct runner_fetcher *f, struct runner_part *p,
+                          struct fr_error *err);
+void runner__fetcher_cleanup(struct runner_fetcher *f);
+/* runner_remote_io.c: fetches remote p's table from its worker as peer,
+ * checked as a task input is (its reported rows); errors name the worker. */
+struct proto_peer;
+int runner__fetch_as(const struct proto_peer *peer, int64_t timeout_ms, struct runner_part *p,
+                     int64_t max_bytes, struct fr_error *err);
+/* A file input's key (its path, size and mtime; never 0), 0 for a job without one. */
+uint64_t runner__scan_key(const json_t *spec);
+struct rjob;
+/* The worker holding most of job's input bytes (borrowed), NULL when none is
+ * remote; *whole: it holds them all. */
+const char *runner__input_owner(const struct rjob *job, bool *whole);
+
 struct runner_backend {
     const char *kind;
     void (*enqueue)(runner *r, struct rjob *job);
     /* fills p->table; a partition over max_bytes (0 = no limit) fails it, before it is kept */
     int (*fetch)(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err);
     void (*drop)(runner *r, struct runner_part *p); /* forgets a remote partition */
-    void (*stop)(runner *r);                        /* joins threads; queued jobs drained */
-    void (*destroy)(runner *r);                     /* frees the backend's state */
+    /* fills *f with copies of what fetching r's partitions needs (remote only) */
+    void (*fetcher)(runner *r, struct runner_fetcher *f);
+    /* the worker at url stopped beating or does not answer now (NULL: never) */
+    bool (*gone)(runner *r, const char *url);
+    void (*stop)(runner *r);    /* joins threads; queued jobs drained */
+    void (*destroy)(runner *r); /* frees the backend's state */
     json_t *(*info)(runner *r);
     /* NULL or FR_OK: a query may start; else why not (runner_submit fails) */
     int (*admit)(runner *r, struct fr_error *err);
@@ -239,7 +272,11 @@ void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *o
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
-                            bool *any_alive);
+                            uint64_t file, bool wait_local, bool *local_busy, bool *any_alive);
+/* The worker at url ran a scan of file (a scan key) reading its own copy
+ * (local) or the coordinator's by range: later scans of it prefer a worker
+ * with its own copy. */
+void runner__registry_note_scan(runner_registry *g, const char *url, uint64_t file, bool local);
 void runner__registry_done(runner_registry *g, const char *url, bool failed);
 /* url is suspect until it beats again (a peer could not reach it); its
  * tasks in flight are not counted down. */

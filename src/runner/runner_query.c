@@ -46,8 +46,14 @@ void runner_query_unref(runner_query *q)
 {
     if (!q || atomic_fetch_sub(&q->refcount, 1) != 1)
         return;
-    for (int i = 0; i < q->nresult; i++)
-        df_table_free(q->result[i]);
+    /* what runner_query_release_result did not drop: the runner may be gone
+     * by now, so remote parts are only forgotten here (a reset drops them) */
+    for (int i = 0; i < q->nresult_parts; i++)
+        if (q->result_parts[i]) {
+            q->result_parts[i]->borrowed = true;
+            runner__part_free(NULL, q->result_parts[i]);
+        }
+    free(q->result_parts);
     free(q->result);
     plan_physical_free(q->plan);
     json_decref(q->task_config_ids);
@@ -124,15 +130,22 @@ static json_t *error_json(const struct fr_error *e)
     return j;
 }
 
+/* The rows of the result (its parts' reported rows). Under q->lock. */
+static int64_t result_rows_locked(const runner_query *q)
+{
+    int64_t rows = 0;
+    for (int i = 0; i < q->nresult_parts; i++)
+        if (q->result_parts[i])
+            rows += q->result_parts[i]->rows;
+    return rows;
+}
+
 json_t *runner_query_json(runner_query *q)
 {
     pthread_mutex_lock(&q->lock);
     int64_t rows = -1;
-    if (q->state == RQ_SUCCEEDED && q->settled) {
-        rows = q->released_rows >= 0 ? q->released_rows : 0;
-        for (int i = 0; i < q->nresult; i++)
-            rows += q->result[i]->nrows;
-    }
+    if (q->state == RQ_SUCCEEDED && q->settled)
+        rows = q->released_rows >= 0 ? q->released_rows : result_rows_locked(q);
     int64_t end = final(q->state) ? q->finished_us : fr_mono_us();
     int64_t start = q->started_us ? q->started_us : q->created_us;
     /* final only once settled: a "succeeded" query's result can be fetched */
@@ -157,19 +170,27 @@ const struct fr_error *runner_query_error(runner_query *q)
 int runner_query_result(runner_query *q, struct df_table *const **parts, int *nparts)
 {
     pthread_mutex_lock(&q->lock);
-    int rc = q->state == RQ_SUCCEEDED ? FR_OK : FR_ECONFLICT;
+    int rc = q->state == RQ_SUCCEEDED && q->settled ? FR_OK : FR_ECONFLICT;
+    int n = 0;
+    if (rc == FR_OK && !q->result) { /* borrowed: the parts' tables, all here once collected */
+        q->result = fr_xcalloc((size_t)q->nresult_parts + 1, sizeof(*q->result));
+        for (int i = 0; i < q->nresult_parts; i++)
+            if (q->result_parts[i] && q->result_parts[i]->table)
+                q->result[n++] = q->result_parts[i]->table;
+    } else if (q->result) {
+        while (q->result[n])
+            n++;
+    }
     *parts = q->result;
-    *nparts = q->nresult;
+    *nparts = n;
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
 
 int64_t runner_query_rows(runner_query *q)
 {
-    int64_t rows = 0;
     pthread_mutex_lock(&q->lock);
-    for (int i = 0; i < q->nresult; i++)
-        rows += q->result[i]->nrows;
+    int64_t rows = result_rows_locked(q);
     pthread_mutex_unlock(&q->lock);
     return rows;
 }
@@ -177,13 +198,15 @@ int64_t runner_query_rows(runner_query *q)
 void runner_query_release_result(runner_query *q)
 {
     pthread_mutex_lock(&q->lock);
-    if (final(q->state) && q->released_rows < 0) { /* the result is collected by then */
-        q->released_rows = 0;
-        for (int i = 0; i < q->nresult; i++) {
-            q->released_rows += q->result[i]->nrows;
-            df_table_free(q->result[i]);
-        }
-        q->nresult = 0;
+    if (q->settled && q->released_rows < 0) {
+        q->released_rows = result_rows_locked(q);
+        for (int i = 0; i < q->nresult_parts; i++) /* remote ones dropped on their workers */
+            runner__part_free(q->r, q->result_parts[i]);
+        free(q->result_parts);
+        q->result_parts = NULL;
+        q->nresult_parts = 0;
+        free(q->result);
+        q->result = NULL;
     }
     pthread_mutex_unlock(&q->lock);
 }
@@ -192,10 +215,18 @@ int64_t runner_query_bytes(runner_query *q)
 {
     int64_t bytes = 0;
     pthread_mutex_lock(&q->lock);
-    for (int i = 0; i < q->nresult; i++)
-        bytes += df_table_bytes(q->result[i]);
+    for (int i = 0; i < q->nresult_parts; i++) { /* a part on a worker: the bytes it reported */
+        const struct runner_part *p = q->result_parts[i];
+        if (p)
+            bytes += p->table ? df_table_bytes(p->table) : p->bytes;
+    }
     pthread_mutex_unlock(&q->lock);
     return bytes;
+}
+
+void runner_query_collect_result(runner_query *q)
+{
+    q->collect = true;
 }
 
 void runner_query_on_finish(runner_query *q, void (*fn)(runner_query *, void *), void *arg)
@@ -213,9 +244,8 @@ void runner_query_on_settled(runner_query *q, void (*fn)(runner_query *, void *)
 void runner_query_fail(runner_query *q, const struct fr_error *err)
 {
     pthread_mutex_lock(&q->lock);
-    for (int i = 0; i < q->nresult; i++)
-        df_table_free(q->result[i]);
-    q->nresult = 0;
+    free(q->result);
+    q->result = NULL;
     for (int i = 0; i < q->nresult_parts; i++) { /* not kept by anyone now */
         runner__part_free(q->r, q->result_parts[i]);
         q->result_parts[i] = NULL;
@@ -269,21 +299,18 @@ static int collect_one(runner_query *q, int i, int64_t *left, struct fr_error *e
     return rc;
 }
 
-/* Brings a succeeded query's result partitions here as tables (fetching
- * remote ones); a result that cannot be fetched, is not the plan's or does
- * not fit the memory budget fails the query. */
+/* A succeeded query's result: a previews' (q->collect) remote partitions are
+ * fetched here (a result that cannot be fetched, is not the plan's or does
+ * not fit the memory budget fails the query); any other query's stay on
+ * their workers until the result is read (runner_result_open) or released. */
 static void collect_result(runner_query *q)
 {
     struct fr_error err;
     fr_error_init(&err);
     int rc = FR_OK;
     int64_t left = q->r->memory_budget > 0 ? q->r->memory_budget : -1;
-    q->result = fr_xcalloc((size_t)q->nresult_parts + 1, sizeof(struct df_table *));
-    for (int i = 0; i < q->nresult_parts && rc == FR_OK; i++) {
+    for (int i = 0; q->collect && i < q->nresult_parts && rc == FR_OK; i++)
         rc = collect_one(q, i, &left, &err);
-        if (rc == FR_OK)
-            q->result[q->nresult++] = df_table_share(q->result_parts[i]->table);
-    }
     pthread_mutex_lock(&q->lock);
     if (rc != FR_OK) {
         q->state = RQ_FAILED;
@@ -291,6 +318,118 @@ static void collect_result(runner_query *q)
     }
     q->finished_us = fr_mono_us(); /* the elapsed time includes collecting the result */
     pthread_mutex_unlock(&q->lock);
+}
+
+/* More tries of a result partition fetch a worker answered 503 (after 0.1,
+ * 0.2, 0.4 s). */
+#define RESULT_FETCH_TRIES 3
+
+struct runner_result {
+    runner_query *q; /* held: its plan is the schema a fetched part must have */
+    struct runner_fetcher fetcher;
+    struct runner_part **parts; /* views: a local part's table shared, a remote one's address */
+    int nparts;
+};
+
+int runner_result_open(runner_query *q, runner_result **out, struct fr_error *err)
+{
+    *out = NULL;
+    pthread_mutex_lock(&q->lock);
+    if (q->state != RQ_SUCCEEDED || !q->settled || q->released_rows >= 0) {
+        pthread_mutex_unlock(&q->lock);
+        return fr_error_setk(err, FR_ECONFLICT, "conflict", "query %s has no result to read",
+                             q->id);
+    }
+    runner_result *res = fr_xcalloc(1, sizeof(*res));
+    res->q = runner_query_ref(q);
+    res->parts = fr_xcalloc((size_t)q->nresult_parts + 1, sizeof(*res->parts));
+    bool remote = false;
+    for (int i = 0; i < q->nresult_parts; i++) {
+        const struct runner_part *p = q->result_parts[i];
+        if (!p)
+            continue;
+        struct runner_part *v = p->table ? runner__part_local(df_table_share(p->table))
+                                         : runner__part_remote(p->url, p->id, p->rows, p->bytes);
+        if (!p->table) {
+            v->borrowed = true; /* the query's part owns the worker's copy */
+            snprintf(v->request_id, sizeof(v->request_id), "%s", p->request_id);
+            snprintf(v->query_id, sizeof(v->query_id), "%s", p->query_id);
+            remote = true;
+        }
+        res->parts[res->nparts++] = v;
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (remote && q->r->be->fetcher) /* q->r lives while the context holds q's record */
+        q->r->be->fetcher(q->r, &res->fetcher);
+    *out = res;
+    return FR_OK;
+}
+
+int runner_result_nparts(const runner_result *res)
+{
+    return res->nparts;
+}
+
+int64_t runner_result_part_rows(const runner_result *res, int i)
+{
+    return res->parts[i]->rows;
+}
+
+int64_t runner_result_rows(const runner_result *res)
+{
+    int64_t rows = 0;
+    for (int i = 0; i < res->nparts; i++)
+        rows += res->parts[i]->rows;
+    return rows;
+}
+
+int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err)
+{
+    *out = NULL;
+    struct runner_part *p = res->parts[i];
+    if (p->table) {
+        *out = df_table_share(p->table);
+        return FR_OK;
+    }
+    int rc = runner__fetcher_fetch(&res->fetcher, p, err);
+    /* a worker's 503 (busy: its connection limits) is worth a few more tries */
+    for (int k = 0; k < RESULT_FETCH_TRIES && rc == FR_EUNAVAILABLE; k++) {
+        struct timespec pause = {0, (100L << k) * 1000000L};
+        nanosleep(&pause, NULL);
+        fr_error_init(err);
+        rc = runner__fetcher_fetch(&res->fetcher, p, err);
+    }
+    if (rc == FR_ENOSPACE)
+        fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
+                      "result partition %.64s on worker %.200s is larger than the most one fetch "
+                      "may take (%lld bytes); read the result with a limit, or add one",
+                      p->id, p->url, (long long)res->fetcher.cap);
+    else if (rc != FR_OK && (!err->kind[0] || strcmp(err->kind, "input-lost") == 0)) {
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, rc, "input-lost",
+                      "result partition %.64s stays on worker %.200s, which cannot give it "
+                      "(%.400s); run the query again",
+                      p->id, p->url, why);
+    }
+    if (rc == FR_OK && (rc = check_remote_result(res->q, p, err)) == FR_OK)
+        *out = p->table; /* the fetched copy goes with the caller */
+    else
+        df_table_free(p->table);
+    p->table = NULL;
+    return rc;
+}
+
+void runner_result_close(runner_result *res)
+{
+    if (!res)
+        return;
+    for (int i = 0; i < res->nparts; i++)
+        runner__part_free(NULL, res->parts[i]); /* views: nothing remote is dropped */
+    free(res->parts);
+    runner__fetcher_cleanup(&res->fetcher);
+    runner_query_unref(res->q);
+    free(res);
 }
 
 void runner__finished(runner_query *q)
@@ -301,12 +440,16 @@ void runner__finished(runner_query *q)
     if (q->on_finish)
         q->on_finish(q, q->on_finish_arg);
     pthread_mutex_lock(&q->lock);
-    struct runner_part **parts = q->result_parts;
-    int n = q->nresult_parts;
-    q->result_parts = NULL;
-    q->nresult_parts = 0;
+    struct runner_part **parts = NULL;
+    int n = 0;
+    if (q->state != RQ_SUCCEEDED) { /* a result only a succeeded query keeps */
+        parts = q->result_parts;
+        n = q->nresult_parts;
+        q->result_parts = NULL;
+        q->nresult_parts = 0;
+    }
     pthread_mutex_unlock(&q->lock);
-    for (int i = 0; i < n; i++) /* what runner_keep_result did not take */
+    for (int i = 0; i < n; i++)
         runner__part_free(q->r, parts[i]);
     free(parts);
     pthread_mutex_lock(&q->lock);

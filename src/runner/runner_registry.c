@@ -23,10 +23,16 @@
  * that their drop is sent when they announce again. */
 #define REG_MAX_OWING 256
 
+/* Files whose scans a worker ran, remembered per worker (oldest out
+ * first): a key (runner__scan_key) with bit 0 set when it read its own copy. */
+#define REG_SCAN_FILES 64
+
 struct wentry {
     char *id;
     char *url;
     int threads;
+    uint64_t files[REG_SCAN_FILES]; /* 0 = free */
+    int files_next;
     int64_t reported_running;
     int inflight; /* tasks this coordinator has on it now */
     int64_t last_heartbeat_ms;
@@ -322,16 +328,55 @@ json_t *runner_registry_list(runner_registry *g)
     return list;
 }
 
-/* Picks an active worker with a free slot: `prefer` (where the inputs live)
- * if it has one, else the least loaded, never `avoid`. Returns a new copy of
- * its URL (counted in flight) or NULL when none is free. *any_alive tells
- * whether some worker is active at all. */
+/* 2: e read its own copy of file (a scan key) last time, 0: it read the
+ * coordinator's by range, 1: not known (or no file). */
+static int locality(const struct wentry *e, uint64_t file)
+{
+    for (int i = 0; file && i < REG_SCAN_FILES; i++)
+        if (e->files[i] && (e->files[i] | 1) == (file | 1))
+            return e->files[i] & 1 ? 2 : 0;
+    return 1;
+}
+
+void runner__registry_note_scan(runner_registry *g, const char *url, uint64_t file, bool local)
+{
+    if (!file)
+        return;
+    uint64_t key = local ? file | 1 : file & ~(uint64_t)1;
+    pthread_mutex_lock(&g->lock);
+    for (int k = 0; k < g->n; k++) {
+        struct wentry *e = &g->w[k];
+        if (strcmp(e->url, url) != 0)
+            continue;
+        int slot = -1;
+        for (int i = 0; i < REG_SCAN_FILES && slot < 0; i++)
+            if (e->files[i] && (e->files[i] | 1) == (file | 1))
+                slot = i;
+        if (slot < 0) {
+            slot = e->files_next;
+            e->files_next = (e->files_next + 1) % REG_SCAN_FILES;
+        }
+        e->files[slot] = key;
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* Picks an active worker with a free slot, never `avoid`: `prefer` (where
+ * the inputs live) if it has one; else for a scan of `file` (a scan key, 0 =
+ * none) one that read its own copy of it last time; else the least loaded.
+ * While `prefer` or such a local worker is active but busy, *local_busy is set, and
+ * with wait_local no other worker is given the job (NULL: it waits for the
+ * local one, up to the caller's locality wait). Returns a
+ * new copy of its URL (counted in flight) or NULL when none is free.
+ * *any_alive tells whether some worker is active at all. */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
-                            bool *any_alive)
+                            uint64_t file, bool wait_local, bool *local_busy, bool *any_alive)
 {
     int64_t now = fr_now_ms();
     struct wentry *best = NULL;
+    int best_loc = -1;
     *any_alive = false;
+    *local_busy = false;
     pthread_mutex_lock(&g->lock);
     /* The worker a job failed on is avoided only while another one is active:
      * a lone survivor is better than no worker at all. */
@@ -347,15 +392,24 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
         if (avoid && other_active && strcmp(e->url, avoid) == 0)
             continue;
         *any_alive = true;
-        if (e->inflight >= e->threads)
+        int loc = locality(e, file);
+        if (e->inflight >= e->threads) {
+            *local_busy |= loc == 2 || (prefer && strcmp(e->url, prefer) == 0);
             continue;
+        }
         if (prefer && strcmp(e->url, prefer) == 0) {
             best = e;
+            best_loc = 3;
             break;
         }
-        if (!best || e->inflight * best->threads < best->inflight * e->threads)
+        if (!best || loc > best_loc ||
+            (loc == best_loc && e->inflight * best->threads < best->inflight * e->threads)) {
             best = e;
+            best_loc = loc;
+        }
     }
+    if (best && best_loc < 2 && *local_busy && wait_local)
+        best = NULL; /* the worker with the inputs or the file is busy: wait for it a while */
     char *url = NULL;
     if (best) {
         best->inflight++;

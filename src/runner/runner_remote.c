@@ -171,6 +171,11 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     pthread_mutex_unlock(&rr->lock);
 }
 
+/* How long a task waits for a busy worker that holds its inputs, or has its
+ * own copy of the file it scans, before another one fetches them (or reads
+ * the coordinator's copy by range). */
+#define REMOTE_LOCALITY_WAIT_MS 500
+
 /* Hands waiting jobs to workers with free slots, oldest first. */
 static void dispatch(struct remote_runner *rr)
 {
@@ -209,9 +214,18 @@ static void dispatch(struct remote_runner *rr)
                              job->task, job->stage, owner);
             continue;
         }
-        const char *prefer = job->nslots && job->ninputs[0] ? job->inputs[0][0]->url : NULL;
-        bool alive = false;
-        char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, &alive);
+        bool whole = false;
+        const char *prefer = runner__input_owner(job, &whole);
+        if (!job->scan_file)
+            job->scan_file = runner__scan_key(job->spec);
+        bool alive = false, local_busy = false;
+        bool wait_local =
+            (job->scan_file || whole) && !job->avoid_url &&
+            (!job->local_wait_ms || fr_now_ms() - job->local_wait_ms < REMOTE_LOCALITY_WAIT_MS);
+        char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, job->scan_file,
+                                             wait_local, &local_busy, &alive);
+        if (!worker && local_busy && !job->local_wait_ms)
+            job->local_wait_ms = fr_now_ms();
         if (alive)
             job->waiting_since_ms = fr_now_ms(); /* patience counts from the last active worker */
         if (worker) {
@@ -340,8 +354,12 @@ static void task_succeeded(struct remote_runner *rr, struct transfer *t)
         retry_or_fail(rr, t->job, t->url, bad, NULL);
         return;
     }
-    t->job->scan_bytes =
-        runner__answer_count(json_object_get(json_object_get(body, "scan"), "bytes"));
+    json_t *scan = json_object_get(body, "scan");
+    t->job->scan_bytes = runner__answer_count(json_object_get(scan, "bytes"));
+    const char *source = json_string_value(json_object_get(scan, "source"));
+    if (source && t->job->scan_file && strcmp(source, "none") != 0)
+        runner__registry_note_scan(rr->reg, t->url, t->job->scan_file,
+                                   strcmp(source, "local") == 0);
     t->job->scan_rows = runner__answer_count(json_object_get(body, "source_rows"));
     size_t n = json_array_size(outs);
     struct runner_part **parts = fr_xcalloc(n + 1, sizeof(*parts));
@@ -508,36 +526,58 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
+/* No longer than a task may take: the worker that made a partition in that
+ * time and stops answering does not stall the query for PROTO_FETCH_TIMEOUT_MS. */
+static int64_t fetch_timeout(const struct remote_runner *rr)
+{
+    int64_t timeout = rr->base.frozen->values.task_timeout_ms;
+    return timeout > PROTO_FETCH_TIMEOUT_MS ? PROTO_FETCH_TIMEOUT_MS : timeout;
+}
+
 static int remote_fetch(runner *r, struct runner_part *p, int64_t max_bytes, struct fr_error *err)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
     struct proto_peer peer = peer_of(rr, p->request_id, p->query_id);
-    struct fr_buf bytes;
-    fr_buf_init(&bytes);
-    /* no longer than a task may take: the worker that made it in that time
-     * and stops answering does not stall the query for PROTO_FETCH_TIMEOUT_MS */
-    int64_t timeout = rr->base.frozen->values.task_timeout_ms;
-    if (timeout > PROTO_FETCH_TIMEOUT_MS)
-        timeout = PROTO_FETCH_TIMEOUT_MS;
-    int rc = proto_fetch_partition(&peer, p->url, p->id, max_bytes, timeout, &bytes, err);
-    if (rc == FR_OK)
-        rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
-    if (rc == FR_EDATA) { /* name the worker that sent it */
-        char why[sizeof(err->message)];
-        snprintf(why, sizeof(why), "%s", err->message);
-        fr_error_setk(err, FR_EDATA, "invalid-worker-answer",
-                      "worker %.200s sent partition %.64s that is refused: %.400s", p->url, p->id,
-                      why);
-    } else if (rc == FR_OK && (rc = runner__check_fetched(p, err)) != FR_OK) {
-        df_table_free(p->table);
-        p->table = NULL;
-    } else if (rc != FR_OK && rc != FR_ENOSPACE) {
-        char why[sizeof(err->message)];
-        snprintf(why, sizeof(why), "%s", err->message);
-        fr_error_setk(err, rc, "input-lost", "%s", why);
+    return runner__fetch_as(&peer, fetch_timeout(rr), p, max_bytes, err);
+}
+
+static void remote_fetcher(runner *r, struct runner_fetcher *f)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    f->config_id = fr_xstrdup(rr->base.frozen->id);
+    f->secret = rr->secret ? fr_xstrdup(rr->secret) : NULL;
+    f->sender = rr->sender ? fr_xstrdup(rr->sender) : NULL;
+    f->timeout_ms = fetch_timeout(rr);
+    f->cap = runner__fetch_cap(r);
+}
+
+/* A result left on a worker is only as safe as that worker: one that
+ * stopped beating, or does not answer its /livez within this, is gone. */
+#define REMOTE_PROBE_TIMEOUT_MS 2000
+
+static bool remote_gone(runner *r, const char *url)
+{
+    struct remote_runner *rr = (struct remote_runner *)r;
+    if (runner__registry_lapsed(rr->reg, url))
+        return true;
+    char *target = fr_xasprintf("%s/livez", url);
+    struct proto_peer peer = peer_of(rr, NULL, NULL);
+    struct fr_client_req req;
+    struct fr_client_resp resp;
+    struct fr_error err;
+    fr_error_init(&err);
+    proto_req_init(&req, &peer, "GET", target);
+    req.timeout_ms = REMOTE_PROBE_TIMEOUT_MS;
+    req.max_body_bytes = 4096;
+    bool gone = fr_client_call(&req, &resp, &err) != FR_OK || resp.status != 200;
+    fr_client_resp_cleanup(&resp);
+    free(target);
+    if (gone) {
+        FR_LOG(FR_LOG_WARN, "worker %s holds result partitions but does not answer: %s", url,
+               err.message[0] ? err.message : "not live");
+        runner__registry_suspect(rr->reg, url);
     }
-    fr_buf_cleanup(&bytes);
-    return rc;
+    return gone;
 }
 
 static void remote_drop(runner *r, struct runner_part *p)
@@ -656,6 +696,8 @@ static const struct runner_backend remote_backend = {
     .enqueue = remote_enqueue,
     .fetch = remote_fetch,
     .drop = remote_drop,
+    .fetcher = remote_fetcher,
+    .gone = remote_gone,
     .stop = remote_stop,
     .destroy = remote_destroy,
     .info = remote_info,

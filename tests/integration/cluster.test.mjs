@@ -156,15 +156,36 @@ test('kill -9 of a worker mid-query: the query still gives the right answer', as
     const expect = bigCsv(cluster.coord.dataDir, 300000);
     await call(cluster.coord.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, shuffle_partitions: 6, maintain_order: false } });
     const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
-    let r = await call(cluster.coord.base, 'POST', '/v1/queries', { json: { plan } });
-    assert.equal(r.status, 202, r.text);
-    const id = r.body.id;
-    for (let i = 0; i < 200; i++) { // wait until the query is under way
-      r = await call(cluster.coord.base, 'GET', `/v1/queries/${id}`);
-      if (r.body.progress.tasks_done > 0 || r.body.state !== 'running') break;
-      await new Promise((res) => setTimeout(res, 5));
-    }
     const victim = cluster.workers[1];
+    // The kill must land mid-query: a result already on the victim when it
+    // dies is lost with it (result_stream.test.mjs). The victim is frozen
+    // first; a query that got past its last stage meanwhile is let go and
+    // another one tried.
+    let r, id, midQuery = false;
+    for (let attempt = 0; attempt < 10 && !midQuery; attempt++) {
+      r = await call(cluster.coord.base, 'POST', '/v1/queries', { json: { plan } });
+      assert.equal(r.status, 202, r.text);
+      id = r.body.id;
+      for (let i = 0; i < 200; i++) { // wait until the query is under way
+        r = await call(cluster.coord.base, 'GET', `/v1/queries/${id}`);
+        if (r.body.progress.tasks_done > 0 || r.body.state !== 'running') break;
+        await new Promise((res) => setTimeout(res, 5));
+      }
+      process.kill(victim.pid, 'SIGSTOP');
+      const st = await call(cluster.coord.base, 'GET', `/v1/queries/${id}/stages`);
+      const stages = st.body.stages;
+      midQuery = st.body.state === 'running' && stages.length > 1 &&
+        !stages[stages.length - 1].tasks.some((t) => t.worker_url === victim.base);
+      if (!midQuery) {
+        process.kill(victim.pid, 'SIGCONT');
+        for (let i = 0; i < 600; i++) {
+          r = await call(cluster.coord.base, 'GET', `/v1/queries/${id}`);
+          if (!['queued', 'running'].includes(r.body.state)) break;
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      }
+    }
+    assert.ok(midQuery, 'a kill landed mid-query in 10 tries');
     process.kill(victim.pid, 'SIGKILL');
     victim.killed = true;
     await victim.exited;

@@ -149,16 +149,31 @@ describe('a coordinator with a rogue worker', () => {
     assert.ok(res.status >= 400 && res.status < 500, res.text);
   });
 
+  // A result stays on its worker until it is read (result_stream.test.mjs):
+  // the lie shows when the coordinator fetches it for the read, which then
+  // refuses it by name before sending a byte of it.
+  async function refusedResult(mode, status, kind) {
+    rogue.mode = mode;
+    const r = await call(coordinator.base, 'POST', '/v1/queries?wait=60', {
+      json: { plan: rowsPlan([{ a: 1 }, { a: 2 }]) },
+    });
+    assert.equal(r.body.state, 'succeeded', `${mode}: ${r.text}`);
+    const fetches = rogue.fetches;
+    const res = await call(coordinator.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assertProblem(res, status, kind);
+    assert.ok(res.body.detail.includes(rogue.url), `${mode}: ${res.body.detail}`);
+    assert.ok(rogue.fetches > fetches, `${mode}: the read fetched it`);
+    return res.body;
+  }
+
   test('a partition with other rows than reported, or another schema, is refused', async () => {
-    assert.equal((await failedQuery('wrong-rows')).error.kind, 'invalid-worker-answer');
-    const q = await failedQuery('wrong-schema');
-    assert.equal(q.error.kind, 'invalid-worker-answer');
-    assert.match(q.error.message, /columns/);
+    await refusedResult('wrong-rows', 502, 'invalid-worker-answer');
+    const p = await refusedResult('wrong-schema', 502, 'invalid-worker-answer');
+    assert.match(p.detail, /columns/);
   });
 
   test('a partition over the memory budget fails with memory-budget-exceeded before it is kept', async () => {
-    const q = await failedQuery('huge');
-    assert.equal(q.error.kind, 'memory-budget-exceeded');
+    await refusedResult('huge', 507, 'memory-budget-exceeded');
   });
 
   test('malformed or endless task answers fail the task after its retries, naming the worker', async () => {

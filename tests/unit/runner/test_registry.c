@@ -150,6 +150,51 @@ static void test_states_age(void **s)
     runner_registry_free(g);
 }
 
+/* A pick with no scan file and no locality wait. */
+static char *pick(runner_registry *g, const char *prefer, const char *avoid, bool *alive)
+{
+    bool busy;
+    return runner__registry_pick(g, prefer, avoid, 0, false, &busy, alive);
+}
+
+/* Scans go where the file was read locally: a worker that read it by range
+ * gets it only when the local one is full and the job may not wait; a file
+ * not seen (another key) is placed by load alone. */
+static void test_pick_scan_locality(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 60000);
+    announce(g, "w1", "http://a", 1);
+    announce(g, "w2", "http://b", 1);
+    const uint64_t file = 0x1234560, other = 0x7777770;
+    runner__registry_note_scan(g, "http://a", file, false);
+    runner__registry_note_scan(g, "http://b", file, true);
+    bool alive, busy;
+    char *u1 = runner__registry_pick(g, NULL, NULL, file, true, &busy, &alive);
+    assert_string_equal(u1, "http://b");
+    assert_false(busy);
+    char *u2 = runner__registry_pick(g, NULL, NULL, file, true, &busy, &alive); /* b is full */
+    assert_null(u2);
+    assert_true(busy);
+    assert_true(alive);
+    char *u3 = runner__registry_pick(g, NULL, NULL, file, false, &busy, &alive); /* waited enough */
+    assert_string_equal(u3, "http://a");
+    runner__registry_done(g, "http://a", false);
+    char *u4 = runner__registry_pick(g, NULL, NULL, other, true, &busy, &alive);
+    assert_string_equal(u4, "http://a"); /* unknown file: the free one */
+    runner__registry_done(g, "http://a", false);
+    runner__registry_done(g, "http://b", false);
+    runner__registry_note_scan(g, "http://b", file, false); /* b's copy changed: now by range */
+    runner__registry_note_scan(g, "http://a", file, true);
+    char *u5 = runner__registry_pick(g, NULL, NULL, file, true, &busy, &alive);
+    assert_string_equal(u5, "http://a");
+    free(u1);
+    free(u3);
+    free(u4);
+    free(u5);
+    runner_registry_free(g);
+}
+
 static void test_pick_slots_locality_failures(void **s)
 {
     (void)s;
@@ -157,32 +202,32 @@ static void test_pick_slots_locality_failures(void **s)
     announce(g, "w1", "http://a", 1);
     announce(g, "w2", "http://b", 2);
     bool alive;
-    char *u1 = runner__registry_pick(g, "http://b", NULL, &alive); /* locality */
+    char *u1 = pick(g, "http://b", NULL, &alive); /* locality */
     assert_string_equal(u1, "http://b");
-    char *u2 = runner__registry_pick(g, NULL, NULL, &alive); /* least loaded: a (0/1) */
+    char *u2 = pick(g, NULL, NULL, &alive); /* least loaded: a (0/1) */
     assert_string_equal(u2, "http://a");
-    char *u3 = runner__registry_pick(g, "http://a", NULL, &alive); /* a is full */
+    char *u3 = pick(g, "http://a", NULL, &alive); /* a is full */
     assert_string_equal(u3, "http://b");
-    char *u4 = runner__registry_pick(g, NULL, NULL, &alive); /* every slot taken */
+    char *u4 = pick(g, NULL, NULL, &alive); /* every slot taken */
     assert_null(u4);
     assert_true(alive);
     runner__registry_done(g, "http://a", true); /* a failed a call */
     assert_string_equal(state(g, "http://a"), "suspect");
-    char *u5 = runner__registry_pick(g, NULL, NULL, &alive);
+    char *u5 = pick(g, NULL, NULL, &alive);
     assert_null(u5); /* a is free but suspect, b is full */
     runner__registry_done(g, "http://b", false);
     /* avoid b, but a is suspect: the lone active worker is better than none
      * (a job that failed once on it must not wait for a worker that is not there) */
-    char *u6 = runner__registry_pick(g, NULL, "http://b", &alive);
+    char *u6 = pick(g, NULL, "http://b", &alive);
     assert_string_equal(u6, "http://b");
     runner__registry_done(g, "http://b", false);
     sleep_ms(2);
     announce(g, "w1", "http://a", 1); /* a newer heartbeat makes it active again */
     assert_string_equal(state(g, "http://a"), "active");
-    char *u8 = runner__registry_pick(g, NULL, "http://b", &alive); /* avoid b: a is there */
+    char *u8 = pick(g, NULL, "http://b", &alive); /* avoid b: a is there */
     assert_string_equal(u8, "http://a");
     runner__registry_done(g, "http://a", false);
-    char *u7 = runner__registry_pick(g, NULL, NULL, &alive);
+    char *u7 = pick(g, NULL, NULL, &alive);
     assert_string_equal(u7, "http://a");
     free(u6);
     free(u8);
@@ -207,7 +252,7 @@ static void test_announced_url_trailing_slash(void **s)
     assert_int_equal(json_array_size(list), 1);
     json_decref(list);
     bool alive;
-    char *u = runner__registry_pick(g, NULL, NULL, &alive);
+    char *u = pick(g, NULL, NULL, &alive);
     assert_string_equal(u, "http://127.0.0.1:9");
     free(u);
     runner_registry_free(g);
@@ -220,9 +265,9 @@ static void test_ties_rotate(void **s)
     announce(g, "w1", "http://a", 4);
     announce(g, "w2", "http://b", 4);
     bool alive;
-    char *u1 = runner__registry_pick(g, NULL, NULL, &alive);
+    char *u1 = pick(g, NULL, NULL, &alive);
     runner__registry_done(g, u1, false); /* both idle again: the next pick is the other */
-    char *u2 = runner__registry_pick(g, NULL, NULL, &alive);
+    char *u2 = pick(g, NULL, NULL, &alive);
     assert_string_not_equal(u1, u2);
     free(u1);
     free(u2);
@@ -364,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_ties_rotate),
         cmocka_unit_test(test_announced_url_trailing_slash),
         cmocka_unit_test(test_static_workers),
+        cmocka_unit_test(test_pick_scan_locality),
         cmocka_unit_test(test_live_count_and_metrics),
         cmocka_unit_test(test_returned_after_hang),
         cmocka_unit_test(test_no_drop_owed_while_beating),
