@@ -1,6 +1,9 @@
 // Processes and HTTP for the cluster benchmarks: a coordinator (`framed serve`) and workers
 // (`framed worker`) on 127.0.0.1, each started by PID and stopped by that PID (SIGTERM, then
 // SIGKILL after 10 s); nothing else is ever signalled. Logs go to files in a temp dir.
+// With `listen` (and a cluster secret file) they listen on another address; with `netns` a
+// process runs inside that network namespace (`ip netns exec NS framed ...`: ip execs framed
+// in place, so the PID spawned is framed's own and SIGTERM reaches it; see NET=tbf in README).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -16,9 +19,11 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Starts BIN with args; resolves once its "listening" log line names the port.
-async function startProc(args, logPath, env = {}) {
-  const child = spawn(BIN, args, { stdio: ['ignore', 'ignore', openSync(logPath, 'w')],
+// Starts BIN with args (inside network namespace netns when given); resolves once its
+// "listening" log line names the port. host: the address it listens on.
+async function startProc(args, logPath, { env = {}, netns, host = '127.0.0.1' } = {}) {
+  const [cmd, argv] = netns ? ['ip', ['netns', 'exec', netns, BIN, ...args]] : [BIN, args];
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'ignore', openSync(logPath, 'w')],
     env: { ...process.env, ...env } });
   live.add(child);
   const exited = new Promise((r) => child.once('exit', (code, signal) => { live.delete(child); r({ code, signal }); }));
@@ -34,7 +39,7 @@ async function startProc(args, logPath, env = {}) {
     throw new Error(`${args[0]} did not report its port; see ${logPath}`);
   }
   return {
-    pid: child.pid, port, base: `http://127.0.0.1:${port}`, log: logPath,
+    pid: child.pid, port, base: `http://${host}:${port}`, log: logPath,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return exited;
       process.kill(child.pid, 'SIGTERM');
@@ -46,13 +51,19 @@ async function startProc(args, logPath, env = {}) {
   };
 }
 
+// Flags for an address beyond loopback: where to listen and the cluster secret's file.
+const netFlags = (listen, secretFile) => [...(listen ? ['--listen', listen] : []),
+  ...(secretFile ? ['--cluster-secret-file', secretFile] : [])];
+
 // A coordinator: runner 'local' or 'remote'. dataDir is shared by path with the workers.
-export async function startCoordinator({ runner = 'remote', dataDir, threads = 2, dir } = {}) {
+// listen/secretFile: see netFlags (default 127.0.0.1, no secret).
+export async function startCoordinator({ runner = 'remote', dataDir, threads = 2, dir, listen, secretFile } = {}) {
   const root = dir || mkdtempSync(join(tmpdir(), 'framed-cbench-'));
   const state = mkdtempSync(join(root, 'state-'));
   const data = dataDir || mkdtempSync(join(root, 'data-'));
   const p = await startProc(['serve', '--port', '0', '--runner', runner, '--threads', String(threads),
-    '--data-dir', data, '--state-dir', state, '--log-level', 'warn'], join(root, `coord-${Date.now()}.log`));
+    '--data-dir', data, '--state-dir', state, '--log-level', 'warn', ...netFlags(listen, secretFile)],
+  join(root, `coord-${Date.now()}.log`), { host: listen });
   p.root = root;
   p.dataDir = data;
   const stop = p.stop;
@@ -67,11 +78,13 @@ export async function startCoordinator({ runner = 'remote', dataDir, threads = 2
 }
 
 // dataDir: the coordinator's, so task file inputs (relative to it) resolve.
-// args: extra flags (e.g. --data-source remote).
-export async function startWorker(coordBase, { threads = 2, dir, dataDir, args = [] } = {}) {
+// args: extra flags (e.g. --data-source remote). netns: run inside that network namespace;
+// listen/secretFile: see netFlags.
+export async function startWorker(coordBase, { threads = 2, dir, dataDir, args = [], netns, listen, secretFile } = {}) {
   const root = dir || mkdtempSync(join(tmpdir(), 'framed-cbench-'));
   const p = await startProc(['worker', '--coordinator', coordBase, '--port', '0', '--threads', String(threads),
-    ...(dataDir ? ['--data-dir', dataDir] : []), '--log-level', 'warn', ...args], join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`));
+    ...(dataDir ? ['--data-dir', dataDir] : []), '--log-level', 'warn', ...netFlags(listen, secretFile), ...args],
+  join(root, `worker-${Date.now()}-${Math.random().toString(16).slice(2, 6)}.log`), { netns, host: listen });
   const stop = p.stop;
   p.stop = async () => {
     const r = await stop();
@@ -113,6 +126,26 @@ export function call(base, method, path, { json, headers = {}, raw } = {}) {
     });
     req.on('error', reject);
     if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+// A GET whose body is only counted, never kept (a large result): {status, bytes}; throws on
+// a status >= 400.
+export function drain(base, path, { headers = {} } = {}) {
+  const u = new URL(base + path);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'GET', agent, headers }, (res) => {
+      let bytes = 0;
+      const err = [];
+      res.on('data', (c) => { bytes += c.length; if (res.statusCode >= 400 && err.length < 8) err.push(c); });
+      res.on('end', () => {
+        if (res.statusCode >= 400) reject(new Error(`GET ${path} -> ${res.statusCode}: ${Buffer.concat(err).toString('utf8').slice(0, 400)}`));
+        else resolve({ status: res.statusCode, bytes });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
     req.end();
   });
 }

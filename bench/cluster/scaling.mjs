@@ -6,24 +6,35 @@
 // Reuses the single-process benchmark (bench/engines): the question list, the file names and
 // measure() (2 runs, median; a third when they differ by over 2x) from common.mjs, and the
 // framed plans of the questions from bench/engines/framed.mjs (common.mjs's FRAMED_OPS when it
-// exports them, else read out of framed.mjs's GB and JQ tables, so both benchmarks ask the same).
+// exports them, else common.mjs's GROUPBY_OPS and the JQ table read out of framed.mjs (GB
+// too in older trees), so both benchmarks ask the same).
 //
 // Each setup: `framed serve --runner local|remote --threads 2 --data-dir DATADIR` and k x
 // `framed worker --threads 2` (given the coordinator's data dir with --data-dir), config {"maintain_order": false};
 // the groupby table is loaded as a materialized dataframe (POST /v1/dataframes, then a query of
 // it) and q1..q10 run on it; then, on a fresh cluster per join question (so results are freed),
 // the four join tables are loaded and the question run. Time = the query's elapsed_ms (runner
-// start to finish); e2e = wall time of the POST ?wait. Rows and a checksum (untimed: the
-// question's ops plus sums of its result columns) are compared with the local runner's.
+// start to finish); e2e = wall time of the POST ?wait plus fetching the whole result
+// (GET /v1/queries/{id}/result?format=arrow, the body drained). Rows and a checksum (untimed:
+// the question's ops plus sums of its result columns) are compared with the local runner's.
+//
+// NET=tbf: every worker in its own network namespace fdw<i> (10.213.0.(10+i)) behind a veth
+// shaped by tbf 10 Gbit/s at both ends, the coordinator on the bridge fdbr0 (10.213.0.1) in the
+// root namespace (bench/cluster/netns.sh builds and removes it, by name, at start and at exit,
+// also on SIGINT/SIGTERM), a cluster secret in a 0600 file; workers get --threads
+// max(1, floor(2/k)) ("same cores" as the local runner's --threads 2; WORKER_THREADS
+// overrides); the bytes each run put on the links are read from the veth and bridge counters.
+// Its files are scaling-<N>-tbf.* (SCALING_TAG=x: scaling-<N>-x-tbf.*).
 // Where the time goes, per question: CPU seconds of every process (/proc/PID/stat) against
 // wall x cores, and on the workers (their /metrics) the task time spent fetching input
 // partitions from other workers vs taking them from memory vs executing.
 // Writes bench/cluster/results/scaling-<N>.{json,md}. Every process is stopped by its PID.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, loadavg, machine, ok, ROOT, startCoordinator, startWorker, waitWorkers } from './procs.mjs';
+import { call, drain, loadavg, machine, ok, ROOT, startCoordinator, startWorker, waitWorkers } from './procs.mjs';
 
 const common = await import(new URL('../engines/common.mjs', import.meta.url));
 const { QUESTIONS, files, measure, median, pretty } = common;
@@ -35,6 +46,13 @@ const DATA = process.argv[3] || join(ROOT, 'bench/data');
 const SETUPS = (process.argv[4] || 'local,1,2,3').split(',').map((s) => (s === 'local' ? 0 : Number(s)));
 const ONLY = (process.env.QUESTIONS || '').split(',').filter(Boolean);
 const THREADS = 2, CORES = availableParallelism();
+const NET = FROM ? FROM.net || 'loopback' : process.env.NET || 'loopback';
+if (!['loopback', 'tbf'].includes(NET)) throw new Error(`NET=${NET}: loopback (default) or tbf`);
+const TBF = NET === 'tbf';
+// --threads of each worker with k workers: WORKER_THREADS, else with NET=tbf the local runner's
+// cores shared out (max(1, floor(2/k))), else 2 as ever.
+const workerThreads = (k) => (process.env.WORKER_THREADS ? Number(process.env.WORKER_THREADS)
+  : TBF ? Math.max(1, Math.floor(THREADS / k)) : THREADS);
 const CONFIG = { maintain_order: false, ...JSON.parse(process.env.SCALING_CONFIG || '{}') };
 const F = files(N, DATA);
 const log = (m) => process.stderr.write(`[scaling] ${m}\n`);
@@ -50,7 +68,8 @@ function framedOps() {
     if (!m) throw new Error(`bench/engines/framed.mjs no longer has "const ${name} = {...};": export the plans (FRAMED_OPS in common.mjs)`);
     return m[1];
   };
-  const GB = new Function(`return ${grab('GB')};`)();
+  // the groupby plans live in common.mjs now (GROUPBY_OPS); framed.mjs's GB is that object
+  const GB = common.GROUPBY_OPS || new Function(`return ${grab('GB')};`)();
   const JQ = new Function('right', `return ${grab('JQ')};`)(right);
   return { ...GB, ...Object.fromEntries(Object.entries(JQ).map(([k, f]) => [k, f])) };
 }
@@ -66,19 +85,63 @@ function cpuSeconds(pid) {
   } catch { return 0; }
 }
 
+// ---- NET=tbf: the namespaces, the secret, the link counters ----
+const NETNS = join(ROOT, 'bench/cluster/netns.sh');
+const BRIDGE = { dev: 'fdbr0', addr: '10.213.0.1' };
+const wAddr = (i) => `10.213.0.${11 + i}`; // worker i (0-based) in netns fdw<i+1>
+let secretFile;
+function netDown() { try { execFileSync('sh', [NETNS, 'down'], { stdio: ['ignore', 'ignore', 'inherit'] }); } catch {} }
+if (TBF && !FROM) {
+  if (process.getuid?.() !== 0) throw new Error('NET=tbf needs root (ip netns, ip link, tc)');
+  const maxK = Math.max(0, ...SETUPS);
+  // registered after procs.mjs's handler (which kills the processes it started first)
+  process.on('exit', () => { netDown(); if (secretFile) rmSync(secretFile, { force: true }); });
+  netDown();
+  if (maxK) execFileSync('sh', [NETNS, 'up', String(maxK)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  else execFileSync('sh', [NETNS, 'up', '1'], { stdio: ['ignore', 'inherit', 'inherit'] }); // the bridge address
+  const d = mkdtempSync(join(tmpdir(), 'framed-cbench-secret-'));
+  secretFile = join(d, 'cluster-secret');
+  writeFileSync(secretFile, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  process.on('exit', () => rmSync(d, { recursive: true, force: true }));
+  log(`NET=tbf: ${execFileSync('sh', [NETNS, 'show'], { encoding: 'utf8' }).trim().split('\n').join('; ')}`);
+}
+const counter = (dev, dir) => Number(readFileSync(`/sys/class/net/${dev}/statistics/${dir}_bytes`, 'utf8'));
+// Bytes on the links so far: from the root end of each worker's veth fdv<i> (rx = sent by
+// worker i, tx = sent to it) and the bridge's own (rx = delivered to the coordinator's host,
+// tx = sent by it).
+function wire(k) {
+  const w = { br_rx: counter(BRIDGE.dev, 'rx'), br_tx: counter(BRIDGE.dev, 'tx'), v_rx: 0, v_tx: 0 };
+  for (let i = 1; i <= k; i++) { w.v_rx += counter(`fdv${i}`, 'rx'); w.v_tx += counter(`fdv${i}`, 'tx'); }
+  return w;
+}
+// to_coord: workers -> coordinator's host; from_coord: the other way; w2w: worker -> worker
+// (the bytes the workers sent that the bridge forwarded instead of delivering; each crossed
+// two links, counted once).
+const wireDelta = (a, b) => ({ to_coord: b.br_rx - a.br_rx, from_coord: b.br_tx - a.br_tx,
+  w2w: Math.max(0, (b.v_rx - a.v_rx) - (b.br_rx - a.br_rx)) });
+
 async function startCluster(k) {
-  const coord = await startCoordinator({ runner: k === 0 ? 'local' : 'remote', dataDir: DATA, threads: THREADS });
+  const net = TBF ? { listen: BRIDGE.addr, secretFile } : {};
+  const coord = await startCoordinator({ runner: k === 0 ? 'local' : 'remote', dataDir: DATA, threads: THREADS, ...net });
   const workers = [];
-  for (let i = 0; i < k; i++) workers.push(await startWorker(coord.base, { threads: THREADS, dir: coord.root, dataDir: coord.dataDir }));
+  for (let i = 0; i < k; i++) {
+    workers.push(await startWorker(coord.base, { threads: workerThreads(k), dir: coord.root, dataDir: coord.dataDir,
+      ...(TBF ? { netns: `fdw${i + 1}`, listen: wAddr(i), secretFile } : {}) }));
+  }
   if (k) await waitWorkers(coord.base, k);
   await ok(coord.base, 'POST', '/v1/config', { json: CONFIG });
   return {
     coord, workers, k,
     async stop() { for (const w of workers) await w.stop(); await coord.stop(); },
-    // Partitions held by each worker (after a load: how the table is spread).
+    // Partitions held by each worker (after a load: how the table is spread). With a cluster
+    // secret the worker's /v1/info wants a signature: its /metrics gauge instead.
     async spread() {
       const n = [];
-      for (const w of workers) n.push((await ok(w.base, 'GET', '/v1/info')).partitions);
+      for (const w of workers) {
+        if (!TBF) { n.push((await ok(w.base, 'GET', '/v1/info')).partitions); continue; }
+        const m = (await call(w.base, 'GET', '/metrics')).text.match(/^framed_worker_partitions (\S+)/m);
+        n.push(m ? Number(m[1]) : null);
+      }
       return n;
     },
     // CPU seconds per process and the workers' task counters, now.
@@ -102,12 +165,16 @@ async function startCluster(k) {
   };
 }
 
-async function run(base, body) {
+// The query, waited for; with fetch, then its whole result as Arrow (the body counted, not
+// kept): wall = both, st.post_s = the POST ?wait alone, st.result_bytes.
+async function run(base, body, { fetch = false } = {}) {
   const t0 = performance.now();
   let st = await ok(base, 'POST', '/v1/queries?wait=300', { json: body });
   while (st.state === 'queued' || st.state === 'running') st = await ok(base, 'GET', `/v1/queries/${st.id}?wait=300`);
-  const wall = (performance.now() - t0) / 1000;
+  st.post_s = (performance.now() - t0) / 1000;
   if (st.state !== 'succeeded') throw new Error(`query ${st.state}: ${st.error ? `${st.error.kind}: ${st.error.message}` : '?'}`);
+  if (fetch) st.result_bytes = (await drain(base, `/v1/queries/${st.id}/result?format=arrow`)).bytes;
+  const wall = (performance.now() - t0) / 1000;
   return [st, wall];
 }
 
@@ -120,11 +187,16 @@ async function frame(base, ds) {
 // One question: measure() over the timed runs, snapshots around them, then the checksum.
 async function question(cl, q, src) {
   const base = cl.coord.base, ops = opsOf(q.id);
-  const e2e = [];
+  const e2e = [], post = [], nets = [];
+  let resultBytes;
   const before = await cl.snapshot();
   const r = await measure(q.id, async () => {
-    const [st, wall] = await run(base, { plan: { source: { dataframe: src }, ops } });
+    const w0 = TBF ? wire(cl.k) : null;
+    const [st, wall] = await run(base, { plan: { source: { dataframe: src }, ops } }, { fetch: true });
+    if (TBF) nets.push(wireDelta(w0, wire(cl.k)));
     e2e.push(wall);
+    post.push(st.post_s);
+    resultBytes = st.result_bytes;
     return { t: st.elapsed_ms / 1000, rows: st.rows };
   });
   const after = await cl.snapshot();
@@ -132,6 +204,7 @@ async function question(cl, q, src) {
     const nrun = r.times.length, wall = e2e.reduce((a, b) => a + b, 0);
     const d = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - before[k]) / nrun]));
     r.where = { ...d, wall: wall / nrun, cpu_util: (d.coord_cpu + d.worker_cpu) / ((wall / nrun) * CORES) };
+    if (TBF) for (const key of ['to_coord', 'from_coord', 'w2w']) r.where[`wire_${key}`] = nets.reduce((a, x) => a + x[key], 0) / nets.length;
     try {
       const agg = q.chk.map((c) => `sum(${c})`);
       const [cs] = await run(base, { plan: { source: { dataframe: src }, ops: [...ops, { agg }] } });
@@ -140,16 +213,25 @@ async function question(cl, q, src) {
     } catch (e) { r.chk_error = String(e.message).slice(0, 300); }
   }
   r.e2e = e2e;
+  r.post = post;
+  r.result_bytes = resultBytes;
   r.loadavg = loadavg();
-  log(`${cl.k ? `${cl.k}w` : 'local'} ${q.id} ${r.error ? `ERROR ${r.error}` : `${r.t.toFixed(3)} s`}`
-    + (r.where ? ` cpu ${(100 * r.where.cpu_util).toFixed(0)}% fetch ${r.where.remote_s.toFixed(3)} s exec ${r.where.exec_s.toFixed(3)} s` : ''));
+  log(`${cl.k ? `${cl.k}w` : 'local'} ${q.id} ${r.error ? `ERROR ${r.error}` : `${r.t.toFixed(3)} s, e2e ${median(e2e).toFixed(3)} s`}`
+    + (r.where ? ` cpu ${(100 * r.where.cpu_util).toFixed(0)}% fetch ${r.where.remote_s.toFixed(3)} s exec ${r.where.exec_s.toFixed(3)} s` : '')
+    + (r.where?.wire_w2w !== undefined ? ` wire MB to/from coord ${(r.where.wire_to_coord / 1e6).toFixed(1)}/${(r.where.wire_from_coord / 1e6).toFixed(1)} w2w ${(r.where.wire_w2w / 1e6).toFixed(1)}` : ''));
   return r;
 }
 
 const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
 const out = FROM || { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), setups: {} };
 if (!FROM) {
-  out.tag = process.env.SCALING_TAG || '';
+  out.net = NET;
+  out.tag = [process.env.SCALING_TAG, TBF ? 'tbf' : ''].filter(Boolean).join('-');
+  out.e2e_def = 'post+arrow';
+  if (TBF) out.link = { rate: process.env.RATE || '10gbit', burst: process.env.BURST || '4mb', latency: process.env.LATENCY || '10ms' };
+  out.threads = { local: THREADS, coordinator: THREADS,
+    workers: Object.fromEntries(SETUPS.filter((k) => k).map((k) => [`${k}w`, workerThreads(k)])),
+    rule: process.env.WORKER_THREADS ? `WORKER_THREADS=${process.env.WORKER_THREADS}` : TBF ? 'max(1, floor(2/k))' : '2 each' };
   try { out.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { out.commit = '?'; }
   for (const k of SETUPS) {
     const name = k ? `${k}w` : 'local';
@@ -204,11 +286,22 @@ const tOf = (name, id) => { const r = out.setups[name]?.q[id]; return r && !r.er
 const ids = QUESTIONS.filter(wanted).map((q) => q.id);
 const remote = names.filter((n) => n !== 'local' && n !== '1w');
 const lines = [];
-lines.push(`### Scaling at N = ${pretty(N)}${out.tag ? ` (${out.tag})` : ''}: local runner and 1, 2, 3 workers on loopback`, '');
+const tbf = out.net === 'tbf';
+const withFetch = out.e2e_def === 'post+arrow';
+const thr = out.threads || { local: THREADS, workers: {}, rule: '2 each' };
+const wthr = (n) => thr.workers?.[n] ?? THREADS;
+const ks = names.filter((n) => n !== 'local').map((n) => parseInt(n, 10));
+const who = [...(names.includes('local') ? ['local runner'] : []), ...(ks.length ? [`${ks.join(', ')} worker${ks.length === 1 && ks[0] === 1 ? '' : 's'}`] : [])].join(' and ');
+lines.push(`### Scaling at N = ${pretty(N)}${out.tag ? ` (${out.tag})` : ''}: ${who} ${tbf
+  ? 'over a modelled 10 Gbit/s network (a network namespace per worker, veth + tbf)' : 'on loopback'}`, '');
 lines.push(`- date: ${out.date}; framed ${out.version} at ${out.commit}; ${out.machine.cpu}, ${out.machine.ncpu} cores, ${out.machine.mem_gib} GiB, Linux ${out.machine.kernel}, Node ${out.machine.node}`);
 lines.push(`- load average (1/5/15 min): at start ${out.loadavg_start}; ${names.map((n) => `${n}: ${out.setups[n].loadavg_start} -> ${out.setups[n].loadavg_end}`).join('; ')}; at end ${out.loadavg_end}`);
-lines.push(`- every process --threads ${THREADS} (the local runner's server too), all on this ${CORES}-core machine; config ${JSON.stringify(out.config)}, the rest default; seconds = the query's elapsed_ms (runner start to finish), median of 2 runs (3 when they differ by over 2x); loads excluded`);
-lines.push(`- speedup = t(1 worker) / t(k workers); efficiency = speedup / k. With ${CORES} cores, 1 worker with 2 threads already has every core: the ideal speedup of more workers here is 1, so the ideal efficiency is 1/k (${remote.map((n) => `${(1 / parseInt(n, 10)).toFixed(2)} for ${n}`).join(', ')}); below that is overhead`);
+if (tbf) {
+  const l = out.link || {};
+  lines.push(`- network: worker i alone in network namespace fdw<i> at 10.213.0.(10+i), linked by a veth pair to the bridge fdbr0 (10.213.0.1, root namespace: the coordinator and this client); both ends of every veth \`tc qdisc ... root tbf rate ${l.rate} burst ${l.burst} latency ${l.latency}\`, so coordinator <-> worker crosses one shaped link, worker <-> worker two (as through a switch); no delay is modelled (netem is not in this kernel); a cluster secret signs the internal calls; the workers read the scanned files from the shared data dir (the same filesystem), so only partitions, tasks and results cross the links`);
+}
+lines.push(`- threads (same cores): local runner --threads ${thr.local}; workers ${names.filter((n) => n !== 'local').map((n) => `${n} ${parseInt(n, 10)} x --threads ${wthr(n)}`).join(', ')} (${thr.rule}); the remote coordinator --threads ${thr.coordinator ?? THREADS} (its local runner's, unused); all on this ${CORES}-core machine; config ${JSON.stringify(out.config)}, the rest default; seconds = the query's elapsed_ms (runner start to finish), median of 2 runs (3 when they differ by over 2x); loads excluded`);
+lines.push(`- speedup = t(1 worker) / t(k workers); efficiency = speedup / k. With ${CORES} cores, 1 worker with ${wthr('1w')} threads already has every core: the ideal speedup of more workers here is 1, so the ideal efficiency is 1/k (${remote.map((n) => `${(1 / parseInt(n, 10)).toFixed(2)} for ${n}`).join(', ')}); below that is overhead`);
 lines.push('');
 function timeTable(label, tOf) {
   lines.push(`| ${label} | ${names.join(' | ')} | ${remote.map((n) => `speedup ${n}`).join(' | ')} | ${remote.map((n) => `eff. ${n}`).join(' | ')} | rows, check vs local |`);
@@ -240,8 +333,35 @@ function timeTable(label, tOf) {
   lines.push('');
 }
 timeTable('engine seconds (elapsed_ms)', tOf);
-lines.push('End to end (wall time of the POST ?wait, median of the same runs): with the remote runner this includes collecting the result onto the coordinator, which happens after the query\'s elapsed_ms stops (`runner__finished` -> `collect_result`, after `finish()` set `finished_us`).', '');
-timeTable('end-to-end seconds', (n, id) => { const r = out.setups[n]?.q[id]; return r && !r.error && r.e2e?.length ? median(r.e2e) : undefined; });
+lines.push(`End to end (wall time of the POST ?wait${withFetch ? ' plus fetching the whole result, GET /v1/queries/{id}/result?format=arrow with the body drained' : ''}, median of the same runs): with the remote runner this includes collecting the result onto the coordinator, which happens after the query's elapsed_ms stops (\`runner__finished\` -> \`collect_result\`, after \`finish()\` set \`finished_us\`).`, '');
+const e2eOf = (n, id) => { const r = out.setups[n]?.q[id]; return r && !r.error && r.e2e?.length ? median(r.e2e) : undefined; };
+timeTable('end-to-end seconds', e2eOf);
+// The target: on 2 workers each question's end-to-end time within 1.3x of the local runner's.
+const LIMIT = 1.3;
+const vsLocal = names.filter((n) => n !== 'local');
+if (out.setups.local && vsLocal.length) {
+  lines.push(`End to end against the local runner on the same cores: t(k workers) / t(local); **bold** = over ${LIMIT} (the target: on 2 workers${tbf ? ' over the modelled 10 Gbit/s link' : ''}, every question within ${LIMIT}x of the local runner).${withFetch ? ' Result MB = the Arrow stream fetched.' : ''}`, '');
+  lines.push(`| question | local s | ${vsLocal.map((n) => `${n} / local`).join(' | ')} |${withFetch ? ' result MB |' : ''}`);
+  lines.push(`|---|---:|${vsLocal.map(() => '---:').join('|')}|${withFetch ? '---:|' : ''}`);
+  const over = Object.fromEntries(vsLocal.map((n) => [n, []]));
+  let counted = 0;
+  for (const id of ids) {
+    const t0 = e2eOf('local', id);
+    const cells = vsLocal.map((n) => {
+      const t = e2eOf(n, id);
+      if (t === undefined || !t0) return '-';
+      const x = t / t0;
+      if (x > LIMIT) over[n].push(id);
+      return x > LIMIT ? `**${x.toFixed(2)}**` : x.toFixed(2);
+    });
+    if (t0) counted++;
+    const rb = out.setups.local.q[id]?.result_bytes;
+    lines.push(`| ${id} | ${fx(t0)} | ${cells.join(' | ')} |${withFetch ? ` ${rb === undefined ? '-' : (rb / 1e6).toFixed(1)} |` : ''}`);
+  }
+  lines.push('');
+  for (const n of vsLocal) lines.push(`- ${n}: ${over[n].length ? `over ${LIMIT}x on ${over[n].length} of ${counted}: ${over[n].join(', ')}` : `within ${LIMIT}x on all ${counted}`}`);
+  lines.push('');
+}
 const errs = [];
 for (const n of names) {
   if (out.setups[n].error) errs.push(`- ${n}: ${out.setups[n].error}`);
@@ -252,11 +372,14 @@ for (const n of names) {
 }
 if (errs.length) lines.push('Failures:', '', ...errs);
 lines.push('', `#### Where the time goes (per run, averaged over the timed runs)`, '');
-lines.push(`CPU = CPU seconds of the coordinator and every worker (utime + stime) / (wall x ${CORES} cores): 100% = both cores busy. On the workers, summed over tasks (which overlap, so the sum can exceed the wall time): fetch = taking input partitions from other workers (GET, transfer, deserialize), mem = from the worker's own memory, exec = running the task's spec; fetch share = fetch / (fetch + mem + exec); MB = in-memory bytes of the fetched partitions. coord = the coordinator's share of the CPU seconds.`, '');
+lines.push(`CPU = CPU seconds of the coordinator and every worker (utime + stime) / (wall x ${CORES} cores): 100% = both cores busy. On the workers, summed over tasks (which overlap, so the sum can exceed the wall time): fetch = taking input partitions from other workers (GET, transfer, deserialize), mem = from the worker's own memory, exec = running the task's spec; fetch share = fetch / (fetch + mem + exec); MB = in-memory bytes of the fetched partitions. coord = the coordinator's share of the CPU seconds.${tbf ? ' Wire MB (per timed run: the POST and the result fetch) from the link counters (/sys/class/net/*/statistics, Ethernet frames with their headers): ->c = workers to the coordinator (fdbr0 rx: tasks\' answers, result partitions), c-> = coordinator to the workers (fdbr0 tx: tasks, partitions it serves), w-w = between workers (what the workers\' veths took in minus what reached the coordinator; each such byte crossed two links, counted once).' : ''}`, '');
 const wnames = names.filter((n) => n !== 'local');
-lines.push(`| question | ${names.map((n) => `CPU ${n}`).join(' | ')} | ${wnames.map((n) => `coord ${n}`).join(' | ')} | ${wnames.map((n) => `fetch share ${n}`).join(' | ')} | ${wnames.map((n) => `MB fetched ${n}`).join(' | ')} |`);
-lines.push(`|---|${names.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|`);
-const wsum = Object.fromEntries(names.map((n) => [n, { cpu: 0, wall: 0, coord: 0, fetch: 0, mem: 0, exec: 0, bytes: 0 }]));
+const wireCols = tbf ? wnames.flatMap((n) => [`wire MB ->c ${n}`, `c-> ${n}`, `w-w ${n}`]) : [];
+lines.push(`| question | ${names.map((n) => `CPU ${n}`).join(' | ')} | ${wnames.map((n) => `coord ${n}`).join(' | ')} | ${wnames.map((n) => `fetch share ${n}`).join(' | ')} | ${wnames.map((n) => `MB fetched ${n}`).join(' | ')} |${wireCols.map((c) => ` ${c} |`).join('')}`);
+lines.push(`|---|${names.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wireCols.map(() => '---:|').join('')}`);
+const mb = (x) => (x === undefined ? '-' : x >= 1e7 ? (x / 1e6).toFixed(0) : (x / 1e6).toFixed(1));
+const wireCells = (get) => (tbf ? wnames.flatMap((n) => ['wire_to_coord', 'wire_from_coord', 'wire_w2w'].map((k) => mb(get(n)?.[k]))).map((c) => ` ${c} |`).join('') : '');
+const wsum = Object.fromEntries(names.map((n) => [n, { cpu: 0, wall: 0, coord: 0, fetch: 0, mem: 0, exec: 0, bytes: 0, wire_to_coord: 0, wire_from_coord: 0, wire_w2w: 0 }]));
 for (const id of ids) {
   const w = (n) => out.setups[n]?.q[id]?.where;
   for (const n of names) {
@@ -265,12 +388,13 @@ for (const id of ids) {
     const s = wsum[n];
     s.cpu += x.coord_cpu + x.worker_cpu; s.wall += x.wall; s.coord += x.coord_cpu;
     s.fetch += x.remote_s; s.mem += x.local_s; s.exec += x.exec_s; s.bytes += x.remote_bytes;
+    for (const k of ['wire_to_coord', 'wire_from_coord', 'wire_w2w']) s[k] += x[k] || 0;
   }
   const share = (x) => (x ? x.remote_s / Math.max(1e-9, x.remote_s + x.local_s + x.exec_s) : undefined);
   const coordShare = (x) => (x ? x.coord_cpu / Math.max(1e-9, x.coord_cpu + x.worker_cpu) : undefined);
-  lines.push(`| ${id} | ${names.map((n) => pctf(w(n)?.cpu_util)).join(' | ')} | ${wnames.map((n) => pctf(coordShare(w(n)))).join(' | ')} | ${wnames.map((n) => pctf(share(w(n)))).join(' | ')} | ${wnames.map((n) => (w(n) ? (w(n).remote_bytes / 1e6).toFixed(0) : '-')).join(' | ')} |`);
+  lines.push(`| ${id} | ${names.map((n) => pctf(w(n)?.cpu_util)).join(' | ')} | ${wnames.map((n) => pctf(coordShare(w(n)))).join(' | ')} | ${wnames.map((n) => pctf(share(w(n)))).join(' | ')} | ${wnames.map((n) => (w(n) ? (w(n).remote_bytes / 1e6).toFixed(0) : '-')).join(' | ')} |${wireCells(w)}`);
 }
-lines.push(`| **all** | ${names.map((n) => pctf(wsum[n].cpu / Math.max(1e-9, wsum[n].wall * CORES))).join(' | ')} | ${wnames.map((n) => pctf(wsum[n].coord / Math.max(1e-9, wsum[n].cpu))).join(' | ')} | ${wnames.map((n) => pctf(wsum[n].fetch / Math.max(1e-9, wsum[n].fetch + wsum[n].mem + wsum[n].exec))).join(' | ')} | ${wnames.map((n) => (wsum[n].bytes / 1e6).toFixed(0)).join(' | ')} |`);
+lines.push(`| **all** | ${names.map((n) => pctf(wsum[n].cpu / Math.max(1e-9, wsum[n].wall * CORES))).join(' | ')} | ${wnames.map((n) => pctf(wsum[n].coord / Math.max(1e-9, wsum[n].cpu))).join(' | ')} | ${wnames.map((n) => pctf(wsum[n].fetch / Math.max(1e-9, wsum[n].fetch + wsum[n].mem + wsum[n].exec))).join(' | ')} | ${wnames.map((n) => (wsum[n].bytes / 1e6).toFixed(0)).join(' | ')} |${wireCells((n) => wsum[n])}`);
 lines.push('');
 for (const n of wnames) {
   const st = out.setups[n];

@@ -7,6 +7,9 @@
 #   2. generates the tables with bench/datagen.c into bench/data/ (BENCH_DATA_DIR moves it;
 #      skipped when bench/data/.done-<N> exists: the same files and marker as bench/run.sh);
 #   3. runs bench/cluster/scaling.mjs (every process started and stopped by its PID).
+# NET=tbf (as root): each worker in its own network namespace behind a veth shaped by tbf
+# 10 Gbit/s (bench/cluster/netns.sh; scaling.mjs builds it and removes it, and this script
+# removes whatever is left on exit, Ctrl-C or SIGTERM); the files are results/scaling-<N>-tbf.*.
 set -e
 N=${1:-1e7}
 SETUPS=${2:-local,1,2,3}
@@ -16,6 +19,16 @@ ROOT=$(dirname "$BENCH")
 DATA=${BENCH_DATA_DIR:-$BENCH/data}
 cd "$ROOT"
 mkdir -p "$DATA"
+case "${NET:-loopback}" in
+    loopback) ;;
+    tbf)
+        [ "$(id -u)" = 0 ] || { echo "NET=tbf needs root (ip netns, ip link, tc)" >&2; exit 2; }
+        command -v ip >/dev/null && command -v tc >/dev/null || { echo "NET=tbf needs ip and tc (iproute2)" >&2; exit 2; }
+        trap 'sh "$HERE/netns.sh" down' EXIT
+        trap 'exit 130' INT TERM
+        ;;
+    *) echo "NET=${NET}: loopback (default) or tbf" >&2; exit 2 ;;
+esac
 
 command -v node >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; }
 echo "== build framed (Release)" >&2
