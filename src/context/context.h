@@ -182,6 +182,10 @@ int64_t ctx_result_rows(const ctx_result *r);
  * invalid-worker-answer (502), naming it. */
 int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t *first, int64_t *n,
                   struct ctx_error *err);
+/* The reader stops before row end: ctx_result_at fetches the next partition
+ * on a thread of its own while the current one is sent (two held at most),
+ * only while it begins before end. Default 0: no read-ahead. */
+void ctx_result_read_until(ctx_result *r, int64_t end);
 /* The morsel_size_rows of the config the query ran with: the rows of one
  * Arrow record batch or Parquet row group of the result. */
 int64_t ctx_result_morsel_rows(const ctx_result *r);

@@ -151,6 +151,7 @@ static int run_preview(ctx *c, runner *r, plan_physical *p, const struct ctx_qre
         }
     }
     ctx__history_query_finished(c, q, rec->id, runner_id(r), submitted);
+    runner_query_release_result(q); /* the workers' copies of the preview go now */
     runner_query_unref(q);
     return rc;
 }

@@ -4,6 +4,7 @@
  * in the runner so later plans can start from it. */
 #include "context_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,14 @@ struct ctx_result {
     int nparts;
     int cur;                /* the part in table, -1 = none */
     struct df_table *table; /* part cur (one at a time: a fetched part goes when the next comes) */
-    int64_t morsel_rows;    /* the frozen config's morsel_size_rows */
+    int64_t until;          /* ctx_result_read_until's end */
+    /* the read-ahead: part ahead fetched on its own thread while cur is sent */
+    pthread_t ahead_thread;
+    bool ahead_running;
+    int ahead, ahead_rc;
+    struct df_table *ahead_table;
+    struct fr_error ahead_err;
+    int64_t morsel_rows; /* the frozen config's morsel_size_rows */
 };
 
 static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
@@ -70,8 +78,8 @@ void ctx__queries_clear(ctx *c)
 static void evict_locked(ctx *c)
 {
     for (int i = 0; i < c->nqueries && c->nqueries >= MAX_QUERY_RECORDS; i++) {
-        enum runner_qstate s = runner_query_state(c->queries[i]->q);
-        if (s == RQ_QUEUED || s == RQ_RUNNING)
+        /* settled only: a result is released (dropped on its workers) once it is final */
+        if (!runner_query_wait(c->queries[i]->q, 0))
             continue;
         qrec_free(c, c->queries[i]);
         memmove(&c->queries[i], &c->queries[i + 1],
@@ -378,6 +386,51 @@ int64_t ctx_result_rows(const ctx_result *r)
     return r->starts[r->nparts];
 }
 
+void ctx_result_read_until(ctx_result *r, int64_t end)
+{
+    r->until = end;
+}
+
+static void *ahead_main(void *arg)
+{
+    ctx_result *r = arg;
+    r->ahead_rc = runner_result_part(r->res, r->ahead, &r->ahead_table, &r->ahead_err);
+    return NULL;
+}
+
+/* Waits for the read-ahead; its table is taken when it is part want. */
+static void ahead_join(ctx_result *r, int want, struct df_table **table, int *rc,
+                       struct fr_error *err)
+{
+    if (!r->ahead_running)
+        return;
+    pthread_join(r->ahead_thread, NULL);
+    r->ahead_running = false;
+    if (r->ahead == want) {
+        *table = r->ahead_table;
+        *rc = r->ahead_rc;
+        *err = r->ahead_err;
+    } else {
+        df_table_free(r->ahead_table);
+    }
+    r->ahead_table = NULL;
+}
+
+/* Starts fetching the first part after cur with rows, when it is on a
+ * worker and the reader will get to it. */
+static void ahead_start(ctx_result *r)
+{
+    int next = r->cur + 1;
+    while (next < r->nparts && r->starts[next + 1] == r->starts[next])
+        next++;
+    if (next >= r->nparts || r->starts[next] >= r->until || runner_result_part_here(r->res, next))
+        return;
+    r->ahead = next;
+    r->ahead_table = NULL;
+    fr_error_init(&r->ahead_err);
+    r->ahead_running = pthread_create(&r->ahead_thread, NULL, ahead_main, r) == 0;
+}
+
 int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t *first, int64_t *n,
                   struct ctx_error *err)
 {
@@ -395,14 +448,19 @@ int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t
         return ctx__fail(err, FR_EINVAL, "internal", "row %lld is past the result's %lld rows",
                          (long long)row, (long long)r->starts[r->nparts]);
     if (lo != r->cur) {
-        df_table_free(r->table); /* before the next comes: one part held at a time */
+        df_table_free(r->table); /* the read-ahead holds the next: two at most */
         r->table = NULL;
         r->cur = -1;
         struct fr_error ferr;
         fr_error_init(&ferr);
-        if (runner_result_part(r->res, lo, &r->table, &ferr) != FR_OK)
+        int rc = -1;
+        ahead_join(r, lo, &r->table, &rc, &ferr);
+        if (rc < 0)
+            rc = runner_result_part(r->res, lo, &r->table, &ferr);
+        if (rc != FR_OK)
             return ctx__from_fr(err, &ferr);
         r->cur = lo;
+        ahead_start(r);
     }
     *t = r->table;
     *first = row - r->starts[lo];
@@ -419,6 +477,11 @@ void ctx_result_release(ctx_result *r)
 {
     if (!r)
         return;
+    struct df_table *late = NULL;
+    int rc = -1;
+    struct fr_error ferr;
+    ahead_join(r, r->ahead, &late, &rc, &ferr);
+    df_table_free(late);
     df_table_free(r->table);
     df_table_free(r->schema);
     free(r->starts);

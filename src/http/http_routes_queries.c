@@ -260,7 +260,8 @@ struct result_stream {
     int64_t next_row, end_row, batch_rows;
     bool head_done, tail_done, failed;
     int64_t rows_written;
-    char *json_head; /* JSON only: the members before the rows */
+    struct ctx_error error; /* why a partition could not be read (kind "" = none) */
+    char *json_head;        /* JSON only: the members before the rows */
     df_parquet_writer *parquet;
     struct fr_buf chunk;
     size_t chunk_pos;
@@ -273,6 +274,7 @@ static void result_stream_free(void *p)
     if (!st)
         return;
     ctx_result_release(st->result);
+    ctx_error_cleanup(&st->error);
     df_parquet_writer_free(st->parquet);
     fr_buf_cleanup(&st->chunk);
     free(st->json_head);
@@ -363,7 +365,8 @@ static void result_stream_refill(struct result_stream *st)
         if (ctx_result_at(st->result, st->next_row, &t, &from, &avail, &err) != 0) {
             FR_LOG(FR_LOG_ERROR, "result stream cut at row %lld: %s", (long long)st->next_row,
                    err.base.message); /* the status is sent: the connection ends broken */
-            ctx_error_cleanup(&err);
+            ctx_error_cleanup(&st->error);
+            st->error = err; /* moved: HEAD answers with it */
             st->failed = true;
             return;
         }
@@ -484,7 +487,9 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
     int64_t nrows = ctx_result_rows(result);
     st->next_row = offset < nrows ? offset : nrows;
     st->end_row = (limit < 0 || nrows - st->next_row < limit) ? nrows : st->next_row + limit;
+    ctx_result_read_until(result, st->end_row);
     fr_buf_init(&st->chunk);
+    ctx_error_init(&st->error);
     st->sent = &req->streamed_bytes;
     req->body_state = st;
     req->body_state_free = result_stream_free;
@@ -507,6 +512,10 @@ static void reply_stream(struct http_request *req, ctx_result *result, enum resu
     }
     bool head = strcmp(req->method, "HEAD") == 0;
     int64_t length = head ? result_stream_length(st) : 0;
+    if (length < 0 && st->error.base.kind[0]) { /* a partition on a worker could not be read */
+        http__reply_error(req, &st->error);
+        return;
+    }
     if (length < 0) {
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the result");
         return;

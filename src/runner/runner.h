@@ -145,6 +145,8 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
 int runner_result_nparts(const runner_result *res);
 int64_t runner_result_part_rows(const runner_result *res, int i);
 int64_t runner_result_rows(const runner_result *res);
+/* Part i is a table here (no fetch needed). */
+bool runner_result_part_here(const runner_result *res, int i);
 /* Part i's table (new reference): shared when here; else fetched from its
  * worker (at most the runner's fetch cap) and checked: the rows it reported
  * and the plan's columns, else invalid-worker-answer; a worker that cannot

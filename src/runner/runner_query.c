@@ -375,6 +375,11 @@ int64_t runner_result_part_rows(const runner_result *res, int i)
     return res->parts[i]->rows;
 }
 
+bool runner_result_part_here(const runner_result *res, int i)
+{
+    return res->parts[i]->table != NULL;
+}
+
 int64_t runner_result_rows(const runner_result *res)
 {
     int64_t rows = 0;
@@ -402,9 +407,15 @@ int runner_result_part(runner_result *res, int i, struct df_table **out, struct 
     if (rc == FR_ENOSPACE)
         fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
                       "result partition %.64s on worker %.200s is larger than the most one fetch "
-                      "may take (%lld bytes); read the result with a limit, or add one",
+                      "may take (%lld bytes, --memory-limit); add a limit to the query",
                       p->id, p->url, (long long)res->fetcher.cap);
-    else if (rc != FR_OK && (!err->kind[0] || strcmp(err->kind, "input-lost") == 0)) {
+    else if (rc == FR_EUNAVAILABLE) { /* busy (503) after the tries: the data is there */
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        fr_error_setk(err, rc, "unavailable",
+                      "worker %.200s holding result partition %.64s is busy (%.400s); try again",
+                      p->url, p->id, why);
+    } else if (rc != FR_OK && (!err->kind[0] || strcmp(err->kind, "input-lost") == 0)) {
         char why[sizeof(err->message)];
         snprintf(why, sizeof(why), "%s", err->message);
         fr_error_setk(err, rc, "input-lost",

@@ -227,7 +227,13 @@ static void dispatch(struct remote_runner *rr)
         if (!worker && local_busy && !job->local_wait_ms)
             job->local_wait_ms = fr_now_ms();
         if (alive)
-            job->waiting_since_ms = fr_now_ms(); /* patience counts from the last active worker */
+            job->waiting_since_ms = fr_now_ms();   /* patience counts from the last active worker */
+        if (!worker && local_busy && wait_local) { /* it waits; the jobs behind it go on */
+            pthread_mutex_lock(&rr->lock);
+            push_job(rr, job, false);
+            pthread_mutex_unlock(&rr->lock);
+            continue;
+        }
         if (worker) {
             start_task(rr, job, worker);
             free(worker);

@@ -76,7 +76,7 @@ uint64_t runner__scan_key(const json_t *spec)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     for (const char *c = id; *c; c++)
         h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-    return h ? h : 2;
+    return h | 2; /* bit 0 is the registry's local flag; never 0 or 1 */
 }
 
 /* The worker holding most of job's input bytes (borrowed), NULL when none
@@ -85,26 +85,32 @@ uint64_t runner__scan_key(const json_t *spec)
  * workers, as a shuffle's are, are worth no wait). */
 const char *runner__input_owner(const struct rjob *job, bool *whole)
 {
-    const char *best = NULL;
-    int64_t best_bytes = -1, total = 0;
+    /* one pass: bytes per distinct worker (a few; linear in the inputs) */
+    struct owner_bytes {
+        const char *url;
+        int64_t bytes;
+    } own[16];
+    int nown = 0;
+    int64_t total = 0;
     for (int k = 0; k < job->nslots; k++)
         for (int i = 0; i < job->ninputs[k]; i++) {
             const struct runner_part *in = job->inputs[k][i];
-            total += in->bytes > 0 ? in->bytes : 1;
-            if (!in->url || (best && strcmp(in->url, best) == 0))
+            int64_t b = in->bytes > 0 ? in->bytes : 1;
+            total += b;
+            if (!in->url)
                 continue;
-            int64_t bytes = 0;
-            for (int k2 = 0; k2 < job->nslots; k2++)
-                for (int j = 0; j < job->ninputs[k2]; j++) {
-                    const struct runner_part *p = job->inputs[k2][j];
-                    if (p->url && strcmp(p->url, in->url) == 0)
-                        bytes += p->bytes > 0 ? p->bytes : 1;
-                }
-            if (bytes > best_bytes) {
-                best = in->url;
-                best_bytes = bytes;
-            }
+            int j = 0;
+            while (j < nown && strcmp(own[j].url, in->url) != 0)
+                j++;
+            if (j == nown && nown < (int)(sizeof(own) / sizeof(own[0])))
+                own[nown++] = (struct owner_bytes){in->url, 0};
+            if (j < nown) /* past 16 workers: counted for none */
+                own[j].bytes += b;
         }
-    *whole = best && best_bytes == total;
-    return best;
+    int best = -1;
+    for (int j = 0; j < nown; j++)
+        if (best < 0 || own[j].bytes > own[best].bytes)
+            best = j;
+    *whole = best >= 0 && own[best].bytes == total;
+    return best >= 0 ? own[best].url : NULL;
 }

@@ -77,6 +77,12 @@ test('a remote result stays on the workers and streams from them, whole and in p
   try {
     assert.equal((await call(base, 'POST', '/v1/config', { json: CONFIG })).status, 200);
     const plan = { source: { dataset: 'big' }, ops: [{ where: 'id >= 0' }] };
+    // A preview is fetched whole when it is made, and its copies on the workers go then.
+    const df = await call(base, 'POST', '/v1/dataframes', { json: plan });
+    assert.equal(df.status, 201, df.text);
+    assert.ok(df.body.preview.length > 0);
+    for (let i = 0; i < 50 && await heldParts(cluster.workers) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await heldParts(cluster.workers), 0, 'a preview leaves nothing on the workers');
     const q = await call(base, 'POST', '/v1/queries?wait=60', { json: { plan } });
     assert.equal(q.body.state, 'succeeded', q.text);
     assert.equal(q.body.rows, ROWS);
@@ -138,8 +144,9 @@ test('a worker gone after the query: the read fails by name, never short', async
     const q = await call(base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'big' }, ops: [{ where: 'id >= 0' }] } } });
     assert.equal(q.body.state, 'succeeded', q.text);
     const tasks = await resultTasks(base, q.body.id);
-    const victim = cluster.workers.find((w) => tasks.some((t) => t.worker_url === w.base));
-    assert.ok(victim, 'a worker holds result partitions');
+    // The victim holds some partition but not the first, so both the 424 and the cut stream show.
+    const victim = cluster.workers.find((w) => w.base !== tasks[0].worker_url && tasks.some((t) => t.worker_url === w.base && t.rows_out > 0));
+    assert.ok(victim, 'the other worker holds result partitions');
     const mine = tasks.map((t, i) => ({ ...t, i })).filter((t) => t.worker_url === victim.base);
     const starts = [];
     let acc = 0;
@@ -153,13 +160,14 @@ test('a worker gone after the query: the read fails by name, never short', async
     assertProblem(page, 424, 'input-lost');
     assert.match(page.body.detail, /run the query again/);
     assert.ok(page.body.detail.includes(victim.base), 'names the worker');
-    // The whole result, when its first partition is on a live worker: the
-    // stream is cut (the chunked body never ends), so no client takes it whole.
-    if (tasks[0].worker_url !== victim.base) {
-      const whole = await fetchRaw(base, `/v1/queries/${q.body.id}/result?format=csv`);
-      assert.equal(whole.status, 200);
-      assert.ok(whole.cut, 'the body ends with an error, not as if complete');
-    }
+    // The whole result, its first partition on a live worker: the stream is
+    // cut (the chunked body never ends), so no client takes it whole.
+    const whole = await fetchRaw(base, `/v1/queries/${q.body.id}/result?format=csv`);
+    assert.equal(whole.status, 200);
+    assert.ok(whole.cut, 'the body ends with an error, not as if complete');
+    // HEAD renders the whole body: it answers the lost partition's problem.
+    const head = await fetch(`${base}/v1/queries/${q.body.id}/result`, { method: 'HEAD' });
+    assert.equal(head.status, 424);
     // The status still says what the query did; the coordinator lives on.
     assert.equal((await call(base, 'GET', `/v1/queries/${q.body.id}`)).body.state, 'succeeded');
     assert.equal((await call(base, 'GET', '/livez')).status, 200);
