@@ -333,7 +333,7 @@ function timeTable(label, tOf) {
   lines.push('');
 }
 timeTable('engine seconds (elapsed_ms)', tOf);
-lines.push(`End to end (wall time of the POST ?wait${withFetch ? ' plus fetching the whole result, GET /v1/queries/{id}/result?format=arrow with the body drained' : ''}, median of the same runs): with the remote runner this includes collecting the result onto the coordinator, which happens after the query's elapsed_ms stops (\`runner__finished\` -> \`collect_result\`, after \`finish()\` set \`finished_us\`).`, '');
+lines.push(`End to end (wall time of the POST ?wait${withFetch ? ' plus fetching the whole result, GET /v1/queries/{id}/result?format=arrow with the body drained' : ''}, median of the same runs): with the remote runner the result stays on the workers when the query ends, and the read streams it through the coordinator partition by partition (fetching the next while the current one is sent), so that time is all in the fetch.`, '');
 const e2eOf = (n, id) => { const r = out.setups[n]?.q[id]; return r && !r.error && r.e2e?.length ? median(r.e2e) : undefined; };
 timeTable('end-to-end seconds', e2eOf);
 // The target: on 2 workers each question's end-to-end time within 1.3x of the local runner's.

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 
@@ -75,6 +76,27 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 
 /* Picks up Framed-Config-Id; a new status line (after a 100 Continue)
  * forgets what an earlier response said. */
+/* A body of declared length (a partition: hundreds of MB) is given its room
+ * once, not grown by doublings that copy it and touch fresh pages each time;
+ * only up to max_body (a longer one fails anyway) and 1 GiB without one (a
+ * peer's word: past that the body grows as it arrives). */
+static void reserve_declared(struct call_state *st, const char *v)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long declared = strtoull(v, &end, 10);
+    struct fr_buf *b = &st->resp->body;
+    uint64_t bound = st->max_body > 0 ? (uint64_t)st->max_body : (uint64_t)1 << 30;
+    if (errno || end == v || declared == 0 || declared > bound || b->len > 0 ||
+        declared + 1 <= b->cap)
+        return;
+    char *room = fr_try_realloc(b->data, (size_t)declared + 1);
+    if (room) {
+        b->data = room;
+        b->cap = (size_t)declared + 1;
+    }
+}
+
 static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
 {
     struct call_state *st = userdata;
@@ -83,6 +105,11 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     size_t name_len = sizeof(name) - 1;
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         st->resp->config_id[0] = '\0';
+        return n;
+    }
+    static const char length[] = "Content-Length:";
+    if (n > sizeof(length) - 1 && strncasecmp(line, length, sizeof(length) - 1) == 0) {
+        reserve_declared(st, line + sizeof(length) - 1);
         return n;
     }
     if (n <= name_len || strncasecmp(line, name, name_len) != 0)
@@ -213,6 +240,8 @@ static void set_method_and_body(CURL *h, const struct fr_client_req *req)
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 }
 
+#define CLIENT_RECV_BUFFER (512L * 1024)
+
 static void set_options(CURL *h, const struct fr_client_req *req, struct curl_slist *headers,
                         struct call_state *st, char *errbuf)
 {
@@ -222,6 +251,8 @@ static void set_options(CURL *h, const struct fr_client_req *req, struct curl_sl
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)CLIENT_CONNECT_TIMEOUT_MS);
+    /* partitions are hundreds of MB: fewer, larger reads (libcurl's default is 16 KiB) */
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, CLIENT_RECV_BUFFER);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);

@@ -459,6 +459,15 @@ void df_arrow_write_eos(struct fr_buf *out);
  * a documented layout of our own (see engine_serde.c). *out is new. */
 int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err);
 int df_table_deserialize(const char *data, size_t len, struct df_table **out, struct fr_error *err);
+/* The bytes df_table_serialize makes, read piece by piece straight from the
+ * table's buffers (a worker sends a partition of hundreds of MB without a
+ * copy of it): new, holding a share of t. */
+typedef struct df_serde_reader df_serde_reader;
+df_serde_reader *df_serde_reader_new(const struct df_table *t);
+size_t df_serde_reader_size(const df_serde_reader *r);
+/* Copies the next up to max bytes into buf; the count, 0 at the end. */
+size_t df_serde_reader_read(df_serde_reader *r, char *buf, size_t max);
+void df_serde_reader_free(df_serde_reader *r); /* accepts NULL */
 
 /* ======================================================================
  * expr: expressions (engine_expr_*.c)

@@ -99,6 +99,118 @@ int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct
     return FR_OK;
 }
 
+/* One piece of the encoding: a table buffer, or bytes the reader owns (a
+ * column's header, offsets rebased to 0). */
+struct serde_seg {
+    const char *ptr;
+    size_t len;
+};
+
+struct df_serde_reader {
+    struct df_table *t; /* a share: the buffers stay while the reader reads */
+    struct serde_seg *segs;
+    int nsegs, cur;
+    size_t off, size;
+    char **owned; /* freed with the reader */
+    int nowned;
+};
+
+static const char *own(df_serde_reader *r, char *bytes)
+{
+    r->owned[r->nowned++] = bytes;
+    return bytes;
+}
+
+static void seg(df_serde_reader *r, const void *ptr, size_t len)
+{
+    if (len == 0)
+        return;
+    r->segs[r->nsegs++] = (struct serde_seg){ptr, len};
+    r->size += len;
+}
+
+df_serde_reader *df_serde_reader_new(const struct df_table *t)
+{
+    df_serde_reader *r = fr_xcalloc(1, sizeof(*r));
+    r->t = df_table_share(t);
+    r->segs = fr_xcalloc((size_t)t->ncols * 6 + 2, sizeof(*r->segs));
+    r->owned = fr_xcalloc((size_t)t->ncols * 3 + 2, sizeof(*r->owned));
+    char *head = fr_xmalloc(MAGIC_LEN + 4 + 8);
+    uint32_t ncols = (uint32_t)t->ncols;
+    uint64_t nrows = (uint64_t)t->nrows;
+    put(put(put(head, MAGIC, MAGIC_LEN), &ncols, 4), &nrows, 8);
+    seg(r, own(r, head), MAGIC_LEN + 4 + 8);
+    for (int i = 0; i < t->ncols; i++) {
+        const struct df_column *c = t->cols[i];
+        const char *name = t->names[i];
+        uint32_t name_len = (uint32_t)strlen(name);
+        uint8_t type = (uint8_t)c->type, flags = has_bitmap(c) ? 1 : 0;
+        uint64_t nulls = (uint64_t)(flags ? c->null_count : 0);
+        size_t hlen = 4 + name_len + 1 + 8 + 1;
+        char *h = fr_xmalloc(hlen);
+        put(put(put(put(put(h, &name_len, 4), name, name_len), &type, 1), &nulls, 8), &flags, 1);
+        seg(r, own(r, h), hlen);
+        if (flags)
+            seg(r, c->validity, (size_t)(t->nrows + 7) / 8);
+        if (c->type != DF_TYPE_STRING) {
+            seg(r, c->values, (size_t)t->nrows * df_type_width(c->type));
+            continue;
+        }
+        int64_t base = c->offsets[0];
+        size_t olen = (size_t)(t->nrows + 1) * 8;
+        if (base == 0) {
+            seg(r, c->offsets, olen);
+        } else { /* a slice's offsets start past 0: the encoding's start at 0 */
+            int64_t *rebased = fr_xmalloc(olen);
+            for (int64_t k = 0; k <= t->nrows; k++)
+                rebased[k] = c->offsets[k] - base;
+            seg(r, own(r, (char *)rebased), olen);
+        }
+        uint64_t data_len = (uint64_t)(c->offsets[t->nrows] - base);
+        char *dl = fr_xmalloc(8);
+        put(dl, &data_len, 8);
+        seg(r, own(r, dl), 8);
+        seg(r, c->data + base, data_len);
+    }
+    return r;
+}
+
+size_t df_serde_reader_size(const df_serde_reader *r)
+{
+    return r->size;
+}
+
+size_t df_serde_reader_read(df_serde_reader *r, char *buf, size_t max)
+{
+    size_t done = 0;
+    while (done < max && r->cur < r->nsegs) {
+        const struct serde_seg *g = &r->segs[r->cur];
+        size_t n = g->len - r->off;
+        if (n > max - done)
+            n = max - done;
+        memcpy(buf + done, g->ptr + r->off, n);
+        done += n;
+        r->off += n;
+        if (r->off == g->len) {
+            r->cur++;
+            r->off = 0;
+        }
+    }
+    return done;
+}
+
+void df_serde_reader_free(df_serde_reader *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->nowned; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    free(r->segs);
+    df_table_free(r->t);
+    free(r);
+}
+
 /* A bounds-checked cursor over the input. */
 struct cursor {
     const unsigned char *p;

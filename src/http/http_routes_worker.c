@@ -4,6 +4,8 @@
  * echoes it. Tasks run on their own thread (deferred), never on the pool. */
 #include "http_int.h"
 
+#include "../engine/engine.h"
+
 #include <microhttpd.h>
 
 #include <stdio.h>
@@ -111,6 +113,13 @@ static void task_post(struct http_request *req)
     http__defer(req, task_job);
 }
 
+static ssize_t partition_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos; /* MHD reads in order */
+    size_t n = df_serde_reader_read(cls, buf, max);
+    return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
 static void partition_get(struct http_request *req)
 {
     const char *id = config_id_of(req);
@@ -118,13 +127,21 @@ static void partition_get(struct http_request *req)
         return;
     struct fr_error err;
     fr_error_init(&err);
-    char *bytes = NULL;
-    size_t len = 0;
-    if (worker_partition_serialize(req->worker, http__param(req, "id"), id, &bytes, &len, &err) ==
-        FR_OK)
-        http__reply_bytes(req, MHD_HTTP_OK, "application/vnd.framed.table", bytes, len);
-    else
+    struct df_table *t = NULL;
+    if (worker_partition_table(req->worker, http__param(req, "id"), id, &t, &err) != FR_OK) {
         reply_fr_error(req, &err, NULL);
+        echo_config_id(req, id);
+        return;
+    }
+    /* sent straight from the table's buffers (a share held until the reply
+     * is done): no encoded copy of hundreds of MB in fresh memory */
+    df_serde_reader *rd = df_serde_reader_new(t);
+    df_table_free(t);
+    size_t len = df_serde_reader_size(rd);
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        len, 256 * 1024, partition_read, rd, (MHD_ContentReaderFreeCallback)df_serde_reader_free);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.framed.table");
+    http__reply_response(req, MHD_HTTP_OK, r, (int64_t)len);
     echo_config_id(req, id);
 }
 

@@ -95,6 +95,45 @@ static void test_round_trip(void **state)
     df_table_free(t);
 }
 
+/* The reader gives the very bytes df_table_serialize makes, whatever the
+ * sizes it is read in: whole tables, a slice (string offsets not at 0),
+ * empty ones. */
+static void test_reader_equals_serialize(void **state)
+{
+    (void)state;
+    struct df_table *t = sample_table();
+    struct df_table *tables[] = {t, df_table_slice(t, 3, 5), df_table_slice(t, 10, 1),
+                                 df_table_new(), df_table_empty_like(t)};
+    const size_t chunks[] = {1, 7, 64, 1 << 20};
+    struct fr_error err;
+    fr_error_init(&err);
+    for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++) {
+        char *want;
+        size_t len;
+        assert_int_equal(df_table_serialize(tables[k], &want, &len, &err), FR_OK);
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+            df_serde_reader *r = df_serde_reader_new(tables[k]);
+            assert_int_equal(df_serde_reader_size(r), len);
+            char *got = malloc(len + chunks[c]);
+            size_t at = 0, n;
+            while ((n = df_serde_reader_read(r, got + at, chunks[c])) > 0) {
+                assert_true(n <= chunks[c]);
+                at += n;
+                assert_true(at <= len);
+            }
+            assert_int_equal(at, len);
+            assert_memory_equal(got, want, len);
+            free(got);
+            df_serde_reader_free(r);
+        }
+        free(want);
+    }
+    for (size_t k = 1; k < sizeof(tables) / sizeof(tables[0]); k++)
+        df_table_free(tables[k]);
+    df_table_free(t);
+    df_serde_reader_free(NULL);
+}
+
 /* A table with no rows (columns without buffers: a filter that kept
  * nothing, as a worker serves it) round-trips. */
 static void test_empty_table_round_trip(void **state)
@@ -267,6 +306,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_reader_equals_serialize),
         cmocka_unit_test(test_empty_table_round_trip),
         cmocka_unit_test(test_truncated_at_every_byte),
         cmocka_unit_test(test_corrupt_bytes),
