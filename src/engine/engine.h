@@ -461,7 +461,8 @@ int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct
 int df_table_deserialize(const char *data, size_t len, struct df_table **out, struct fr_error *err);
 /* The bytes df_table_serialize makes, read piece by piece straight from the
  * table's buffers (a worker sends a partition of hundreds of MB without a
- * copy of it): new, holding a share of t. */
+ * copy of it): new, holding a share of t; NULL when the memory for a
+ * slice's rebased string offsets cannot be had. */
 typedef struct df_serde_reader df_serde_reader;
 df_serde_reader *df_serde_reader_new(const struct df_table *t);
 size_t df_serde_reader_size(const df_serde_reader *r);

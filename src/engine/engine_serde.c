@@ -33,70 +33,11 @@ static bool has_bitmap(const struct df_column *c)
     return c->null_count > 0 && c->validity;
 }
 
-static size_t column_size(const char *name, const struct df_column *c, int64_t nrows)
-{
-    size_t n = 4 + strlen(name) + 1 + 8 + 1;
-    if (has_bitmap(c))
-        n += (size_t)(nrows + 7) / 8;
-    if (c->type == DF_TYPE_STRING)
-        n += (size_t)(nrows + 1) * 8 + 8 + (size_t)(c->offsets[nrows] - c->offsets[0]);
-    else
-        n += (size_t)nrows * df_type_width(c->type);
-    return n;
-}
-
 static char *put(char *w, const void *src, size_t n)
 {
     if (n) /* an empty column may have no buffer at all */
         memcpy(w, src, n);
     return w + n;
-}
-
-static char *put_column(char *w, const char *name, const struct df_column *c, int64_t nrows)
-{
-    uint32_t name_len = (uint32_t)strlen(name);
-    uint8_t type = (uint8_t)c->type, flags = has_bitmap(c) ? 1 : 0;
-    uint64_t nulls = (uint64_t)(flags ? c->null_count : 0);
-    w = put(w, &name_len, 4);
-    w = put(w, name, name_len);
-    w = put(w, &type, 1);
-    w = put(w, &nulls, 8);
-    w = put(w, &flags, 1);
-    if (flags)
-        w = put(w, c->validity, (size_t)(nrows + 7) / 8);
-    if (c->type != DF_TYPE_STRING)
-        return put(w, c->values, (size_t)nrows * df_type_width(c->type));
-    int64_t base = c->offsets[0];
-    for (int64_t i = 0; i <= nrows; i++) {
-        int64_t off = c->offsets[i] - base;
-        w = put(w, &off, 8);
-    }
-    uint64_t data_len = (uint64_t)(c->offsets[nrows] - base);
-    w = put(w, &data_len, 8);
-    return put(w, c->data + base, data_len);
-}
-
-int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err)
-{
-    size_t total = MAGIC_LEN + 4 + 8;
-    for (int i = 0; i < t->ncols; i++)
-        total += column_size(t->names[i], t->cols[i], t->nrows);
-    char *buf = fr_try_malloc(total);
-    *out = NULL;
-    *len = 0;
-    if (!buf)
-        return fr_error_set(err, FR_ETOOLARGE, "out of memory encoding a table of %zu bytes",
-                            total);
-    uint32_t ncols = (uint32_t)t->ncols;
-    uint64_t nrows = (uint64_t)t->nrows;
-    char *w = put(buf, MAGIC, MAGIC_LEN);
-    w = put(w, &ncols, 4);
-    w = put(w, &nrows, 8);
-    for (int i = 0; i < t->ncols; i++)
-        w = put_column(w, t->names[i], t->cols[i], t->nrows);
-    *out = buf;
-    *len = total;
-    return FR_OK;
 }
 
 /* One piece of the encoding: a table buffer, or bytes the reader owns (a
@@ -161,7 +102,11 @@ df_serde_reader *df_serde_reader_new(const struct df_table *t)
         if (base == 0) {
             seg(r, c->offsets, olen);
         } else { /* a slice's offsets start past 0: the encoding's start at 0 */
-            int64_t *rebased = fr_xmalloc(olen);
+            int64_t *rebased = fr_try_malloc(olen);
+            if (!rebased) { /* sized by the data: no memory is an answer, not an abort */
+                df_serde_reader_free(r);
+                return NULL;
+            }
             for (int64_t k = 0; k <= t->nrows; k++)
                 rebased[k] = c->offsets[k] - base;
             seg(r, own(r, (char *)rebased), olen);
@@ -209,6 +154,33 @@ void df_serde_reader_free(df_serde_reader *r)
     free(r->segs);
     df_table_free(r->t);
     free(r);
+}
+
+int df_table_serialize(const struct df_table *t, char **out, size_t *len, struct fr_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    df_serde_reader *r = df_serde_reader_new(t); /* one description of the layout: the reader's */
+    if (!r)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory encoding a table of %lld rows",
+                            (long long)t->nrows);
+    size_t total = df_serde_reader_size(r);
+    char *buf = fr_try_malloc(total);
+    if (!buf) {
+        df_serde_reader_free(r);
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory encoding a table of %zu bytes",
+                            total);
+    }
+    size_t got = df_serde_reader_read(r, buf, total);
+    df_serde_reader_free(r);
+    if (got != total) { /* cannot happen: the reader gives exactly its size */
+        free(buf);
+        return fr_error_set(err, FR_EINTERNAL, "encoding a table gave %zu of %zu bytes", got,
+                            total);
+    }
+    *out = buf;
+    *len = total;
+    return FR_OK;
 }
 
 /* A bounds-checked cursor over the input. */

@@ -137,6 +137,13 @@ static void partition_get(struct http_request *req)
      * is done): no encoded copy of hundreds of MB in fresh memory */
     df_serde_reader *rd = df_serde_reader_new(t);
     df_table_free(t);
+    if (!rd) {
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "no memory to send partition %s now; try again",
+                            http__param(req, "id"));
+        echo_config_id(req, id);
+        return;
+    }
     size_t len = df_serde_reader_size(rd);
     struct MHD_Response *r = MHD_create_response_from_callback(
         len, 256 * 1024, partition_read, rd, (MHD_ContentReaderFreeCallback)df_serde_reader_free);

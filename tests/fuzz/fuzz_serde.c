@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    strcmp(back->names[c], t->names[c]) == 0);
     /* the worker's streamed encoding is the same bytes, read in odd pieces */
     df_serde_reader *r = df_serde_reader_new(t);
-    FUZZ_CHECK(df_serde_reader_size(r) == len);
+    FUZZ_CHECK(r != NULL && df_serde_reader_size(r) == len);
     char piece[97];
     size_t at = 0, n;
     while ((n = df_serde_reader_read(r, piece, 1 + (at % sizeof(piece)))) > 0) {
