@@ -243,7 +243,7 @@ test('runner reset: every worker drops the config, the store releases it', { ski
 test('a worker container killed mid-query: the query still gives the right answer', { skip: !ready }, async () => {
   let s = 'k,v\n';
   const expect = new Map();
-  for (let i = 0; i < 300000; i++) { s += `${i % 97},${i}\n`; expect.set(i % 97, (expect.get(i % 97) ?? 0) + i); }
+  for (let i = 0; i < 1500000; i++) { s += `${i % 97},${i}\n`; expect.set(i % 97, (expect.get(i % 97) ?? 0) + i); }
   writeFileSync(path.join(cl.data, 'big.csv'), s);
   const want = canon([...expect.entries()].map(([k, v]) => [k, v]));
   await call(cl.base, 'DELETE', '/v1/runner?force=true'); // whatever an earlier test left
@@ -251,19 +251,37 @@ test('a worker container killed mid-query: the query still gives the right answe
   assert.equal(r.status, 200, r.text);
   const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
   const victim = cl.workers[1];
-  const before = await workerCounters(victim);
-  r = await call(cl.base, 'POST', '/v1/queries', { json: { plan } });
-  assert.equal(r.status, 202, r.text);
-  const id = r.body.id;
-  let ran = 0;
-  for (let i = 0; i < 400; i++) { // until under way, with a task of it done on the victim
-    r = await call(cl.base, 'GET', `/v1/queries/${id}`);
-    const now = await workerCounters(victim);
-    ran = now.remoteScans + now.localScans - before.remoteScans - before.localScans;
-    if (ran > 0 || r.body.state !== 'running') break;
-    await new Promise((res) => setTimeout(res, 5));
+  // The kill must land mid-query: a result already on the victim when it
+  // dies goes with it (results stay on the workers until read). The victim
+  // is frozen first (SIGSTOP); a query past its last stage by then is let go
+  // and another one tried.
+  let id, ran = 0, midQuery = false;
+  for (let attempt = 0; attempt < 10 && !midQuery; attempt++) {
+    r = await call(cl.base, 'POST', '/v1/queries', { json: { plan } });
+    assert.equal(r.status, 202, r.text);
+    id = r.body.id;
+    for (let i = 0; i < 400; i++) { // until under way (the status alone: it is fast to ask)
+      r = await call(cl.base, 'GET', `/v1/queries/${id}`);
+      if (r.body.progress.tasks_done > 0 || r.body.state !== 'running') break;
+      await new Promise((res) => setTimeout(res, 2));
+    }
+    await podman('kill', '-s', 'STOP', victim.name);
+    const st = await call(cl.base, 'GET', `/v1/queries/${id}/stages`);
+    ran = st.body.stages[0].tasks.filter((t) => t.worker_url === victim.base && t.state === 'ok').length;
+    const stages = st.body.stages;
+    midQuery = ran > 0 && st.body.state === 'running' && stages.length > 1 &&
+      !stages[stages.length - 1].tasks.some((t) => t.worker_url === victim.base && t.state === 'ok');
+    if (!midQuery) {
+      console.log(`# try ${attempt}: ran ${ran}, stages ${st.status} ${st.body?.state}, ${stages?.length} stages, last on ${JSON.stringify(stages?.[stages.length - 1]?.tasks?.map((t) => t.worker_url))}`);
+      await podman('kill', '-s', 'CONT', victim.name);
+      for (let i = 0; i < 600; i++) {
+        r = await call(cl.base, 'GET', `/v1/queries/${id}`);
+        if (!['queued', 'running'].includes(r.body.state)) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
   }
-  assert.ok(ran > 0, `${victim.name} ran scan tasks of the query before it was killed`);
+  assert.ok(midQuery, `${victim.name} ran scan tasks of a query and was stopped mid-query, in 10 tries`);
   await podman('kill', '-s', 'KILL', victim.name);
   console.log(`# ${victim.name} killed with the query ${r.body.state}, ${r.body.progress.tasks_done} tasks done`);
   for (let i = 0; i < 1200; i++) {

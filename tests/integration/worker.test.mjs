@@ -425,7 +425,8 @@ describe('a worker resolving configs from a store', () => {
   // /v1/info grows with it; a dropped config's series go with it.
   test('thousands of unknown config IDs: one fetch each, bounded memory and series', async () => {
     const N = 2000;
-    const ids = [...Array(N).keys()].map((i) => `sha256:${i.toString(16).padStart(64, 'c')}`);
+    // distinct: every i has 4 hex digits (0x1000 + i), so no padding makes two alike
+    const ids = [...Array(N).keys()].map((i) => `sha256:${(0x1000 + i).toString(16).padStart(64, 'c')}`);
     const series = async () => (await call(worker.base, 'GET', '/metrics')).text.split('\n').filter((l) => l.includes('config_id="')).length;
     const held = await series();
     assert.equal(held, 3, 'fetches, hits and tasks of the one cached config');
