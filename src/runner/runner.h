@@ -144,7 +144,6 @@ typedef struct runner_result runner_result;
 int runner_result_open(runner_query *q, runner_result **out, struct fr_error *err);
 int runner_result_nparts(const runner_result *res);
 int64_t runner_result_part_rows(const runner_result *res, int i);
-int64_t runner_result_rows(const runner_result *res);
 /* Part i is a table here (no fetch needed). */
 bool runner_result_part_here(const runner_result *res, int i);
 /* Part i's table (new reference): shared when here; else fetched from its

@@ -380,14 +380,6 @@ bool runner_result_part_here(const runner_result *res, int i)
     return res->parts[i]->table != NULL;
 }
 
-int64_t runner_result_rows(const runner_result *res)
-{
-    int64_t rows = 0;
-    for (int i = 0; i < res->nparts; i++)
-        rows += res->parts[i]->rows;
-    return rows;
-}
-
 int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err)
 {
     *out = NULL;
