@@ -5,6 +5,10 @@
 // framed's server restarts (untimed) before each load and between join questions, to free its
 // results. Checksums once (first repetition, untimed). framed also gets one timed
 // POST /v1/dataframes {plan} per question (first repetition).
+// ALONE=1 (the default from N = 5e7 on, where three engines' copies of the table do not fit in
+// 24 GiB together): within a repetition one engine at a time starts, loads, runs every question
+// and quits before the next starts; who goes first still rotates per repetition, so drift hits
+// every engine's block in turn. An engine that runs out of memory is listed as FAIL.
 // Usage: node bench/onerun.mjs N DATADIR [reps]  (REPS=5 default; PHASES=groupby for groupby only)
 //   -> bench/results/onerun-<N><SUFFIX>.{json,md}, bench/RESULTS.md
 import { spawn, execSync } from 'node:child_process';
@@ -17,9 +21,12 @@ import { writeResultsMd } from './results_md.mjs';
 const BENCH = new URL('.', import.meta.url).pathname;
 const N = Math.round(Number(process.argv[2] || 1e7)), DIR = process.argv[3] || join(BENCH, 'data');
 const REPS = Number(process.argv[4] || process.env.REPS || 5);
-const PHASES = (process.env.PHASES || 'groupby,join').split(',');
+const ALONE = process.env.ALONE ? process.env.ALONE === '1' : N >= 5e7;
+const PHASES = (process.env.PHASES || (ALONE ? 'groupby' : 'groupby,join')).split(',');
 const SUFFIX = process.env.SUFFIX || '';
 const ENGINES = ['framed', 'duckdb', 'polars'];
+// ONLY=duckdb,polars runs those alone (a probe of their times and memory; the table keeps every column)
+const RUNS = process.env.ONLY ? process.env.ONLY.split(',') : ENGINES;
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const sh = (c) => { try { return execSync(c, { encoding: 'utf8' }).trim(); } catch { return '?'; } };
 
@@ -46,9 +53,10 @@ function worker(e) {
   };
 }
 
-const W = Object.fromEntries(ENGINES.map((e) => [e, worker(e)]));
+const W = ALONE ? {} : Object.fromEntries(ENGINES.map((e) => [e, worker(e)]));
 const info = {};
-for (const e of ENGINES) info[e] = await W[e].send('hello');
+if (!ALONE) for (const e of ENGINES) info[e] = await W[e].send('hello');
+for (const e of ENGINES) info[e] = info[e] || {};
 const ids = [...(PHASES.includes('groupby') ? ['load G1', ...QUESTIONS.filter((q) => q.id[0] === 'q').map((q) => q.id)] : []),
   ...(PHASES.includes('join') ? ['load join', ...QUESTIONS.filter((q) => q.id[0] === 'j').map((q) => q.id)] : [])];
 const R = {}; // R[id][engine] = { times, e2e, rows, chk, errors }
@@ -59,39 +67,63 @@ const meta = { n: N, reps: REPS, date: new Date().toISOString().replace(/\.\d+Z$
   mem: sh("free -g | awk '/^Mem:/{print $2\" GiB\"}'"), mem_available_gib: +(Number(sh("awk '/MemAvailable/{print $2}' /proc/meminfo")) / (1 << 20)).toFixed(1),
   framed_rev: sh(`git -C ${BENCH} rev-parse --short HEAD`), node: process.version, load_before: loadavg() };
 
+// One question (or load) on one engine: timed, then (first repetition) its checksum, then drop.
+async function one(e, id, rep) {
+  const isLoad = id.startsWith('load');
+  const a = await W[e].send(isLoad ? id : `run ${id}`);
+  const r = R[id][e];
+  if (a.error) { r.errors.push(a.error); return false; }
+  r.times.push(a.t);
+  if (a.e2e !== undefined) r.e2e.push(a.e2e);
+  r.rss = a.rss;
+  if (!isLoad) {
+    r.rows = a.rows;
+    if (rep === 0) {
+      const c = await W[e].send(`checksum ${id}`);
+      if (c.error) r.errors.push(`checksum: ${c.error}`); else r.chk = c.chk;
+    }
+    await W[e].send('drop');
+    if (e === 'framed' && rep === 0) {
+      const c = await W.framed.send(`create ${id}`);
+      create[id] = c.error ? { error: c.error } : { t: c.t };
+    }
+  }
+  return true;
+}
+const progress = (rep, id, es) => process.stderr.write(`[onerun] rep ${rep + 1}/${REPS} ${id}: ${es.map((e) => `${e} ${R[id][e].times.at(-1)?.toFixed(3)}`).join(', ')} (load ${loadavg()})\n`);
+
 for (let rep = 0; rep < REPS; rep++) {
-  const ord = ENGINES.map((_, i) => ENGINES[(i + rep) % ENGINES.length]);
+  const ord = RUNS.map((_, i) => RUNS[(i + rep) % RUNS.length]);
   order.push(ord.join(','));
+  if (ALONE) {
+    for (const e of ord) {
+      W[e] = worker(e);
+      const h = await W[e].send('hello');
+      if (!info[e].engine) info[e] = h;
+      let loaded = false;
+      for (const id of ids) {
+        if (id.startsWith('load')) loaded = await one(e, id, rep);
+        else if (loaded) await one(e, id, rep);
+        else R[id][e].errors.push('not loaded');
+        (loads[id] = loads[id] || []).push(loadavg());
+        progress(rep, id, [e]);
+      }
+      info[e].quit = await W[e].send('quit');
+      await new Promise((ok) => (W[e].p.exitCode !== null || W[e].p.signalCode !== null ? ok() : W[e].p.once('exit', ok)));
+    }
+    continue;
+  }
   let firstJoin = true;
   for (const id of ids) {
     const isLoad = id.startsWith('load');
     if (!isLoad && id[0] === 'j' && !firstJoin) await W.framed.send('restart'); // untimed
     if (!isLoad && id[0] === 'j') firstJoin = false;
-    for (const e of ord) {
-      const a = await W[e].send(isLoad ? id : `run ${id}`);
-      const r = R[id][e];
-      if (a.error) { r.errors.push(a.error); continue; }
-      r.times.push(a.t);
-      if (a.e2e !== undefined) r.e2e.push(a.e2e);
-      r.rss = a.rss;
-      if (!isLoad) {
-        r.rows = a.rows;
-        if (rep === 0) {
-          const c = await W[e].send(`checksum ${id}`);
-          if (c.error) r.errors.push(`checksum: ${c.error}`); else r.chk = c.chk;
-        }
-        await W[e].send('drop');
-      }
-    }
-    if (!isLoad && rep === 0) {
-      const c = await W.framed.send(`create ${id}`);
-      create[id] = c.error ? { error: c.error } : { t: c.t };
-    }
+    for (const e of ord) await one(e, id, rep);
     (loads[id] = loads[id] || []).push(loadavg());
-    process.stderr.write(`[onerun] rep ${rep + 1}/${REPS} ${id}: ${ENGINES.map((e) => `${e} ${R[id][e].times.at(-1)?.toFixed(3)}`).join(', ')} (load ${loadavg()})\n`);
+    progress(rep, id, ord);
   }
 }
-for (const e of ENGINES) { info[e].quit = await W[e].send('quit'); }
+if (!ALONE) for (const e of ENGINES) { info[e].quit = await W[e].send('quit'); }
 meta.load_after = loadavg();
 meta.notes = info.framed.quit && info.framed.notes;
 const NN = pretty(N);
@@ -139,14 +171,18 @@ const gm = (xs) => (xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0)
 rows.push([`**geometric mean** (${geo.fd.length} rows)`, '', '', '', '', gm(geo.fd), gm(geo.fde), '', '', '', '']);
 const head = ['question', 'framed (engine)', 'framed (e2e)', 'DuckDB', 'Polars', 'framed/DuckDB', 'framed/DuckDB (e2e)',
   'framed/Polars', 'framed/Polars (e2e)', 'load avg (1 min)', 'rows, check'];
-const md = [`## One run, interleaved: N = ${NN} (${N.toLocaleString('en-US')} rows)${SUFFIX ? ` (${SUFFIX.replace(/^-/, '')})` : ''}`, ''];
+const md = [`## One run, ${ALONE ? 'one engine at a time' : 'interleaved'}: N = ${NN} (${N.toLocaleString('en-US')} rows)${SUFFIX ? ` (${SUFFIX.replace(/^-/, '')})` : ''}`, ''];
 md.push(`- date: ${meta.date}; framed ${info.framed.version} at ${meta.framed_rev}; machine: ${meta.cpu}, ${meta.cores} cores, ${meta.mem} (MemAvailable ${meta.mem_available_gib} GiB at the start), Node ${meta.node}`);
 md.push(`- DuckDB ${info.duckdb.version} (@duckdb/node-api), nodejs-polars ${info.polars.version}; 2 threads each; each engine its own long-lived process (bench/engines/worker.mjs)`);
-md.push(`- ${REPS} repetitions, each question on all three engines before the next (orders: ${order.join(' / ')}); seconds, median (min-max); checksums from the first repetition`);
+md.push(ALONE
+  ? `- ${REPS} repetitions; one engine at a time (${N.toLocaleString('en-US')} rows three times over do not fit in ${meta.mem}): in each repetition an engine starts, loads, runs every question and quits before the next starts (orders: ${order.join(' / ')}); seconds, median (min-max); checksums from the first repetition; FAIL = the engine failed (e.g. out of memory), see Checks`
+  : `- ${REPS} repetitions, each question on all three engines before the next (orders: ${order.join(' / ')}); seconds, median (min-max); checksums from the first repetition`);
 md.push('- framed (engine) = the query\'s elapsed_ms; framed (e2e) = wall time of POST /v1/queries?wait (result materialized on the server); loads: creating and running one dataframe per CSV');
 md.push(`- load average: before ${meta.load_before}, after ${meta.load_after}; the column gives the 1-minute load after each question round (min-max over the repetitions)`);
 md.push('- pandas is not in this run (bench/run.sh N keeps it, one process per engine, 1 thread)', '');
 md.push(`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`), '');
+const peak = (e) => Math.max(0, ...ids.map((id) => (R[id][e].rss && R[id][e].rss.peak) || 0));
+md.push(`Peak resident memory (GiB; framed: its server's): ${ENGINES.map((e) => `${e} ${peak(e).toFixed(1)}`).join(', ')}`, '');
 md.push('Creating each question\'s dataframe over the loaded one (framed, POST /v1/dataframes {plan}, wall time, first repetition; target < 50 ms):', '');
 md.push(`| ${Object.keys(create).join(' | ')} |`, `|${Object.keys(create).map(() => '---:').join('|')}|`,
   `| ${Object.values(create).map((c) => (c.error ? 'FAIL' : f(c.t))).join(' | ')} |`, '');

@@ -52,7 +52,8 @@ async function start() {
 }
 // Stops it by its PID and waits for it to exit.
 async function stop() {
-  if (!srv || srv.exitCode !== null) return;
+  // exitCode stays null when a signal ended it (the OOM killer's SIGKILL, say): check both
+  if (!srv || srv.exitCode !== null || srv.signalCode !== null) return;
   const gone = new Promise((r) => srv.once('exit', r));
   srv.kill('SIGTERM');
   const t = setTimeout(() => srv.kill('SIGKILL'), 10000);
@@ -60,7 +61,7 @@ async function stop() {
   clearTimeout(t);
   rmSync(state, { recursive: true, force: true });
 }
-process.on('exit', () => { try { if (srv && srv.exitCode === null) srv.kill('SIGKILL'); } catch {} });
+process.on('exit', () => { try { if (srv && srv.exitCode === null && srv.signalCode === null) srv.kill('SIGKILL'); } catch {} });
 // the server's resident memory now and at its peak (VmRSS, VmHWM), GiB
 const rss = () => {
   try {

@@ -22,6 +22,19 @@ static void compute_consumers(runner_query *q, int nstages)
     }
 }
 
+/* A stage output leaves q->out (freed, or kept as a result part). */
+static void unhold(runner_query *q, struct runner_part *p)
+{
+    if (p)
+        q->held_bytes -= p->held;
+}
+
+static void drop_output(runner_query *q, struct runner_part *p)
+{
+    unhold(q, p);
+    runner__part_free(q->r, p);
+}
+
 static void free_stage_outputs(runner_query *q, int s)
 {
     if (!q->out || !q->out[s])
@@ -30,7 +43,7 @@ static void free_stage_outputs(runner_query *q, int s)
     plan_stage_view(q->plan, s, &v);
     for (int t = 0; t < v.ntasks; t++) {
         for (int b = 0; q->out[s][t] && b < v.nbuckets; b++)
-            runner__part_free(q->r, q->out[s][t][b]);
+            drop_output(q, q->out[s][t][b]);
         free(q->out[s][t]);
     }
     free(q->out[s]);
@@ -244,6 +257,7 @@ static void finish(runner_query *q, enum runner_qstate state)
         q->result_parts = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part *));
         for (int t = 0; t < v.ntasks; t++) {
             if (q->out[nstages - 1][t] && q->out[nstages - 1][t][0]) {
+                unhold(q, q->out[nstages - 1][t][0]);
                 q->result_parts[q->nresult_parts++] = q->out[nstages - 1][t][0];
                 q->out[nstages - 1][t][0] = NULL;
             }
@@ -400,6 +414,42 @@ void runner_task_counts(runner *r, int64_t out[RUNNER_TASK_OUTCOMES])
         out[i] = atomic_load(&r->tasks_by_outcome[i]);
 }
 
+static void hold(runner_query *q, struct runner_part *p)
+{
+    if (!p)
+        return;
+    p->held = p->table ? df_table_bytes(p->table) : p->bytes;
+    q->held_bytes += p->held;
+    if (q->held_bytes > q->held_peak)
+        q->held_peak = q->held_bytes;
+}
+
+/* After job's success: the buckets it alone read (its own bucket of each
+ * task of an earlier stage no later stage reads) are freed now rather than
+ * when its whole stage ends, so a wide shuffle (an aggregation into as many
+ * groups as rows) is not held twice, as input and output, in full. A task
+ * that fails keeps its inputs for its retry. */
+static void free_consumed(runner_query *q, const struct rjob *job, const struct plan_stage_view *v)
+{
+    if (v->stored_parts)
+        return;
+    for (int k = 0; k < v->nslots; k++) {
+        int src = v->slots[k].stage;
+        if (v->slots[k].mode != PLAN_SLOT_BUCKET || q->last_consumer[src] != job->stage ||
+            !q->out[src])
+            continue;
+        struct plan_stage_view sv;
+        plan_stage_view(q->plan, src, &sv);
+        if (job->task >= sv.nbuckets)
+            continue;
+        for (int t = 0; t < sv.ntasks; t++)
+            if (q->out[src][t] && q->out[src][t][job->task]) {
+                drop_output(q, q->out[src][t][job->task]);
+                q->out[src][t][job->task] = NULL;
+            }
+    }
+}
+
 void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int nouts,
                        const struct fr_error *err, int64_t null_errors, const char *config_id)
 {
@@ -422,8 +472,11 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
             }
         q->out[job->stage][job->task] =
             fr_xcalloc((size_t)v.nbuckets + 1, sizeof(struct runner_part *));
-        for (int b = 0; b < nouts && b < v.nbuckets; b++)
+        for (int b = 0; b < nouts && b < v.nbuckets; b++) {
             q->out[job->stage][job->task][b] = outs[b];
+            hold(q, outs[b]);
+        }
+        free_consumed(q, job, &v);
         for (int b = v.nbuckets; b < nouts; b++)
             runner__part_free(q->r, outs[b]);
         q->task_rows[job->task] = nouts && outs[0] ? outs[0]->rows : 0;

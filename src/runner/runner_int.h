@@ -20,6 +20,9 @@ struct runner_query {
     int64_t created_us, started_us, finished_us;
     struct fr_error error;
     int64_t null_errors;
+    /* bytes of the stage outputs in q->out now and at most (the result's
+     * parts leave the count when the query finishes) */
+    int64_t held_bytes, held_peak;
     char config_id[80];
     json_t *task_config_ids; /* the distinct config IDs tasks reported (I1) */
     /* driver state */
@@ -137,6 +140,7 @@ struct runner_part {
     int made_stage, made_task; /* the task of this query that made it, -1 = not known */
     char *kept_id;             /* a view: the kept partition it shows (new), else NULL */
     bool lost;                 /* kept: its worker was told to drop it (made again when needed) */
+    int64_t held;              /* what it adds to its query's held_bytes while in q->out */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,

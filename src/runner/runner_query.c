@@ -150,14 +150,16 @@ json_t *runner_query_json(runner_query *q)
     int64_t start = q->started_us ? q->started_us : q->created_us;
     /* final only once settled: a "succeeded" query's result can be fetched */
     enum runner_qstate shown = final(q->state) && !q->settled ? RQ_RUNNING : q->state;
-    json_t *j = json_pack(
-        "{ss ss s{sI sI} so? sO so? sI so sI}", "id", q->id, "state", runner_qstate_name(shown),
-        "progress", "tasks_total", (json_int_t)q->tasks_total, "tasks_done",
-        (json_int_t)q->tasks_done, "config_id", q->config_id[0] ? json_string(q->config_id) : NULL,
-        "task_config_ids", q->task_config_ids, "rows", rows >= 0 ? json_integer(rows) : NULL,
-        "elapsed_ms", (json_int_t)((end - start) / 1000), "error",
-        shown == RQ_FAILED ? error_json(&q->error) : json_null(), "null_errors",
-        (json_int_t)q->null_errors);
+    json_t *j = json_pack("{ss ss s{sI sI sI sI} so? sO so? sI so sI}", "id", q->id, "state",
+                          runner_qstate_name(shown), "progress", "tasks_total",
+                          (json_int_t)q->tasks_total, "tasks_done", (json_int_t)q->tasks_done,
+                          "intermediate_bytes", (json_int_t)q->held_bytes,
+                          "intermediate_peak_bytes", (json_int_t)q->held_peak, "config_id",
+                          q->config_id[0] ? json_string(q->config_id) : NULL, "task_config_ids",
+                          q->task_config_ids, "rows", rows >= 0 ? json_integer(rows) : NULL,
+                          "elapsed_ms", (json_int_t)((end - start) / 1000), "error",
+                          shown == RQ_FAILED ? error_json(&q->error) : json_null(), "null_errors",
+                          (json_int_t)q->null_errors);
     pthread_mutex_unlock(&q->lock);
     return j;
 }

@@ -1,0 +1,138 @@
+/* Tests of the stage outputs a query holds (src/runner/runner_driver.c,
+ * progress.intermediate_bytes and intermediate_peak_bytes): a shuffle's
+ * bucket is freed as soon as the one task that reads it has succeeded, not
+ * when its whole stage ends. An aggregation into as many groups as rows
+ * passes its rows through the partial phase, so the shuffle (P) is about
+ * as large as the result (F): held until the stage ends, the peak is P + F;
+ * freed bucket by bucket (one final task at a time here), about
+ * P + F / shuffle_partitions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/runner_int.h"
+
+#define NROWS 60000
+
+static plan_physical *build(const char *text, const struct cfg *cfg)
+{
+    struct plan_env env = {.data_dir = "."};
+    struct fr_error err;
+    fr_error_init(&err);
+    json_t *plan = json_loads(text, 0, NULL);
+    assert_non_null(plan);
+    plan_physical *p = NULL;
+    assert_int_equal(plan_build(plan, cfg, &env, -1, &p, &err), FR_OK);
+    json_decref(plan);
+    return p;
+}
+
+/* {"source": {"rows": [{"k": 0, "v": 0}, ...]}, "ops": [...]}: every k once. */
+static char *distinct_keys_plan(int n, const char *ops)
+{
+    size_t cap = (size_t)n * 40 + 256;
+    char *s = malloc(cap);
+    size_t len = (size_t)snprintf(s, cap, "{\"source\": {\"rows\": [");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s{\"k\": %d, \"v\": %d}", i ? "," : "",
+                                (i * 7919) % n, i);
+    snprintf(s + len, cap - len, "]}, \"ops\": %s}", ops);
+    return s;
+}
+
+static int64_t progress(runner_query *q, const char *key)
+{
+    json_t *j = runner_query_json(q);
+    json_t *v = json_object_get(json_object_get(j, "progress"), key);
+    assert_true(json_is_integer(v));
+    int64_t x = json_integer_value(v);
+    json_decref(j);
+    return x;
+}
+
+static void test_shuffle_buckets_are_freed_as_read(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    cfg.maintain_order = false;
+    cfg.shuffle_partitions = 8;
+    cfg.morsel_size_rows = 4096; /* the first morsel says: as many groups as rows */
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
+    char *text =
+        distinct_keys_plan(NROWS, "[{\"groupby\": [\"k\"], \"agg\": [\"count(*) as n\"]}]");
+    runner_query *q = runner_query_new("q-wide", build(text, &cfg));
+    free(text);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_submit(r, q, &err), FR_OK);
+    assert_true(runner_query_wait(q, -1));
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    int64_t result = runner_query_bytes(q), peak = progress(q, "intermediate_peak_bytes");
+    /* 60000 groups of (k, n): int64 each */
+    assert_true(result >= (int64_t)NROWS * 16);
+    /* the whole shuffle and the result were each held at some time */
+    assert_true(peak >= result);
+    /* but never both in full: at most the shuffle and a few buckets */
+    if (peak >= result + result / 2)
+        fail_msg("held %lld bytes at the peak for a %lld-byte result: the shuffle was not freed "
+                 "as it was read",
+                 (long long)peak, (long long)result);
+    assert_int_equal(progress(q, "intermediate_bytes"), 0); /* nothing left once finished */
+    runner_query_unref(q);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
+/* Buckets freed as they are read leave the answer whole: a shuffled
+ * groupby, then a global aggregate over its groups, on 2 threads. */
+static void test_answers_stay_right(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    cfg.maintain_order = false;
+    cfg.shuffle_partitions = 4;
+    cfg.morsel_size_rows = 512;
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 2, &r, NULL), FR_OK);
+    char *text = distinct_keys_plan(
+        5000, "[{\"groupby\": [\"k\"], \"agg\": [\"sum(v) as s\"]}, {\"agg\": [\"sum(s) as t\", "
+              "\"count(*) as n\"]}]");
+    runner_query *q = runner_query_new("q-sum", build(text, &cfg));
+    free(text);
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_submit(r, q, &err), FR_OK);
+    assert_true(runner_query_wait(q, -1));
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    struct df_table *const *parts = NULL;
+    int nparts = 0;
+    assert_int_equal(runner_query_result(q, &parts, &nparts), FR_OK);
+    int64_t t = 0, n = 0;
+    for (int i = 0; i < nparts; i++)
+        for (int64_t row = 0; row < parts[i]->nrows; row++) {
+            t += ((const int64_t *)parts[i]->cols[0]->values)[row];
+            n += ((const int64_t *)parts[i]->cols[1]->values)[row];
+        }
+    assert_int_equal(n, 5000);
+    assert_int_equal(t, (int64_t)4999 * 5000 / 2);
+    runner_query_unref(q);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shuffle_buckets_are_freed_as_read),
+        cmocka_unit_test(test_answers_stay_right),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
