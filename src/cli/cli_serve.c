@@ -64,7 +64,7 @@ static const struct cli_flag serve_flags[] = {
     F("state-dir", CLI_STR, state_dir, "DIR", "pending config and store, locked by one server (default ./state)"),
     F("log-level", CLI_STR, log_level, "LEVEL", "debug, info, warn or error (default info)"),
     F("threads", CLI_INT, threads, "N", "local runner threads (default: one per core)"),
-    F("memory-limit", CLI_BYTES, memory_limit, "BYTES", "budget for materialized data, K/M/G suffixes (default: none)"),
+    F("memory-limit", CLI_BYTES, memory_limit, "BYTES", "budget for kept results, dataframes and running queries' intermediate data, K/M/G suffixes (default: none)"),
     F("admin-token-file", CLI_STR, admin_token_file, "FILE", "file holding the admin token (none = no auth)"),
     F("runner", CLI_STR, runner, "KIND", "local or remote (default local)"),
     F("store", CLI_STR, store, "URL", "embedded (default) or redis://host:port/db"),

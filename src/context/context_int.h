@@ -96,7 +96,7 @@ struct ctx {
     int nname_holds;
     struct ctx_qrec **queries;
     int nqueries;
-    int64_t mem_used;
+    atomic_llong mem_used;                       /* under the lock; atomic for the runner's reads */
     int64_t tasks_retired[RUNNER_TASK_OUTCOMES]; /* task counters of runners torn down */
     bool shutting_down;
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */

@@ -652,6 +652,12 @@ int df_hash_partition(const struct df_table *in, const int *keys, int nkeys, int
  * Memory is charged to ex. */
 int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_sort_key *keys,
              int nkeys, int64_t k, struct df_exec *ex, struct df_table **out, struct fr_error *err);
+/* df_top_k with the groups in order of first appearance when order_groups
+ * is false (no sort of the groups: for a partial top_k whose output a later
+ * one groups again; rows within a group are as df_top_k puts them). */
+int df_top_k_groups(const struct df_table *in, const int *by, int nby,
+                    const struct df_sort_key *keys, int nkeys, int64_t k, bool order_groups,
+                    struct df_exec *ex, struct df_table **out, struct fr_error *err);
 
 /* 64-bit hashes of the key columns of rows [0, nrows) into out (xxhash). */
 void df_hash_rows(const struct df_table *in, const int *keys, int nkeys, uint64_t *out);

@@ -255,6 +255,13 @@ static int64_t *sorted_groups(const struct df_table *in, const int *by, int nby,
 int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_sort_key *keys,
              int nkeys, int64_t k, struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
+    return df_top_k_groups(in, by, nby, keys, nkeys, k, true, ex, out, err);
+}
+
+int df_top_k_groups(const struct df_table *in, const int *by, int nby,
+                    const struct df_sort_key *keys, int nkeys, int64_t k, bool order_groups,
+                    struct df_exec *ex, struct df_table **out, struct fr_error *err)
+{
     *out = NULL;
     if (k <= 0) {
         *out = df_table_slice(in, 0, 0);
@@ -269,7 +276,7 @@ int df_top_k(const struct df_table *in, const int *by, int nby, const struct df_
     int rc = group_rows(in, by, nby, ex, &t, &ngroups, err);
     if (rc == FR_OK) {
         sel = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups * k + 1));
-        order = sel ? sorted_groups(in, by, nby, &t, ngroups, ex) : NULL;
+        order = sel ? sorted_groups(in, by, order_groups ? nby : 0, &t, ngroups, ex) : NULL;
         if (!sel || !order)
             rc = fr_error_set(err, FR_ETOOLARGE, "out of memory in top_k");
     }

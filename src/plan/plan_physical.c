@@ -331,7 +331,13 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
     json_t *keys = sort_keys_json(op);
     json_t *step = json_pack("[{s{so sO sI}}]", "top_k", "by", strings_json(op->by, op->nby),
                              "sort", keys, "k", (json_int_t)op->limit);
-    json_array_extend(p->stages[*cur].pipeline, step);
+    /* a top_k whose output a later one groups again need not order its
+     * groups (a sort of up to all its rows) */
+    json_t *partial = json_deep_copy(step);
+    json_object_set_new(json_object_get(json_array_get(partial, 0), "top_k"), "order_groups",
+                        json_false());
+    bool more = p->stages[*cur].ntasks > 1;
+    json_array_extend(p->stages[*cur].pipeline, more ? partial : step);
     if (p->stages[*cur].ntasks > 1 && op->nby > 0) {
         int nparts = (int)p->cfg.shuffle_partitions;
         p->stages[*cur].sink = json_pack("{ss so si}", "op", "hash_partition", "keys",
@@ -341,7 +347,7 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
         int f = new_stage(p, "top_k");
         p->stages[f].ntasks = nparts;
         add_slot(p, f, *cur, PLAN_SLOT_BUCKET);
-        json_array_extend(p->stages[f].pipeline, step);
+        json_array_extend(p->stages[f].pipeline, nparts > 1 ? partial : step);
         plan__decide(p, "shuffle_partitions", nparts,
                      "top_k: %lld rows per group kept in each task, then hash-repartitioned "
                      "into %d partitions (shuffle_partitions) by the group columns, then "
@@ -364,6 +370,7 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
     }
     json_decref(keys);
     json_decref(step);
+    json_decref(partial);
 }
 
 /* window: the rows of one partition must meet in one task: hash-partitioned

@@ -242,7 +242,9 @@ static int run_top_k(json_t *spec, struct df_table **t, struct df_exec *ex, stru
                                   &nkeys, err);
     if (rc == FR_OK && k <= 64) {
         struct df_table *kept = NULL;
-        rc = df_top_k(*t, cols, nby, keys, nkeys, k, ex, &kept, err);
+        /* "order_groups": false on a partial top_k: a later one orders them */
+        bool order = !json_is_false(json_object_get(spec, "order_groups"));
+        rc = df_top_k_groups(*t, cols, nby, keys, nkeys, k, order, ex, &kept, err);
         if (rc == FR_OK) {
             df_table_free(*t);
             *t = kept;

@@ -141,6 +141,11 @@ void runner_set_memory_budget(runner *r, int64_t bytes)
     r->memory_budget = bytes > 0 ? bytes : 0;
 }
 
+void runner_set_memory_charged(runner *r, const atomic_llong *charged)
+{
+    r->charged = charged;
+}
+
 int64_t runner__fetch_cap(const runner *r)
 {
     if (r->memory_budget > 0)

@@ -25,8 +25,11 @@ static void compute_consumers(runner_query *q, int nstages)
 /* A stage output leaves q->out (freed, or kept as a result part). */
 static void unhold(runner_query *q, struct runner_part *p)
 {
-    if (p)
-        q->held_bytes -= p->held;
+    if (!p)
+        return;
+    q->held_bytes -= p->held;
+    if (!p->url) /* here, not on a worker */
+        atomic_fetch_sub(&q->r->held_local, p->held);
 }
 
 static void drop_output(runner_query *q, struct runner_part *p)
@@ -422,6 +425,27 @@ static void hold(runner_query *q, struct runner_part *p)
     q->held_bytes += p->held;
     if (q->held_bytes > q->held_peak)
         q->held_peak = q->held_bytes;
+    if (!p->url)
+        atomic_fetch_add(&q->r->held_local, p->held);
+}
+
+/* After a task's outputs were held: over the memory budget (the context's
+ * charges and every query's outputs held here), q fails and stops. Called
+ * with q->lock held. */
+static void check_budget(runner_query *q)
+{
+    runner *r = q->r;
+    if (r->memory_budget <= 0 || q->error.status != FR_OK)
+        return;
+    int64_t charged = r->charged ? atomic_load(r->charged) : 0, held = atomic_load(&r->held_local);
+    if (charged + held <= r->memory_budget)
+        return;
+    fr_error_setk(&q->error, FR_ENOSPACE, "memory-budget-exceeded",
+                  "the query's intermediate results (%lld bytes held by all queries, with %lld "
+                  "of kept results and dataframes) went over the memory budget (--memory-limit "
+                  "%lld); delete dataframes or query results, or raise the limit",
+                  (long long)held, (long long)charged, (long long)r->memory_budget);
+    atomic_store(&q->cancel, true);
 }
 
 /* After job's success: the buckets it alone read (its own bucket of each
@@ -477,6 +501,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
             hold(q, outs[b]);
         }
         free_consumed(q, job, &v);
+        check_budget(q);
         for (int b = v.nbuckets; b < nouts; b++)
             runner__part_free(q->r, outs[b]);
         q->task_rows[job->task] = nouts && outs[0] ? outs[0]->rows : 0;

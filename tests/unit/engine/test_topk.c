@@ -202,12 +202,49 @@ static void test_groups_in_by_order(void **state)
     df_table_free(t);
 }
 
+/* A partial top_k (order_groups false) skips the sort of the groups: they
+ * come out in order of first appearance, each group's rows as before. */
+static void test_partial_keeps_first_appearance(void **state)
+{
+    (void)state;
+    const int64_t g[] = {5, -2, 0, 5, 9, -2, 0, 7};
+    const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    struct df_column *gc = df_column_new(DF_TYPE_INT64, 8), *vc = df_column_new(DF_TYPE_INT64, 8);
+    for (int r = 0; r < 8; r++) {
+        df_column_append_int64(gc, g[r]);
+        df_column_append_int64(vc, v[r]);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "g", gc);
+    df_table_add(t, "v", vc);
+    t->nrows = 8;
+    int by[] = {0};
+    struct df_sort_key key[] = {{1, true, false}};
+    struct df_options o = {0};
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *r = NULL;
+    assert_int_equal(df_top_k_groups(t, by, 1, key, 1, 2, false, &ex, &r, &err), FR_OK);
+    static const int64_t wg[] = {5, 5, -2, -2, 0, 0, 9, 7}, wv[] = {4, 1, 6, 2, 7, 3, 5, 8};
+    assert_int_equal(r->nrows, 8);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(df_column_int64(r->cols[0], i), wg[i]);
+        assert_int_equal(df_column_int64(r->cols[1], i), wv[i]);
+    }
+    df_table_free(r);
+    assert_int_equal(ex.mem_used, 0);
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_equals_general),
         cmocka_unit_test(test_largest_two),
         cmocka_unit_test(test_groups_in_by_order),
+        cmocka_unit_test(test_partial_keeps_first_appearance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
  * passes its rows through the partial phase, so the shuffle (P) is about
  * as large as the result (F): held until the stage ends, the peak is P + F;
  * freed bucket by bucket (one final task at a time here), about
- * P + F / shuffle_partitions. */
+ * P + F / shuffle_partitions. With a memory budget, outputs held past what
+ * the budget's other charges leave fail the query (memory-budget-exceeded)
+ * and are freed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,11 +130,64 @@ static void test_answers_stay_right(void **state)
     cfg_cleanup(&cfg);
 }
 
+static runner_query *run_plan(runner *r, const char *text, const struct cfg *cfg)
+{
+    runner_query *q = runner_query_new("q-budget", build(text, cfg));
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(runner_submit(r, q, &err), FR_OK);
+    assert_true(runner_query_wait(q, -1));
+    return q;
+}
+
+static void test_budget_fails_a_query_that_holds_too_much(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    cfg.maintain_order = false;
+    cfg.shuffle_partitions = 8;
+    cfg.morsel_size_rows = 4096;
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
+    atomic_llong charged = 0;
+    runner_set_memory_budget(r, 400000); /* the wide query holds over 1 MB */
+    runner_set_memory_charged(r, &charged);
+    const char *ops = "[{\"groupby\": [\"k\"], \"agg\": [\"count(*) as n\"]}]";
+    char *wide = distinct_keys_plan(NROWS, ops), *narrow = distinct_keys_plan(100, ops);
+    runner_query *q = run_plan(r, wide, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_FAILED);
+    assert_string_equal(runner_query_error(q)->kind, "memory-budget-exceeded");
+    assert_non_null(strstr(runner_query_error(q)->message, "--memory-limit 400000"));
+    assert_int_equal(progress(q, "intermediate_bytes"), 0);
+    runner_query_unref(q);
+    /* its outputs were given back: a small query fits */
+    q = run_plan(r, narrow, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    runner_query_unref(q);
+    /* the budget's other charges count: with all but 100 bytes taken, the small one does not */
+    atomic_store(&charged, 400000 - 100);
+    q = run_plan(r, narrow, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_FAILED);
+    assert_string_equal(runner_query_error(q)->kind, "memory-budget-exceeded");
+    runner_query_unref(q);
+    /* no budget, no limit */
+    runner_set_memory_budget(r, 0);
+    q = run_plan(r, wide, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    runner_query_unref(q);
+    free(wide);
+    free(narrow);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shuffle_buckets_are_freed_as_read),
         cmocka_unit_test(test_answers_stay_right),
+        cmocka_unit_test(test_budget_fails_a_query_that_holds_too_much),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
