@@ -182,7 +182,7 @@ md.push(`- load average: before ${meta.load_before}, after ${meta.load_after}; t
 md.push('- pandas is not in this run (bench/run.sh N keeps it, one process per engine, 1 thread)', '');
 md.push(`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`), '');
 const peak = (e) => Math.max(0, ...ids.map((id) => (R[id][e].rss && R[id][e].rss.peak) || 0));
-md.push(`Peak resident memory (GiB; framed: its server's): ${ENGINES.map((e) => `${e} ${peak(e).toFixed(1)}`).join(', ')}`, '');
+md.push(`Peak resident memory over the questions answered (GiB; framed: its server's; a FAIL's own peak is not seen): ${ENGINES.map((e) => `${e} ${peak(e).toFixed(1)}`).join(', ')}`, '');
 md.push('Creating each question\'s dataframe over the loaded one (framed, POST /v1/dataframes {plan}, wall time, first repetition; target < 50 ms):', '');
 md.push(`| ${Object.keys(create).join(' | ')} |`, `|${Object.keys(create).map(() => '---:').join('|')}|`,
   `| ${Object.values(create).map((c) => (c.error ? 'FAIL' : f(c.t))).join(' | ')} |`, '');

@@ -159,6 +159,12 @@ static bool needed_columns(const struct lplan *lp, bool *need)
             break;
         case LOP_SLICE:
             break;
+        case LOP_TOPK: /* reads its keys and passes its input's columns through */
+            for (int k = 0; k < op->nby; k++)
+                mark_name(op->by[k], in, map, need);
+            for (int k = 0; k < op->nkeys; k++)
+                mark_name(op->keys[k], in, map, need);
+            break;
         case LOP_WINDOW:
             map = mark_window(op, in, map, need);
             break;
@@ -211,7 +217,7 @@ static bool needed_columns(const struct lplan *lp, bool *need)
 static void push_projection(struct lplan *lp, struct plan_physical *p)
 {
     struct lsource *s = &lp->src;
-    if (s->kind != LSRC_FILE || s->schema.nfields == 0)
+    if ((s->kind != LSRC_FILE && s->kind != LSRC_STORED) || s->schema.nfields == 0)
         return;
     bool *need = fr_xcalloc((size_t)s->schema.nfields, sizeof(bool));
     if (needed_columns(lp, need)) {
@@ -227,7 +233,11 @@ static void push_projection(struct lplan *lp, struct plan_physical *p)
             s->columns = NULL;
             s->ncolumns = -1;
         } else {
-            plan__decide(p, NULL, 0, "scan of %s reads %d of %d columns (projection push-down)",
+            plan__decide(p, NULL, 0,
+                         s->kind == LSRC_STORED
+                             ? "%s: %d of its %d columns go on past the scan (projection "
+                               "push-down; the rest are never copied)"
+                             : "scan of %s reads %d of %d columns (projection push-down)",
                          s->display, s->ncolumns, s->schema.nfields);
         }
     }

@@ -160,6 +160,14 @@ static int source_stage(struct plan_physical *p, const struct lplan *lp, int *ou
         s->ntasks = src->stored.nparts;
         plan__decide(p, NULL, 0, "reuse of dataframe %s: %d materialized partitions, no file read",
                      src->dataframe_id, s->ntasks);
+        if (src->ncolumns >= 0) { /* projection push-down: the used columns (no copy) */
+            json_t *items = json_array();
+            for (int i = 0; i < src->ncolumns; i++) {
+                const char *name = src->schema.fields[src->columns[i]].name;
+                json_array_append_new(items, json_pack("{ss ss}", "col", name, "name", name));
+            }
+            json_array_append_new(s->pipeline, json_pack("{so}", "project", items));
+        }
         return FR_OK;
     case LSRC_FILE:
         s->input = PIN_FILE;

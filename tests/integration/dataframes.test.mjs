@@ -148,6 +148,21 @@ test('a run dataframe is kept and reused as a source; results page and stream', 
       { join: { right: { source: { dataframe: vdf } }, on: ['vendor'], how: 'semi' } }, { agg: ['count(*) as n'] }] });
     r = await call(srv.base, 'GET', `/v1/queries/${both.id}/result`);
     assert.deepEqual(r.body.rows, [[5]]);
+    // Over a kept dataframe only the columns the plan uses go on past the scan
+    // (projection push-down through top_k); the answer is the same.
+    let f = await call(srv.base, 'POST', '/v1/dataframes', { json: { source: { dataframe: df }, ops: [
+      { top_k: { by: ['vendor'], sort: ['fare desc'], k: 1 } }, { select: ['vendor', 'fare'] }] } });
+    assert.equal(f.status, 201, f.text);
+    r = await call(srv.base, 'GET', `/v1/dataframes/${f.body.id}/explain`);
+    assert.match(r.body.decisions.map((d) => d.decision).join('\n'), /2 of its 5 columns go on past the scan/);
+    let t = await run(srv, { source: { dataframe: df }, ops: [
+      { top_k: { by: ['vendor'], sort: ['fare desc'], k: 1 } }, { select: ['vendor', 'fare'] }] });
+    r = await call(srv.base, 'GET', `/v1/queries/${t.id}/result`);
+    assert.deepEqual(r.body.rows, [['CMT', 25.25], ['VTS', 40]]);
+    t = await run(srv, { source: { dataframe: df }, ops: [
+      { top_k: { by: ['vendor'], sort: ['fare desc'], k: 2 } }, { where: 'tip > 1' }, { select: ['id'] }] });
+    r = await call(srv.base, 'GET', `/v1/queries/${t.id}/result`);
+    assert.deepEqual(r.body.rows, [[3], [1], [5]]);
     // Deleting the dataframe drops its partitions.
     r = await call(srv.base, 'DELETE', `/v1/dataframes/${df}`);
     assert.ok(r.status === 204 || r.status === 200);
