@@ -57,24 +57,38 @@ static int64_t progress(runner_query *q, const char *key)
     return x;
 }
 
-static void test_shuffle_buckets_are_freed_as_read(void **state)
+static runner_query *run_plan(runner *r, const char *text, const struct cfg *cfg)
 {
-    (void)state;
-    struct cfg cfg;
-    cfg_defaults(&cfg);
-    cfg.maintain_order = false;
-    cfg.shuffle_partitions = 8;
-    cfg.morsel_size_rows = 4096; /* the first morsel says: as many groups as rows */
-    runner *r = NULL;
-    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
-    char *text =
-        distinct_keys_plan(NROWS, "[{\"groupby\": [\"k\"], \"agg\": [\"count(*) as n\"]}]");
-    runner_query *q = runner_query_new("q-wide", build(text, &cfg));
-    free(text);
+    runner_query *q = runner_query_new("q-held", build(text, cfg));
     struct fr_error err;
     fr_error_init(&err);
     assert_int_equal(runner_submit(r, q, &err), FR_OK);
     assert_true(runner_query_wait(q, -1));
+    return q;
+}
+
+/* A local runner on `threads` threads over cfg: maintain_order off, the
+ * given shuffle partitions and morsel size. */
+static runner *wide_runner(struct cfg *cfg, int parts, int64_t morsel, int threads)
+{
+    cfg_defaults(cfg);
+    cfg->maintain_order = false;
+    cfg->shuffle_partitions = parts;
+    cfg->morsel_size_rows = morsel;
+    runner *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(cfg), NULL, threads, &r, NULL), FR_OK);
+    return r;
+}
+
+static void test_shuffle_buckets_are_freed_as_read(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    runner *r = wide_runner(&cfg, 8, 4096, 1); /* a morsel says: as many groups as rows */
+    char *text =
+        distinct_keys_plan(NROWS, "[{\"groupby\": [\"k\"], \"agg\": [\"count(*) as n\"]}]");
+    runner_query *q = run_plan(r, text, &cfg);
+    free(text);
     assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
     int64_t result = runner_query_bytes(q), peak = progress(q, "intermediate_peak_bytes");
     /* 60000 groups of (k, n): int64 each */
@@ -98,21 +112,12 @@ static void test_answers_stay_right(void **state)
 {
     (void)state;
     struct cfg cfg;
-    cfg_defaults(&cfg);
-    cfg.maintain_order = false;
-    cfg.shuffle_partitions = 4;
-    cfg.morsel_size_rows = 512;
-    runner *r = NULL;
-    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 2, &r, NULL), FR_OK);
+    runner *r = wide_runner(&cfg, 4, 512, 2);
     char *text = distinct_keys_plan(
         5000, "[{\"groupby\": [\"k\"], \"agg\": [\"sum(v) as s\"]}, {\"agg\": [\"sum(s) as t\", "
               "\"count(*) as n\"]}]");
-    runner_query *q = runner_query_new("q-sum", build(text, &cfg));
+    runner_query *q = run_plan(r, text, &cfg);
     free(text);
-    struct fr_error err;
-    fr_error_init(&err);
-    assert_int_equal(runner_submit(r, q, &err), FR_OK);
-    assert_true(runner_query_wait(q, -1));
     assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
     struct df_table *const *parts = NULL;
     int nparts = 0;
@@ -130,26 +135,11 @@ static void test_answers_stay_right(void **state)
     cfg_cleanup(&cfg);
 }
 
-static runner_query *run_plan(runner *r, const char *text, const struct cfg *cfg)
-{
-    runner_query *q = runner_query_new("q-budget", build(text, cfg));
-    struct fr_error err;
-    fr_error_init(&err);
-    assert_int_equal(runner_submit(r, q, &err), FR_OK);
-    assert_true(runner_query_wait(q, -1));
-    return q;
-}
-
 static void test_budget_fails_a_query_that_holds_too_much(void **state)
 {
     (void)state;
     struct cfg cfg;
-    cfg_defaults(&cfg);
-    cfg.maintain_order = false;
-    cfg.shuffle_partitions = 8;
-    cfg.morsel_size_rows = 4096;
-    runner *r = NULL;
-    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 1, &r, NULL), FR_OK);
+    runner *r = wide_runner(&cfg, 8, 4096, 1);
     atomic_llong charged = 0;
     runner_set_memory_budget(r, 400000); /* the wide query holds over 1 MB */
     runner_set_memory_charged(r, &charged);
