@@ -32,6 +32,10 @@ const sh = (c) => { try { return execSync(c, { encoding: 'utf8' }).trim(); } cat
 
 function worker(e) {
   const env = { ...process.env, ...(e === 'polars' ? { POLARS_MAX_THREADS: '2' } : {}) };
+  // one engine at a time: framed serves with a memory budget of 70% of RAM, so a question that
+  // does not fit fails (memory-budget-exceeded) rather than the OOM killer ending the server
+  if (ALONE && e === 'framed' && !env.FRAMED_MEMORY_LIMIT)
+    env.FRAMED_MEMORY_LIMIT = String(Math.floor(Number(sh("awk '/MemTotal/{print $2}' /proc/meminfo")) * 1024 * 0.7));
   const p = spawn('node', ['--expose-gc', join(BENCH, 'engines/worker.mjs'), e, String(N), DIR], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   const waiting = [];
   let dead = null;
@@ -179,6 +183,7 @@ md.push(ALONE
   : `- ${REPS} repetitions, each question on all three engines before the next (orders: ${order.join(' / ')}); seconds, median (min-max); checksums from the first repetition`);
 md.push('- framed (engine) = the query\'s elapsed_ms; framed (e2e) = wall time of POST /v1/queries?wait (result materialized on the server); loads: creating and running one dataframe per CSV');
 md.push(`- load average: before ${meta.load_before}, after ${meta.load_after}; the column gives the 1-minute load after each question round (min-max over the repetitions)`);
+if (ALONE) md.push(`- framed's server has --memory-limit ${process.env.FRAMED_MEMORY_LIMIT || '70% of RAM'} (FRAMED_MEMORY_LIMIT): a question over it fails memory-budget-exceeded; DuckDB and Polars have no limit set`);
 md.push('- pandas is not in this run (bench/run.sh N keeps it, one process per engine, 1 thread)', '');
 md.push(`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`), '');
 const peak = (e) => Math.max(0, ...ids.map((id) => (R[id][e].rss && R[id][e].rss.peak) || 0));
