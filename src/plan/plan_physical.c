@@ -346,7 +346,7 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
                         json_false());
     bool more = p->stages[*cur].ntasks > 1;
     json_array_extend(p->stages[*cur].pipeline, more ? partial : step);
-    if (p->stages[*cur].ntasks > 1 && op->nby > 0) {
+    if (more && op->nby > 0) {
         int nparts = (int)p->cfg.shuffle_partitions;
         p->stages[*cur].sink = json_pack("{ss so si}", "op", "hash_partition", "keys",
                                          strings_json(op->by, op->nby), "buckets", nparts);
@@ -369,7 +369,7 @@ static void plan_topk(struct plan_physical *p, int *cur, const struct lop *op)
             json_array_extend(p->stages[g].pipeline, step);
             *cur = g;
         }
-    } else if (p->stages[*cur].ntasks > 1) {
+    } else if (more) {
         close_stage(p, *cur);
         int g = new_stage(p, "top_k");
         add_slot(p, g, *cur, PLAN_SLOT_ALL);

@@ -28,8 +28,7 @@ static void unhold(runner_query *q, struct runner_part *p)
     if (!p)
         return;
     q->held_bytes -= p->held;
-    if (!p->url) /* here, not on a worker */
-        atomic_fetch_sub(&q->r->held_local, p->held);
+    atomic_fetch_sub(&q->r->held_local, p->held_here);
 }
 
 static void drop_output(runner_query *q, struct runner_part *p)
@@ -422,11 +421,11 @@ static void hold(runner_query *q, struct runner_part *p)
     if (!p)
         return;
     p->held = p->table ? df_table_bytes(p->table) : p->bytes;
+    p->held_here = p->url ? 0 : p->held; /* here, not on a worker */
     q->held_bytes += p->held;
     if (q->held_bytes > q->held_peak)
         q->held_peak = q->held_bytes;
-    if (!p->url)
-        atomic_fetch_add(&q->r->held_local, p->held);
+    atomic_fetch_add(&q->r->held_local, p->held_here);
 }
 
 /* After a task's outputs were held: over the memory budget (the context's

@@ -141,6 +141,7 @@ struct runner_part {
     char *kept_id;             /* a view: the kept partition it shows (new), else NULL */
     bool lost;                 /* kept: its worker was told to drop it (made again when needed) */
     int64_t held;              /* what it adds to its query's held_bytes while in q->out */
+    int64_t held_here;         /* and to its runner's held_local (0: it is on a worker) */
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,

@@ -153,6 +153,24 @@ static void test_largest_two(void **state)
     df_table_free(t);
 }
 
+/* A table (g int64, gnull[r] making g null; v int64) of n rows. */
+static struct df_table *gv_table(const int64_t *g, const bool *gnull, const int64_t *v, int n)
+{
+    struct df_column *gc = df_column_new(DF_TYPE_INT64, n), *vc = df_column_new(DF_TYPE_INT64, n);
+    for (int r = 0; r < n; r++) {
+        if (gnull && gnull[r])
+            df_column_append_null(gc);
+        else
+            df_column_append_int64(gc, g[r]);
+        df_column_append_int64(vc, v[r]);
+    }
+    struct df_table *t = df_table_new();
+    df_table_add(t, "g", gc);
+    df_table_add(t, "v", vc);
+    t->nrows = n;
+    return t;
+}
+
 /* The plan schema's promise: groups come out ordered by the `by` columns
  * (ascending; nulls last, or first with the nulls_first option), not in
  * first appearance; within a group the sort order, ties in input order. */
@@ -162,18 +180,7 @@ static void test_groups_in_by_order(void **state)
     const int64_t g[] = {5, -2, 0, 5, 9, -2, 0, 7};
     const bool gnull[] = {false, false, true, false, false, false, false, false};
     const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8};
-    struct df_column *gc = df_column_new(DF_TYPE_INT64, 8), *vc = df_column_new(DF_TYPE_INT64, 8);
-    for (int r = 0; r < 8; r++) {
-        if (gnull[r])
-            df_column_append_null(gc);
-        else
-            df_column_append_int64(gc, g[r]);
-        df_column_append_int64(vc, v[r]);
-    }
-    struct df_table *t = df_table_new();
-    df_table_add(t, "g", gc);
-    df_table_add(t, "v", vc);
-    t->nrows = 8;
+    struct df_table *t = gv_table(g, gnull, v, 8);
     int by[] = {0};
     struct df_sort_key key[] = {{1, true, false}};
     for (int nf = 0; nf <= 1; nf++) {
@@ -209,15 +216,7 @@ static void test_partial_keeps_first_appearance(void **state)
     (void)state;
     const int64_t g[] = {5, -2, 0, 5, 9, -2, 0, 7};
     const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8};
-    struct df_column *gc = df_column_new(DF_TYPE_INT64, 8), *vc = df_column_new(DF_TYPE_INT64, 8);
-    for (int r = 0; r < 8; r++) {
-        df_column_append_int64(gc, g[r]);
-        df_column_append_int64(vc, v[r]);
-    }
-    struct df_table *t = df_table_new();
-    df_table_add(t, "g", gc);
-    df_table_add(t, "v", vc);
-    t->nrows = 8;
+    struct df_table *t = gv_table(g, NULL, v, 8);
     int by[] = {0};
     struct df_sort_key key[] = {{1, true, false}};
     struct df_options o = {0};
