@@ -1,179 +1,15 @@
 /* engine_agg_emit: turning accumulators into columns: the partial-state
  * columns (plain table columns, so partials can travel as tables) and the
  * final result columns; plus the value lists behind median and
- * count_distinct. Value blobs pack 8-byte host-order values, or for strings
- * a 4-byte length then the bytes; partials move between like hosts. */
+ * count_distinct (engine_agg_values.c). Value blobs pack 8-byte host-order
+ * values, or for strings a 4-byte length then the bytes; partials move
+ * between like hosts. */
 #include "engine_ops_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct sref {
-    const char *p;
-    int64_t n;
-};
-
-int df__vlist_push(struct df__agg *a, struct df__vlist *vl, int64_t g, uint64_t v, const char *sp,
-                   int64_t sn, bool strings, struct fr_error *err)
-{
-    if (vl->n == vl->cap) {
-        int64_t cap = vl->cap ? vl->cap * 2 : 1024;
-        int rc = df__agg_charge(a, (cap - vl->cap) * (strings ? 24 : 16), err);
-        if (rc != FR_OK)
-            return rc;
-        void *pg = fr_try_realloc(vl->g, 8 * (size_t)cap);
-        if (pg)
-            vl->g = pg;
-        void *p1 = fr_try_realloc(strings ? (void *)vl->sp : (void *)vl->v, 8 * (size_t)cap);
-        if (p1 && strings)
-            vl->sp = p1;
-        else if (p1)
-            vl->v = p1;
-        void *p2 = strings ? fr_try_realloc(vl->sn, 8 * (size_t)cap) : vl->g;
-        if (p2 && strings)
-            vl->sn = p2;
-        if (!pg || !p1 || !p2)
-            return fr_error_set(err, FR_ETOOLARGE, "out of memory collecting %lld values",
-                                (long long)cap);
-        vl->cap = cap;
-    }
-    if (vl->compact_at == 0)
-        vl->compact_at = 1 << 16;
-    vl->g[vl->n] = g;
-    if (strings) {
-        vl->sp[vl->n] = sp;
-        vl->sn[vl->n] = sn;
-    } else {
-        vl->v[vl->n] = v;
-    }
-    vl->n++;
-    return FR_OK;
-}
-
-/* new: a permutation of the list's entries ordered by group (stable), and
- * offs[0..ngroups] the start of each group's run. */
-static int64_t *bucket_order(const struct df__vlist *vl, int64_t ngroups, int64_t *offs)
-{
-    memset(offs, 0, sizeof(int64_t) * (size_t)(ngroups + 1));
-    for (int64_t i = 0; i < vl->n; i++)
-        offs[vl->g[i] + 1]++;
-    for (int64_t g = 0; g < ngroups; g++)
-        offs[g + 1] += offs[g];
-    int64_t *perm = fr_try_malloc(sizeof(int64_t) * (size_t)(vl->n ? vl->n : 1));
-    int64_t *pos = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups + 1));
-    if (perm && pos) {
-        memcpy(pos, offs, sizeof(int64_t) * (size_t)(ngroups + 1));
-        for (int64_t i = 0; i < vl->n; i++)
-            perm[pos[vl->g[i]]++] = i;
-    } else {
-        free(perm);
-        perm = NULL;
-    }
-    free(pos);
-    return perm;
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
-static int cmp_sref(const void *x, const void *y)
-{
-    const struct sref *a = x, *b = y;
-    int64_t n = a->n < b->n ? a->n : b->n;
-    int c = n ? memcmp(a->p, b->p, (size_t)n) : 0;
-    return c ? c : (a->n > b->n) - (a->n < b->n);
-}
-
-static int64_t max_group(const struct df__vlist *vl)
-{
-    int64_t m = -1;
-    for (int64_t i = 0; i < vl->n; i++)
-        if (vl->g[i] > m)
-            m = vl->g[i];
-    return m + 1;
-}
-
-/* Appends group g's distinct values (entries ent[0..n)) to the new arrays
- * at out; returns the new end. tmp holds n values. */
-static int64_t dedupe_group(const struct df__vlist *vl, int64_t g, const int64_t *ent, int64_t n,
-                            bool strings, void *tmp, int64_t *ng, void *nv, int64_t *nsn,
-                            int64_t out)
-{
-    struct sref *s = tmp;
-    uint64_t *u = tmp;
-    for (int64_t j = 0; j < n; j++) {
-        if (strings)
-            s[j] = (struct sref){vl->sp[ent[j]], vl->sn[ent[j]]};
-        else
-            u[j] = vl->v[ent[j]];
-    }
-    qsort(tmp, (size_t)n, strings ? sizeof(*s) : sizeof(*u), strings ? cmp_sref : cmp_u64);
-    for (int64_t j = 0; j < n; j++) {
-        if (j && (strings ? cmp_sref(&s[j], &s[j - 1]) == 0 : u[j] == u[j - 1]))
-            continue;
-        ng[out] = g;
-        if (strings) {
-            ((const char **)nv)[out] = s[j].p;
-            nsn[out] = s[j].n;
-        } else {
-            ((uint64_t *)nv)[out] = u[j];
-        }
-        out++;
-    }
-    return out;
-}
-
-/* Sorts each group's values and drops duplicates into fresh arrays; the
- * list ends up ordered by group. */
-int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings, struct fr_error *err)
-{
-    int64_t ngroups = max_group(vl), out = 0, cap = vl->cap ? vl->cap : 1;
-    int64_t *offs = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups + 1));
-    int64_t *perm = offs ? bucket_order(vl, ngroups, offs) : NULL;
-    void *tmp = fr_try_malloc(sizeof(struct sref) * (size_t)cap);
-    int64_t *ng = fr_try_malloc(8 * (size_t)cap);
-    void *nv = fr_try_malloc(8 * (size_t)cap);
-    int64_t *nsn = strings ? fr_try_malloc(8 * (size_t)cap) : NULL;
-    int rc = FR_ETOOLARGE;
-    if (!perm || !tmp || !ng || !nv || (strings && !nsn)) {
-        fr_error_set(err, rc, "out of memory deduplicating %lld values", (long long)vl->n);
-        goto out;
-    }
-    for (int64_t g = 0; g < ngroups; g++)
-        out = dedupe_group(vl, g, perm + offs[g], offs[g + 1] - offs[g], strings, tmp, ng, nv, nsn,
-                           out);
-    free(vl->g);
-    vl->g = ng;
-    ng = NULL;
-    if (strings) {
-        free((void *)vl->sp);
-        free(vl->sn);
-        vl->sp = nv;
-        vl->sn = nsn;
-        nsn = NULL;
-    } else {
-        free(vl->v);
-        vl->v = nv;
-    }
-    nv = NULL;
-    vl->n = out;
-    vl->compact_at = out * 2 > (1 << 16) ? out * 2 : (1 << 16);
-    rc = FR_OK;
-    (void)a;
-out:
-    free(offs);
-    free(perm);
-    free(tmp);
-    free(ng);
-    free(nv);
-    free(nsn);
-    return rc;
-}
 
 /* ---- result and state columns ------------------------------------------- */
 
@@ -300,14 +136,14 @@ static struct df_column *ints_column(const int64_t *v, int64_t ngroups)
 static int blob_column(struct df__agg *a, struct df__agg_acc *c, int64_t ngroups,
                        struct df_column **out, struct fr_error *err)
 {
-    bool strings = c->func == DF_AGG_COUNT_DISTINCT && c->type == DF_TYPE_STRING;
-    if (c->func == DF_AGG_COUNT_DISTINCT) {
-        int rc = df__vlist_compact(a, &c->vl, strings, err);
-        if (rc != FR_OK)
-            return rc;
-    }
+    if (c->func == DF_AGG_MEDIAN)
+        return df__median_blob(c, ngroups, out, err);
+    bool strings = c->type == DF_TYPE_STRING;
+    int rc = df__vlist_compact(a, &c->vl, strings, err);
+    if (rc != FR_OK)
+        return rc;
     int64_t *offs = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups + 1));
-    int64_t *perm = offs ? bucket_order(&c->vl, ngroups, offs) : NULL;
+    int64_t *perm = offs ? df__vlist_order(&c->vl, ngroups, offs) : NULL;
     if (!perm) {
         free(offs);
         return fr_error_set(err, FR_ETOOLARGE, "out of memory packing values");
@@ -415,80 +251,24 @@ int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
     return FR_OK;
 }
 
-/* Selects the k-th smallest of v[0..n) into v[k] (quickselect). */
-static void select_kth(uint64_t *v, int64_t n, int64_t k)
-{
-    int64_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        uint64_t pivot = v[lo + (hi - lo) / 2];
-        int64_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                uint64_t t = v[i];
-                v[i++] = v[j];
-                v[j--] = t;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return;
-    }
-}
-
-/* median and count_distinct results from the value lists. */
+/* count_distinct's results: each group's entries in the deduplicated list;
+ * median's come from engine_agg_values.c. */
 static int values_result(struct df__agg *a, struct df__agg_acc *c, int64_t ngroups,
                          struct df_column *col, struct fr_error *err)
 {
-    bool strings = c->func == DF_AGG_COUNT_DISTINCT && c->type == DF_TYPE_STRING;
-    if (c->func == DF_AGG_COUNT_DISTINCT) {
-        int rc = df__vlist_compact(a, &c->vl, strings, err);
-        if (rc != FR_OK)
-            return rc;
-    }
-    int64_t *offs = fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups + 1));
-    int64_t *perm = offs ? bucket_order(&c->vl, ngroups, offs) : NULL;
-    uint64_t *tmp = fr_try_malloc(sizeof(uint64_t) * (size_t)(c->vl.n ? c->vl.n : 1));
-    int rc = FR_ETOOLARGE;
-    if (!perm || !tmp) {
-        fr_error_set(err, rc, "out of memory for %lld values", (long long)c->vl.n);
-        goto out;
-    }
-    for (int64_t g = 0; g < ngroups; g++) {
-        int64_t n = offs[g + 1] - offs[g];
-        if (c->func == DF_AGG_COUNT_DISTINCT) {
-            df_column_append_int64(col, n);
-            continue;
-        }
-        if (n == 0) {
-            df_column_append_null(col);
-            continue;
-        }
-        for (int64_t j = 0; j < n; j++)
-            tmp[j] = c->vl.v[perm[offs[g] + j]];
-        int64_t k = (n - 1) / 2;
-        select_kth(tmp, n, k);
-        double med = df__double_of_key(tmp[k]);
-        if (n % 2 == 0) {
-            uint64_t up = tmp[k + 1];
-            for (int64_t j = k + 2; j < n; j++)
-                up = tmp[j] < up ? tmp[j] : up;
-            med = (med + df__double_of_key(up)) / 2;
-        }
-        df_column_append_float64(col, med);
-    }
-    rc = FR_OK;
-out:
-    free(offs);
-    free(perm);
-    free(tmp);
-    return rc;
+    if (c->func == DF_AGG_MEDIAN)
+        return df__median_result(a, c, ngroups, col, err);
+    int rc = df__vlist_compact(a, &c->vl, c->type == DF_TYPE_STRING, err);
+    int64_t *n = rc == FR_OK ? fr_try_malloc(sizeof(int64_t) * (size_t)(ngroups + 1)) : NULL;
+    if (!n)
+        return rc != FR_OK ? rc : fr_error_set(err, FR_ETOOLARGE, "out of memory counting values");
+    memset(n, 0, sizeof(int64_t) * (size_t)(ngroups + 1));
+    for (int64_t i = 0; i < c->vl.n; i++)
+        n[c->vl.g[i]]++;
+    for (int64_t g = 0; g < ngroups; g++)
+        df_column_append_int64(col, n[g]);
+    free(n);
+    return FR_OK;
 }
 
 static void moments_result(const struct df__agg_acc *c, int64_t ngroups, struct df_column *col)

@@ -35,6 +35,9 @@ void df__agg_cleanup(struct df__agg *a)
         free(c->vl.v);
         free((void *)c->vl.sp);
         free(c->vl.sn);
+        free(c->seg.g);
+        free((void *)c->seg.sp);
+        free(c->seg.sn);
     }
     free(a->acc);
     free(a->scratch_i);
@@ -300,7 +303,22 @@ static int update_values(struct df__agg *a, struct df__agg_acc *c, const int64_t
                          const struct df_column *x, int64_t start, int64_t m, struct fr_error *err)
 {
     bool strings = x->type == DF_TYPE_STRING;
-    bool as_double = c->func == DF_AGG_MEDIAN || x->type == DF_TYPE_FLOAT64;
+    if (c->func == DF_AGG_MEDIAN) { /* room for the morsel, then no call per value */
+        const double *dv = doubles_of(a, x, start, m);
+        int rc = df__vlist_reserve(a, &c->vl, m, false, err);
+        if (rc != FR_OK)
+            return rc;
+        int64_t n = c->vl.n, *g = c->vl.g;
+        uint64_t *v = c->vl.v;
+        for (int64_t i = 0; i < m; i++) {
+            g[n] = gids[i];
+            v[n] = df__double_key(dv[i]);
+            n += VALID(x, start + i);
+        }
+        c->vl.n = n;
+        return FR_OK;
+    }
+    bool as_double = x->type == DF_TYPE_FLOAT64;
     const double *dv = (!strings && as_double) ? doubles_of(a, x, start, m) : NULL;
     const int64_t *iv = (!strings && !as_double) ? ints_of(a, x, start, m) : NULL;
     for (int64_t i = 0; i < m; i++) {
@@ -467,6 +485,7 @@ int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_colum
         return FR_OK;
     }
     case DF_AGG_MEDIAN:
+        return df__median_merge(a, c, gids, cols[0], start, m, err);
     case DF_AGG_COUNT_DISTINCT:
         return merge_values(a, c, gids, cols[0], start, m, err);
     default:

@@ -185,6 +185,7 @@ struct df__agg_acc {
     const char **sp; /* string min/max/first, borrowed */
     int64_t *sn;
     struct df__vlist vl;
+    struct df__vlist seg; /* median, final phase: runs of a partial's blob (g, sp, sn values) */
 };
 
 struct df__agg {
@@ -219,10 +220,24 @@ int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
                          struct fr_error *err);
 int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *names,
                        struct df_table *t, struct fr_error *err);
-/* Value lists (engine_agg_emit.c). */
+/* Value lists (engine_agg_values.c). */
+int df__vlist_reserve(struct df__agg *a, struct df__vlist *vl, int64_t extra, bool strings,
+                      struct fr_error *err);
 int df__vlist_push(struct df__agg *a, struct df__vlist *vl, int64_t g, uint64_t v, const char *sp,
                    int64_t sn, bool strings, struct fr_error *err);
 int df__vlist_compact(struct df__agg *a, struct df__vlist *vl, bool strings, struct fr_error *err);
+/* new: a permutation of the list's entries ordered by group (stable), and
+ * offs[0..ngroups] the start of each group's run; NULL out of memory. */
+int64_t *df__vlist_order(const struct df__vlist *vl, int64_t ngroups, int64_t *offs);
+/* Median: the partial's state column (each group's values packed), the
+ * final phase's merge of a partial's states (borrowing its blobs, which
+ * must outlive the result) and its results appended to col. */
+int df__median_blob(struct df__agg_acc *c, int64_t ngroups, struct df_column **out,
+                    struct fr_error *err);
+int df__median_merge(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
+                     const struct df_column *blob, int64_t start, int64_t m, struct fr_error *err);
+int df__median_result(struct df__agg *a, struct df__agg_acc *c, int64_t ngroups,
+                      struct df_column *col, struct fr_error *err);
 int df__agg_charge(struct df__agg *a, int64_t bytes, struct fr_error *err);
 
 #endif
