@@ -56,7 +56,7 @@ static struct df_column *value_column(const struct df__agg_acc *c, df_type type,
     for (int64_t g = 0; g < ngroups; g++) {
         switch (type) {
         case DF_TYPE_FLOAT64:
-            ((double *)col->values)[g] = c->d[0][g];
+            ((double *)col->values)[g] = c->d[g];
             break;
         case DF_TYPE_BOOL:
             ((uint8_t *)col->values)[g] = c->i[g] != 0;
@@ -116,11 +116,17 @@ static double exact_mean(__int128 sum, int64_t n)
     return (double)((long double)q + (long double)r / (long double)n);
 }
 
-static struct df_column *doubles_column(const double *d, int64_t ngroups)
+/* new: field j of every group's Welford state (j 0, the count, as int64). */
+static struct df_column *mom_column(const struct df__agg_acc *c, int j, int64_t ngroups)
 {
-    struct df_column *col = fixed_column(DF_TYPE_FLOAT64, ngroups);
-    if (ngroups > 0 && !col->oom)
-        memcpy(col->values, d, sizeof(double) * (size_t)ngroups);
+    struct df_column *col = fixed_column(j ? DF_TYPE_FLOAT64 : DF_TYPE_INT64, ngroups);
+    for (int64_t g = 0; g < ngroups && !col->oom; g++) {
+        double v = df__mom_at(c, g)[j];
+        if (j)
+            ((double *)col->values)[g] = v;
+        else
+            ((int64_t *)col->values)[g] = (int64_t)v;
+    }
     return col;
 }
 
@@ -230,13 +236,13 @@ int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
             break;
         case DF_AGG_STDDEV:
         case DF_AGG_CORR:
-            add_state(t, k, "n", ints_column(c->n, ngroups));
-            for (int j = 0; j < (c->func == DF_AGG_CORR ? 5 : 2); j++)
+            for (int j = 0; j <= (c->func == DF_AGG_CORR ? 5 : 2); j++)
                 add_state(t, k,
-                          c->func == DF_AGG_CORR ? moments[j]
-                          : j                    ? "m2"
-                                                 : "mean",
-                          doubles_column(c->d[j], ngroups));
+                          !j                       ? "n"
+                          : c->func == DF_AGG_CORR ? moments[j - 1]
+                          : j == 2                 ? "m2"
+                                                   : "mean",
+                          mom_column(c, j, ngroups));
             break;
         case DF_AGG_MEDIAN:
         case DF_AGG_COUNT_DISTINCT: {
@@ -274,14 +280,15 @@ static int values_result(struct df__agg *a, struct df__agg_acc *c, int64_t ngrou
 static void moments_result(const struct df__agg_acc *c, int64_t ngroups, struct df_column *col)
 {
     for (int64_t g = 0; g < ngroups; g++) {
-        if (c->n[g] < 2) {
+        const double *s = df__mom_at(c, g);
+        if (s[0] < 2) {
             df_column_append_null(col);
         } else if (c->func == DF_AGG_STDDEV) {
-            df_column_append_float64(col, sqrt(c->d[1][g] / (double)(c->n[g] - 1)));
+            df_column_append_float64(col, sqrt(s[2] / (s[0] - 1)));
         } else {
-            double den = sqrt(c->d[2][g] * c->d[3][g]);
+            double den = sqrt(s[3] * s[4]);
             if (den > 0)
-                df_column_append_float64(col, c->d[4][g] / den);
+                df_column_append_float64(col, s[5] / den);
             else
                 df_column_append_null(col);
         }
@@ -317,7 +324,7 @@ int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *na
                 if (!c->n[g])
                     put_null(col, g);
                 else if (c->type == DF_TYPE_FLOAT64)
-                    ((double *)col->values)[g] = c->d[0][g] / (double)c->n[g];
+                    ((double *)col->values)[g] = c->d[g] / (double)c->n[g];
                 else
                     ((double *)col->values)[g] = exact_mean(c->wide[g], c->n[g]);
             }

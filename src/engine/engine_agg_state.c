@@ -27,8 +27,8 @@ void df__agg_cleanup(struct df__agg *a)
         free(c->n);
         free(c->i);
         free(c->wide);
-        for (int j = 0; j < 5; j++)
-            free(c->d[j]);
+        free(c->d);
+        free(c->mom);
         free((void *)c->sp);
         free(c->sn);
         free(c->vl.g);
@@ -58,12 +58,31 @@ static int grow_zeroed(void **p, size_t elem, int64_t old_n, int64_t new_n)
     return df__grow_big(p, elem, old_n, new_n, true);
 }
 
+/* The Welford states, on cache-line boundaries (corr's fill one line). */
+static int grow_mom(struct df__agg_acc *c, int64_t old_n, int64_t n)
+{
+    size_t w = sizeof(double) * (size_t)df__mom_stride(c->func);
+    size_t ob = w * (size_t)old_n, nb = w * (size_t)n;
+    void *q = NULL;
+    if (nb >= (4u << 20))
+        q = df__alloc_big(nb);
+    else if (posix_memalign(&q, 64, nb ? nb : 64) != 0)
+        q = NULL;
+    if (!q)
+        return FR_ETOOLARGE;
+    if (ob)
+        memcpy(q, c->mom, ob);
+    memset((char *)q + ob, 0, nb - ob);
+    free(c->mom);
+    c->mom = q;
+    return FR_OK;
+}
+
 /* Which arrays an accumulator uses: n always; the rest by function/type. */
 static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
 {
     bool fl = c->type == DF_TYPE_FLOAT64, str = c->type == DF_TYPE_STRING;
-    int nd = 0;
-    bool ints = false, strs = false;
+    bool nd = false, ints = false, strs = false;
     switch (c->func) {
     case DF_AGG_SUM:
     case DF_AGG_MEAN:
@@ -77,11 +96,8 @@ static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
         ints = !fl && !str;
         break;
     case DF_AGG_STDDEV:
-        nd = 2;
-        break;
     case DF_AGG_CORR:
-        nd = 5;
-        break;
+        return grow_mom(c, old_n, n);
     default:
         break;
     }
@@ -92,10 +108,7 @@ static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
         (strs &&
          (grow_zeroed((void **)&c->sp, 8, old_n, n) || grow_zeroed((void **)&c->sn, 8, old_n, n))))
         return FR_ETOOLARGE;
-    for (int j = 0; j < nd; j++)
-        if (grow_zeroed((void **)&c->d[j], 8, old_n, n))
-            return FR_ETOOLARGE;
-    return FR_OK;
+    return nd && grow_zeroed((void **)&c->d, 8, old_n, n) ? FR_ETOOLARGE : FR_OK;
 }
 
 int df__agg_reserve(struct df__agg *a, int64_t ngroups, struct fr_error *err)
@@ -171,7 +184,7 @@ static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *
 {
     if (x->type == DF_TYPE_FLOAT64) {
         const double *v = doubles_of(a, x, start, m);
-        double *s = c->d[0];
+        double *s = c->d;
         for (int64_t i = 0; i < m; i++)
             if (VALID(x, start + i)) {
                 s[gids[i]] += v[i];
@@ -206,7 +219,7 @@ static void merge_sum(struct df__agg_acc *c, const int64_t *gids, struct df_colu
         if (!VALID(cols[0], r))
             continue;
         if (fl)
-            c->d[0][g] += df_column_float64(cols[0], r);
+            c->d[g] += df_column_float64(cols[0], r);
         else
             c->wide[g] += wide_of(cols[0], hi, r);
         c->n[g] += mean ? df_column_int64(cols[1], r) : 1;
@@ -244,9 +257,9 @@ static void update_pick(struct df__agg *a, struct df__agg_acc *c, const int64_t 
             int64_t g = gids[i];
             if (!VALID(x, start + i) || (first && c->n[g]))
                 continue;
-            uint64_t kn = df__double_key(v[i]), ko = df__double_key(c->d[0][g]);
+            uint64_t kn = df__double_key(v[i]), ko = df__double_key(c->d[g]);
             if (!c->n[g] || (sign > 0 ? kn > ko : kn < ko))
-                c->d[0][g] = v[i];
+                c->d[g] = v[i];
             c->n[g]++;
         }
     } else {
@@ -266,36 +279,66 @@ static void update_stddev(struct df__agg *a, struct df__agg_acc *c, const int64_
                           const struct df_column *x, int64_t start, int64_t m)
 {
     const double *v = doubles_of(a, x, start, m);
+    double *restrict mom = c->mom;
     for (int64_t i = 0; i < m; i++) {
         if (!VALID(x, start + i))
             continue;
-        int64_t g = gids[i], n = ++c->n[g];
-        double delta = v[i] - c->d[0][g];
-        c->d[0][g] += delta / (double)n;
-        c->d[1][g] += delta * (v[i] - c->d[0][g]);
+        double *s = mom + 4 * gids[i], n = s[0] + 1, delta = v[i] - s[1], mean = s[1] + delta / n;
+        s[0] = n;
+        s[1] = mean;
+        s[2] += delta * (v[i] - mean);
     }
 }
 
-static void update_corr(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
-                        const struct df_column *x, const struct df_column *y, int64_t start,
-                        int64_t m)
+/* A row's value of a numeric column as a double. */
+static inline double num_at(const struct df_column *c, int64_t r)
 {
-    const double *xv = doubles_of(a, x, start, m);
-    double *xs = fr_xmalloc(sizeof(double) * (size_t)m); /* y reuses the scratch */
-    memcpy(xs, xv, sizeof(double) * (size_t)m);
-    const double *yv = doubles_of(a, y, start, m);
-    for (int64_t i = 0; i < m; i++) {
-        if (!VALID(x, start + i) || !VALID(y, start + i))
-            continue;
-        int64_t g = gids[i], n = ++c->n[g];
-        double dx = xs[i] - c->d[0][g], dy = yv[i] - c->d[1][g];
-        c->d[0][g] += dx / (double)n;
-        c->d[1][g] += dy / (double)n;
-        c->d[2][g] += dx * (xs[i] - c->d[0][g]);
-        c->d[3][g] += dy * (yv[i] - c->d[1][g]);
-        c->d[4][g] += dx * (yv[i] - c->d[1][g]);
+    switch (c->type) {
+    case DF_TYPE_FLOAT64:
+        return ((const double *)c->values)[r];
+    case DF_TYPE_BOOL:
+        return ((const uint8_t *)c->values)[r];
+    case DF_TYPE_DATE:
+        return ((const int32_t *)c->values)[r];
+    default:
+        return (double)((const int64_t *)c->values)[r];
     }
-    free(xs);
+}
+
+/* One row's Welford step of corr on group state s (one division). */
+static inline void corr_step(double *restrict s, double x, double y)
+{
+    double n = s[0] + 1, inv = 1.0 / n;
+    double dx = x - s[1], dy = y - s[2];
+    double mx = s[1] + dx * inv, my = s[2] + dy * inv;
+    s[0] = n;
+    s[1] = mx;
+    s[2] = my;
+    s[3] += dx * (x - mx);
+    s[4] += dy * (y - my);
+    s[5] += dx * (y - my);
+}
+
+static void update_corr(struct df__agg_acc *c, const int64_t *gids, const struct df_column *x,
+                        const struct df_column *y, int64_t start, int64_t m)
+{
+    double *mom = c->mom;
+    if (!x->validity && !y->validity && x->type == DF_TYPE_INT64 && y->type == DF_TYPE_INT64) {
+        const int64_t *xv = (const int64_t *)x->values + start,
+                      *yv = (const int64_t *)y->values + start;
+        for (int64_t i = 0; i < m; i++)
+            corr_step(mom + 8 * gids[i], (double)xv[i], (double)yv[i]);
+    } else if (!x->validity && !y->validity && x->type == DF_TYPE_FLOAT64 &&
+               y->type == DF_TYPE_FLOAT64) {
+        const double *xv = (const double *)x->values + start,
+                     *yv = (const double *)y->values + start;
+        for (int64_t i = 0; i < m; i++)
+            corr_step(mom + 8 * gids[i], xv[i], yv[i]);
+    } else {
+        for (int64_t i = 0; i < m; i++)
+            if (VALID(x, start + i) && VALID(y, start + i))
+                corr_step(mom + 8 * gids[i], num_at(x, start + i), num_at(y, start + i));
+    }
 }
 
 /* median and count_distinct collect values; count_distinct dedupes as it goes. */
@@ -365,7 +408,7 @@ int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct d
         update_stddev(a, c, gids, x, start, m);
         break;
     case DF_AGG_CORR:
-        update_corr(a, c, gids, x, y, start, m);
+        update_corr(c, gids, x, y, start, m);
         break;
     case DF_AGG_MEDIAN:
     case DF_AGG_COUNT_DISTINCT:
@@ -392,24 +435,24 @@ int df__agg_state_ncols(enum df_agg_func f)
     }
 }
 
-/* Chan et al.: merges (nb, mean_b, m2_b) into group g's (n, mean, m2). */
+/* Chan et al.: merges (nb, mean_b, m2_b, c_b) into group g's state. */
 static void merge_moments(struct df__agg_acc *c, int64_t g, int64_t nb, const double *mb,
                           const double *m2b, const double *cb)
 {
-    int64_t na = c->n[g], n = na + nb;
+    double *s = df__mom_at(c, g), na = s[0], n = na + (double)nb;
     if (nb == 0)
         return;
-    double f = (double)na * (double)nb / (double)n;
+    double f = na * (double)nb / n;
     int dims = c->func == DF_AGG_CORR ? 2 : 1;
     double delta[2];
     for (int j = 0; j < dims; j++) {
-        delta[j] = mb[j] - c->d[j][g];
-        c->d[j][g] += delta[j] * (double)nb / (double)n;
-        c->d[dims + j][g] += m2b[j] + delta[j] * delta[j] * f;
+        delta[j] = mb[j] - s[1 + j];
+        s[1 + j] += delta[j] * (double)nb / n;
+        s[1 + dims + j] += m2b[j] + delta[j] * delta[j] * f;
     }
     if (dims == 2)
-        c->d[4][g] += *cb + delta[0] * delta[1] * f;
-    c->n[g] = n;
+        s[5] += *cb + delta[0] * delta[1] * f;
+    s[0] = n;
 }
 
 static int merge_values(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
@@ -480,7 +523,13 @@ int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_colum
             }
             if (corr)
                 cb = df_column_float64(cols[5], r);
-            merge_moments(c, gids[i], df_column_int64(cols[0], r), mb, m2b, &cb);
+            /* a count comes from a peer: a negative one, or one whose sum
+             * leaves a double's exact integers, is refused */
+            int64_t nb = df_column_int64(cols[0], r);
+            if (nb < 0 || (double)nb > DF__MOM_MAX_N - df__mom_at(c, gids[i])[0])
+                return fr_error_set(err, FR_EDATA, "a partial %s state counts %lld rows",
+                                    df_agg_func_name(c->func), (long long)nb);
+            merge_moments(c, gids[i], nb, mb, m2b, &cb);
         }
         return FR_OK;
     }

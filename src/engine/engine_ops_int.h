@@ -181,12 +181,28 @@ struct df__agg_acc {
     int64_t *n;      /* rows (count(*)) or non-null values seen */
     int64_t *i;      /* min/max/first of an integer-like type */
     __int128 *wide;  /* the exact sum of an integer sum or mean (df_agg_sum_fits) */
-    double *d[5];    /* float sum/min/max/first; mean; Welford state */
+    double *d;       /* float sum/min/max/first; mean */
+    double *mom;     /* stddev, corr: each group's Welford state together (DF__MOM_*) */
     const char **sp; /* string min/max/first, borrowed */
     int64_t *sn;
     struct df__vlist vl;
     struct df__vlist seg; /* median, final phase: runs of a partial's blob (g, sp, sn values) */
 };
+
+/* stddev and corr keep a group's Welford state in one place, df__mom_stride
+ * doubles: [0] the count (a double, exact: partials' counts are checked to
+ * stay below 2^53), [1 + j] the mean of dimension j, [1 + dims + j] its
+ * sum of squared deviations, [5] (corr) the co-moment; corr's 8 doubles are
+ * one cache line, so a row's update touches one. */
+#define DF__MOM_MAX_N 9007199254740992.0 /* 2^53 */
+static inline int df__mom_stride(enum df_agg_func f)
+{
+    return f == DF_AGG_CORR ? 8 : 4;
+}
+static inline double *df__mom_at(const struct df__agg_acc *c, int64_t g)
+{
+    return c->mom + (size_t)g * (size_t)df__mom_stride(c->func);
+}
 
 struct df__agg {
     int nspecs;

@@ -1,8 +1,9 @@
-/* Tests of src/engine/engine_agg_values.c: median against a sort of each
- * group's values, through partials of every shape (empty pieces, groups
- * absent from some partials, all-null groups, duplicates, -0.0 and 0.0,
- * even and odd counts), and the partial's value blobs holding exactly each
- * group's non-null values. */
+/* Tests of src/engine/engine_agg_values.c and the Welford states: median
+ * against a sort of each group's values, through partials of every shape
+ * (empty pieces, groups absent from some partials, all-null groups,
+ * duplicates, -0.0 and 0.0, even and odd counts), the partial's value blobs
+ * holding exactly each group's non-null values, and stddev / corr states
+ * whose counts a peer made negative or past 2^53 refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,11 +176,58 @@ static void test_partial_blobs_hold_each_groups_values(void **state)
     df_table_free(in);
 }
 
+/* A partial stddev(f) / corr(f, v) state with no keys, its count (column
+ * 0) set to n, merged once or twice: the status of df_agg_final. */
+static int merge_moment_count(enum df_agg_func f, int64_t n, int times)
+{
+    struct df_table *in = values_table(9);
+    struct df_options o = {0};
+    o.morsel_size_rows = 512;
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_agg_spec specs[] = {{f, 1, f == DF_AGG_CORR ? 2 : -1}};
+    df_type types[] = {DF_TYPE_FLOAT64};
+    struct df_table *part = NULL, *r = NULL;
+    assert_int_equal(df_agg_partial(in, NULL, 0, specs, 1, &ex, &part, &err), FR_OK);
+    assert_int_equal(part->nrows, 1);
+    assert_int_equal(part->cols[0]->type, DF_TYPE_INT64);
+    ((int64_t *)part->cols[0]->values)[0] = n;
+    struct df_table *parts[] = {part, part};
+    int rc = df_agg_final(parts, times, 0, specs, 1, types, NAMES, &ex, &r, &err);
+    if (rc == FR_OK)
+        assert_true(df_column_is_valid(r->cols[0], 0));
+    else
+        assert_null(r);
+    df_table_free(r);
+    df_table_free(part);
+    df_table_free(in);
+    assert_int_equal(ex.mem_used, 0);
+    return rc;
+}
+
+static void test_final_refuses_bad_moment_counts(void **state)
+{
+    (void)state;
+    const enum df_agg_func fs[] = {DF_AGG_STDDEV, DF_AGG_CORR};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(merge_moment_count(fs[i], 3000, 2), FR_OK);
+        assert_int_equal(merge_moment_count(fs[i], -1, 1), FR_EDATA);
+        assert_int_equal(merge_moment_count(fs[i], INT64_MIN, 1), FR_EDATA);
+        assert_int_equal(merge_moment_count(fs[i], (int64_t)1 << 54, 1), FR_EDATA);
+        /* each alone is exact, their sum is not */
+        assert_int_equal(merge_moment_count(fs[i], ((int64_t)1 << 52) + 1, 1), FR_OK);
+        assert_int_equal(merge_moment_count(fs[i], ((int64_t)1 << 52) + 1, 2), FR_EDATA);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_median_matches_sort),
         cmocka_unit_test(test_partial_blobs_hold_each_groups_values),
+        cmocka_unit_test(test_final_refuses_bad_moment_counts),
     };
     return cmocka_run_group_tests(tests, 0, NULL);
 }
