@@ -78,7 +78,8 @@ static int grow_mom(struct df__agg_acc *c, int64_t old_n, int64_t n)
     return FR_OK;
 }
 
-/* Which arrays an accumulator uses: n always; the rest by function/type. */
+/* Which arrays an accumulator uses: a Welford state alone for stddev and
+ * corr; otherwise n and the rest by function/type. */
 static int acc_grow(struct df__agg_acc *c, int64_t old_n, int64_t n)
 {
     bool fl = c->type == DF_TYPE_FLOAT64, str = c->type == DF_TYPE_STRING;
@@ -120,7 +121,14 @@ int df__agg_reserve(struct df__agg *a, int64_t ngroups, struct fr_error *err)
         cap = ngroups; /* a reservation up front: exactly that */
     while (cap < ngroups)
         cap *= 2;
-    int rc = df__agg_charge(a, (cap - a->cap) * 8 * 3 * (a->nspecs + 1), err);
+    /* 24 bytes a group for the grouping, 24 for most states, a Welford
+     * state's own width */
+    int64_t width = 24;
+    for (int k = 0; k < a->nspecs; k++) {
+        enum df_agg_func f = a->acc[k].func;
+        width += f == DF_AGG_STDDEV || f == DF_AGG_CORR ? 8 * df__mom_stride(f) : 24;
+    }
+    int rc = df__agg_charge(a, (cap - a->cap) * width, err);
     if (rc != FR_OK)
         return rc;
     for (int k = 0; k < a->nspecs; k++)
@@ -283,7 +291,8 @@ static void update_stddev(struct df__agg *a, struct df__agg_acc *c, const int64_
     for (int64_t i = 0; i < m; i++) {
         if (!VALID(x, start + i))
             continue;
-        double *s = mom + 4 * gids[i], n = s[0] + 1, delta = v[i] - s[1], mean = s[1] + delta / n;
+        double *s = mom + 4 * gids[i];
+        double n = s[0] + 1, delta = v[i] - s[1], mean = s[1] + delta / n;
         s[0] = n;
         s[1] = mean;
         s[2] += delta * (v[i] - mean);
@@ -526,7 +535,7 @@ int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_colum
             /* a count comes from a peer: a negative one, or one whose sum
              * leaves a double's exact integers, is refused */
             int64_t nb = df_column_int64(cols[0], r);
-            if (nb < 0 || (double)nb > DF__MOM_MAX_N - df__mom_at(c, gids[i])[0])
+            if (nb < 0 || nb > DF__MOM_MAX_N - (int64_t)df__mom_at(c, gids[i])[0])
                 return fr_error_set(err, FR_EDATA, "a partial %s state counts %lld rows",
                                     df_agg_func_name(c->func), (long long)nb);
             merge_moments(c, gids[i], nb, mb, m2b, &cb);

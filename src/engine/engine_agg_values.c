@@ -254,7 +254,7 @@ int df__median_merge(struct df__agg *a, struct df__agg_acc *c, const int64_t *gi
         int64_t len;
         const char *p = df_column_string(blob, start + i, &len);
         /* a state comes from a peer: its framing is checked, not trusted */
-        if (len % (int64_t)sizeof(uint64_t) != 0)
+        if (len < 0 || len % (int64_t)sizeof(uint64_t) != 0)
             return fr_error_set(err, FR_EDATA,
                                 "a partial median state is %lld bytes, not a multiple of 8",
                                 (long long)len);

@@ -178,7 +178,7 @@ struct df__vlist { /* (group, value) pairs for median and count_distinct */
 struct df__agg_acc {
     enum df_agg_func func;
     df_type type;    /* the argument's type */
-    int64_t *n;      /* rows (count(*)) or non-null values seen */
+    int64_t *n;      /* rows (count(*)) or non-null values seen; not for stddev, corr */
     int64_t *i;      /* min/max/first of an integer-like type */
     __int128 *wide;  /* the exact sum of an integer sum or mean (df_agg_sum_fits) */
     double *d;       /* float sum/min/max/first; mean */
@@ -194,7 +194,7 @@ struct df__agg_acc {
  * stay below 2^53), [1 + j] the mean of dimension j, [1 + dims + j] its
  * sum of squared deviations, [5] (corr) the co-moment; corr's 8 doubles are
  * one cache line, so a row's update touches one. */
-#define DF__MOM_MAX_N 9007199254740992.0 /* 2^53 */
+#define DF__MOM_MAX_N ((int64_t)1 << 53)
 static inline int df__mom_stride(enum df_agg_func f)
 {
     return f == DF_AGG_CORR ? 8 : 4;

@@ -114,10 +114,12 @@ static void test_median_matches_sort(void **state)
 {
     (void)state;
     struct df_table *in = values_table(3);
-    const int64_t cuts[][4] = {{0}, {1000, 1000, 2500, 3999}, {7, 3000}, {2000}};
-    const int ncuts[] = {0, 4, 2, 1};
-    const int64_t morsels[] = {7, 1024, 100, 4096};
-    for (int t = 0; t < 4; t++) {
+    /* one partial passed through, several, one grouped (the final phase's
+     * one-partial route), two grouped */
+    const int64_t cuts[][4] = {{0}, {1000, 1000, 2500, 3999}, {7, 3000}, {0}, {2000}};
+    const int ncuts[] = {0, 4, 2, 0, 1};
+    const int64_t morsels[] = {7, 1024, 100, 4096, 4096};
+    for (int t = 0; t < 5; t++) {
         struct df_table *r = median_of(in, cuts[t], ncuts[t], morsels[t]);
         assert_int_equal(r->nrows, NGROUPS);
         bool seen[NGROUPS] = {false};
@@ -125,6 +127,10 @@ static void test_median_matches_sort(void **state)
             int64_t g = df_column_int64(r->cols[0], row);
             assert_true(g >= 0 && g < NGROUPS && !seen[g]);
             seen[g] = true;
+            int64_t count = 0;
+            for (int64_t i = 0; i < in->nrows; i++)
+                count += df_column_int64(in->cols[0], i) == g && df_column_is_valid(in->cols[1], i);
+            assert_int_equal(df_column_int64(r->cols[3], row), count);
             for (int c = 0; c < 2; c++) {
                 double want;
                 if (!expected_median(in, 1 + c, g, &want)) {
@@ -216,6 +222,9 @@ static void test_final_refuses_bad_moment_counts(void **state)
         assert_int_equal(merge_moment_count(fs[i], -1, 1), FR_EDATA);
         assert_int_equal(merge_moment_count(fs[i], INT64_MIN, 1), FR_EDATA);
         assert_int_equal(merge_moment_count(fs[i], (int64_t)1 << 54, 1), FR_EDATA);
+        /* 2^53 + 1 rounds to 2^53 as a double: compared as an integer */
+        assert_int_equal(merge_moment_count(fs[i], ((int64_t)1 << 53) + 1, 1), FR_EDATA);
+        assert_int_equal(merge_moment_count(fs[i], (int64_t)1 << 53, 1), FR_OK);
         /* each alone is exact, their sum is not */
         assert_int_equal(merge_moment_count(fs[i], ((int64_t)1 << 52) + 1, 1), FR_OK);
         assert_int_equal(merge_moment_count(fs[i], ((int64_t)1 << 52) + 1, 2), FR_EDATA);
