@@ -147,6 +147,10 @@ void http__wait_unreserve(struct http_request *req);
  * wait_ms pass; arg is stolen. */
 void http__wait_hand_off(struct http_request *req, const struct http__wait_ops *ops, void *arg,
                          int64_t wait_ms);
+/* How long the waiter sleeps before it checks again, with the youngest
+ * wait age_us old: a 64th of that age, from 1 ms up to 20 ms, so that a
+ * query's ?wait= answers within about 1.6% (at least 1 ms) of its end. */
+int64_t http__wait_tick_ms(int64_t age_us);
 /* The server's side of a hand-off, once the job returned (http_server.c). */
 void http__wait_register(struct http_request *req);
 

@@ -1,7 +1,8 @@
 /* http_waits: requests that wait for something (?wait= on a query) without a
  * thread each. A deferred job hands its suspended connection over; one waiter
- * thread per server checks the waits (a cheap predicate each, at most
- * HTTP__WAIT_TICK_MS apart) and, when one is ready, times out or the server
+ * thread per server checks the waits (a cheap predicate each, within about a
+ * 64th of the youngest wait's age, 1 ms to HTTP__WAIT_TICK_MS apart) and,
+ * when one is ready, times out or the server
  * stops, or its client went away (the query keeps running), has the route set
  * its reply and resumes the connection. At most
  * --max-waiting-requests wait at once (README: limits): past that, 503. */
@@ -19,7 +20,7 @@ struct http__wait {
     struct http_request *req; /* suspended until the waiter resumes it */
     const struct http__wait_ops *ops;
     void *arg; /* owned: ops->free */
-    int64_t deadline_us;
+    int64_t start_us, deadline_us;
     struct http__wait *next;
 };
 
@@ -121,7 +122,8 @@ void http__wait_hand_off(struct http_request *req, const struct http__wait_ops *
     wt->req = req;
     wt->ops = ops;
     wt->arg = arg;
-    wt->deadline_us = fr_mono_us() + wait_ms * 1000;
+    wt->start_us = fr_mono_us();
+    wt->deadline_us = wt->start_us + wait_ms * 1000;
     req->pending_wait = wt; /* registered by http__wait_register once the job returned */
 }
 
@@ -183,15 +185,24 @@ static struct http__wait *take_done(struct http__waits *w, int64_t now)
     return done;
 }
 
+int64_t http__wait_tick_ms(int64_t age_us)
+{
+    int64_t ms = age_us / 64000;
+    return ms < 1 ? 1 : ms > HTTP__WAIT_TICK_MS ? HTTP__WAIT_TICK_MS : ms;
+}
+
 static void tick_wait(struct http__waits *w)
 {
     if (!w->head) {
         pthread_cond_wait(&w->cond, &w->lock);
         return;
     }
+    int64_t now = fr_mono_us(), youngest = now - w->head->start_us;
+    for (struct http__wait *wt = w->head->next; wt; wt = wt->next)
+        youngest = now - wt->start_us < youngest ? now - wt->start_us : youngest;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += HTTP__WAIT_TICK_MS * 1000000L;
+    ts.tv_nsec += http__wait_tick_ms(youngest) * 1000000L;
     if (ts.tv_nsec >= 1000000000L) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
