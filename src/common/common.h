@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <time.h>
 
 #define FRAMED_VERSION "0.1.0"
 
@@ -121,6 +123,14 @@ void fr_log_json_line(const char *json);
 /* ---- clocks -------------------------------------------------------------- */
 int64_t fr_now_ms(void);  /* wall clock, ms since the epoch */
 int64_t fr_mono_us(void); /* monotonic, microseconds */
+/* Monotonic milliseconds: every timeout, deadline and liveness age counts on
+ * it, never on fr_now_ms, which a clock step moves. */
+int64_t fr_mono_ms(void);
+/* A condition variable whose timed waits count on CLOCK_MONOTONIC: a wall
+ * clock stepped back an hour does not make a 1 s wait last an hour. */
+void fr_cond_init_mono(pthread_cond_t *c);
+/* *ts = the CLOCK_MONOTONIC time ms from now, for such a condition's wait. */
+void fr_mono_deadline(struct timespec *ts, int64_t ms);
 /* Formats ms since the epoch as ISO 8601 UTC with milliseconds into out (>= 32 bytes). */
 void fr_iso8601_ms(int64_t ms, char *out, size_t outsz);
 /* RFC 3339, strictly (YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), years

@@ -104,7 +104,7 @@ int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct
     c->opts.store_url = dup_or_null(opts->store_url);
     c->opts.workers = dup_or_null(opts->workers);
     c->opts.cluster_secret = dup_or_null(opts->cluster_secret);
-    c->started_ms = fr_now_ms();
+    c->started_ms = fr_mono_ms();
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
     int rc = fr_mkdir_p(c->opts.data_dir, err);

@@ -274,13 +274,7 @@ static void publish_stats(ctx *c, struct ctx__live *lv)
 static bool live_wait(struct ctx__live *lv, int64_t ms)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    fr_mono_deadline(&ts, ms);
     pthread_mutex_lock(&lv->lock);
     if (!lv->stop)
         pthread_cond_timedwait(&lv->cond, &lv->lock, &ts);
@@ -310,7 +304,7 @@ int ctx__live_start(ctx *c, struct fr_error *err)
     pthread_mutex_init(&lv->lock, NULL);
     pthread_mutex_init(&lv->publish_lock, NULL);
     pthread_mutex_init(&lv->accepted_lock, NULL);
-    pthread_cond_init(&lv->cond, NULL);
+    fr_cond_init_mono(&lv->cond);
     lv->workers = json_object();
     c->live = lv;
     if (pthread_create(&lv->thread, NULL, live_main, c) != 0) {

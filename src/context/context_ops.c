@@ -18,7 +18,7 @@ json_t *ctx_info(ctx *c)
     pthread_mutex_lock(&c->lock);
     json_t *j = json_pack("{ss ss so? sI s{ss ss}}", "version", FRAMED_VERSION, "role",
                           "coordinator", "config_id", c->runner ? json_string(c->config_id) : NULL,
-                          "uptime_s", (json_int_t)((fr_now_ms() - c->started_ms) / 1000), "runner",
+                          "uptime_s", (json_int_t)((fr_mono_ms() - c->started_ms) / 1000), "runner",
                           "state", runner_state_name(c->runner_state), "kind", ctx__runner_kind(c));
     pthread_mutex_unlock(&c->lock);
     return j;

@@ -82,8 +82,7 @@ static void *watchdog_main(void *arg)
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        fr_mono_deadline(&ts, 1000);
         pthread_cond_timedwait(&t->wake, &t->lock, &ts);
         int64_t now = fr_mono_us();
         for (struct http__conn *c = t->head; c; c = c->next) {
@@ -101,7 +100,7 @@ struct http__conns *http__conns_new(unsigned head_timeout_s)
 {
     struct http__conns *t = fr_xcalloc(1, sizeof(*t));
     pthread_mutex_init(&t->lock, NULL);
-    pthread_cond_init(&t->wake, NULL);
+    fr_cond_init_mono(&t->wake);
     t->head_deadline_us = (int64_t)head_timeout_s * 1000000;
     if (pthread_create(&t->watchdog, NULL, watchdog_main, t) != 0) {
         FR_LOG(FR_LOG_ERROR, "cannot start the connection watchdog");

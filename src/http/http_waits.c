@@ -41,7 +41,7 @@ struct http__waits *http__waits_new(int max, struct fr_error *err)
 {
     struct http__waits *w = fr_xcalloc(1, sizeof(*w));
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->cond, NULL);
+    fr_cond_init_mono(&w->cond);
     w->max = max > 0 ? max : 1024;
     int rc = pthread_create(&w->thread, NULL, waiter_main, w);
     if (rc != 0) {
@@ -201,12 +201,7 @@ static void tick_wait(struct http__waits *w)
     for (struct http__wait *wt = w->head->next; wt; wt = wt->next)
         youngest = now - wt->start_us < youngest ? now - wt->start_us : youngest;
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += http__wait_tick_ms(youngest) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    fr_mono_deadline(&ts, http__wait_tick_ms(youngest));
     pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 }
 

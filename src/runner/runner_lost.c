@@ -128,7 +128,7 @@ bool runner__wait_for_owner(runner *r, runner_registry *g, struct rjob *job, con
         runner__registry_suspect(g, owner); /* not picked meanwhile */
         FR_LOG(FR_LOG_WARN, "task %d of stage %d of query %s on %s: %s; sent again later",
                job->task, job->stage, job->q->id, executor, err->message);
-        job->not_before_ms = fr_now_ms() + 3 * runner_registry_heartbeat_ms(g) + 100;
+        job->not_before_ms = fr_mono_ms() + 3 * runner_registry_heartbeat_ms(g) + 100;
         r->be->enqueue(r, job);
     }
     json_decref(b);

@@ -22,7 +22,7 @@ runner_query *runner_query_new(const char *id, plan_physical *plan)
     snprintf(q->id, sizeof(q->id), "%s", id);
     q->plan = plan;
     pthread_mutex_init(&q->lock, NULL);
-    pthread_cond_init(&q->cond, NULL);
+    fr_cond_init_mono(&q->cond); /* runner_query_wait's deadline is monotonic */
     q->state = RQ_QUEUED;
     q->created_us = fr_mono_us();
     fr_error_init(&q->error);
@@ -84,15 +84,7 @@ static bool final(enum runner_qstate s)
 bool runner_query_wait(runner_query *q, int64_t timeout_ms)
 {
     struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    if (timeout_ms > 0) {
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-        if (deadline.tv_nsec >= 1000000000) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000;
-        }
-    }
+    fr_mono_deadline(&deadline, timeout_ms > 0 ? timeout_ms : 0);
     pthread_mutex_lock(&q->lock);
     while (!q->settled && timeout_ms != 0) {
         if (timeout_ms < 0)

@@ -35,7 +35,11 @@ struct wentry {
     int files_next;
     int64_t reported_running;
     int inflight; /* tasks this coordinator has on it now */
-    int64_t last_heartbeat_ms;
+    /* Liveness counts on the monotonic clock (fr_mono_ms): a step of the wall
+     * clock (NTP, an operator) neither makes every worker gone nor keeps a dead
+     * one active. The wall time of the last beat is only shown. */
+    int64_t last_beat_ms;    /* 0: never beat */
+    int64_t beat_wall_ms;    /* the wall clock at that beat, for last_heartbeat */
     int64_t failed_until_ms; /* a failed call makes a static worker suspect until then */
     int64_t last_failure_ms; /* an announced one stays suspect until it beats again */
     json_t *config_ids;
@@ -120,13 +124,13 @@ int64_t runner_registry_heartbeat_ms(const runner_registry *g)
 
 static const char *state_of(const runner_registry *g, const struct wentry *e, int64_t now)
 {
-    if (e->is_static && !e->last_heartbeat_ms)
+    if (e->is_static && !e->last_beat_ms)
         return now < e->failed_until_ms ? "suspect" : "active";
-    int64_t age = now - e->last_heartbeat_ms;
+    int64_t age = now - e->last_beat_ms;
     if (age > 10 * g->heartbeat_ms)
         return "gone";
     /* a worker that failed a call is trusted again only after a newer heartbeat */
-    if (age > 3 * g->heartbeat_ms || e->last_failure_ms >= e->last_heartbeat_ms)
+    if (age > 3 * g->heartbeat_ms || e->last_failure_ms >= e->last_beat_ms)
         return "suspect";
     return "active";
 }
@@ -239,9 +243,9 @@ static void prune_locked(runner_registry *g, int64_t now)
     for (int i = 0; i < g->n; i++) {
         struct wentry *e = &g->w[i];
         if (!e->is_static && e->inflight == 0 &&
-            now - e->last_heartbeat_ms > REG_FORGET_BEATS * g->heartbeat_ms) {
+            now - e->last_beat_ms > REG_FORGET_BEATS * g->heartbeat_ms) {
             FR_LOG(FR_LOG_INFO, "worker %s at %s forgotten: no heartbeat for %lld ms", e->id,
-                   e->url, (long long)(now - e->last_heartbeat_ms));
+                   e->url, (long long)(now - e->last_beat_ms));
             if (e->owes_drop)
                 owing_add_locked(g, e->id, e->url); /* steals both */
             else {
@@ -268,7 +272,7 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
         url[--len] = '\0';
     json_t *threads = json_object_get(body, "threads");
     pthread_mutex_lock(&g->lock);
-    prune_locked(g, fr_now_ms());
+    prune_locked(g, fr_mono_ms());
     struct wentry *e = NULL;
     for (int i = 0; i < g->n && !e; i++)
         if (strcmp(g->w[i].id, id) == 0 || strcmp(g->w[i].url, url) == 0)
@@ -295,7 +299,8 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     }
     e->threads = threads ? (int)json_integer_value(threads) : e->threads;
     e->reported_running = json_integer_value(json_object_get(body, "running_tasks"));
-    e->last_heartbeat_ms = fr_now_ms();
+    e->last_beat_ms = fr_mono_ms();
+    e->beat_wall_ms = fr_now_ms();
     if (e->owes_drop)
         e->beats_owed++;
     json_t *ids = json_object_get(body, "config_ids");
@@ -309,18 +314,18 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
 json_t *runner_registry_list(runner_registry *g)
 {
     json_t *list = json_array();
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     prune_locked(g, now);
     for (int i = 0; i < g->n; i++) {
         const struct wentry *e = &g->w[i];
         char at[40] = "";
-        if (e->last_heartbeat_ms)
-            fr_iso8601_ms(e->last_heartbeat_ms, at, sizeof(at));
+        if (e->last_beat_ms)
+            fr_iso8601_ms(e->beat_wall_ms, at, sizeof(at));
         json_array_append_new(
             list, json_pack("{ss ss ss so? sI si si sO sb}", "id", e->id, "url", e->url, "state",
                             state_of(g, e, now), "last_heartbeat",
-                            e->last_heartbeat_ms ? json_string(at) : NULL, "running_tasks",
+                            e->last_beat_ms ? json_string(at) : NULL, "running_tasks",
                             (json_int_t)e->reported_running, "inflight", e->inflight, "threads",
                             e->threads, "config_ids", e->config_ids, "static", e->is_static));
     }
@@ -372,7 +377,7 @@ void runner__registry_note_scan(runner_registry *g, const char *url, uint64_t fi
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
                             uint64_t file, bool wait_local, bool *local_busy, bool *any_alive)
 {
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     struct wentry *best = NULL;
     int best_loc = -1;
     *any_alive = false;
@@ -428,8 +433,8 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed)
         if (g->w[i].inflight > 0)
             g->w[i].inflight--;
         if (failed) {
-            g->w[i].failed_until_ms = fr_now_ms() + 3 * g->heartbeat_ms;
-            g->w[i].last_failure_ms = fr_now_ms();
+            g->w[i].failed_until_ms = fr_mono_ms() + 3 * g->heartbeat_ms;
+            g->w[i].last_failure_ms = fr_mono_ms();
         }
     }
     pthread_mutex_unlock(&g->lock);
@@ -440,8 +445,8 @@ void runner__registry_suspect(runner_registry *g, const char *url)
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
         if (strcmp(g->w[i].url, url) == 0) {
-            g->w[i].failed_until_ms = fr_now_ms() + 3 * g->heartbeat_ms;
-            g->w[i].last_failure_ms = fr_now_ms();
+            g->w[i].failed_until_ms = fr_mono_ms() + 3 * g->heartbeat_ms;
+            g->w[i].last_failure_ms = fr_mono_ms();
         }
     pthread_mutex_unlock(&g->lock);
 }
@@ -449,7 +454,7 @@ void runner__registry_suspect(runner_registry *g, const char *url)
 bool runner__registry_gone(runner_registry *g, const char *url)
 {
     bool gone = false;
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
         if (strcmp(g->w[i].url, url) == 0)
@@ -471,7 +476,7 @@ void runner__registry_id_of(runner_registry *g, const char *url, char *out, size
 /* new: the URLs of every worker not gone, NULL-terminated. */
 char **runner__registry_urls(runner_registry *g)
 {
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     char **urls = fr_xcalloc((size_t)g->n + 1, sizeof(char *));
     int k = 0;
@@ -484,7 +489,7 @@ char **runner__registry_urls(runner_registry *g)
 
 int runner__registry_live(runner_registry *g)
 {
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     int live = 0;
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
@@ -497,7 +502,7 @@ void runner_registry_metrics(runner_registry *g, struct fr_buf *out)
 {
     static const char *const states[] = {"active", "suspect", "gone"};
     int count[3] = {0, 0, 0};
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++) {
         const char *st = state_of(g, &g->w[i], now);
@@ -515,13 +520,13 @@ void runner_registry_metrics(runner_registry *g, struct fr_buf *out)
  * A failed call alone (the worker still beats) is not a lapse. */
 static bool lapsed(const runner_registry *g, const struct wentry *e, int64_t now)
 {
-    return !e->is_static && now - e->last_heartbeat_ms > 3 * g->heartbeat_ms;
+    return !e->is_static && now - e->last_beat_ms > 3 * g->heartbeat_ms;
 }
 
 bool runner__registry_owe_drop(runner_registry *g, const char *url)
 {
     bool owed = false;
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
         if (strcmp(g->w[i].url, url) == 0 && lapsed(g, &g->w[i], now)) {
@@ -536,7 +541,7 @@ bool runner__registry_owe_drop(runner_registry *g, const char *url)
 bool runner__registry_lapsed(runner_registry *g, const char *url)
 {
     bool known = false, out = false;
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
         if (strcmp(g->w[i].url, url) == 0) {
@@ -549,7 +554,7 @@ bool runner__registry_lapsed(runner_registry *g, const char *url)
 
 char **runner__registry_take_returned(runner_registry *g)
 {
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     char **urls = NULL;
     int k = 0;

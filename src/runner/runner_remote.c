@@ -71,7 +71,7 @@ static void remote_enqueue(runner *r, struct rjob *job)
 {
     struct remote_runner *rr = (struct remote_runner *)r;
     pthread_mutex_lock(&rr->lock);
-    job->waiting_since_ms = fr_now_ms();
+    job->waiting_since_ms = fr_mono_ms();
     push_job(rr, job, false);
     pthread_mutex_unlock(&rr->lock);
     curl_multi_wakeup(rr->multi);
@@ -195,7 +195,7 @@ static void dispatch(struct remote_runner *rr)
             runner__fail_job(job, FR_ECANCELLED, "query-cancelled", "the query was cancelled");
             continue;
         }
-        if (job->not_before_ms > fr_now_ms()) {
+        if (job->not_before_ms > fr_mono_ms()) {
             pthread_mutex_lock(&rr->lock);
             push_job(rr, job, false);
             pthread_mutex_unlock(&rr->lock);
@@ -221,13 +221,13 @@ static void dispatch(struct remote_runner *rr)
         bool alive = false, local_busy = false;
         bool wait_local =
             (job->scan_file || whole) && !job->avoid_url &&
-            (!job->local_wait_ms || fr_now_ms() - job->local_wait_ms < REMOTE_LOCALITY_WAIT_MS);
+            (!job->local_wait_ms || fr_mono_ms() - job->local_wait_ms < REMOTE_LOCALITY_WAIT_MS);
         char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, job->scan_file,
                                              wait_local, &local_busy, &alive);
         if (!worker && local_busy && !job->local_wait_ms)
-            job->local_wait_ms = fr_now_ms();
+            job->local_wait_ms = fr_mono_ms();
         if (alive)
-            job->waiting_since_ms = fr_now_ms();   /* patience counts from the last active worker */
+            job->waiting_since_ms = fr_mono_ms();  /* patience counts from the last active worker */
         if (!worker && local_busy && wait_local) { /* it waits; the jobs behind it go on */
             pthread_mutex_lock(&rr->lock);
             push_job(rr, job, false);
@@ -237,7 +237,7 @@ static void dispatch(struct remote_runner *rr)
         if (worker) {
             start_task(rr, job, worker);
             free(worker);
-        } else if (!alive && (fr_now_ms() - job->waiting_since_ms > patience ||
+        } else if (!alive && (fr_mono_ms() - job->waiting_since_ms > patience ||
                               runner__registry_live(rr->reg) == 0)) {
             runner__fail_job(job, FR_EUNAVAILABLE, "no-workers",
                              "no worker is available to run the task (start `framed worker "
@@ -307,7 +307,7 @@ static bool reput_and_retry(struct remote_runner *rr, struct rjob *job, struct f
     FR_LOG(FR_LOG_WARN,
            "the store lost config %s: put back, task %d of stage %d of query %s sent again",
            rr->base.frozen->id, job->task, job->stage, job->q->id);
-    job->not_before_ms = fr_now_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS; /* workers forget the miss */
+    job->not_before_ms = fr_mono_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS; /* workers forget the miss */
     remote_enqueue(&rr->base, job);
     return true;
 }

@@ -27,13 +27,7 @@ static void *renew_main(void *arg)
     pthread_mutex_lock(&r->renew_lock);
     while (!r->renew_stop) {
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += period_ms / 1000;
-        until.tv_nsec += (period_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        fr_mono_deadline(&until, period_ms);
         int rc = 0;
         while (!r->renew_stop && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&r->renew_cond, &r->renew_lock, &until);
@@ -65,11 +59,7 @@ int runner__store_hold(runner *r, store *st, struct fr_error *err)
     }
     if (store_lease_ms(st) <= 0)
         return FR_OK;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->renew_cond, &attr);
-    pthread_condattr_destroy(&attr);
+    fr_cond_init_mono(&r->renew_cond);
     if (pthread_create(&r->renew_thread, NULL, renew_main, r) != 0) {
         pthread_cond_destroy(&r->renew_cond);
         runner__store_unhold(r, NULL);

@@ -97,13 +97,13 @@ static void negative_add(worker *w, const char *id)
     size_t n = strnlen(id, sizeof(slot->id) - 1); /* a valid ID fits: sha256: + 64 hex */
     memcpy(slot->id, id, n);
     slot->id[n] = '\0';
-    slot->until_ms = fr_now_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS;
+    slot->until_ms = fr_mono_ms() + PROTO_CONFIG_NEGATIVE_TTL_MS;
 }
 
 /* True when id is remembered as absent. Caller holds cache_lock. */
 static bool negative_has(worker *w, const char *id)
 {
-    int64_t now = fr_now_ms();
+    int64_t now = fr_mono_ms();
     const struct worker__negative *b = negative_bucket(w, id);
     for (int i = 0; i < WORKER__NEGATIVE_WAYS; i++)
         if (b[i].until_ms > now && strcmp(b[i].id, id) == 0)

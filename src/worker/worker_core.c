@@ -60,7 +60,7 @@ int worker_new_with_store(const struct worker_options *o, store *st, worker **ou
     pthread_mutex_init(&w->slots_lock, NULL);
     pthread_cond_init(&w->slots_cond, NULL);
     pthread_mutex_init(&w->hb_lock, NULL);
-    pthread_cond_init(&w->hb_cond, NULL);
+    fr_cond_init_mono(&w->hb_cond); /* the heartbeat's waits are monotonic */
     *out = w;
     return FR_OK;
 }

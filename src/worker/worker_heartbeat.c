@@ -47,13 +47,7 @@ static bool beat(worker *w, const char *url, struct fr_error *err)
 
 static void deadline_in(struct timespec *ts, int64_t ms)
 {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    fr_mono_deadline(ts, ms); /* hb_cond counts on CLOCK_MONOTONIC */
 }
 
 static void *heartbeat_main(void *arg)

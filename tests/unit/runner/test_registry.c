@@ -13,30 +13,7 @@
 #include <time.h>
 
 #include "runner/runner_int.h"
-
-static void announce(runner_registry *g, const char *id, const char *url, int threads)
-{
-    json_t *b = json_pack("{ss ss si si s[]}", "id", id, "url", url, "threads", threads,
-                          "running_tasks", 0, "config_ids");
-    struct fr_error err;
-    fr_error_init(&err);
-    assert_int_equal(runner_registry_announce(g, b, &err), FR_OK);
-    json_decref(b);
-}
-
-static const char *state(runner_registry *g, const char *url)
-{
-    static char buf[16];
-    json_t *list = runner_registry_list(g);
-    size_t i;
-    json_t *w;
-    buf[0] = '\0';
-    json_array_foreach(list, i,
-                       w) if (strcmp(json_string_value(json_object_get(w, "url")), url) == 0)
-        snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(w, "state")));
-    json_decref(list);
-    return buf;
-}
+#include "registry_util.h"
 
 static void sleep_ms(int ms)
 {
