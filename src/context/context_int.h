@@ -66,7 +66,7 @@ struct ctx_qrec {
 struct ctx {
     struct ctx_options opts; /* strings owned */
     char *state_path;
-    int64_t started_ms; /* fr_mono_ms: for uptime */
+    int64_t started_ms;   /* fr_mono_ms: for uptime */
     pthread_mutex_t lock; /* "context lock": every field below */
     pthread_cond_t cond;  /* broadcast when inflight drops and when a runner's query ends */
     struct cfg pending;
