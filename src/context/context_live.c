@@ -257,8 +257,8 @@ static void publish_stats(ctx *c, struct ctx__live *lv)
     int running = c->runner ? runner_running(c->runner) : 0;
     pthread_mutex_unlock(&c->lock);
     int active = poll_workers(c, lv);
-    int64_t now_ms = fr_now_ms();
-    double secs = lv->last_stats_ms ? (double)(now_ms - lv->last_stats_ms) / 1000.0 : 0;
+    int64_t now_ms = fr_now_ms(), mono_ms = fr_mono_ms(); /* the rate's interval: monotonic */
+    double secs = lv->last_stats_ms ? (double)(mono_ms - lv->last_stats_ms) / 1000.0 : 0;
     double rate = secs > 0 ? (double)(total - lv->tasks_done_total) / secs : 0;
     char t[40];
     fr_iso8601_ms(now_ms, t, sizeof(t));
@@ -267,7 +267,7 @@ static void publish_stats(ctx *c, struct ctx__live *lv)
                                "tasks_per_s", rate < 0 ? 0 : rate, "queries_running", running,
                                "workers_active", active));
     lv->tasks_done_total = total;
-    lv->last_stats_ms = now_ms;
+    lv->last_stats_ms = mono_ms;
 }
 
 /* Waits up to ms on the live lock; true when asked to stop. */

@@ -37,6 +37,16 @@ async function runQuery(base) {
 
 const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
+// Polls fn (up to ms) until it returns something truthy; returns its last value.
+async function eventually(fn, ms = 5000) {
+  const end = Date.now() + ms;
+  let v = await fn();
+  while (!v && Date.now() < end) { await sleep(25); v = await fn(); }
+  return v;
+}
+
+const activeCount = async (base) => (await workers(base)).filter((w) => w.state === 'active').length;
+
 test('a wall clock stepped an hour ahead on the coordinator: workers stay, queries run, a reset still tells the hung ones', async () => {
   const root = tempRoot();
   const clock = path.join(root, 'coordinator-clock');
@@ -44,7 +54,7 @@ test('a wall clock stepped an hour ahead on the coordinator: workers stay, queri
   const ws = [await startWorker(coord.base, { args: ['--threads', '1'] }), await startWorker(coord.base, { args: ['--threads', '1'] })];
   let stopped = false;
   try {
-    for (let i = 0; i < 100 && (await workers(coord.base)).filter((w) => w.state === 'active').length < 2; i++) await sleep(50);
+    assert.ok(await eventually(async () => (await activeCount(coord.base)) === 2), 'both workers joined');
     assert.equal((await runQuery(coord.base)).state, 'succeeded');
     const before = (await call(coord.base, 'GET', '/v1/info')).body;
 
@@ -55,8 +65,8 @@ test('a wall clock stepped an hour ahead on the coordinator: workers stay, queri
     const q = await runQuery(coord.base);
     assert.equal(q.state, 'succeeded', JSON.stringify(q));
     // the step took: the coordinator now logs times an hour ahead
-    const last = coord.logLines().at(-1);
-    assert.ok(Date.parse(last.ts) > Date.now() + 3500e3, `the coordinator's wall clock is stepped: it logs ${JSON.stringify(last)}`);
+    const stepped = await eventually(() => Date.parse(coord.logLines().at(-1).ts) > Date.now() + 3500e3);
+    assert.ok(stepped, `the coordinator's wall clock is stepped: it logs ${JSON.stringify(coord.logLines().at(-1))}`);
     const after = (await call(coord.base, 'GET', '/v1/info')).body;
     assert.equal(typeof before.uptime_s, 'number', JSON.stringify(before));
     assert.ok(after.uptime_s < before.uptime_s + 60, `uptime counts real time, not the step: ${before.uptime_s} -> ${after.uptime_s}`);
@@ -81,7 +91,9 @@ test('a wall clock stepped an hour ahead on the coordinator: workers stay, queri
     assert.equal(done.status, 200, done.text);
     const took = Date.now() - t0;
     assert.ok(took >= 2500, `the reset waited for the hung workers' release timeout (${took} ms, settled early: ${settled})`);
-    const unconfirmed = coord.logLines().filter((l) => /did not confirm dropping config/.test(l.msg ?? ''));
+    const unconfirmedLines = () => coord.logLines().filter((l) => /did not confirm dropping config/.test(l.msg ?? ''));
+    await eventually(() => unconfirmedLines().length >= 2);
+    const unconfirmed = unconfirmedLines();
     assert.equal(unconfirmed.length, 2, `each hung worker was told: ${JSON.stringify(unconfirmed)}`);
   } finally {
     if (stopped) for (const w of ws) process.kill(w.pid, 'SIGCONT');
@@ -96,13 +108,19 @@ test('a wall clock stepped on a worker: its heartbeats go on, it stays active an
   const coord = await startServer({ args: ['--runner', 'remote'] });
   const w = await startWorker(coord.base, { args: ['--threads', '1', '--log-level', 'debug'], env: steppable(clock) });
   try {
-    for (let i = 0; i < 100 && !(await workers(coord.base)).some((x) => x.state === 'active'); i++) await sleep(50);
+    assert.ok(await eventually(async () => (await activeCount(coord.base)) === 1), 'the worker joined');
+    const beats = () => w.logLines().filter((l) => l.level === 'debug' && /^heartbeat to /.test(l.msg ?? '')).length;
     for (const shift of ['3600', '-3600']) {
       writeFileSync(clock, shift);
+      const before = beats();
       await sleep(4500); // over 3 beats: a held heartbeat would make it suspect
       const last = w.logLines().at(-1);
       assert.ok(Math.abs(Date.parse(last.ts) - Date.now() - Number(shift) * 1000) < 600e3,
         `the worker's wall clock is stepped by ${shift} s: it logs ${last.ts}`);
+      // one beat a second: neither held (a deadline an hour on) nor in a
+      // tight loop (a deadline an hour past)
+      const n = beats() - before;
+      assert.ok(n >= 2 && n <= 10, `${n} heartbeats in 4.5 s after a ${shift} s step`);
       const seen = await workers(coord.base);
       assert.equal(seen.length, 1);
       assert.equal(seen[0].state, 'active', `after a ${shift} s step: ${JSON.stringify(seen)}`);
