@@ -278,8 +278,20 @@ void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *o
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */
+/* How long a task may wait for a busy worker that holds its inputs, or has its
+ * own copy of the file it scans, while that worker finishes no task: the wait
+ * counts from the later of the task's first wait and the worker's last
+ * finished task (delay scheduling), so a loaded worker that keeps going keeps
+ * its tasks, and only a stalled one loses them to a worker that must fetch the
+ * inputs (or read the coordinator's copy by range). */
+#define RUNNER_LOCALITY_WAIT_MS 500
+/* Takes a slot on a worker for a task (returns its URL, new) or NULL. prefer:
+ * the worker with its inputs; file: its scan key (0: none). wait_since < 0:
+ * the task does not wait for locality; 0: it has not waited yet; else the
+ * fr_mono_ms it began waiting. *held: a free worker was passed over to wait
+ * for a busy one with the inputs or the file. */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
-                            uint64_t file, bool wait_local, bool *local_busy, bool *any_alive);
+                            uint64_t file, int64_t wait_since, bool *held, bool *any_alive);
 /* The worker at url ran a scan of file (a scan key) reading its own copy
  * (local) or the coordinator's by range: later scans of it prefer a worker
  * with its own copy. */

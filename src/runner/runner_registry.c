@@ -34,7 +34,8 @@ struct wentry {
     uint64_t files[REG_SCAN_FILES]; /* 0 = free */
     int files_next;
     int64_t reported_running;
-    int inflight; /* tasks this coordinator has on it now */
+    int inflight;         /* tasks this coordinator has on it now */
+    int64_t last_done_ms; /* fr_mono_ms of its last finished task (0: none) */
     /* Liveness counts on the monotonic clock (fr_mono_ms): a step of the wall
      * clock (NTP, an operator) neither makes every worker gone nor keeps a dead
      * one active. The wall time of the last beat is only shown. */
@@ -375,13 +376,14 @@ void runner__registry_note_scan(runner_registry *g, const char *url, uint64_t fi
  * new copy of its URL (counted in flight) or NULL when none is free.
  * *any_alive tells whether some worker is active at all. */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
-                            uint64_t file, bool wait_local, bool *local_busy, bool *any_alive)
+                            uint64_t file, int64_t wait_since, bool *held, bool *any_alive)
 {
     int64_t now = fr_mono_ms();
     struct wentry *best = NULL;
     int best_loc = -1;
+    bool local_wait = false; /* a busy worker with the inputs or file is worth waiting for */
     *any_alive = false;
-    *local_busy = false;
+    *held = false;
     pthread_mutex_lock(&g->lock);
     /* The worker a job failed on is avoided only while another one is active:
      * a lone survivor is better than no worker at all. */
@@ -399,7 +401,12 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
         *any_alive = true;
         int loc = locality(e, file);
         if (e->inflight >= e->threads) {
-            *local_busy |= loc == 2 || (prefer && strcmp(e->url, prefer) == 0);
+            if (wait_since >= 0 && (loc == 2 || (prefer && strcmp(e->url, prefer) == 0))) {
+                int64_t from = wait_since ? wait_since : now;
+                if (e->last_done_ms > from)
+                    from = e->last_done_ms;
+                local_wait |= now - from < RUNNER_LOCALITY_WAIT_MS;
+            }
             continue;
         }
         if (prefer && strcmp(e->url, prefer) == 0) {
@@ -413,8 +420,10 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
             best_loc = loc;
         }
     }
-    if (best && best_loc < 2 && *local_busy && wait_local)
+    if (best && best_loc < 2 && local_wait) {
         best = NULL; /* the worker with the inputs or the file is busy: wait for it a while */
+        *held = true;
+    }
     char *url = NULL;
     if (best) {
         best->inflight++;
@@ -432,6 +441,7 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed)
             continue;
         if (g->w[i].inflight > 0)
             g->w[i].inflight--;
+        g->w[i].last_done_ms = fr_mono_ms();
         if (failed) {
             g->w[i].failed_until_ms = fr_mono_ms() + 3 * g->heartbeat_ms;
             g->w[i].last_failure_ms = fr_mono_ms();

@@ -171,11 +171,6 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     pthread_mutex_unlock(&rr->lock);
 }
 
-/* How long a task waits for a busy worker that holds its inputs, or has its
- * own copy of the file it scans, before another one fetches them (or reads
- * the coordinator's copy by range). */
-#define REMOTE_LOCALITY_WAIT_MS 500
-
 /* Hands waiting jobs to workers with free slots, oldest first. */
 static void dispatch(struct remote_runner *rr)
 {
@@ -218,17 +213,17 @@ static void dispatch(struct remote_runner *rr)
         const char *prefer = runner__input_owner(job, &whole);
         if (!job->scan_file)
             job->scan_file = runner__scan_key(job->spec);
-        bool alive = false, local_busy = false;
-        bool wait_local =
-            (job->scan_file || whole) && !job->avoid_url &&
-            (!job->local_wait_ms || fr_mono_ms() - job->local_wait_ms < REMOTE_LOCALITY_WAIT_MS);
+        bool alive = false, held = false;
+        /* RUNNER_LOCALITY_WAIT_MS: a task waits for a busy worker with its
+         * file or inputs while that worker keeps finishing tasks */
+        int64_t wait_since = (job->scan_file || whole) && !job->avoid_url ? job->local_wait_ms : -1;
         char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, job->scan_file,
-                                             wait_local, &local_busy, &alive);
-        if (!worker && local_busy && !job->local_wait_ms)
+                                             wait_since, &held, &alive);
+        if (held && !job->local_wait_ms)
             job->local_wait_ms = fr_mono_ms();
         if (alive)
-            job->waiting_since_ms = fr_mono_ms();  /* patience counts from the last active worker */
-        if (!worker && local_busy && wait_local) { /* it waits; the jobs behind it go on */
+            job->waiting_since_ms = fr_mono_ms(); /* patience counts from the last active worker */
+        if (held) {                               /* it waits; the jobs behind it go on */
             pthread_mutex_lock(&rr->lock);
             push_job(rr, job, false);
             pthread_mutex_unlock(&rr->lock);

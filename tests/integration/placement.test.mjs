@@ -4,9 +4,10 @@
 // which worker reads the file locally, later scans of it go to that worker,
 // which waits a little for a busy one rather than sending the scan to the
 // worker without the file; a changed file is learned again; tasks over
-// materialized partitions run where the partitions are (all of them on an
-// idle machine; a busy worker is waited for 500 ms, so under load a few go
-// elsewhere).
+// materialized partitions run where the partitions are. A busy worker with
+// the file or the partitions is waited for while it keeps finishing tasks
+// (delay scheduling), so a loaded machine does not send them elsewhere; only
+// a worker that finishes nothing for 500 ms loses them.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -63,9 +64,9 @@ test('scans go to the worker that has the file; tasks over kept partitions go to
     const id = await run();
     const tasks = await scanTasks(coord.base, id);
     assert.ok(tasks.length >= 8, `several scan tasks (${tasks.length})`);
-    // A busy holder is waited for 500 ms, then the other worker reads by
-    // range: on a loaded machine a few scans may go there, but not the half
-    // that placement by load alone gives.
+    // A busy holder is waited for while it finishes tasks: placement by load
+    // alone would send about half the scans to the other worker. (Before the
+    // wait followed the holder's progress, a loaded machine sent 8 of 31.)
     const elsewhere = tasks.filter((t) => t.worker_url !== holder.base);
     assert.ok(elsewhere.length <= tasks.length / 10, `${elsewhere.length} of ${tasks.length} scans ran on the worker without the file`);
     if (elsewhere.length === 0) assert.equal(await remoteScanBytes(other), before, 'no bytes read by range for it');

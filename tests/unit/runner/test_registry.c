@@ -131,7 +131,7 @@ static void test_states_age(void **s)
 static char *pick(runner_registry *g, const char *prefer, const char *avoid, bool *alive)
 {
     bool busy;
-    return runner__registry_pick(g, prefer, avoid, 0, false, &busy, alive);
+    return runner__registry_pick(g, prefer, avoid, 0, -1, &busy, alive);
 }
 
 /* Scans go where the file was read locally: a worker that read it by range
@@ -147,28 +147,69 @@ static void test_pick_scan_locality(void **s)
     runner__registry_note_scan(g, "http://a", file, false);
     runner__registry_note_scan(g, "http://b", file, true);
     bool alive, busy;
-    char *u1 = runner__registry_pick(g, NULL, NULL, file, true, &busy, &alive);
+    char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, &busy, &alive);
     assert_string_equal(u1, "http://b");
     assert_false(busy);
-    char *u2 = runner__registry_pick(g, NULL, NULL, file, true, &busy, &alive); /* b is full */
+    char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, &busy, &alive); /* b is full */
     assert_null(u2);
     assert_true(busy);
     assert_true(alive);
-    char *u3 = runner__registry_pick(g, NULL, NULL, file, false, &busy, &alive); /* waited enough */
+    int64_t long_ago = fr_mono_ms() - RUNNER_LOCALITY_WAIT_MS - 100;
+    char *u3 =
+        runner__registry_pick(g, NULL, NULL, file, long_ago, &busy, &alive); /* waited enough */
     assert_string_equal(u3, "http://a");
+    assert_false(busy);
     runner__registry_done(g, "http://a", false);
-    char *u4 = runner__registry_pick(g, NULL, NULL, other, true, &busy, &alive);
+    char *u4 = runner__registry_pick(g, NULL, NULL, other, 0, &busy, &alive);
     assert_string_equal(u4, "http://a"); /* unknown file: the free one */
     runner__registry_done(g, "http://a", false);
     runner__registry_done(g, "http://b", false);
     runner__registry_note_scan(g, "http://b", file, false); /* b's copy changed: now by range */
     runner__registry_note_scan(g, "http://a", file, true);
-    char *u5 = runner__registry_pick(g, NULL, NULL, file, true, &busy, &alive);
+    char *u5 = runner__registry_pick(g, NULL, NULL, file, 0, &busy, &alive);
     assert_string_equal(u5, "http://a");
+    char *u6 = runner__registry_pick(g, NULL, NULL, file, -1, &busy, &alive); /* may not wait */
+    assert_string_equal(u6, "http://b");
+    assert_false(busy);
+    runner__registry_done(g, "http://b", false);
+    free(u6);
     free(u1);
     free(u3);
     free(u4);
     free(u5);
+    runner_registry_free(g);
+}
+
+/* Delay scheduling: a task that has waited past RUNNER_LOCALITY_WAIT_MS
+ * still waits for the worker with its file while that worker keeps finishing
+ * tasks (a loaded machine), and goes elsewhere once the worker has finished
+ * none for that long (a stalled one). */
+static void test_pick_locality_wait_follows_progress(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 60000);
+    announce(g, "w1", "http://a", 1);
+    announce(g, "w2", "http://b", 1);
+    const uint64_t file = 0x4242420;
+    runner__registry_note_scan(g, "http://a", file, false);
+    runner__registry_note_scan(g, "http://b", file, true);
+    bool alive, held;
+    int64_t since = fr_mono_ms() - RUNNER_LOCALITY_WAIT_MS - 100; /* waited long already */
+    char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
+    assert_string_equal(u1, "http://b");
+    runner__registry_done(g, "http://b", false); /* b finishes a task now... */
+    char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
+    assert_string_equal(u2, "http://b"); /* ...and takes the next */
+    char *u3 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
+    assert_null(u3); /* b is busy but making progress: the old task waits for it */
+    assert_true(held);
+    sleep_ms(RUNNER_LOCALITY_WAIT_MS + 100); /* b finishes nothing for longer than the wait */
+    char *u4 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
+    assert_string_equal(u4, "http://a");
+    assert_false(held);
+    free(u1);
+    free(u2);
+    free(u4);
     runner_registry_free(g);
 }
 
@@ -387,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_announced_url_trailing_slash),
         cmocka_unit_test(test_static_workers),
         cmocka_unit_test(test_pick_scan_locality),
+        cmocka_unit_test(test_pick_locality_wait_follows_progress),
         cmocka_unit_test(test_live_count_and_metrics),
         cmocka_unit_test(test_returned_after_hang),
         cmocka_unit_test(test_no_drop_owed_while_beating),
