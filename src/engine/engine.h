@@ -465,6 +465,10 @@ int df_table_deserialize(const char *data, size_t len, struct df_table **out, st
  * slice's rebased string offsets cannot be had. */
 typedef struct df_serde_reader df_serde_reader;
 df_serde_reader *df_serde_reader_new(const struct df_table *t);
+/* The encoding of rows [start, start + n) of t alone (a table of n rows: its
+ * own validity bits and null counts, string offsets from 0); NULL as above,
+ * or when the range is not within t's rows. */
+df_serde_reader *df_serde_reader_new_range(const struct df_table *t, int64_t start, int64_t n);
 size_t df_serde_reader_size(const df_serde_reader *r);
 /* Copies the next up to max bytes into buf; the count, 0 at the end. */
 size_t df_serde_reader_read(df_serde_reader *r, char *buf, size_t max);

@@ -336,8 +336,9 @@ static void zero_nulls(uint8_t *dst, const struct df_column *c, int64_t start, i
     }
 }
 
-/* Room for n more bytes, zeroed; returns where they start (b->len grows). */
-static uint8_t *buf_extend(struct fr_buf *b, size_t n)
+/* Room for n more bytes, not zeroed (the caller writes every one); returns
+ * where they start (b->len grows). */
+static uint8_t *buf_extend_raw(struct fr_buf *b, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap * 2 > b->len + n + 1 ? b->cap * 2 : b->len + n + 1;
@@ -345,7 +346,6 @@ static uint8_t *buf_extend(struct fr_buf *b, size_t n)
         b->cap = cap;
     }
     uint8_t *p = (uint8_t *)b->data + b->len;
-    memset(p, 0, n);
     b->len += n;
     b->data[b->len] = '\0';
     return p;
@@ -422,7 +422,9 @@ void df_arrow_write_batch(const struct df_table *t, int64_t start, int64_t n, st
     batch_metadata(t, n, &l, &meta);
     frame(out, &meta);
     fr_buf_cleanup(&meta);
-    uint8_t *body = buf_extend(out, (size_t)l.body_len); /* zeroed: the padding and null bits */
+    /* every byte is written: bit buffers are zeroed first (bits are or-ed
+     * in), the others copied, then their padding zeroed */
+    uint8_t *body = buf_extend_raw(out, (size_t)l.body_len);
     int b = 0;
     for (int c = 0; c < t->ncols; c++) {
         const struct df_column *col = t->cols[c];
@@ -430,6 +432,11 @@ void df_arrow_write_batch(const struct df_table *t, int64_t start, int64_t n, st
         int nb = column_buffers(col, n, l.nodes[2 * c + 1], start, len);
         for (int k = 0; k < nb; k++, b++) {
             uint8_t *dst = body + l.buffers[2 * b];
+            int64_t blen = l.buffers[2 * b + 1], padded = pad8(blen);
+            if (k == 0 || col->type == DF_TYPE_BOOL)
+                memset(dst, 0, (size_t)padded);
+            else if (padded > blen)
+                memset(dst + blen, 0, (size_t)(padded - blen));
             if (k == 0 && len[0] > 0)
                 copy_bits(dst, col->validity, start, n);
             else if (k > 0)

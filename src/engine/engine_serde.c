@@ -70,54 +70,102 @@ static void seg(df_serde_reader *r, const void *ptr, size_t len)
     r->size += len;
 }
 
-df_serde_reader *df_serde_reader_new(const struct df_table *t)
+static int64_t count_valid(const uint8_t *bits, int64_t n);
+
+/* A copy of bits [start, start + n) of a validity bitmap, shifted to bit 0,
+ * the bits past n clear (new), or NULL when out of memory. */
+static uint8_t *bits_range(const uint8_t *bits, int64_t start, int64_t n)
 {
+    size_t len = (size_t)(n + 7) / 8;
+    uint8_t *out = fr_try_malloc(len ? len : 1);
+    if (!out)
+        return NULL;
+    const uint8_t *src = bits + start / 8;
+    unsigned shift = (unsigned)(start % 8);
+    if (!shift) {
+        memcpy(out, src, len);
+    } else {
+        size_t have = (size_t)(start + n + 7) / 8 - (size_t)(start / 8); /* bytes under the range */
+        for (size_t i = 0; i < len; i++)
+            out[i] = (uint8_t)((src[i] >> shift) | (i + 1 < have ? src[i + 1] << (8 - shift) : 0));
+    }
+    if (n % 8)
+        out[len - 1] &= (uint8_t)((1u << (n % 8)) - 1);
+    return out;
+}
+
+df_serde_reader *df_serde_reader_new_range(const struct df_table *t, int64_t start, int64_t n)
+{
+    if (start < 0 || start > t->nrows || n < 0 || n > t->nrows - start)
+        return NULL;
     df_serde_reader *r = fr_xcalloc(1, sizeof(*r));
     r->t = df_table_share(t);
     r->segs = fr_xcalloc((size_t)t->ncols * 6 + 2, sizeof(*r->segs));
-    r->owned = fr_xcalloc((size_t)t->ncols * 3 + 2, sizeof(*r->owned));
+    r->owned = fr_xcalloc((size_t)t->ncols * 4 + 2, sizeof(*r->owned));
     char *head = fr_xmalloc(MAGIC_LEN + 4 + 8);
     uint32_t ncols = (uint32_t)t->ncols;
-    uint64_t nrows = (uint64_t)t->nrows;
+    uint64_t nrows = (uint64_t)n;
     put(put(put(head, MAGIC, MAGIC_LEN), &ncols, 4), &nrows, 8);
     seg(r, own(r, head), MAGIC_LEN + 4 + 8);
+    bool whole = start == 0 && n == t->nrows;
     for (int i = 0; i < t->ncols; i++) {
         const struct df_column *c = t->cols[i];
         const char *name = t->names[i];
         uint32_t name_len = (uint32_t)strlen(name);
-        uint8_t type = (uint8_t)c->type, flags = has_bitmap(c) ? 1 : 0;
+        uint8_t type = (uint8_t)c->type, flags = has_bitmap(c) && n > 0 ? 1 : 0;
         uint64_t nulls = (uint64_t)(flags ? c->null_count : 0);
+        const uint8_t *bits = c->validity;
+        if (flags && !whole) { /* the range's own bits and null count */
+            uint8_t *own_bits = bits_range(c->validity, start, n);
+            if (!own_bits) {
+                df_serde_reader_free(r);
+                return NULL;
+            }
+            own(r, (char *)own_bits);
+            bits = own_bits;
+            nulls = (uint64_t)(n - count_valid(own_bits, n));
+            flags = nulls > 0;
+        }
         size_t hlen = 4 + name_len + 1 + 8 + 1;
         char *h = fr_xmalloc(hlen);
         put(put(put(put(put(h, &name_len, 4), name, name_len), &type, 1), &nulls, 8), &flags, 1);
         seg(r, own(r, h), hlen);
         if (flags)
-            seg(r, c->validity, (size_t)(t->nrows + 7) / 8);
+            seg(r, bits, (size_t)(n + 7) / 8);
         if (c->type != DF_TYPE_STRING) {
-            seg(r, c->values, (size_t)t->nrows * df_type_width(c->type));
+            size_t w = df_type_width(c->type);
+            if (n > 0) /* an empty column may have no buffer at all */
+                seg(r, (const char *)c->values + (size_t)start * w, (size_t)n * w);
             continue;
         }
-        int64_t base = c->offsets[0];
-        size_t olen = (size_t)(t->nrows + 1) * 8;
+        int64_t base = c->offsets[start];
+        const int64_t *offs = c->offsets + start;
+        size_t olen = (size_t)(n + 1) * 8;
         if (base == 0) {
-            seg(r, c->offsets, olen);
+            seg(r, offs, olen);
         } else { /* a slice's offsets start past 0: the encoding's start at 0 */
             int64_t *rebased = fr_try_malloc(olen);
             if (!rebased) { /* sized by the data: no memory is an answer, not an abort */
                 df_serde_reader_free(r);
                 return NULL;
             }
-            for (int64_t k = 0; k <= t->nrows; k++)
-                rebased[k] = c->offsets[k] - base;
+            for (int64_t k = 0; k <= n; k++)
+                rebased[k] = offs[k] - base;
             seg(r, own(r, (char *)rebased), olen);
         }
-        uint64_t data_len = (uint64_t)(c->offsets[t->nrows] - base);
+        uint64_t data_len = (uint64_t)(offs[n] - base);
         char *dl = fr_xmalloc(8);
         put(dl, &data_len, 8);
         seg(r, own(r, dl), 8);
-        seg(r, c->data + base, data_len);
+        if (data_len)
+            seg(r, c->data + base, data_len);
     }
     return r;
+}
+
+df_serde_reader *df_serde_reader_new(const struct df_table *t)
+{
+    return df_serde_reader_new_range(t, 0, t->nrows);
 }
 
 size_t df_serde_reader_size(const df_serde_reader *r)

@@ -60,12 +60,28 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+/* The length of the run of ASCII bytes s[0, n) starts with, read 32 bytes at
+ * a time (most text columns are ASCII through and through). */
+static size_t ascii_run(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, s + i, 32);
+        if ((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ULL)
+            break;
+    }
+    while (i < n && s[i] < 0x80)
+        i++;
+    return i;
+}
+
 /* Every byte of s[0, n) is in a valid UTF-8 sequence. */
 static bool utf8_valid(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         if (s[i] < 0x80) {
-            i++;
+            i += ascii_run(s + i, n - i);
             continue;
         }
         size_t len = utf8_seq(s + i, n - i);
@@ -103,6 +119,8 @@ struct df_column *df__utf8_repaired(const struct df_column *c, int64_t start, in
      * inside a sequence (on a continuation byte) means every value is valid */
     const unsigned char *d = (const unsigned char *)c->data;
     int64_t lo = c->offsets[start], hi = c->offsets[start + n];
+    if (hi <= lo || ascii_run(d + lo, (size_t)(hi - lo)) == (size_t)(hi - lo))
+        return NULL; /* all ASCII: no value can start inside a sequence */
     bool ok = utf8_valid(d + lo, (size_t)(hi - lo));
     for (int64_t r = start; ok && r < start + n; r++)
         ok = c->offsets[r] == c->offsets[r + 1] || (d[c->offsets[r]] & 0xC0) != 0x80;

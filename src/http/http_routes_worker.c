@@ -125,6 +125,16 @@ static void partition_get(struct http_request *req)
     const char *id = config_id_of(req);
     if (!id)
         return;
+    /* ?offset=&limit=: rows [offset, offset + limit) alone, as a table of
+     * their own (a coordinator reads a large result in pieces) */
+    int64_t offset = http__query_int(req, "offset", 0, INT64_MAX / 2);
+    int64_t limit = http__query_int(req, "limit", -2, INT64_MAX / 2);
+    if (offset < 0 || limit == -1) {
+        http__reply_bad_parameter(req, offset < 0 ? "offset" : "limit",
+                                  "offset and limit must be non-negative integers");
+        echo_config_id(req, id);
+        return;
+    }
     struct fr_error err;
     fr_error_init(&err);
     struct df_table *t = NULL;
@@ -133,9 +143,16 @@ static void partition_get(struct http_request *req)
         echo_config_id(req, id);
         return;
     }
+    if (offset > t->nrows) {
+        http__reply_bad_parameter(req, "offset", "offset is past the partition's rows");
+        echo_config_id(req, id);
+        df_table_free(t);
+        return;
+    }
+    int64_t n = limit < 0 || limit > t->nrows - offset ? t->nrows - offset : limit;
     /* sent straight from the table's buffers (a share held until the reply
      * is done): no encoded copy of hundreds of MB in fresh memory */
-    df_serde_reader *rd = df_serde_reader_new(t);
+    df_serde_reader *rd = df_serde_reader_new_range(t, offset, n);
     df_table_free(t);
     if (!rd) {
         http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",

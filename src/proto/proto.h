@@ -59,6 +59,11 @@ int proto_problem_to_error(const struct fr_buf *body, long http, const char *wor
 int proto_fetch_partition(const struct proto_peer *peer, const char *owner, const char *id,
                           int64_t max_bytes, int64_t timeout_ms, struct fr_buf *out,
                           struct fr_error *err);
+/* The same for rows [offset, offset + limit) of the partition alone
+ * (?offset=&limit=: a table of those rows); offset < 0: the whole of it. */
+int proto_fetch_partition_rows(const struct proto_peer *peer, const char *owner, const char *id,
+                               int64_t offset, int64_t limit, int64_t max_bytes, int64_t timeout_ms,
+                               struct fr_buf *out, struct fr_error *err);
 
 /* DELETE {worker}/v1/configs/{config_id}: the worker drops the config and the
  * partitions made under it. FR_OK when it confirmed. */

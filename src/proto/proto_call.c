@@ -79,7 +79,16 @@ int proto_fetch_partition(const struct proto_peer *peer, const char *owner, cons
                           int64_t max_bytes, int64_t timeout_ms, struct fr_buf *out,
                           struct fr_error *err)
 {
-    char *url = fr_xasprintf("%s/v1/partitions/%s", owner, id);
+    return proto_fetch_partition_rows(peer, owner, id, -1, 0, max_bytes, timeout_ms, out, err);
+}
+
+int proto_fetch_partition_rows(const struct proto_peer *peer, const char *owner, const char *id,
+                               int64_t offset, int64_t limit, int64_t max_bytes, int64_t timeout_ms,
+                               struct fr_buf *out, struct fr_error *err)
+{
+    char *url = offset < 0 ? fr_xasprintf("%s/v1/partitions/%s", owner, id)
+                           : fr_xasprintf("%s/v1/partitions/%s?offset=%lld&limit=%lld", owner, id,
+                                          (long long)offset, (long long)limit);
     struct fr_client_req req;
     struct fr_client_resp resp;
     proto_req_init(&req, peer, "GET", url);

@@ -130,6 +130,10 @@ struct runner_part {
     char *id;  /* its partition id on that worker */
     int64_t rows, bytes;
     bool borrowed; /* a view of a kept partition: freeing it drops nothing remote */
+    /* a result read's piece: rows [range_start, range_start + rows) of the
+     * worker's partition id, fetched alone (ranged) */
+    bool ranged;
+    int64_t range_start;
     char request_id[FR_TRACE_ID_MAX + 1],
         query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
     /* lineage: the spec of the input-free task that made it (a reference,

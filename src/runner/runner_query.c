@@ -317,6 +317,13 @@ static void collect_result(runner_query *q)
 /* More tries of a result partition fetch a worker answered 503 (after 0.1,
  * 0.2, 0.4 s). */
 #define RESULT_FETCH_TRIES 3
+/* A remote result partition is read in pieces of about this many bytes (by
+ * its rows and the bytes its worker reported), each a whole number of
+ * morsels and at least one: the next piece is fetched while the one before
+ * is sent, so a result of a few large partitions streams as it is fetched
+ * instead of waiting for each whole partition, and a fetch holds a piece,
+ * not a partition, in memory. */
+#define RESULT_PIECE_BYTES (16 << 20)
 
 struct runner_result {
     runner_query *q; /* held: its plan is the schema a fetched part must have */
@@ -336,21 +343,49 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
     }
     runner_result *res = fr_xcalloc(1, sizeof(*res));
     res->q = runner_query_ref(q);
-    res->parts = fr_xcalloc((size_t)q->nresult_parts + 1, sizeof(*res->parts));
+    int64_t morsel =
+        q->r->frozen->values.morsel_size_rows > 0 ? q->r->frozen->values.morsel_size_rows : 65536;
+    int cap = q->nresult_parts + 1;
+    res->parts = fr_xcalloc((size_t)cap, sizeof(*res->parts));
     bool remote = false;
     for (int i = 0; i < q->nresult_parts; i++) {
         const struct runner_part *p = q->result_parts[i];
         if (!p)
             continue;
-        struct runner_part *v = p->table ? runner__part_local(df_table_share(p->table))
-                                         : runner__part_remote(p->url, p->id, p->rows, p->bytes);
-        if (!p->table) {
+        if (p->table) {
+            if (res->nparts + 1 >= cap) {
+                cap *= 2;
+                res->parts = fr_xrealloc(res->parts, (size_t)cap * sizeof(*res->parts));
+            }
+            res->parts[res->nparts++] = runner__part_local(df_table_share(p->table));
+            continue;
+        }
+        /* the worker's word on its bytes only sizes the pieces: a whole
+         * number of morsels each, so at most rows / morsel of them */
+        int64_t piece = p->rows;
+        if (p->bytes > RESULT_PIECE_BYTES && p->rows > morsel) {
+            double per_row = (double)p->bytes / (double)p->rows;
+            int64_t want = (int64_t)((double)RESULT_PIECE_BYTES / per_row);
+            piece = (want / morsel + 1) * morsel;
+        }
+        for (int64_t at = 0;; at += piece) { /* an empty partition: one empty piece */
+            int64_t n = p->rows - at < piece ? p->rows - at : piece;
+            if (res->nparts + 1 >= cap) {
+                cap *= 2;
+                res->parts = fr_xrealloc(res->parts, (size_t)cap * sizeof(*res->parts));
+            }
+            struct runner_part *v = runner__part_remote(
+                p->url, p->id, n, p->rows > 0 ? (int64_t)((double)p->bytes * n / p->rows) : 0);
             v->borrowed = true; /* the query's part owns the worker's copy */
+            v->ranged = piece < p->rows;
+            v->range_start = at;
             snprintf(v->request_id, sizeof(v->request_id), "%s", p->request_id);
             snprintf(v->query_id, sizeof(v->query_id), "%s", p->query_id);
             remote = true;
+            res->parts[res->nparts++] = v;
+            if (at + n >= p->rows)
+                break;
         }
-        res->parts[res->nparts++] = v;
     }
     pthread_mutex_unlock(&q->lock);
     if (remote && q->r->be->fetcher) /* q->r lives while the context holds q's record */

@@ -16,7 +16,8 @@ int runner__fetch_as(const struct proto_peer *peer, int64_t timeout_ms, struct r
 {
     struct fr_buf bytes;
     fr_buf_init(&bytes);
-    int rc = proto_fetch_partition(peer, p->url, p->id, max_bytes, timeout_ms, &bytes, err);
+    int rc = proto_fetch_partition_rows(peer, p->url, p->id, p->ranged ? p->range_start : -1,
+                                        p->rows, max_bytes, timeout_ms, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
     if (rc == FR_EDATA) { /* name the worker that sent it */

@@ -295,6 +295,31 @@ static void test_batches(void **state)
     df_table_free(t);
 }
 
+/* Every byte of a batch is written, padding and the bits past the rows
+ * included: one written into a buffer whose spare room holds junk (a reused
+ * chunk) is the very bytes of one written into fresh zeroed memory. */
+static void test_batch_bytes_do_not_depend_on_the_buffer(void **state)
+{
+    (void)state;
+    struct df_table *t = sample();
+    static const int64_t ranges[][2] = {{0, 20}, {3, 10}, {13, 7}, {5, 3}, {19, 1}, {20, 0}};
+    for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+        struct fr_buf clean, dirty;
+        fr_buf_init(&clean);
+        fr_buf_init(&dirty);
+        df_arrow_write_batch(t, ranges[k][0], ranges[k][1], &clean);
+        dirty.data = malloc(clean.len + 64);
+        dirty.cap = clean.len + 64;
+        memset(dirty.data, 0xA5, dirty.cap); /* junk where the batch goes */
+        df_arrow_write_batch(t, ranges[k][0], ranges[k][1], &dirty);
+        assert_int_equal(dirty.len, clean.len);
+        assert_memory_equal(dirty.data, clean.data, clean.len);
+        fr_buf_cleanup(&clean);
+        fr_buf_cleanup(&dirty);
+    }
+    df_table_free(t);
+}
+
 /* A slice without nulls has no bitmap (length 0); an empty slice's string
  * offsets are the one entry 0. */
 static void test_no_nulls_and_empty(void **state)
@@ -359,6 +384,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema),
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_batch_bytes_do_not_depend_on_the_buffer),
         cmocka_unit_test(test_no_nulls_and_empty),
         cmocka_unit_test(test_long_bitmaps),
     };
