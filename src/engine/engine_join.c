@@ -382,18 +382,34 @@ static bool is_key(const int *keys, int nkeys, int col)
     return false;
 }
 
-/* Gathers the output columns from the pair selections li/ri. */
+/* li is every left row once, in order (a left join on unique right keys,
+ * or one where every row matched once): the left columns are the output's
+ * as they are. */
+static bool left_identity(const int64_t *li, int64_t n, int64_t nleft)
+{
+    if (n != nleft)
+        return false;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) /* no early exit: the loop vectorizes */
+        bad |= li[i] ^ i;
+    return bad == 0;
+}
+
+/* Gathers the output columns from the pair selections li/ri; the left
+ * columns are shared, not copied, when li is the identity. */
 static int assemble(const struct df_table *left, const struct df_table *right, const int *lk,
                     const int *rk, int nkeys, bool semi_like, bool merge_keys, const char *suffix,
                     const int64_t *li, const int64_t *ri, int64_t n, struct df_table **out,
                     struct fr_error *err)
 {
     struct df_table *res = df_table_new();
+    bool same_left = left_identity(li, n, left->nrows);
     for (int c = 0; c < left->ncols; c++) {
         int k = 0;
         while (k < nkeys && lk[k] != c)
             k++;
-        struct df_column *col = (!semi_like && merge_keys && k < nkeys)
+        struct df_column *col = same_left ? df_column_ref(left->cols[c])
+                                : (!semi_like && merge_keys && k < nkeys)
                                     ? coalesce_key(left->cols[c], right->cols[rk[k]], li, ri, n)
                                     : df_column_take(left->cols[c], li, n);
         df_table_add(res, left->names[c], col);

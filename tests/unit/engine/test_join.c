@@ -297,6 +297,53 @@ static void test_int_float_keys(void **state)
     df_table_free(r);
 }
 
+/* A left join on unique right keys keeps every left row once, in order: the
+ * output's left columns are the input's, shared, not copied (with merged
+ * keys too); the right side is gathered, null where nothing matched. A join
+ * that drops or repeats a left row copies them. */
+static void test_left_join_shares_left_columns(void **state)
+{
+    (void)state;
+    int64_t lk[] = {3, 1, NUL, 7, 1, 2}, lv[] = {10, 11, 12, 13, 14, 15};
+    int64_t rk[] = {1, 2, 3}, rv[] = {100, 200, 300};
+    struct df_table *l = df_table_new(), *r = df_table_new();
+    df_table_add(l, "k", ints_col(lk, 6));
+    df_table_add(l, "v", ints_col(lv, 6));
+    df_table_add(r, "k", ints_col(rk, 3));
+    df_table_add(r, "w", ints_col(rv, 3));
+    struct df_exec ex;
+    df_exec_init(&ex, &ORDERED, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    int key = 0;
+    for (int merge = 0; merge < 2; merge++) {
+        struct df_table *out = NULL;
+        assert_int_equal(df_join(l, r, &key, &key, 1, DF_JOIN_LEFT, merge, "_r", &ex, &out, &err),
+                         FR_OK);
+        assert_int_equal(out->nrows, 6);
+        assert_ptr_equal(out->cols[0], l->cols[0]);
+        assert_ptr_equal(out->cols[1], l->cols[1]);
+        const struct df_column *w = out->cols[merge ? 2 : 3];
+        const int64_t want[] = {300, 100, NUL, NUL, 100, 200};
+        for (int i = 0; i < 6; i++) {
+            if (want[i] == NUL)
+                assert_false(df_column_is_valid(w, i));
+            else
+                assert_int_equal(df_column_int64(w, i), want[i]);
+        }
+        df_table_free(out);
+    }
+    struct df_table *out = NULL; /* an inner join drops rows 2 and 3: copies */
+    assert_int_equal(df_join(l, r, &key, &key, 1, DF_JOIN_INNER, false, "_r", &ex, &out, &err),
+                     FR_OK);
+    assert_int_equal(out->nrows, 4);
+    assert_ptr_not_equal(out->cols[1], l->cols[1]);
+    assert_int_equal(df_column_int64(out->cols[1], 3), 15);
+    df_table_free(out);
+    df_table_free(l);
+    df_table_free(r);
+}
+
 static void test_memory_limit(void **state)
 {
     (void)state;
@@ -353,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_distinct_build_keys),
         cmocka_unit_test(test_naming_and_suffix),
         cmocka_unit_test(test_int_float_keys),
+        cmocka_unit_test(test_left_join_shares_left_columns),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_how_parse),
     };
