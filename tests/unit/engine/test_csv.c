@@ -411,6 +411,52 @@ static void test_split_lines(void **state)
     assert_int_equal(df_csv_split("no/such/file.csv", &o, 1, &r, &n, &err), FR_ENOTFOUND);
 }
 
+/* Each range's line is 1 + the line feeds before its start, counted the
+ * slow way, for records of every length around the counter's 8-byte steps,
+ * quoted line feeds included; no range starts inside quotes. */
+static void test_split_lines_match_a_naive_count(void **state)
+{
+    (void)state;
+    struct fr_buf b;
+    fr_buf_init(&b);
+    fr_buf_puts(&b, "k,v\n");
+    srand(7);
+    for (int r = 0; r < 4000; r++) {
+        int len = rand() % 40;
+        for (int i = 0; i < len; i++)
+            fr_buf_putc(&b, (char)('a' + rand() % 24)); /* never y */
+        if (rand() % 9 == 0)
+            fr_buf_puts(&b, ",\"x\ny\n\"\n");
+        else
+            fr_buf_puts(&b, ",1\n");
+    }
+    char *path = temp_csv(b.data);
+    struct df_csv_options o;
+    df_csv_options_init(&o);
+    struct fr_error err;
+    fr_error_init(&err);
+    const int64_t targets[] = {1, 7, 64, 1000};
+    for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+        struct df_byte_range *r = NULL;
+        int n = 0;
+        assert_int_equal(df_csv_split(path, &o, targets[t], &r, &n, &err), FR_OK);
+        assert_true(n > 1);
+        int64_t at = 0, line = 1;
+        for (int i = 0; i < n; i++) {
+            for (; at < r[i].start; at++)
+                line += b.data[at] == '\n';
+            assert_int_equal(r[i].line, line);
+            assert_true(r[i].start == 4 || b.data[r[i].start - 1] == '\n');
+            assert_true(b.data[r[i].start] != 'y' && b.data[r[i].start] != '"');
+        }
+        assert_int_equal(r[n - 1].end, (int64_t)b.len);
+        free(r);
+    }
+    unlink(path);
+    free(path);
+    fr_buf_cleanup(&b);
+}
+
 /* The preview's prefix split: the first ranges of the full split, cut where
  * the full split cuts (never inside quotes), and truncated when records are
  * left after them. */
@@ -592,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_projection),
         cmocka_unit_test(test_inference_and_hints),
         cmocka_unit_test(test_split_lines),
+        cmocka_unit_test(test_split_lines_match_a_naive_count),
         cmocka_unit_test(test_split_prefix),
         cmocka_unit_test(test_number_parsers),
         cmocka_unit_test(test_float_fast_path_matches_strtod),
