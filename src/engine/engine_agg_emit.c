@@ -210,6 +210,7 @@ static void add_state(struct df_table *t, int k, const char *field, struct df_co
 int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,
                          struct fr_error *err)
 {
+    df__agg_settle(a, ngroups);
     static const char *const moments[] = {"mean_x", "mean_y", "m2_x", "m2_y", "c_xy"};
     for (int k = 0; k < a->nspecs; k++) {
         struct df__agg_acc *c = &a->acc[k];
@@ -298,6 +299,7 @@ static void moments_result(const struct df__agg_acc *c, int64_t ngroups, struct 
 int df__agg_emit_final(struct df__agg *a, int64_t ngroups, const char *const *names,
                        struct df_table *t, struct fr_error *err)
 {
+    df__agg_settle(a, ngroups);
     for (int k = 0; k < a->nspecs; k++) {
         struct df__agg_acc *c = &a->acc[k];
         df_type rt = df_agg_result_type(c->func, c->type);

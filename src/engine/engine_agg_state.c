@@ -187,9 +187,42 @@ static const double *doubles_of(struct df__agg *a, const struct df_column *c, in
 
 /* Integer sums accumulate exactly (a 128-bit sum of int64 values cannot
  * overflow below 2^64 rows); the final phase refuses one past int64. */
+/* Groups [0, upto) of a sum whose n was implied get n = 1 where it is 0. */
+static void settle_sum(struct df__agg_acc *c, int64_t upto)
+{
+    for (int64_t g = 0; g < upto; g++)
+        c->n[g] += c->n[g] == 0;
+}
+
+void df__agg_settle(struct df__agg *a, int64_t ngroups)
+{
+    for (int k = 0; k < a->nspecs; k++) {
+        struct df__agg_acc *c = &a->acc[k];
+        if (c->func == DF_AGG_SUM && c->implied > 0)
+            settle_sum(c, c->implied < ngroups ? c->implied : ngroups);
+    }
+}
+
 static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
                        const struct df_column *x, int64_t start, int64_t m)
 {
+    bool no_nulls = !x->validity || x->null_count == 0;
+    if (c->func == DF_AGG_SUM && !no_nulls && !c->counted) { /* nulls: count from here on */
+        settle_sum(c, c->implied);
+        c->counted = true;
+    }
+    bool implied = c->func == DF_AGG_SUM && no_nulls && !c->counted;
+    if (x->type == DF_TYPE_FLOAT64 && implied) { /* n implied: one access a row */
+        const double *v = doubles_of(a, x, start, m);
+        double *s = c->d;
+        int64_t top = c->implied;
+        for (int64_t i = 0; i < m; i++) {
+            s[gids[i]] += v[i];
+            top = gids[i] >= top ? gids[i] + 1 : top;
+        }
+        c->implied = top;
+        return;
+    }
     if (x->type == DF_TYPE_FLOAT64) {
         const double *v = doubles_of(a, x, start, m);
         double *s = c->d;
@@ -202,6 +235,15 @@ static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *
     }
     const int64_t *v = ints_of(a, x, start, m);
     __int128 *s = c->wide;
+    if (implied) {
+        int64_t top = c->implied;
+        for (int64_t i = 0; i < m; i++) {
+            s[gids[i]] += v[i];
+            top = gids[i] >= top ? gids[i] + 1 : top;
+        }
+        c->implied = top;
+        return;
+    }
     for (int64_t i = 0; i < m; i++)
         if (VALID(x, start + i)) {
             s[gids[i]] += v[i];

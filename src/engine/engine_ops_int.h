@@ -177,8 +177,14 @@ struct df__vlist { /* (group, value) pairs for median and count_distinct */
 
 struct df__agg_acc {
     enum df_agg_func func;
-    df_type type;    /* the argument's type */
-    int64_t *n;      /* rows (count(*)) or non-null values seen; not for stddev, corr */
+    df_type type; /* the argument's type */
+    int64_t *n;   /* rows (count(*)) or non-null values seen; not for stddev, corr */
+    /* sum over morsels without nulls: n is not counted (a sum's n only says
+     * whether a group has a value), groups [0, implied) have one; n is set
+     * for them before an emit (df__agg_settle), and counted from the first
+     * morsel with nulls on (counted) */
+    int64_t implied;
+    bool counted;
     int64_t *i;      /* min/max/first of an integer-like type */
     __int128 *wide;  /* the exact sum of an integer sum or mean (df_agg_sum_fits) */
     double *d;       /* float sum/min/max/first; mean */
@@ -230,6 +236,8 @@ int df__agg_update(struct df__agg *a, int k, const int64_t *gids, const struct d
 int df__agg_merge(struct df__agg *a, int k, const int64_t *gids, struct df_column *const *cols,
                   int64_t start, int64_t m, struct fr_error *err);
 int df__agg_state_ncols(enum df_agg_func f);
+/* Sets n to 1 for the groups of [0, ngroups) a sum has implied values for. */
+void df__agg_settle(struct df__agg *a, int64_t ngroups);
 /* Appends spec k's state columns (partial) or result column (final) for
  * groups [0, ngroups) to t. */
 int df__agg_emit_partial(struct df__agg *a, int64_t ngroups, struct df_table *t,

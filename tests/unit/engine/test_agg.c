@@ -856,6 +856,61 @@ static void test_partial_groups_repeating_keys(void **state)
  * travels whole (2 * INT64_MAX, then - INT64_MAX - 5), mean divides the
  * exact sum (1e18 + 1 - 1e18 + 2 is 3, not a double's 2), and a final sum
  * past int64 fails with arithmetic-overflow, never wraps. */
+/* A sum over a column without nulls does not count its values (one memory
+ * access a row): every group, the ones first seen in later morsels too, still
+ * has its value, not a null, in the partial states and the result; a piece
+ * with nulls in the same query is counted, and a group of nulls alone there
+ * stays null. */
+static void test_sums_without_nulls(void **state)
+{
+    (void)state;
+    enum { N = 600 };
+    int64_t k[N], xi[N], want_i[200] = {0};
+    double want_d[200] = {0};
+    struct df_column *xd = df_column_new(DF_TYPE_FLOAT64, N);
+    for (int i = 0; i < N; i++) {
+        k[i] = (i * 7) % 200 < 100 ? i / 3 : i % 50; /* new groups keep coming */
+        xi[i] = i < 400 ? i * 11 - 3000 : (i % 5 ? i : NUL);
+        df_column_append_float64(xd, i * 0.5);
+    }
+    struct df_table *in = df_table_new();
+    df_table_add(in, "k", ints_col(k, N));
+    df_table_add(in, "xi", ints_col(xi, N));
+    df_table_add(in, "xd", xd);
+    struct df_agg_spec specs[] = {{DF_AGG_SUM, 1, -1}, {DF_AGG_SUM, 2, -1}};
+    struct df_options o = opts_of(true);
+    struct fr_error err;
+    fr_error_init(&err);
+    int keys[] = {0};
+    const int64_t cuts[] = {400}; /* xi: no nulls before 400, nulls after */
+    struct df_table *r = NULL;
+    assert_int_equal(run_agg(in, keys, 1, specs, 2, cuts, 1, &o, &r, &err), FR_OK);
+    bool seen[200] = {false}, valued[200] = {false};
+    for (int i = 0; i < N; i++) {
+        seen[k[i]] = true;
+        if (xi[i] != NUL) {
+            want_i[k[i]] += xi[i];
+            valued[k[i]] = true;
+        }
+        want_d[k[i]] += i * 0.5;
+    }
+    int64_t groups = 0;
+    for (int g = 0; g < 200; g++)
+        groups += seen[g];
+    assert_int_equal(r->nrows, groups);
+    for (int64_t row = 0; row < r->nrows; row++) {
+        int64_t g = df_column_int64(r->cols[0], row);
+        if (valued[g])
+            assert_int_equal(df_column_int64(r->cols[1], row), want_i[g]);
+        else
+            assert_cell_null(r, 1, row);
+        assert_true(df_column_is_valid(r->cols[2], row));
+        assert_float_equal(df_column_float64(r->cols[2], row), want_d[g], 1e-9);
+    }
+    df_table_free(r);
+    df_table_free(in);
+}
+
 static void test_int64_sums_exact(void **state)
 {
     (void)state;
@@ -899,6 +954,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_int64_sums_exact),
+        cmocka_unit_test(test_sums_without_nulls),
         cmocka_unit_test(test_each_aggregate_with_nulls),
         cmocka_unit_test(test_empty_and_one_row),
         cmocka_unit_test(test_all_null_group),
