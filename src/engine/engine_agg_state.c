@@ -203,6 +203,10 @@ void df__agg_settle(struct df__agg *a, int64_t ngroups)
     }
 }
 
+/* The implied count holds while every row of every group reaches every sum
+ * (df_agg_partial: one column for all its morsels, group ids dense in the
+ * order groups appear): a caller that fed a sum only some rows (a filtered
+ * aggregate) would have to count. */
 static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *gids,
                        const struct df_column *x, int64_t start, int64_t m)
 {

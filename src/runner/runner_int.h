@@ -133,7 +133,7 @@ struct runner_part {
     /* a result read's piece: rows [range_start, range_start + rows) of the
      * worker's partition id, fetched alone (ranged) */
     bool ranged;
-    int64_t range_start;
+    int64_t range_start, range_total; /* the whole partition's rows */
     char request_id[FR_TRACE_ID_MAX + 1],
         query_id[64]; /* remote: whose task made it, "" if unknown (a view) */
     /* lineage: the spec of the input-free task that made it (a reference,
@@ -289,6 +289,9 @@ struct runner_part *runner__kept_get(runner *r, const char *id);
  * its tasks, and only a stalled one loses them to a worker that must fetch the
  * inputs (or read the coordinator's copy by range). */
 #define RUNNER_LOCALITY_WAIT_MS 500
+/* ... and at most this long in all since its first wait: a deep queue for
+ * one holder is shared with the idle workers in the end. */
+#define RUNNER_LOCALITY_WAIT_MAX_MS (6 * RUNNER_LOCALITY_WAIT_MS)
 /* Takes a slot on a worker for a task (returns its URL, new) or NULL. prefer:
  * the worker with its inputs; file: its scan key (0: none). wait_since < 0:
  * the task does not wait for locality; 0: it has not waited yet; else the
@@ -301,6 +304,8 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
  * with its own copy. */
 void runner__registry_note_scan(runner_registry *g, const char *url, uint64_t file, bool local);
 void runner__registry_done(runner_registry *g, const char *url, bool failed);
+/* url answered a task (200): it is making progress (the locality wait). */
+void runner__registry_progress(runner_registry *g, const char *url);
 /* url is suspect until it beats again (a peer could not reach it); its
  * tasks in flight are not counted down. */
 void runner__registry_suspect(runner_registry *g, const char *url);

@@ -324,6 +324,12 @@ static void collect_result(runner_query *q)
  * instead of waiting for each whole partition, and a fetch holds a piece,
  * not a partition, in memory. */
 #define RESULT_PIECE_BYTES (16 << 20)
+/* The worker's word sizes the pieces, so their number is bounded: at most
+ * this many per partition (wide rows make pieces larger than
+ * RESULT_PIECE_BYTES, never more numerous), and a partition is read whole
+ * once a read has RESULT_MAX_PIECES. */
+#define RESULT_PIECES_PER_PART 1024
+#define RESULT_MAX_PIECES (1 << 20)
 
 struct runner_result {
     runner_query *q; /* held: its plan is the schema a fetched part must have */
@@ -363,9 +369,12 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
         /* the worker's word on its bytes only sizes the pieces: a whole
          * number of morsels each, so at most rows / morsel of them */
         int64_t piece = p->rows;
-        if (p->bytes > RESULT_PIECE_BYTES && p->rows > morsel) {
+        if (p->bytes > RESULT_PIECE_BYTES && p->rows > morsel && res->nparts < RESULT_MAX_PIECES) {
             double per_row = (double)p->bytes / (double)p->rows;
             int64_t want = (int64_t)((double)RESULT_PIECE_BYTES / per_row);
+            int64_t least = (p->rows + RESULT_PIECES_PER_PART - 1) / RESULT_PIECES_PER_PART;
+            if (want < least)
+                want = least;
             piece = (want / morsel + 1) * morsel;
         }
         for (int64_t at = 0;; at += piece) { /* an empty partition: one empty piece */
@@ -379,6 +388,7 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
             v->borrowed = true; /* the query's part owns the worker's copy */
             v->ranged = piece < p->rows;
             v->range_start = at;
+            v->range_total = p->rows;
             snprintf(v->request_id, sizeof(v->request_id), "%s", p->request_id);
             snprintf(v->query_id, sizeof(v->query_id), "%s", p->query_id);
             remote = true;

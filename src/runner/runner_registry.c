@@ -35,7 +35,7 @@ struct wentry {
     int files_next;
     int64_t reported_running;
     int inflight;         /* tasks this coordinator has on it now */
-    int64_t last_done_ms; /* fr_mono_ms of its last finished task (0: none) */
+    int64_t last_done_ms; /* fr_mono_ms of its last task answered 200 (0: none) */
     /* Liveness counts on the monotonic clock (fr_mono_ms): a step of the wall
      * clock (NTP, an operator) neither makes every worker gone nor keeps a dead
      * one active. The wall time of the last beat is only shown. */
@@ -401,7 +401,9 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
         *any_alive = true;
         int loc = locality(e, file);
         if (e->inflight >= e->threads) {
-            if (wait_since >= 0 && (loc == 2 || (prefer && strcmp(e->url, prefer) == 0))) {
+            bool capped = wait_since > 0 && now - wait_since >= RUNNER_LOCALITY_WAIT_MAX_MS;
+            if (wait_since >= 0 && !capped &&
+                (loc == 2 || (prefer && strcmp(e->url, prefer) == 0))) {
                 int64_t from = wait_since ? wait_since : now;
                 if (e->last_done_ms > from)
                     from = e->last_done_ms;
@@ -441,12 +443,20 @@ void runner__registry_done(runner_registry *g, const char *url, bool failed)
             continue;
         if (g->w[i].inflight > 0)
             g->w[i].inflight--;
-        g->w[i].last_done_ms = fr_mono_ms();
         if (failed) {
             g->w[i].failed_until_ms = fr_mono_ms() + 3 * g->heartbeat_ms;
             g->w[i].last_failure_ms = fr_mono_ms();
         }
     }
+    pthread_mutex_unlock(&g->lock);
+}
+
+void runner__registry_progress(runner_registry *g, const char *url)
+{
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0)
+            g->w[i].last_done_ms = fr_mono_ms();
     pthread_mutex_unlock(&g->lock);
 }
 

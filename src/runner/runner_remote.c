@@ -403,6 +403,8 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     const char *owner = lost ? lost->url : NULL;
     if (t->job) /* a DELETE never took a slot */
         runner__registry_done(rr->reg, t->url, (transport && !owner) || status == 401);
+    if (t->job && code == CURLE_OK && status == 200) /* it answers: a holder worth waiting for */
+        runner__registry_progress(rr->reg, t->url);
     if (t->job && code == CURLE_OPERATION_TIMEDOUT) /* owed only if its beats lapsed too */
         runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
     if (!t->job) {

@@ -20,6 +20,12 @@ int runner__fetch_as(const struct proto_peer *peer, int64_t timeout_ms, struct r
                                         p->rows, max_bytes, timeout_ms, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, &p->table, err);
+    if (rc == FR_OK && p->ranged && p->table->nrows == p->range_total &&
+        p->range_total != p->rows) { /* a worker that ignores ?offset= sent it whole */
+        struct df_table *whole = p->table;
+        p->table = df_table_slice(whole, p->range_start, p->rows);
+        df_table_free(whole);
+    }
     if (rc == FR_EDATA) { /* name the worker that sent it */
         char why[sizeof(err->message)];
         snprintf(why, sizeof(why), "%s", err->message);

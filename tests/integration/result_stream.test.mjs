@@ -203,12 +203,13 @@ test('the memory budget still bounds a result left on the workers', async () => 
 test('a large result partition is read from its worker in pieces', async () => {
   const cluster = await startCluster();
   const { base } = cluster.coord;
-  const N = 1200000; // 3 int64 columns: 28.8 MB in memory, in one partition
+  const N = 1200000; // 3 int64 columns and a string with nulls: about 40 MB, one partition
+  const str = (i) => (i % 13 === 0 ? null : `s${i % 1000}`);
   try {
-    const chunks = ['i,a,b\n'];
+    const chunks = ['i,a,b,s\n'];
     for (let s = 0; s < N; s += 100000) {
       let c = '';
-      for (let i = s; i < s + 100000; i++) c += `${i},${i * 7},${i % 1000}\n`;
+      for (let i = s; i < s + 100000; i++) c += `${i},${i * 7},${i % 1000},${str(i) ?? ''}\n`;
       chunks.push(c);
     }
     writeFileSync(path.join(cluster.coord.dataDir, 'wide.csv'), chunks.join(''));
@@ -227,9 +228,13 @@ test('a large result partition is read from its worker in pieces', async () => {
     const table = arrow.tableFromIPC(ipc.bytes);
     assert.equal(table.numRows, N);
     const iv = table.getChild('i').toArray(), av = table.getChild('a').toArray();
+    const sv = table.getChild('s');
     let ordered = true;
     for (let k = 0; k < N && ordered; k++) ordered = Number(iv[k]) === k && Number(av[k]) === k * 7;
     assert.ok(ordered, 'every row, in order');
+    let strings = true; // the pieces' own validity bits and string offsets
+    for (let k = 0; k < N && strings; k += 97) strings = sv.get(k) === str(k);
+    assert.ok(strings, 'strings and nulls in place');
     let served = [];
     for (let k = 0; k < 50 && served.length < 2; k++) { // the log line comes when the reply is done
       served = gets().slice(before);
@@ -237,10 +242,13 @@ test('a large result partition is read from its worker in pieces', async () => {
     }
     assert.ok(served.length >= 2, `the partition was read in pieces (${served.length} GETs)`);
     assert.ok(served.every((l) => l.status === 200), JSON.stringify(served));
-    // A page across the first piece's edge (a multiple of 65536 rows).
-    const edge = Math.ceil((16 * 1024 * 1024) / 24 / 65536) * 65536;
+    // A page across the first piece's edge, sized as the coordinator sizes
+    // it from the bytes the task reported (a whole number of 65536-row morsels).
+    const perRow = tasks[0].bytes_out / tasks[0].rows_out;
+    const edge = (Math.floor(Math.floor((16 * 1024 * 1024) / perRow) / 65536) + 1) * 65536;
+    assert.ok(edge < N, `a first piece of ${edge} rows`);
     const page = await call(base, 'GET', `/v1/queries/${q.body.id}/result?offset=${edge - 2}&limit=4`);
-    assert.deepEqual(page.body.rows.map((r) => r[0]), [edge - 2, edge - 1, edge, edge + 1]);
+    assert.deepEqual(page.body.rows.map((r) => [r[0], r[3]]), [0, 1, 2, 3].map((d) => [edge - 2 + d, str(edge - 2 + d)]));
   } finally {
     await cluster.stop();
   }

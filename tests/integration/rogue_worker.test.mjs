@@ -32,10 +32,12 @@ function int64Column(name, values) {
   return Buffer.concat([h, v]);
 }
 
+const OLD_ROWS = 200000;
+
 // The fake worker: `mode` picks its hostile answer; it heartbeats like a
 // real one so the coordinator keeps it active.
 async function startRogue(coordinatorBase) {
-  const rogue = { mode: 'zero-columns', tasks: 0, fetches: 0 };
+  const rogue = { mode: 'zero-columns', tasks: 0, fetches: 0, urls: [] };
   const server = createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -59,20 +61,23 @@ async function startRogue(coordinatorBase) {
           req.socket.on('close', () => res.destroy());
           return;
         }
-        const rows = { 'zero-columns': 2 ** 60 - 1, 'wrong-rows': 7, 'wrong-schema': 1, huge: 1 << 20 }[rogue.mode];
+        const rows = { 'zero-columns': 2 ** 60 - 1, 'wrong-rows': 7, 'wrong-schema': 1, huge: 1 << 20, 'old-worker': OLD_ROWS }[rogue.mode];
         const outputs = rogue.mode === 'junk-outputs'
           ? [{ id: '../../etc/passwd', rows: -1, bytes: 'many' }]
-          : [{ id: 'p-1', rows, bytes: 0 }];
+          : [{ id: 'p-1', rows, bytes: rogue.mode === 'old-worker' ? 40 << 20 : 0 }];
         res.end(JSON.stringify({ config_id: cid, worker_id: 'w-rogue', outputs, null_errors: 0, elapsed_ms: 1 }));
         return;
       }
       if (req.method === 'GET' && req.url.startsWith('/v1/partitions/')) {
         rogue.fetches++;
+        rogue.urls.push(req.url);
         res.setHeader('framed-config-id', cid);
         res.setHeader('content-type', 'application/vnd.framed.table');
         if (rogue.mode === 'zero-columns') return res.end(frtb(0, 2n ** 60n - 1n));
         if (rogue.mode === 'wrong-rows') return res.end(frtb(1, 1, int64Column('a', [1])));
         if (rogue.mode === 'wrong-schema') return res.end(frtb(1, 1, int64Column('evil', [666])));
+        // a worker from before ?offset=&limit=: the whole partition, whatever is asked
+        if (rogue.mode === 'old-worker') return res.end(frtb(1, OLD_ROWS, int64Column('a', Array.from({ length: OLD_ROWS }, (_, i) => i))));
         const n = 1 << 20; // huge: 8 MiB of values, over the coordinator's budget
         return res.end(frtb(1, n, int64Column('a', new Array(n).fill(1))));
       }
@@ -189,6 +194,39 @@ describe('a coordinator with a rogue worker', () => {
     assert.ok(r.status >= 200 && r.status < 600, r.text);
     assert.ok(!r.text.includes('1152921504606846975'), r.text);
     assert.equal((await call(coordinator.base, 'GET', '/livez')).status, 200);
+  });
+});
+
+// A result partition its worker reports as 40 MiB is read in pieces
+// (?offset=&limit=); a worker from before that ignores them and sends the
+// whole partition each time: the coordinator takes the piece's rows out of
+// it, so the read is still whole and in order, only slower.
+describe('a coordinator reading a large result from a worker that ignores ?offset=', () => {
+  let coordinator;
+  let rogue;
+  before(async () => {
+    coordinator = await startServer({ args: ['--runner', 'remote'] });
+    rogue = await startRogue(coordinator.base);
+    rogue.mode = 'old-worker';
+  });
+  after(async () => {
+    await rogue?.stop();
+    await coordinator?.stop();
+  });
+
+  test('the pieces are cut out of the whole partitions it sends', async () => {
+    const r = await call(coordinator.base, 'POST', '/v1/queries?wait=60', {
+      json: { plan: rowsPlan([{ a: 1 }, { a: 2 }]) },
+    });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    assert.equal(r.body.rows, OLD_ROWS);
+    rogue.urls = [];
+    const res = await call(coordinator.base, 'GET', `/v1/queries/${r.body.id}/result?format=ndjson`);
+    assert.equal(res.status, 200, res.text);
+    const got = res.text.trimEnd().split('\n').map((l) => JSON.parse(l).a);
+    assert.equal(got.length, OLD_ROWS);
+    assert.ok(got.every((v, i) => v === i), 'every row once, in order');
+    assert.ok(rogue.urls.length >= 2 && rogue.urls.every((u) => /\?offset=\d+&limit=\d+$/.test(u)), JSON.stringify(rogue.urls));
   });
 });
 

@@ -184,6 +184,12 @@ static void test_reader_range(void **state)
                 assert_non_null(r);
                 char *got = read_all(r, &got_len);
                 assert_int_equal(got_len, want_len);
+                if (k == 1 && n > 0 && got[31] == 1) { /* column i's bitmap, bit 0 on, the rest 0 */
+                    assert_int_equal(want[31], 1);
+                    assert_memory_equal(got + 32, want + 32, (size_t)(n + 7) / 8);
+                    if (n % 8)
+                        assert_int_equal((unsigned char)got[32 + (n + 7) / 8 - 1] >> (n % 8), 0);
+                }
                 struct df_table *back = NULL;
                 assert_int_equal(df_table_deserialize(got, got_len, &back, &err), FR_OK);
                 char *a = render(slice), *b = render(back);

@@ -198,6 +198,7 @@ static void test_pick_locality_wait_follows_progress(void **s)
     char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
     assert_string_equal(u1, "http://b");
     runner__registry_done(g, "http://b", false); /* b finishes a task now... */
+    runner__registry_progress(g, "http://b");
     char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
     assert_string_equal(u2, "http://b"); /* ...and takes the next */
     char *u3 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
@@ -207,9 +208,28 @@ static void test_pick_locality_wait_follows_progress(void **s)
     char *u4 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
     assert_string_equal(u4, "http://a");
     assert_false(held);
+    runner__registry_done(g, "http://a", false);
+    /* a failed answer is no progress; and however busy b keeps, a task that
+     * waited RUNNER_LOCALITY_WAIT_MAX_MS in all goes elsewhere */
+    runner__registry_done(g, "http://b", true);
+    sleep_ms(2);
+    announce(g, "w2", "http://b", 1); /* beats again, after the failure: active */
+    char *u5 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
+    assert_string_equal(u5, "http://b");
+    char *u6 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
+    assert_string_equal(u6, "http://a"); /* b's last 200 was over the wait ago */
+    runner__registry_done(g, "http://a", false);
+    runner__registry_progress(g, "http://b");
+    int64_t ages_ago = fr_mono_ms() - RUNNER_LOCALITY_WAIT_MAX_MS - 10;
+    char *u7 = runner__registry_pick(g, NULL, NULL, file, ages_ago, &held, &alive);
+    assert_string_equal(u7, "http://a"); /* b progresses, but the wait is used up */
+    assert_false(held);
     free(u1);
     free(u2);
     free(u4);
+    free(u5);
+    free(u6);
+    free(u7);
     runner_registry_free(g);
 }
 
