@@ -7,7 +7,8 @@
 // materialized partitions run where the partitions are. A busy worker with
 // the file or the partitions is waited for while it keeps finishing tasks
 // (delay scheduling), so a loaded machine does not send them elsewhere; only
-// a worker that finishes nothing for 500 ms loses them.
+// a worker that finishes nothing for 500 ms loses them (or, however busy it
+// keeps, a task that waited 3 s in all).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
