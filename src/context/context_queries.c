@@ -18,12 +18,17 @@ struct ctx_result {
     int cur;                /* the part in table, -1 = none */
     struct df_table *table; /* part cur (one at a time: a fetched part goes when the next comes) */
     int64_t until;          /* ctx_result_read_until's end */
-    /* the read-ahead: part ahead fetched on its own thread while cur is sent */
-    pthread_t ahead_thread;
-    bool ahead_running;
-    int ahead, ahead_rc;
-    struct df_table *ahead_table;
-    struct fr_error ahead_err;
+    /* the read-ahead: the next CTX_AHEAD parts with rows fetched on threads of
+     * their own while cur is sent (two in flight keep the link busy while one
+     * is deserialized) */
+    struct ahead {
+        ctx_result *r;
+        pthread_t thread;
+        bool running;
+        int part, rc;
+        struct df_table *table;
+        struct fr_error err;
+    } ahead[2];
     int64_t morsel_rows; /* the frozen config's morsel_size_rows */
 };
 
@@ -391,44 +396,92 @@ void ctx_result_read_until(ctx_result *r, int64_t end)
     r->until = end;
 }
 
+#define CTX_AHEAD ((int)(sizeof(((ctx_result *)0)->ahead) / sizeof(((ctx_result *)0)->ahead[0])))
+
 static void *ahead_main(void *arg)
 {
-    ctx_result *r = arg;
-    r->ahead_rc = runner_result_part(r->res, r->ahead, &r->ahead_table, &r->ahead_err);
+    struct ahead *a = arg;
+    a->rc = runner_result_part(a->r->res, a->part, &a->table, &a->err);
     return NULL;
 }
 
-/* Waits for the read-ahead; its table is taken when it is part want. */
+/* Waits for read-ahead slot a; its table goes to *table when given, else
+ * it is dropped. */
+static void ahead_finish(struct ahead *a, struct df_table **table, int *rc, struct fr_error *err)
+{
+    if (!a->running)
+        return;
+    pthread_join(a->thread, NULL);
+    a->running = false;
+    if (table) {
+        *table = a->table;
+        *rc = a->rc;
+        *err = a->err;
+    } else {
+        df_table_free(a->table);
+    }
+    a->table = NULL;
+}
+
+/* Takes part want from the read-ahead when it is being fetched there (rc
+ * stays -1 when not); parts before want are not read any more: dropped. */
 static void ahead_join(ctx_result *r, int want, struct df_table **table, int *rc,
                        struct fr_error *err)
 {
-    if (!r->ahead_running)
-        return;
-    pthread_join(r->ahead_thread, NULL);
-    r->ahead_running = false;
-    if (r->ahead == want) {
-        *table = r->ahead_table;
-        *rc = r->ahead_rc;
-        *err = r->ahead_err;
-    } else {
-        df_table_free(r->ahead_table);
+    for (int k = 0; k < CTX_AHEAD; k++) {
+        struct ahead *a = &r->ahead[k];
+        if (a->running && a->part == want)
+            ahead_finish(a, table, rc, err);
+        else if (a->running && a->part < want)
+            ahead_finish(a, NULL, NULL, NULL);
     }
-    r->ahead_table = NULL;
 }
 
-/* Starts fetching the first part after cur with rows, when it is on a
- * worker and the reader will get to it. */
-static void ahead_start(ctx_result *r)
+/* The first part after `after` with rows, or nparts. */
+static int next_with_rows(const ctx_result *r, int after)
 {
-    int next = r->cur + 1;
+    int next = after + 1;
     while (next < r->nparts && r->starts[next + 1] == r->starts[next])
         next++;
-    if (next >= r->nparts || r->starts[next] >= r->until || runner_result_part_here(r->res, next))
-        return;
-    r->ahead = next;
-    r->ahead_table = NULL;
-    fr_error_init(&r->ahead_err);
-    r->ahead_running = pthread_create(&r->ahead_thread, NULL, ahead_main, r) == 0;
+    return next;
+}
+
+/* Starts fetching the next CTX_AHEAD parts with rows after cur that are on
+ * workers and that the reader will get to; a slot fetching a part outside
+ * them (a page elsewhere) is dropped. */
+static void ahead_start(ctx_result *r)
+{
+    int want[CTX_AHEAD], nwant = 0;
+    for (int p = next_with_rows(r, r->cur);
+         nwant < CTX_AHEAD && p < r->nparts && r->starts[p] < r->until &&
+         !runner_result_part_here(r->res, p);
+         p = next_with_rows(r, p))
+        want[nwant++] = p;
+    for (int k = 0; k < CTX_AHEAD; k++) { /* drop what is not wanted */
+        bool keep = false;
+        for (int w = 0; w < nwant && r->ahead[k].running; w++)
+            keep |= r->ahead[k].part == want[w];
+        if (!keep)
+            ahead_finish(&r->ahead[k], NULL, NULL, NULL);
+    }
+    for (int w = 0; w < nwant; w++) {
+        int free_slot = -1;
+        bool started = false;
+        for (int k = 0; k < CTX_AHEAD; k++) {
+            started |= r->ahead[k].running && r->ahead[k].part == want[w];
+            if (!r->ahead[k].running && free_slot < 0)
+                free_slot = k;
+        }
+        if (started || free_slot < 0)
+            continue;
+        struct ahead *a = &r->ahead[free_slot];
+        a->r = r;
+        a->part = want[w];
+        a->table = NULL;
+        a->rc = -1;
+        fr_error_init(&a->err);
+        a->running = pthread_create(&a->thread, NULL, ahead_main, a) == 0;
+    }
 }
 
 int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t *first, int64_t *n,
@@ -448,7 +501,7 @@ int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t
         return ctx__fail(err, FR_EINVAL, "internal", "row %lld is past the result's %lld rows",
                          (long long)row, (long long)r->starts[r->nparts]);
     if (lo != r->cur) {
-        df_table_free(r->table); /* the read-ahead holds the next: two at most */
+        df_table_free(r->table); /* the read-ahead holds the next ones: three at most */
         r->table = NULL;
         r->cur = -1;
         struct fr_error ferr;
@@ -477,11 +530,8 @@ void ctx_result_release(ctx_result *r)
 {
     if (!r)
         return;
-    struct df_table *late = NULL;
-    int rc = -1;
-    struct fr_error ferr;
-    ahead_join(r, r->ahead, &late, &rc, &ferr);
-    df_table_free(late);
+    for (int k = 0; k < CTX_AHEAD; k++)
+        ahead_finish(&r->ahead[k], NULL, NULL, NULL);
     df_table_free(r->table);
     df_table_free(r->schema);
     free(r->starts);
