@@ -185,8 +185,6 @@ static const double *doubles_of(struct df__agg *a, const struct df_column *c, in
 
 /* ---- partial-phase updates ---------------------------------------------- */
 
-/* Integer sums accumulate exactly (a 128-bit sum of int64 values cannot
- * overflow below 2^64 rows); the final phase refuses one past int64. */
 /* Groups [0, upto) of a sum whose n was implied get n = 1 where it is 0. */
 static void settle_sum(struct df__agg_acc *c, int64_t upto)
 {
@@ -203,7 +201,17 @@ void df__agg_settle(struct df__agg *a, int64_t ngroups)
     }
 }
 
-/* The implied count holds while every row of every group reaches every sum
+/* The groups a morsel touches: top raised past its largest group id. */
+static int64_t groups_upto(const int64_t *gids, int64_t m, int64_t top)
+{
+    for (int64_t i = 0; i < m; i++)
+        top = gids[i] >= top ? gids[i] + 1 : top;
+    return top;
+}
+
+/* Integer sums accumulate exactly (a 128-bit sum of int64 values cannot
+ * overflow below 2^64 rows); the final phase refuses one past int64.
+ * The implied count holds while every row of every group reaches every sum
  * (df_agg_partial: one column for all its morsels, group ids dense in the
  * order groups appear): a caller that fed a sum only some rows (a filtered
  * aggregate) would have to count. */
@@ -215,21 +223,17 @@ static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *
         settle_sum(c, c->implied);
         c->counted = true;
     }
-    bool implied = c->func == DF_AGG_SUM && no_nulls && !c->counted;
-    if (x->type == DF_TYPE_FLOAT64 && implied) { /* n implied: one access a row */
-        const double *v = doubles_of(a, x, start, m);
-        double *s = c->d;
-        int64_t top = c->implied;
-        for (int64_t i = 0; i < m; i++) {
-            s[gids[i]] += v[i];
-            top = gids[i] >= top ? gids[i] + 1 : top;
-        }
-        c->implied = top;
-        return;
-    }
+    bool implied = c->func == DF_AGG_SUM && no_nulls && !c->counted; /* one access a row */
+    if (implied)
+        c->implied = groups_upto(gids, m, c->implied);
     if (x->type == DF_TYPE_FLOAT64) {
         const double *v = doubles_of(a, x, start, m);
         double *s = c->d;
+        if (implied) {
+            for (int64_t i = 0; i < m; i++)
+                s[gids[i]] += v[i];
+            return;
+        }
         for (int64_t i = 0; i < m; i++)
             if (VALID(x, start + i)) {
                 s[gids[i]] += v[i];
@@ -240,12 +244,8 @@ static void update_sum(struct df__agg *a, struct df__agg_acc *c, const int64_t *
     const int64_t *v = ints_of(a, x, start, m);
     __int128 *s = c->wide;
     if (implied) {
-        int64_t top = c->implied;
-        for (int64_t i = 0; i < m; i++) {
+        for (int64_t i = 0; i < m; i++)
             s[gids[i]] += v[i];
-            top = gids[i] >= top ? gids[i] + 1 : top;
-        }
-        c->implied = top;
         return;
     }
     for (int64_t i = 0; i < m; i++)

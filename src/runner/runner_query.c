@@ -338,6 +338,16 @@ struct runner_result {
     int nparts;
 };
 
+/* Appends part v to res->parts (room for *cap, grown by doubling). */
+static void result_push(runner_result *res, int *cap, struct runner_part *v)
+{
+    if (res->nparts + 1 >= *cap) {
+        *cap *= 2;
+        res->parts = fr_xrealloc(res->parts, (size_t)*cap * sizeof(*res->parts));
+    }
+    res->parts[res->nparts++] = v;
+}
+
 int runner_result_open(runner_query *q, runner_result **out, struct fr_error *err)
 {
     *out = NULL;
@@ -359,11 +369,7 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
         if (!p)
             continue;
         if (p->table) {
-            if (res->nparts + 1 >= cap) {
-                cap *= 2;
-                res->parts = fr_xrealloc(res->parts, (size_t)cap * sizeof(*res->parts));
-            }
-            res->parts[res->nparts++] = runner__part_local(df_table_share(p->table));
+            result_push(res, &cap, runner__part_local(df_table_share(p->table)));
             continue;
         }
         /* the worker's word on its bytes only sizes the pieces: a whole
@@ -379,10 +385,6 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
         }
         for (int64_t at = 0;; at += piece) { /* an empty partition: one empty piece */
             int64_t n = p->rows - at < piece ? p->rows - at : piece;
-            if (res->nparts + 1 >= cap) {
-                cap *= 2;
-                res->parts = fr_xrealloc(res->parts, (size_t)cap * sizeof(*res->parts));
-            }
             struct runner_part *v = runner__part_remote(
                 p->url, p->id, n, p->rows > 0 ? (int64_t)((double)p->bytes * n / p->rows) : 0);
             v->borrowed = true; /* the query's part owns the worker's copy */
@@ -392,7 +394,7 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
             snprintf(v->request_id, sizeof(v->request_id), "%s", p->request_id);
             snprintf(v->query_id, sizeof(v->query_id), "%s", p->query_id);
             remote = true;
-            res->parts[res->nparts++] = v;
+            result_push(res, &cap, v);
             if (at + n >= p->rows)
                 break;
         }

@@ -382,6 +382,8 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
     struct wentry *best = NULL;
     int best_loc = -1;
     bool local_wait = false; /* a busy worker with the inputs or file is worth waiting for */
+    bool may_wait =
+        wait_since == 0 || (wait_since > 0 && now - wait_since < RUNNER_LOCALITY_WAIT_MAX_MS);
     *any_alive = false;
     *held = false;
     pthread_mutex_lock(&g->lock);
@@ -401,9 +403,7 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
         *any_alive = true;
         int loc = locality(e, file);
         if (e->inflight >= e->threads) {
-            bool capped = wait_since > 0 && now - wait_since >= RUNNER_LOCALITY_WAIT_MAX_MS;
-            if (wait_since >= 0 && !capped &&
-                (loc == 2 || (prefer && strcmp(e->url, prefer) == 0))) {
+            if (may_wait && (loc == 2 || (prefer && strcmp(e->url, prefer) == 0))) {
                 int64_t from = wait_since ? wait_since : now;
                 if (e->last_done_ms > from)
                     from = e->last_done_ms;
