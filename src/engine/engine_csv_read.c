@@ -29,8 +29,9 @@ struct csv_read {
     struct df_column **cols; /* owned, nout */
     struct df__csv_tok tok;
     struct fr_buf scratch;
-    int64_t line;    /* line where the current record starts */
-    int64_t charged; /* bytes charged to ex for the columns */
+    int64_t line;     /* line where the current record starts */
+    int64_t charged;  /* bytes charged to ex for the columns */
+    bool null_values; /* the options name CSV null values */
 };
 
 static inline void mark_valid(struct df_column *c)
@@ -83,6 +84,24 @@ static int convert_field(struct csv_read *r, struct df_column *c, int k,
 {
     char why[48];
     size_t n;
+    if (f->flags == 0 && f->len && !r->null_values) { /* a plain field */
+        union {
+            int64_t i;
+            double d;
+        } fv;
+        if (c->type == DF_TYPE_STRING) {
+            put_string(c, f->p, f->len);
+            return FR_OK;
+        }
+        if (c->type == DF_TYPE_INT64 && df__fast_int64(f->p, f->len, &fv.i)) {
+            put_fixed(c, &fv.i, 8);
+            return FR_OK;
+        }
+        if (c->type == DF_TYPE_FLOAT64 && df__fast_float64(f->p, f->len, &fv.d)) {
+            put_fixed(c, &fv.d, 8);
+            return FR_OK;
+        }
+    }
     if (f->flags & DF__F_UNTERMINATED)
         return bad_value(r, c, k, " has an unterminated quote", f->p, f->len);
     if (f->flags & DF__F_JUNK)
@@ -91,7 +110,7 @@ static int convert_field(struct csv_read *r, struct df_column *c, int k,
         df_column_append_null(c);
         return FR_OK;
     }
-    if (!(f->flags & DF__F_QUOTED) && r->ex->opts &&
+    if (!(f->flags & DF__F_QUOTED) && r->null_values &&
         df__csv_is_null_value(r->ex->opts, f->p, f->len)) {
         df_column_append_null(c);
         return FR_OK;
@@ -246,13 +265,14 @@ static int fill(struct csv_read *r, struct df_source *src, char *buf, size_t *le
     *eof = got == 0;
     *len += got;
     buf[*len] = '\n';
+    memset(buf + *len + 1, 0, DF__READ_PAD); /* the number parsers read up to here */
     return FR_OK;
 }
 
 /* One record longer than the buffer: twice the room, or FR_ETOOLARGE. */
 static int grow_buffer(struct csv_read *r, char **buf, size_t *cap)
 {
-    char *bigger = *cap <= SIZE_MAX / 4 ? fr_try_realloc(*buf, *cap * 2 + 1) : NULL;
+    char *bigger = *cap <= SIZE_MAX / 4 ? fr_try_realloc(*buf, *cap * 2 + 1 + DF__READ_PAD) : NULL;
     if (!bigger)
         return fr_error_set(r->err, FR_ETOOLARGE,
                             "%s line %lld: a record of more than %zu bytes does not fit in memory",
@@ -267,7 +287,7 @@ static int read_range(struct csv_read *r, struct df_source *src, const struct df
 {
     int result = FR_EIO;
     size_t cap = READ_BUF, len = 0;
-    char *buf = fr_xmalloc(cap + 1);
+    char *buf = fr_xmalloc(cap + 1 + DF__READ_PAD);
     int64_t base = range->start;
     bool eof = false, sized = false;
     int64_t morsel =
@@ -284,7 +304,9 @@ static int read_range(struct csv_read *r, struct df_source *src, const struct df
         }
         const char *p = buf, *e = buf + len, *next;
         while (p < e && base + (p - buf) < range->end) {
-            int rc = df__csv_tokenize(&r->tok, p, e, eof, &next);
+            int rc = df__csv_plain_record(&r->tok, p, e, &next)
+                         ? DF__TOK_RECORD
+                         : df__csv_tokenize(&r->tok, p, e, eof, &next);
             if (rc == DF__TOK_MORE)
                 break;
             if (rc == DF__TOK_RECORD) {
@@ -357,7 +379,8 @@ int df_csv_read_source(struct df_source *src, const struct df_byte_range *range,
                          .ex = ex,
                          .err = err,
                          .nf = schema->nfields,
-                         .line = range->line};
+                         .line = range->line,
+                         .null_values = ex->opts && ex->opts->n_csv_null_values > 0};
     *out = NULL;
     df__csv_tok_init(&r.tok, o->delimiter, o->quote);
     fr_buf_init(&r.scratch);

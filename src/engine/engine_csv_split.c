@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define SPLIT_BUF (1 << 20)
 
@@ -30,14 +33,22 @@ struct splitter {
     int n, cap;
 };
 
-/* Line feeds in [p, e), 8 bytes at a time: a byte of w ^ "\n\n..." is zero
- * where a line feed was; ((b & 0x7f) + 0x7f) | b has its high bit set
- * exactly for the nonzero bytes (no carry crosses a byte). */
+/* Line feeds in [p, e): 16 bytes per compare where SSE2 is there, else 8 at
+ * a time (a byte of w ^ "\n\n..." is zero where a line feed was;
+ * ((b & 0x7f) + 0x7f) | b has its high bit set exactly for the nonzero
+ * bytes, and no carry crosses a byte). */
 static int64_t count_lf(const char *p, const char *e)
 {
+    int64_t n = 0;
+#if defined(__SSE2__)
+    const __m128i lf = _mm_set1_epi8('\n');
+    for (; e - p >= 16; p += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        n += __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf)));
+    }
+#endif
     const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL, hi = 0x8080808080808080ULL;
     const uint64_t lfs = 0x0a0a0a0a0a0a0a0aULL;
-    int64_t n = 0;
     for (; e - p >= 8; p += 8) {
         uint64_t w;
         memcpy(&w, p, 8);

@@ -7,8 +7,12 @@
 
 #include "engine.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- CSV record tokenizer ------------------------------------------------
  * A quote opens a quoted field only at the start of a field; inside it ""
@@ -169,6 +173,182 @@ static inline int df__csv_tokenize(struct df__csv_tok *t, const char *p, const c
         }
         q++; /* the delimiter */
     }
+}
+
+/* ---- the fast path for plain records ----------------------------------------
+ * Most records hold no quote and no CR: their fields end at the next
+ * delimiter or line feed, which 64-byte blocks find as bit masks (16 bytes
+ * per compare), so a field costs a count of trailing zeros instead of a
+ * byte loop that mispredicts at its end. A record with a quote or a CR
+ * anywhere, a blank line, or one that reaches the last 64 bytes of the
+ * buffer goes to df__csv_tokenize, which defines the rules. */
+#define DF__BLOCK 64
+
+/* Bits of the block at p: *ends for the delimiter and LF, *special for the
+ * quote and CR (a zero quote, no quoting, flags NUL bytes: they only take
+ * the slow path). */
+static inline void df__block_masks(const char *p, char delim, char quote, uint64_t *ends,
+                                   uint64_t *special)
+{
+#if defined(__SSE2__)
+    const __m128i d = _mm_set1_epi8(delim), lf = _mm_set1_epi8('\n');
+    const __m128i q = _mm_set1_epi8(quote), cr = _mm_set1_epi8('\r');
+    uint64_t e = 0, s = 0;
+    for (int i = 0; i < DF__BLOCK / 16; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+        uint32_t me =
+            (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, d), _mm_cmpeq_epi8(v, lf)));
+        uint32_t ms =
+            (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, cr)));
+        e |= (uint64_t)me << (16 * i);
+        s |= (uint64_t)ms << (16 * i);
+    }
+    *ends = e;
+    *special = s;
+#else
+    uint64_t e = 0, s = 0;
+    for (int i = 0; i < DF__BLOCK; i++) {
+        e |= (uint64_t)(p[i] == delim || p[i] == '\n') << i;
+        s |= (uint64_t)(p[i] == quote || p[i] == '\r') << i;
+    }
+    *ends = e;
+    *special = s;
+#endif
+}
+
+/* Tokenizes the plain record at p into t as df__csv_tokenize would; false
+ * (t unspecified) when the record is not plain or not wholly in [p, end). */
+static inline bool df__csv_plain_record(struct df__csv_tok *t, const char *p, const char *end,
+                                        const char **next)
+{
+    if (end - p < DF__BLOCK || *p == '\n')
+        return false;
+    const char *blk = p, *start = p;
+    uint64_t ends, special;
+    df__block_masks(blk, t->delim, t->quote, &ends, &special);
+    t->nfields = 0;
+    for (;;) {
+        while (!ends) {
+            if (special)
+                return false;
+            blk += DF__BLOCK;
+            if (end - blk < DF__BLOCK)
+                return false;
+            df__block_masks(blk, t->delim, t->quote, &ends, &special);
+        }
+        int k = __builtin_ctzll(ends);
+        if (special & ((UINT64_C(1) << k) - 1))
+            return false;
+        const char *at = blk + k;
+        struct df__csv_field f = {.p = start, .len = (size_t)(at - start), .flags = 0};
+        df__push_field(t, &f);
+        if (*at == '\n') {
+            t->nlines = 1;
+            *next = at + 1;
+            return true;
+        }
+        start = at + 1;
+        ends &= ends - 1;
+    }
+}
+
+/* ---- fast number parsers -----------------------------------------------------
+ * For plain fields (unquoted, pointing into the read buffer, which keeps
+ * DF__READ_PAD readable bytes after its sentinel): up to 16 digits are read 8 at a
+ * time. They only answer for the forms they know (an optional '-', digits,
+ * at most one '.'), where their value equals df__parse_int64's and
+ * df__parse_float64's (the same significand and the same one exact division);
+ * anything else returns false and the general parsers decide. */
+#define DF__READ_PAD 16
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The value of the n (1..8) bytes at s if they are all digits. */
+static inline bool df__digits8(const char *s, size_t n, uint64_t *out)
+{
+    const uint64_t zeros = UINT64_C(0x3030303030303030), high = UINT64_C(0xF0F0F0F0F0F0F0F0);
+    uint64_t w;
+    memcpy(&w, s, 8);
+    if (n < 8) { /* the digits to the top, '0's below them */
+        unsigned sh = (unsigned)(8 - n) * 8;
+        w = (w << sh) | (zeros >> (64 - sh));
+    }
+    if ((w & high) != zeros || ((w + UINT64_C(0x0606060606060606)) & high) != zeros)
+        return false;
+    w -= zeros;
+    w = w * 10 + (w >> 8); /* pairs of digits */
+    w = (((w & UINT64_C(0x000000FF000000FF)) * (100 + (UINT64_C(1000000) << 32))) +
+         (((w >> 16) & UINT64_C(0x000000FF000000FF)) * (1 + (UINT64_C(10000) << 32)))) >>
+        32;
+    *out = (uint32_t)w;
+    return true;
+}
+#else
+static inline bool df__digits8(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+#endif
+
+/* Up to 16 digits. */
+static inline bool df__digits16(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t hi, lo;
+    if (n == 0 || n > 16)
+        return false;
+    if (n <= 8)
+        return df__digits8(s, n, out);
+    if (!df__digits8(s, n - 8, &hi) || !df__digits8(s + n - 8, 8, &lo))
+        return false;
+    *out = hi * 100000000u + lo;
+    return true;
+}
+
+static inline bool df__fast_int64(const char *s, size_t n, int64_t *out)
+{
+    size_t i = s[0] == '-';
+    uint64_t v;
+    if (!df__digits16(s + i, n - i, &v))
+        return false;
+    *out = i ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
+static inline bool df__fast_float64(const char *s, size_t n, double *out)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    static const uint64_t u10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+    size_t i = s[0] == '-', m = n - i;
+    if (m == 0 || m > 16)
+        return false;
+    const char *t = s + i;
+    size_t dot = m; /* where the '.' is, m for none */
+#if defined(__SSE2__)
+    unsigned dots = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+                        _mm_loadu_si128((const __m128i *)(const void *)t), _mm_set1_epi8('.'))) &
+                    ((1u << m) - 1);
+    if (dots)
+        dot = (size_t)__builtin_ctz(dots);
+#else
+    const char *d = memchr(t, '.', m);
+    if (d)
+        dot = (size_t)(d - t);
+#endif
+    uint64_t ip, fp = 0;
+    size_t flen = dot < m ? m - dot - 1 : 0;
+    if (dot == 0 || dot > 8 || flen > 8 || !df__digits8(t, dot, &ip) ||
+        (flen && !df__digits8(t + dot + 1, flen, &fp)) || (dot < m && flen == 0))
+        return false;
+    double v = (double)(ip * u10[flen] + fp) / p10[flen];
+    *out = i ? -v : v;
+    return true;
 }
 
 /* ---- value parsers ---------------------------------------------------------

@@ -589,6 +589,150 @@ static void test_float_fast_path_matches_strtod(void **state)
     }
 }
 
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* The plain-record fast path gives exactly df__csv_tokenize's fields, end
+ * and line count wherever it answers: records with quotes, CRs, blank
+ * lines, fields of every length, records over one and over two 64-byte
+ * blocks, and the last 64 bytes of the buffer. */
+static void test_plain_record_matches_the_tokenizer(void **state)
+{
+    (void)state;
+    /* after two ordinary bytes, the special ones weighted: quotes and CRs rare */
+    static const char alphabet[] = "a1,,,,,,,,\n\n\n\n\n\n ;\"\r";
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int answered = 0, declined = 0, multi_block = 0;
+    struct df__csv_tok slow, fast;
+    df__csv_tok_init(&slow, ',', '"');
+    df__csv_tok_init(&fast, ',', '"');
+    for (int round = 0; round < 3000; round++) {
+        size_t n = 1 + xorshift(&x) % 2000;
+        char *buf = fr_xmalloc(n + 1);
+        /* mostly letters and digits, with a rate of each special byte that
+         * changes per round, so some rounds have records of hundreds of bytes */
+        unsigned rate = 2 + (unsigned)(xorshift(&x) % 200);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = xorshift(&x);
+            buf[i] = r % rate == 0 ? alphabet[2 + (r >> 20) % (sizeof(alphabet) - 3)]
+                                   : alphabet[(r >> 20) % 2];
+        }
+        buf[n] = '\n';
+        const char *p = buf, *end = buf + n;
+        while (p < end) {
+            const char *next_slow = NULL, *next_fast = NULL;
+            int rc = df__csv_tokenize(&slow, p, end, true, &next_slow);
+            if (df__csv_plain_record(&fast, p, end, &next_fast)) {
+                answered++;
+                multi_block += next_fast - p > DF__BLOCK;
+                assert_int_equal(rc, DF__TOK_RECORD);
+                assert_ptr_equal(next_fast, next_slow);
+                assert_int_equal(fast.nlines, slow.nlines);
+                assert_int_equal(fast.nfields, slow.nfields);
+                for (int f = 0; f < slow.nfields; f++) {
+                    assert_ptr_equal(fast.f[f].p, slow.f[f].p);
+                    assert_int_equal(fast.f[f].len, slow.f[f].len);
+                    assert_int_equal(fast.f[f].flags, slow.f[f].flags);
+                }
+            } else {
+                declined++;
+            }
+            assert_true(rc != DF__TOK_MORE);
+            p = next_slow;
+        }
+        free(buf);
+    }
+    df__csv_tok_cleanup(&slow);
+    df__csv_tok_cleanup(&fast);
+    assert_true(answered > 10000); /* not vacuous: both paths were taken */
+    assert_true(declined > 1000);
+    assert_true(multi_block > 100);
+}
+
+/* Where the fast number parsers answer, the general ones accept the same
+ * text with the same value (bit for bit); the bytes after the field (the
+ * read buffer's padding, here junk digits) never change an answer. */
+static void check_fast_numbers(const char *text, size_t n, int *ints, int *floats)
+{
+    char buf[64];
+    assert_true(n + DF__READ_PAD <= sizeof(buf));
+    memcpy(buf, text, n);
+    memset(buf + n, '7', sizeof(buf) - n); /* digits: a parser reading past n would see them */
+    int64_t fi, gi;
+    if (df__fast_int64(buf, n, &fi)) {
+        (*ints)++;
+        if (df__parse_int64(text, n, &gi) != 0 || fi != gi)
+            fail_msg("int '%.*s': fast %lld", (int)n, text, (long long)fi);
+    }
+    double fd, gd;
+    if (df__fast_float64(buf, n, &fd)) {
+        (*floats)++;
+        if (df__parse_float64(text, n, &gd) != 0 || memcmp(&fd, &gd, sizeof(fd)) != 0)
+            fail_msg("float '%.*s': fast %.17g", (int)n, text, fd);
+    }
+}
+
+static void test_fast_numbers_match_the_parsers(void **state)
+{
+    (void)state;
+    static const char *edges[] = {"-",
+                                  ".",
+                                  "-.",
+                                  "1.",
+                                  ".5",
+                                  "-0",
+                                  "-0.0",
+                                  "0.0",
+                                  "00000000",
+                                  "000000000",
+                                  "9999999999999999",
+                                  "-9999999999999999",
+                                  "99999999.99999999",
+                                  "12345678.1",
+                                  "1.12345678",
+                                  "+1",
+                                  "1e5",
+                                  "1.5e3",
+                                  "--1",
+                                  "1-",
+                                  "1..2",
+                                  "1.2.3",
+                                  " 1",
+                                  "1 ",
+                                  "0x10",
+                                  "/",
+                                  ":",
+                                  "12345678901234567",
+                                  "99999999999999999"};
+    int ints = 0, floats = 0;
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+        check_fast_numbers(edges[i], strlen(edges[i]), &ints, &floats);
+    static const char alphabet[] = "0123456789-.e+/: ";
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    char text[32];
+    for (int i = 0; i < 2000000; i++) {
+        size_t n = 1 + xorshift(&x) % 20;
+        uint64_t r = xorshift(&x);
+        bool digits_only = r & 1;
+        for (size_t j = 0; j < n; j++) {
+            uint64_t c = xorshift(&x);
+            text[j] = digits_only ? (char)('0' + c % 10) : alphabet[c % (sizeof(alphabet) - 1)];
+        }
+        if ((r >> 1) % 4 == 0)
+            text[0] = '-';
+        if ((r >> 3) % 2 == 0 && n > 2)
+            text[1 + (r >> 4) % (n - 1)] = '.';
+        check_fast_numbers(text, n, &ints, &floats);
+    }
+    assert_true(ints > 100000);
+    assert_true(floats > 200000);
+}
+
 static void test_memory_limit_and_cancel(void **state)
 {
     (void)state;
@@ -642,6 +786,8 @@ int main(void)
         cmocka_unit_test(test_split_prefix),
         cmocka_unit_test(test_number_parsers),
         cmocka_unit_test(test_float_fast_path_matches_strtod),
+        cmocka_unit_test(test_plain_record_matches_the_tokenizer),
+        cmocka_unit_test(test_fast_numbers_match_the_parsers),
         cmocka_unit_test(test_memory_limit_and_cancel),
         cmocka_unit_test(test_byte_source),
     };
