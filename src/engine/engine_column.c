@@ -402,18 +402,104 @@ struct df_column *df_column_take(const struct df_column *c, const int64_t *sel, 
     return out;
 }
 
+/* The validity of rows [start, start + n): NULL when all of them are valid. */
+static uint8_t *slice_validity(const struct df_column *c, int64_t start, int64_t n, int64_t *nulls,
+                               bool *oom)
+{
+    *nulls = 0;
+    *oom = false;
+    if (!c->validity || c->null_count == 0 || n == 0)
+        return NULL;
+    uint8_t *v = fr_try_malloc((size_t)(n + 7) / 8);
+    if (!v) {
+        *oom = true;
+        return NULL;
+    }
+    if ((start & 7) == 0) {
+        memcpy(v, c->validity + (start >> 3), (size_t)(n + 7) / 8);
+        if (n & 7)
+            v[n >> 3] &= (uint8_t)((1u << (n & 7)) - 1);
+    } else {
+        memset(v, 0, (size_t)(n + 7) / 8);
+        for (int64_t i = 0; i < n; i++)
+            v[i >> 3] |= (uint8_t)((unsigned)df_column_is_valid(c, start + i) << (i & 7));
+    }
+    int64_t valid = 0;
+    for (int64_t b = 0; b < n / 8; b++)
+        valid += __builtin_popcount(v[b]);
+    if (n & 7)
+        valid += __builtin_popcount(v[n >> 3]);
+    *nulls = n - valid;
+    if (*nulls == 0) {
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* A copy of rows [start, start + n), clamped to the column: contiguous
+ * copies of the values (or of the string bytes, with the offsets rebased),
+ * not a gather. */
 struct df_column *df_column_slice(const struct df_column *c, int64_t start, int64_t n)
 {
-    int64_t *sel = fr_try_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
-    if (!sel) {
-        struct df_column *out = df_column_new(c->type, 0);
+    if (start < 0)
+        start = 0;
+    if (start > c->length)
+        start = c->length;
+    if (n < 0 || n > c->length - start)
+        n = c->length - start;
+    size_t w = df_type_width(c->type);
+    if (c->type != DF_TYPE_STRING && w == 0) { /* no value buffer: as a take */
+        int64_t *sel = fr_try_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+        if (!sel) {
+            struct df_column *out = df_column_new(c->type, 0);
+            out->oom = true;
+            return out;
+        }
+        for (int64_t i = 0; i < n; i++)
+            sel[i] = start + i;
+        struct df_column *out = df_column_take(c, sel, n);
+        free(sel);
+        return out;
+    }
+    struct df_column *out = df_column_new(c->type, 0);
+    if (n == 0)
+        return out;
+    bool oom = false;
+    if (c->type == DF_TYPE_STRING) {
+        const int64_t *off = c->offsets;
+        int64_t a = off[start], bytes = off[start + n] - a;
+        free(out->offsets);
+        free(out->data);
+        out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
+        out->data = df__alloc_big((size_t)bytes + 16);
+        out->data_cap = out->data ? bytes + 16 : 0;
+        oom = !out->offsets || !out->data;
+        if (!oom) {
+            for (int64_t i = 0; i <= n; i++)
+                out->offsets[i] = off[start + i] - a;
+            if (bytes)
+                memcpy(out->data, c->data + a, (size_t)bytes);
+            out->data_len = bytes;
+        }
+    } else {
+        free(out->values);
+        out->values = df__alloc_big(w * (size_t)n);
+        oom = !out->values;
+        if (!oom)
+            memcpy(out->values, (const char *)c->values + (size_t)start * w, w * (size_t)n);
+    }
+    if (!oom)
+        out->validity = slice_validity(c, start, n, &out->null_count, &oom);
+    if (oom) {
+        if (!out->offsets) /* keep the column a valid empty one */
+            out->offsets = fr_xcalloc(1, sizeof(int64_t));
+        out->data_len = 0;
         out->oom = true;
         return out;
     }
-    for (int64_t i = 0; i < n; i++)
-        sel[i] = start + i;
-    struct df_column *out = df_column_take(c, sel, n);
-    free(sel);
+    out->capacity = n;
+    out->length = n;
     return out;
 }
 

@@ -362,12 +362,32 @@ static int core_union(struct df_table *const *const *in, const int *n, struct df
     return rc;
 }
 
-static int run_core(json_t *core, struct df_table **const *in, const int *n, struct df_exec *ex,
-                    struct df_table **out, struct fr_error *err)
+/* The rows a pipeline that starts with a slice keeps of its input (offset
+ * + limit, saturated), or -1 when it may keep them all. */
+static int64_t pipeline_need(json_t *pipeline)
+{
+    json_t *slice = json_object_get(json_array_get(pipeline, 0), "slice");
+    json_t *lim = json_object_get(slice, "limit"), *off = json_object_get(slice, "offset");
+    if (!json_is_integer(lim) || !json_is_integer(off) || json_integer_value(lim) < 0 ||
+        json_integer_value(off) < 0)
+        return -1;
+    int64_t l = json_integer_value(lim), o = json_integer_value(off);
+    return o > INT64_MAX - l ? INT64_MAX : o + l;
+}
+
+static int run_core(json_t *core, json_t *pipeline, struct df_table **const *in, const int *n,
+                    struct df_exec *ex, struct df_table **out, struct fr_error *err)
 {
     const char *op = json_string_value(json_object_get(core, "op"));
-    if (!op || strcmp(op, "concat") == 0)
-        return concat_slot(in[0], n[0], out, err);
+    if (!op || strcmp(op, "concat") == 0) {
+        /* a gather before a limit: the leading inputs that hold the rows
+         * it keeps are enough (the inputs come in task order) */
+        int64_t need = pipeline_need(pipeline), have = 0;
+        int k = 0;
+        while (need >= 0 && k < n[0] && (have < need || k == 0))
+            have += in[0][k++]->nrows;
+        return concat_slot(in[0], need >= 0 && k > 0 ? k : n[0], out, err);
+    }
     if (strcmp(op, "agg_final") == 0)
         return core_agg_final(core, in[0], n[0], ex, out, err);
     if (strcmp(op, "join") == 0)
@@ -483,7 +503,7 @@ int plan_task_execute_io(json_t *spec, struct plan_io *io, struct df_table **con
     if (rc == FR_OK && t)
         io->rows_read = t->nrows;
     if (rc == FR_OK && !t)
-        rc = run_core(core, inputs, ninputs, ex, &t, err);
+        rc = run_core(core, json_object_get(spec, "pipeline"), inputs, ninputs, ex, &t, err);
     if (rc == FR_OK) {
         int64_t max_rows =
             json_integer_value(json_object_get(json_object_get(spec, "input"), "max_rows"));

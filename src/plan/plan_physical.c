@@ -433,10 +433,19 @@ static int plan_join(struct plan_physical *p, int *cur, const struct lop *op, st
                              strings_json(op->right_on, op->nkeys), "how", how ? how : "inner",
                              "merge_keys", op->merge_keys, "suffix", op->suffix);
     int j = new_stage(p, "join");
-    if (can && rbytes < limit) {
-        plan__decide(p, "broadcast_join_size_bytes_threshold", limit,
-                     "broadcast join: right side %s < broadcast_join_size_bytes_threshold %s",
-                     fmt_bytes(rbytes, a, sizeof(a)), fmt_bytes(limit, b, sizeof(b)));
+    /* A preview reads at most preview_rows rows of each source: its right
+     * side is small whatever the sources' sizes, and a shuffle of both
+     * sides would cost more than the join. */
+    bool preview = p->preview_rows > 0;
+    if (can && (rbytes < limit || preview)) {
+        if (preview)
+            plan__decide(p, "broadcast_join_size_bytes_threshold", limit,
+                         "broadcast join: a preview reads at most %lld rows of each source",
+                         (long long)p->preview_rows);
+        else
+            plan__decide(p, "broadcast_join_size_bytes_threshold", limit,
+                         "broadcast join: right side %s < broadcast_join_size_bytes_threshold %s",
+                         fmt_bytes(rbytes, a, sizeof(a)), fmt_bytes(limit, b, sizeof(b)));
         close_stage(p, *cur);
         close_stage(p, r);
         p->stages[j].ntasks = p->stages[*cur].ntasks;

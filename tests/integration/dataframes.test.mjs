@@ -107,6 +107,45 @@ test('explain names the config values behind its decisions', async () => {
   }
 });
 
+// A preview reads at most preview_scan_rows rows of each source, so its joins
+// broadcast the right side whatever the threshold; its rows must still be the
+// join's (here the heads hold every row, so the preview is the whole answer).
+// Left and inner joins broadcast; a right join cannot and still shuffles.
+test('join previews over kept dataframes in several parts match the run', async () => {
+  const srv = await startServer();
+  try {
+    writeFileSync(path.join(srv.dataDir, 'trips.csv'), TRIPS);
+    writeFileSync(path.join(srv.dataDir, 'vendors.csv'), 'vendor,name\nCMT,Creative\nVTS,VeriFone\nXYZ,Nobody\n');
+    await call(srv.base, 'POST', '/v1/config', { json: {
+      scan_tasks_max_size_bytes: 40, scan_tasks_min_size_bytes: 1, broadcast_join_size_bytes_threshold: 0,
+      maintain_order: false } });
+    const kept = {};
+    for (const ds of ['trips', 'vendors']) {
+      const r = await call(srv.base, 'POST', '/v1/dataframes', { json: { source: { dataset: ds } } });
+      assert.equal(r.status, 201, r.text);
+      const q = await call(srv.base, 'POST', '/v1/queries?wait=30', { json: { dataframe: r.body.id } });
+      assert.equal(q.body.state, 'succeeded', q.text);
+      kept[ds] = r.body.id;
+    }
+    const sorted = (rows) => rows.map((x) => JSON.stringify(x)).sort();
+    for (const how of ['inner', 'left', 'right']) {
+      const plan = { source: { dataframe: kept.trips }, ops: [
+        { join: { right: { source: { dataframe: kept.vendors } }, on: ['vendor'], how } },
+        { select: ['id', 'vendor', 'name'] }] };
+      const r = await call(srv.base, 'POST', '/v1/dataframes', { json: plan });
+      assert.equal(r.status, 201, r.text);
+      const q = await run(srv, plan);
+      assert.equal(q.state, 'succeeded', JSON.stringify(q));
+      const res = await call(srv.base, 'GET', `/v1/queries/${q.id}/result`);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.rows.length, { inner: 5, left: 6, right: 6 }[how]);
+      assert.deepEqual(sorted(r.body.preview), sorted(res.body.rows), how);
+    }
+  } finally {
+    await srv.stop();
+  }
+});
+
 test('a run dataframe is kept and reused as a source; results page and stream', async () => {
   const srv = await startServer();
   try {

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,6 +175,94 @@ static void test_dates(void **state)
     assert_string_equal(buf, "-9223372036854775808");
 }
 
+/* Slices equal a take of the same rows (values, string bytes, validity and
+ * null counts) for every start and length, aligned or not, with and
+ * without nulls, clamped past the end; a slice of all rows shares. */
+static void check_same_column(const struct df_column *a, const struct df_column *b)
+{
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->length, b->length);
+    assert_int_equal(a->null_count, b->null_count);
+    for (int64_t i = 0; i < a->length; i++) {
+        assert_int_equal(df_column_is_valid(a, i), df_column_is_valid(b, i));
+        if (!df_column_is_valid(a, i))
+            continue;
+        if (a->type == DF_TYPE_STRING) {
+            int64_t la = a->offsets[i + 1] - a->offsets[i], lb = b->offsets[i + 1] - b->offsets[i];
+            assert_int_equal(la, lb);
+            assert_memory_equal(a->data + a->offsets[i], b->data + b->offsets[i], (size_t)la);
+        } else {
+            size_t w = df_type_width(a->type);
+            assert_memory_equal((const char *)a->values + (size_t)i * w,
+                                (const char *)b->values + (size_t)i * w, w);
+        }
+    }
+}
+
+static void test_slice_matches_take(void **state)
+{
+    (void)state;
+    const df_type types[] = {DF_TYPE_INT64, DF_TYPE_FLOAT64, DF_TYPE_BOOL, DF_TYPE_DATE,
+                             DF_TYPE_STRING};
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        for (int with_nulls = 0; with_nulls < 2; with_nulls++) {
+            struct df_column *c = df_column_new(types[ti], 0);
+            const int64_t len = 77;
+            for (int64_t i = 0; i < len; i++) {
+                if (with_nulls && i % 5 == 3) {
+                    df_column_append_null(c);
+                    continue;
+                }
+                switch (types[ti]) {
+                case DF_TYPE_INT64:
+                    df_column_append_int64(c, i * 1000003 - 7);
+                    break;
+                case DF_TYPE_FLOAT64:
+                    df_column_append_float64(c, (double)i / 3);
+                    break;
+                case DF_TYPE_BOOL:
+                    df_column_append_bool(c, i % 3 == 0);
+                    break;
+                case DF_TYPE_DATE:
+                    df_column_append_int32(c, (int32_t)(i * 37));
+                    break;
+                default: {
+                    char text[32];
+                    int n = snprintf(text, sizeof(text), "%.*s", (int)(i % 20),
+                                     "abcdefghijklmnopqrstu");
+                    df_column_append_string(c, text, n);
+                }
+                }
+            }
+            int64_t sel[128];
+            for (int64_t start = 0; start <= len + 2; start++) {
+                for (int64_t n = 0; n <= len + 3; n += (n < 20 ? 1 : 7)) {
+                    struct df_column *s = df_column_slice(c, start, n);
+                    int64_t a = start < len ? start : len, m = n < len - a ? n : len - a;
+                    for (int64_t i = 0; i < m; i++)
+                        sel[i] = a + i;
+                    struct df_column *want = df_column_take(c, sel, m);
+                    assert_true(df_column_ok(s));
+                    check_same_column(s, want);
+                    df_column_unref(s);
+                    df_column_unref(want);
+                }
+            }
+            struct df_table *t = df_table_new();
+            df_table_add(t, "c", c);
+            t->nrows = len;
+            struct df_table *all = df_table_slice(t, 0, len + 5);
+            assert_ptr_equal(all->cols[0], c);
+            struct df_table *part = df_table_slice(t, 1, len);
+            assert_int_equal(part->nrows, len - 1);
+            assert_ptr_not_equal(part->cols[0], c);
+            df_table_free(all);
+            df_table_free(part);
+            df_table_free(t);
+        }
+    }
+}
+
 static void test_memory_limit(void **state)
 {
     (void)state;
@@ -197,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_strings_never_null_data),
         cmocka_unit_test(test_dates),
         cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_slice_matches_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

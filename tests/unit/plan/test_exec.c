@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,10 +77,61 @@ static void test_join_key_lists_must_match(void **state)
                      FR_OK);
 }
 
+/* A gather followed by a limit concatenates only the leading inputs that
+ * hold the rows the limit keeps; its answer is the same as a concat of all
+ * of them, with an offset, a limit inside the first input, one across
+ * inputs, one past the end and a limit of 0. */
+static void test_gather_before_a_limit(void **state)
+{
+    (void)state;
+    struct df_table *parts[3];
+    for (int p = 0; p < 3; p++) {
+        parts[p] = df_table_new();
+        struct df_column *v = df_column_new(DF_TYPE_INT64, 8);
+        for (int i = 0; i < 8; i++)
+            df_column_append_int64(v, p * 8 + i);
+        df_table_add(parts[p], "v", v);
+        parts[p]->nrows = 8;
+    }
+    struct df_table **const inputs[1] = {parts};
+    const int counts[1] = {3};
+    const int64_t cases[][3] = {{0, 3, 0}, {5, 10, 5}, {20, 10, 20}, {0, 0, 0}, {7, 1, 7}};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char text[256];
+        snprintf(text, sizeof(text),
+                 "{\"input\":{\"kind\":\"slots\"},\"core\":{\"op\":\"concat\"},"
+                 "\"pipeline\":[{\"slice\":{\"offset\":%lld,\"limit\":%lld}}]}",
+                 (long long)cases[c][0], (long long)cases[c][1]);
+        json_t *spec = json_loads(text, 0, NULL);
+        assert_non_null(spec);
+        struct df_options opts = {.morsel_size_rows = 4};
+        struct df_exec ex;
+        df_exec_init(&ex, &opts, NULL);
+        struct df_table **outs = NULL;
+        int nouts = 0;
+        struct fr_error err;
+        fr_error_init(&err);
+        assert_int_equal(plan_task_execute(spec, NULL, inputs, counts, &ex, &outs, &nouts, &err),
+                         FR_OK);
+        assert_int_equal(nouts, 1);
+        int64_t want = 24 - cases[c][0] < cases[c][1] ? 24 - cases[c][0] : cases[c][1];
+        assert_int_equal(outs[0]->nrows, want);
+        assert_int_equal(outs[0]->ncols, 1);
+        for (int64_t i = 0; i < want; i++)
+            assert_int_equal(((const int64_t *)outs[0]->cols[0]->values)[i], cases[c][2] + i);
+        df_table_free(outs[0]);
+        free(outs);
+        json_decref(spec);
+    }
+    for (int p = 0; p < 3; p++)
+        df_table_free(parts[p]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_join_key_lists_must_match),
+        cmocka_unit_test(test_gather_before_a_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
