@@ -221,8 +221,8 @@ static inline void df__block_masks(const char *p, char delim, char quote, uint64
 static inline bool df__csv_plain_record(struct df__csv_tok *t, const char *p, const char *end,
                                         const char **next)
 {
-    if (end - p < DF__BLOCK || *p == '\n')
-        return false;
+    if (end - p < DF__BLOCK || *p == '\n' || t->quote == '\n')
+        return false; /* a quote of LF would open a field where a record ends here */
     const char *blk = p, *start = p;
     uint64_t ends, special;
     df__block_masks(blk, t->delim, t->quote, &ends, &special);
@@ -346,7 +346,12 @@ static inline bool df__fast_float64(const char *s, size_t n, double *out)
     if (dot == 0 || dot > 8 || flen > 8 || !df__digits8(t, dot, &ip) ||
         (flen && !df__digits8(t + dot + 1, flen, &fp)) || (dot < m && flen == 0))
         return false;
-    double v = (double)(ip * u10[flen] + fp) / p10[flen];
+    /* at most 15 digits (16 bytes with the '.'), so the significand is under
+     * 2^53 and exact, as df__parse_float64's fast path requires */
+    uint64_t sig = ip * u10[flen] + fp;
+    if (sig > (UINT64_C(1) << 53))
+        return false;
+    double v = (double)sig / p10[flen];
     *out = i ? -v : v;
     return true;
 }

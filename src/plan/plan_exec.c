@@ -366,7 +366,10 @@ static int core_union(struct df_table *const *const *in, const int *n, struct df
  * + limit, saturated), or -1 when it may keep them all. */
 static int64_t pipeline_need(json_t *pipeline)
 {
-    json_t *slice = json_object_get(json_array_get(pipeline, 0), "slice");
+    json_t *first = json_array_get(pipeline, 0);
+    if (json_object_size(first) != 1) /* an op with more keys runs as another op */
+        return -1;
+    json_t *slice = json_object_get(first, "slice");
     json_t *lim = json_object_get(slice, "limit"), *off = json_object_get(slice, "offset");
     if (!json_is_integer(lim) || !json_is_integer(off) || json_integer_value(lim) < 0 ||
         json_integer_value(off) < 0)

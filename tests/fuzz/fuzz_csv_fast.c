@@ -1,6 +1,7 @@
 /* fuzz_csv_fast: the CSV reader's fast paths (engine_io_int.h) against the
  * definitions they shortcut, on arbitrary bytes. The first byte picks the
- * delimiter; the rest is a buffer of records. Invariants: wherever
+ * delimiter and the quote (LF and the delimiter among them); the rest is a
+ * buffer of records. Invariants: wherever
  * df__csv_plain_record answers, df__csv_tokenize gives the same fields, end
  * and line count; wherever df__fast_int64 or df__fast_float64 answer for a
  * field, df__parse_int64 or df__parse_float64 accept it with the same value,
@@ -30,14 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     static const char delims[] = {',', ';', '\t', '|'};
-    char delim = delims[data[0] % 4];
+    static const char quotes[] = {'"', '"', '\'', '\0', '\n', ','};
+    char delim = delims[data[0] % 4], quote = quotes[(data[0] >> 2) % 6];
     size_t n = size - 1;
     char *buf = malloc(n + 1);
     memcpy(buf, data + 1, n);
     buf[n] = '\n';
     struct df__csv_tok slow, fast;
-    df__csv_tok_init(&slow, delim, '"');
-    df__csv_tok_init(&fast, delim, '"');
+    df__csv_tok_init(&slow, delim, quote);
+    df__csv_tok_init(&fast, delim, quote);
     const char *p = buf, *end = buf + n;
     while (p < end) {
         const char *next_slow = NULL, *next_fast = NULL;

@@ -107,17 +107,18 @@ test('explain names the config values behind its decisions', async () => {
   }
 });
 
-// A preview reads at most preview_scan_rows rows of each source, so its joins
-// broadcast the right side whatever the threshold; its rows must still be the
-// join's (here the heads hold every row, so the preview is the whole answer).
-// Left and inner joins broadcast; a right join cannot and still shuffles.
+// A preview reads at most preview_scan_rows rows of each source, so a join whose
+// right side is one source's head broadcasts it however large the source (here
+// the threshold is 1 byte, so the run shuffles); its rows must still be the
+// join's (the heads hold every row, so the preview is the whole answer). Left and
+// inner joins broadcast; a right join cannot and still shuffles.
 test('join previews over kept dataframes in several parts match the run', async () => {
   const srv = await startServer();
   try {
     writeFileSync(path.join(srv.dataDir, 'trips.csv'), TRIPS);
     writeFileSync(path.join(srv.dataDir, 'vendors.csv'), 'vendor,name\nCMT,Creative\nVTS,VeriFone\nXYZ,Nobody\n');
     await call(srv.base, 'POST', '/v1/config', { json: {
-      scan_tasks_max_size_bytes: 40, scan_tasks_min_size_bytes: 1, broadcast_join_size_bytes_threshold: 0,
+      scan_tasks_max_size_bytes: 40, scan_tasks_min_size_bytes: 1, broadcast_join_size_bytes_threshold: 1,
       maintain_order: false } });
     const kept = {};
     for (const ds of ['trips', 'vendors']) {

@@ -77,6 +77,28 @@ static void test_join_key_lists_must_match(void **state)
                      FR_OK);
 }
 
+/* Runs a task spec over one slot of inputs; its one output table. */
+static struct df_table *run_one(const char *text, struct df_table **const *inputs,
+                                const int *counts)
+{
+    json_t *spec = json_loads(text, 0, NULL);
+    assert_non_null(spec);
+    struct df_options opts = {.morsel_size_rows = 4};
+    struct df_exec ex;
+    df_exec_init(&ex, &opts, NULL);
+    struct df_table **outs = NULL;
+    int nouts = 0;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(plan_task_execute(spec, NULL, inputs, counts, &ex, &outs, &nouts, &err),
+                     FR_OK);
+    assert_int_equal(nouts, 1);
+    struct df_table *out = outs[0];
+    free(outs);
+    json_decref(spec);
+    return out;
+}
+
 /* A gather followed by a limit concatenates only the leading inputs that
  * hold the rows the limit keeps; its answer is the same as a concat of all
  * of them, with an offset, a limit inside the first input, one across
@@ -102,27 +124,22 @@ static void test_gather_before_a_limit(void **state)
                  "{\"input\":{\"kind\":\"slots\"},\"core\":{\"op\":\"concat\"},"
                  "\"pipeline\":[{\"slice\":{\"offset\":%lld,\"limit\":%lld}}]}",
                  (long long)cases[c][0], (long long)cases[c][1]);
-        json_t *spec = json_loads(text, 0, NULL);
-        assert_non_null(spec);
-        struct df_options opts = {.morsel_size_rows = 4};
-        struct df_exec ex;
-        df_exec_init(&ex, &opts, NULL);
-        struct df_table **outs = NULL;
-        int nouts = 0;
-        struct fr_error err;
-        fr_error_init(&err);
-        assert_int_equal(plan_task_execute(spec, NULL, inputs, counts, &ex, &outs, &nouts, &err),
-                         FR_OK);
-        assert_int_equal(nouts, 1);
+        struct df_table *out = run_one(text, inputs, counts);
         int64_t want = 24 - cases[c][0] < cases[c][1] ? 24 - cases[c][0] : cases[c][1];
-        assert_int_equal(outs[0]->nrows, want);
-        assert_int_equal(outs[0]->ncols, 1);
+        assert_int_equal(out->nrows, want);
+        assert_int_equal(out->ncols, 1);
         for (int64_t i = 0; i < want; i++)
-            assert_int_equal(((const int64_t *)outs[0]->cols[0]->values)[i], cases[c][2] + i);
-        df_table_free(outs[0]);
-        free(outs);
-        json_decref(spec);
+            assert_int_equal(((const int64_t *)out->cols[0]->values)[i], cases[c][2] + i);
+        df_table_free(out);
     }
+    /* an op that holds a slice beside another op runs as the other op (here
+     * a projection): every input is concatenated */
+    struct df_table *out = run_one("{\"input\":{\"kind\":\"slots\"},\"core\":{\"op\":\"concat\"},"
+                                   "\"pipeline\":[{\"project\":[{\"col\":\"v\",\"name\":\"v\"}],"
+                                   "\"slice\":{\"offset\":0,\"limit\":1}}]}",
+                                   inputs, counts);
+    assert_int_equal(out->nrows, 24);
+    df_table_free(out);
     for (int p = 0; p < 3; p++)
         df_table_free(parts[p]);
 }
