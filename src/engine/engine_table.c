@@ -70,8 +70,6 @@ struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t
         start = t->nrows;
     if (n < 0 || n > t->nrows - start) /* no start + n: it could overflow */
         n = t->nrows - start;
-    if (start == 0 && n == t->nrows)
-        return df_table_share(t); /* every row: the columns are shared, not copied */
     struct df_table *out = df_table_new();
     for (int i = 0; i < t->ncols; i++)
         df_table_add(out, t->names[i], df_column_slice(t->cols[i], start, n));

@@ -417,20 +417,6 @@ static void plan_window(struct plan_physical *p, int *cur, const struct lop *op)
     *cur = w;
 }
 
-/* Left tasks a preview's join may broadcast its right side to. */
-#define PREVIEW_BROADCAST_TASKS 64
-
-/* A plan that is one source and row-wise ops (its rows are at most its
- * source's, so a preview's head bounds them). */
-static bool simple_side(const struct lplan *lp)
-{
-    for (int i = 0; i < lp->nops; i++)
-        if (lp->ops[i].kind != LOP_SLICE && lp->ops[i].kind != LOP_PROJECT &&
-            lp->ops[i].kind != LOP_FILTER)
-            return false;
-    return true;
-}
-
 static int plan_join(struct plan_physical *p, int *cur, const struct lop *op, struct fr_error *err)
 {
     int r;
@@ -447,22 +433,10 @@ static int plan_join(struct plan_physical *p, int *cur, const struct lop *op, st
                              strings_json(op->right_on, op->nkeys), "how", how ? how : "inner",
                              "merge_keys", op->merge_keys, "suffix", op->suffix);
     int j = new_stage(p, "join");
-    /* A preview reads at most preview_rows rows of each source: a right side
-     * that is one source's head (filtered, projected) is small whatever the
-     * source's size, and a shuffle of both sides costs more than the join.
-     * Only for a few left tasks (each builds the right side's table), and a
-     * threshold of 0 still means never. */
-    bool preview = p->preview_rows > 0 && limit > 0 && simple_side(op->right) &&
-                   p->stages[*cur].ntasks <= PREVIEW_BROADCAST_TASKS;
-    if (can && (rbytes < limit || preview)) {
-        if (rbytes >= limit)
-            plan__decide(p, NULL, 0,
-                         "broadcast join: a preview reads at most %lld rows of the right side",
-                         (long long)p->preview_rows);
-        else
-            plan__decide(p, "broadcast_join_size_bytes_threshold", limit,
-                         "broadcast join: right side %s < broadcast_join_size_bytes_threshold %s",
-                         fmt_bytes(rbytes, a, sizeof(a)), fmt_bytes(limit, b, sizeof(b)));
+    if (can && rbytes < limit) {
+        plan__decide(p, "broadcast_join_size_bytes_threshold", limit,
+                     "broadcast join: right side %s < broadcast_join_size_bytes_threshold %s",
+                     fmt_bytes(rbytes, a, sizeof(a)), fmt_bytes(limit, b, sizeof(b)));
         close_stage(p, *cur);
         close_stage(p, r);
         p->stages[j].ntasks = p->stages[*cur].ntasks;

@@ -107,11 +107,11 @@ test('explain names the config values behind its decisions', async () => {
   }
 });
 
-// A preview reads at most preview_scan_rows rows of each source, so a join whose
-// right side is one source's head broadcasts it however large the source (here
-// the threshold is 1 byte, so the run shuffles); its rows must still be the
-// join's (the heads hold every row, so the preview is the whole answer). Left and
-// inner joins broadcast; a right join cannot and still shuffles.
+// A preview reads the head of each source: over a kept dataframe in several
+// parts, each part's task cuts its head and a gather keeps only the leading
+// parts that hold the rows. Its joins' rows must still be the join's (the heads
+// hold every row here, so the preview is the whole answer), for inner, left and
+// right joins, shuffled (a 1-byte broadcast threshold).
 test('join previews over kept dataframes in several parts match the run', async () => {
   const srv = await startServer();
   try {
