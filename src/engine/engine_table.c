@@ -62,6 +62,20 @@ struct df_table *df_table_take(const struct df_table *t, const int64_t *sel, int
     return out;
 }
 
+/* Whether a copy of every row would be as large as the table (memory budgets
+ * charge a table's capacity): no room for more rows or string bytes than a
+ * slice leaves (16 bytes), and no validity bits without a null. */
+static bool holds_no_slack(const struct df_table *t)
+{
+    for (int i = 0; i < t->ncols; i++) {
+        const struct df_column *c = t->cols[i];
+        if (c->capacity != c->length || (c->validity && c->null_count == 0) ||
+            (c->type == DF_TYPE_STRING && c->data_cap > c->data_len + 16))
+            return false;
+    }
+    return true;
+}
+
 struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t n)
 {
     if (start < 0)
@@ -70,6 +84,8 @@ struct df_table *df_table_slice(const struct df_table *t, int64_t start, int64_t
         start = t->nrows;
     if (n < 0 || n > t->nrows - start) /* no start + n: it could overflow */
         n = t->nrows - start;
+    if (start == 0 && n == t->nrows && holds_no_slack(t))
+        return df_table_share(t); /* the copy would be the same bytes */
     struct df_table *out = df_table_new();
     for (int i = 0; i < t->ncols; i++)
         df_table_add(out, t->names[i], df_column_slice(t->cols[i], start, n));

@@ -177,7 +177,8 @@ static void test_dates(void **state)
 
 /* Slices equal a take of the same rows (values, string bytes, validity and
  * null counts) for every start and length, aligned or not, with and
- * without nulls, clamped past the end. */
+ * without nulls, clamped past the end; a slice of every row shares a
+ * table only when the copy would take as much memory. */
 static void check_same_column(const struct df_column *a, const struct df_column *b)
 {
     assert_int_equal(a->type, b->type);
@@ -251,9 +252,17 @@ static void test_slice_matches_take(void **state)
             struct df_table *t = df_table_new();
             df_table_add(t, "c", c);
             t->nrows = len;
+            /* appended columns keep room to grow: a slice of all their rows
+             * copies (a budget would charge the room); a slice's copy has
+             * none, so all of its rows are shared */
             struct df_table *all = df_table_slice(t, 0, len + 5);
             assert_int_equal(all->nrows, len);
             check_same_column(all->cols[0], c);
+            assert_true(c->capacity > c->length);
+            assert_ptr_not_equal(all->cols[0], c);
+            struct df_table *again = df_table_slice(all, 0, len);
+            assert_ptr_equal(again->cols[0], all->cols[0]);
+            df_table_free(again);
             struct df_table *part = df_table_slice(t, 1, len);
             assert_int_equal(part->nrows, len - 1);
             assert_ptr_not_equal(part->cols[0], c);
