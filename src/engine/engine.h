@@ -57,6 +57,10 @@ struct df_column {
     int64_t data_cap;
 };
 
+/* The bytes a gathered or sliced string column's data keeps past its
+ * data_len, so short strings move as two 8-byte words. */
+#define DF_STRING_PAD 16
+
 /* new: refcount 1, length 0, room for `capacity` values (a hint). */
 struct df_column *df_column_new(df_type type, int64_t capacity);
 struct df_column *df_column_ref(struct df_column *c); /* returns c */

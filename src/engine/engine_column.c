@@ -284,7 +284,7 @@ static void take_strings(struct df_column *out, const struct df_column *c, const
 {
     int64_t pos = 0;
     const int64_t *off = c->offsets;
-    const int64_t safe_src = c->data_cap - 16;
+    const int64_t safe_src = c->data_cap - DF_STRING_PAD;
     char *dst = out->data;
     out->offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -472,8 +472,8 @@ struct df_column *df_column_slice(const struct df_column *c, int64_t start, int6
         free(out->offsets);
         free(out->data);
         out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
-        out->data = df__alloc_big((size_t)bytes + 16);
-        out->data_cap = out->data ? bytes + 16 : 0;
+        out->data = df__alloc_big((size_t)bytes + DF_STRING_PAD);
+        out->data_cap = out->data ? bytes + DF_STRING_PAD : 0;
         oom = !out->offsets || !out->data;
         if (!oom) {
             for (int64_t i = 0; i <= n; i++)

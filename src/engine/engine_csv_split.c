@@ -12,9 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define SPLIT_BUF (1 << 20)
 
@@ -32,34 +29,6 @@ struct splitter {
     struct df_byte_range *ranges; /* owned until handed out */
     int n, cap;
 };
-
-/* Line feeds in [p, e): 16 bytes per compare where SSE2 is there, else 8 at
- * a time (a byte of w ^ "\n\n..." is zero where a line feed was;
- * ((b & 0x7f) + 0x7f) | b has its high bit set exactly for the nonzero
- * bytes, and no carry crosses a byte). */
-static int64_t count_lf(const char *p, const char *e)
-{
-    int64_t n = 0;
-#if defined(__SSE2__)
-    const __m128i lf = _mm_set1_epi8('\n');
-    for (; e - p >= 16; p += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        n += __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf)));
-    }
-#endif
-    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL, hi = 0x8080808080808080ULL;
-    const uint64_t lfs = 0x0a0a0a0a0a0a0a0aULL;
-    for (; e - p >= 8; p += 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        w ^= lfs;
-        uint64_t nonzero = (((w & lo7) + lo7) | w) & hi;
-        n += 8 - __builtin_popcountll(nonzero);
-    }
-    for (; p < e; p++)
-        n += *p == '\n';
-    return n;
-}
 
 static void push_range(struct splitter *s, int64_t end)
 {
@@ -96,10 +65,10 @@ static void scan_unquoted(struct splitter *s, const char *buf, int64_t base, con
         const char *from = want - base > p - buf ? buf + (want - base) : p;
         const char *nl = from < z ? memchr(from, '\n', (size_t)(z - from)) : NULL;
         if (!nl) {
-            s->line += count_lf(p, z);
+            s->line += df__count_lf(p, z);
             return;
         }
-        s->line += count_lf(p, nl + 1);
+        s->line += df__count_lf(p, nl + 1);
         boundary(s, base + (nl + 1 - buf));
         p = nl + 1;
     }
@@ -112,7 +81,7 @@ static void scan_chunk(struct splitter *s, const char *buf, size_t len, int64_t 
         if (s->state == S_QUOTED) {
             const char *z = memchr(p, s->quote, (size_t)(e - p));
             const char *stop = z ? z : e;
-            s->line += count_lf(p, stop);
+            s->line += df__count_lf(p, stop);
             if (!z)
                 break;
             s->state = S_QUOTE_SEEN;

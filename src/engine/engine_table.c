@@ -70,7 +70,7 @@ static bool holds_no_slack(const struct df_table *t)
     for (int i = 0; i < t->ncols; i++) {
         const struct df_column *c = t->cols[i];
         if (c->capacity != c->length || (c->validity && c->null_count == 0) ||
-            (c->type == DF_TYPE_STRING && c->data_cap > c->data_len + 16))
+            (c->type == DF_TYPE_STRING && c->data_cap > c->data_len + DF_STRING_PAD))
             return false;
     }
     return true;

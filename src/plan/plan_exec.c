@@ -389,7 +389,7 @@ static int run_core(json_t *core, json_t *pipeline, struct df_table **const *in,
         int k = 0;
         while (need >= 0 && k < n[0] && (have < need || k == 0))
             have += in[0][k++]->nrows;
-        return concat_slot(in[0], need >= 0 && k > 0 ? k : n[0], out, err);
+        return concat_slot(in[0], k > 0 ? k : n[0], out, err);
     }
     if (strcmp(op, "agg_final") == 0)
         return core_agg_final(core, in[0], n[0], ex, out, err);
