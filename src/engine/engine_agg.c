@@ -149,6 +149,7 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     if (rc != FR_OK)
         goto out;
     df__agg_init(&agg, specs, nspecs, types, ex);
+    agg.rows_hint = in->nrows;
     for (int j = 0; j < nkeys; j++) {
         kcols[j] = in->cols[keys[j]];
         types[nspecs + j] = kcols[j]->type;

@@ -25,6 +25,14 @@ int df__vlist_reserve(struct df__agg *a, struct df__vlist *vl, int64_t extra, bo
     int rc = df__agg_charge(a, (cap - vl->cap) * (strings ? 24 : 16), err);
     if (rc != FR_OK)
         return rc;
+    if (!strings) { /* large lists go on huge pages (first touch of 4 KiB ones is slow) */
+        if (df__grow_big((void **)&vl->g, 8, vl->cap, cap, false) != FR_OK ||
+            df__grow_big((void **)&vl->v, 8, vl->cap, cap, false) != FR_OK)
+            return fr_error_set(err, FR_ETOOLARGE, "out of memory collecting %lld values",
+                                (long long)cap);
+        vl->cap = cap;
+        return FR_OK;
+    }
     void *pg = fr_try_realloc(vl->g, 8 * (size_t)cap);
     if (pg)
         vl->g = pg;

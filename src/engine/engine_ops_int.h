@@ -112,6 +112,7 @@ struct df__gtab {
     int nsrcs;
     struct df_exec *ex;
     int64_t charged;
+    int64_t rows_hint; /* partial phase: the input's rows (median sizes its list once) */
 };
 
 /* types: the key types of every source (all sources must match for the fast
@@ -219,6 +220,7 @@ struct df__agg {
     int64_t scratch_cap;
     struct df_exec *ex;
     int64_t charged;
+    int64_t rows_hint; /* partial phase: the input's rows (median sizes its list once) */
 };
 
 /* types[k] is spec k's argument type (ignored for count(*)). */
