@@ -520,6 +520,10 @@ int df_expr_column_index(const df_expr *e);
  * A bare null expression is typed bool. */
 int df_expr_eval(const df_expr *e, const struct df_table *t, int64_t start, int64_t n,
                  struct df_exec *ex, struct df_column **out, struct fr_error *err);
+/* For a bool predicate: 1 when t's metadata alone shows it true on every
+ * row (v IS NOT NULL over a column without nulls, say), 0 when on none, -1
+ * when only evaluating it tells. A filter can then skip the rows' work. */
+int df_expr_filter_constant(const df_expr *e, const struct df_table *t);
 /* For a bool predicate: appends to sel the absolute indices in
  * [start, start+n) where it is true (null counts as false); *nsel grows.
  * sel must have room for n entries after *nsel. FR_EINVAL if not bool. */

@@ -164,6 +164,46 @@ static bool filter_fast(const struct df__node *nd, const struct df_table *t, int
     }
 }
 
+/* 1 when nd holds on every row of t, 0 when on none, -1 when that takes
+ * evaluating it. Only what t's metadata settles: a column's IS [NOT] NULL
+ * by its null count, a bool literal, and AND/OR of those. */
+static int constant_over(const struct df__node *nd, const struct df_table *t)
+{
+    switch (nd->kind) {
+    case DF__LIT:
+        return nd->type == DF_TYPE_BOOL && !nd->lit.null ? nd->lit.b != 0 : nd->lit.null ? 0 : -1;
+    case DF__ISNULL: {
+        const struct df__node *cn = nd->args[0];
+        if (cn->kind != DF__COL || cn->col < 0 || cn->col >= t->ncols ||
+            t->cols[cn->col]->null_count != 0)
+            return -1;
+        return nd->negated ? 1 : 0; /* no nulls: IS NOT NULL everywhere, IS NULL nowhere */
+    }
+    case DF__AND:
+    case DF__OR: {
+        bool and = nd->kind == DF__AND;
+        int known = and? 1 : 0; /* the value when every argument is the neutral one */
+        for (int i = 0; i < nd->nargs; i++) {
+            int r = constant_over(nd->args[i], t);
+            if (r == (and? 0 : 1))
+                return r; /* false AND anything, true OR anything (SQL's three values too) */
+            if (r < 0)
+                known = -1;
+        }
+        return known;
+    }
+    default:
+        return -1;
+    }
+}
+
+int df_expr_filter_constant(const df_expr *e, const struct df_table *t)
+{
+    if (e->root->type != DF_TYPE_BOOL)
+        return -1;
+    return constant_over(e->root, t);
+}
+
 int df_expr_filter(const df_expr *e, const struct df_table *t, int64_t start, int64_t n,
                    struct df_exec *ex, int64_t *sel, int64_t *nsel, struct fr_error *err)
 {

@@ -60,6 +60,16 @@ static int run_filter(const char *text, struct df_table **t, struct df_exec *ex,
     int rc = bind(text, *t, &e, err);
     if (rc != FR_OK)
         goto out;
+    int known = df_expr_filter_constant(e, *t);
+    if (known >= 0) { /* settled by the columns' null counts: no row is looked at */
+        if (known == 0) {
+            int64_t no_row = 0;
+            struct df_table *none = df_table_take(*t, &no_row, 0);
+            df_table_free(*t);
+            *t = none;
+        }
+        goto out;
+    }
     sel = fr_try_malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     if (!sel) {
         rc = fr_error_set(err, FR_ETOOLARGE, "out of memory filtering %lld rows", (long long)n);

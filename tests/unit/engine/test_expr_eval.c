@@ -451,12 +451,62 @@ static void test_empty_range_and_cancel(void **state)
     df_table_free(t);
 }
 
+/* df_expr_filter_constant settles a predicate from null counts alone, and
+ * never disagrees with evaluating it: 1 means every row selected, 0 none. */
+static void test_filter_constant(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *expr;
+        int want;
+    } known[] = {
+        {"id is not null", 1},
+        {"id is null", 0},
+        {"v is not null", -1},
+        {"v is null", -1},
+        {"id is not null and v > 3", -1},
+        {"id is null and v > 3", 0},
+        {"v > 3 or id is not null", 1},
+        {"v > 3 or id is null", -1},
+        {"id is null or false", 0},
+        {"true", 1},
+        {"false", 0},
+        {"id > 0", -1},
+        {"not id is null", -1},
+        {"id is not null and f is not null", -1},
+    };
+    struct df_table *t = fixture_table();
+    struct df_schema s;
+    df_schema_of_table(&s, t);
+    struct df_exec ex;
+    df_exec_init(&ex, NULL, NULL);
+    for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+        struct fr_error err;
+        fr_error_init(&err);
+        df_expr *e = NULL;
+        if (df_expr_parse(known[k].expr, &s, &e, &err) != FR_OK)
+            fail_msg("'%s' does not parse: %s", known[k].expr, err.message);
+        int got = df_expr_filter_constant(e, t);
+        if (got != known[k].want)
+            fail_msg("'%s': constant %d, want %d", known[k].expr, got, known[k].want);
+        int64_t sel[FIX_ROWS], n = 0;
+        assert_int_equal(df_expr_filter(e, t, 0, FIX_ROWS, &ex, sel, &n, &err), FR_OK);
+        if (got >= 0 && n != (got ? FIX_ROWS : 0))
+            fail_msg("'%s': constant %d but the filter selects %lld rows", known[k].expr, got,
+                     (long long)n);
+        df_expr_free(e);
+    }
+    df_schema_cleanup(&s);
+    df_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_filter_fast_path_agrees),
         cmocka_unit_test(test_filter_rejects_non_bool),
+        cmocka_unit_test(test_filter_constant),
         cmocka_unit_test(test_memory_is_charged),
         cmocka_unit_test(test_bare_column_eval_copies_range),
         cmocka_unit_test(test_empty_range_and_cancel),
