@@ -35,13 +35,17 @@ static void usage(FILE *out)
  * 128 KiB), and on these machines the first touch of a page costs 5-12 us,
  * so each query, preview and shuffle paid again for pages the last one
  * freed. Blocks up to 32 MiB now come from the heaps, and a heap keeps up
- * to 256 MiB free at its top (DELETE /v1/runner still trims them all).
- * GLIBC_TUNABLES with malloc settings of the operator's own wins. */
+ * to 256 MiB free at its top. What is kept goes back to the system when the
+ * server's thread pool or a worker's tasks have been idle for a moment
+ * (runner_local.c, worker_heartbeat.c) and at DELETE /v1/runner. An
+ * operator's own malloc settings (GLIBC_TUNABLES, MALLOC_*_) win. */
 static void keep_freed_memory(void)
 {
     const char *t = getenv("GLIBC_TUNABLES");
-    if (t && strstr(t, "glibc.malloc."))
+    if ((t && strstr(t, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
+        getenv("MALLOC_TRIM_THRESHOLD_"))
         return;
+    /* no check: under ASan and valgrind these are no-ops that answer 0 */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }

@@ -405,7 +405,8 @@ static int update_values(struct df__agg *a, struct df__agg_acc *c, const int64_t
         const double *dv = doubles_of(a, x, start, m);
         /* the first morsel sizes the list for the whole input: growing it
          * by doubling copied it and faulted in fresh pages each time */
-        int64_t want = c->vl.cap == 0 && a->rows_hint - start > m ? a->rows_hint - start : m;
+        int64_t rest = a->rows_hint - start - x->null_count; /* at most the values to come */
+        int64_t want = c->vl.cap == 0 && rest > m ? rest : m;
         int rc = df__vlist_reserve(a, &c->vl, want, false, err);
         if (rc != FR_OK)
             return rc;

@@ -19,7 +19,8 @@ int df__vlist_reserve(struct df__agg *a, struct df__vlist *vl, int64_t extra, bo
         vl->compact_at = 1 << 16;
     if (vl->cap - vl->n >= extra)
         return FR_OK;
-    int64_t cap = vl->cap ? vl->cap * 2 : 1024;
+    /* a first reserve sized from the input is taken as it is; growth doubles */
+    int64_t cap = vl->cap ? vl->cap * 2 : extra > 1024 ? extra : 1024;
     while (cap - vl->n < extra)
         cap *= 2;
     int rc = df__agg_charge(a, (cap - vl->cap) * (strings ? 24 : 16), err);

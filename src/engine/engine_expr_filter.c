@@ -167,6 +167,16 @@ static bool filter_fast(const struct df__node *nd, const struct df_table *t, int
 /* 1 when nd holds on every row of t, 0 when on none, -1 when that takes
  * evaluating it. Only what t's metadata settles: a column's IS [NOT] NULL
  * by its null count, a bool literal, and AND/OR of those. */
+static bool calls_fail_if(const struct df__node *nd)
+{
+    if (nd->kind == DF__FUNC && nd->op == DF__F_FAIL_IF)
+        return true;
+    for (int i = 0; i < nd->nargs; i++)
+        if (calls_fail_if(nd->args[i]))
+            return true;
+    return false;
+}
+
 static int constant_over(const struct df__node *nd, const struct df_table *t)
 {
     switch (nd->kind) {
@@ -181,6 +191,10 @@ static int constant_over(const struct df__node *nd, const struct df_table *t)
     }
     case DF__AND:
     case DF__OR: {
+        /* evaluating runs every argument, so a fail_if beside a settled
+         * one still raises its error: only evaluating tells */
+        if (calls_fail_if(nd))
+            return -1;
         bool and = nd->kind == DF__AND;
         int known = and? 1 : 0; /* the value when every argument is the neutral one */
         for (int i = 0; i < nd->nargs; i++) {

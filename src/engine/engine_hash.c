@@ -41,8 +41,9 @@ int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero)
     void *q;
     if (nb < (8u << 20)) {
         q = fr_try_realloc(*p, nb ? nb : 1);
-    } else if (ob >= (8u << 20)) {
-        /* already large (an mmap of its own): realloc moves the pages
+    } else if (ob >= (32u << 20)) {
+        /* already large (an mmap of its own past main.c's mmap threshold,
+         * 32 MiB): realloc moves the pages
          * (mremap) instead of copying into fresh ones; the new tail is
          * advised onto huge pages too */
         q = fr_try_realloc(*p, nb);

@@ -112,7 +112,6 @@ struct df__gtab {
     int nsrcs;
     struct df_exec *ex;
     int64_t charged;
-    int64_t rows_hint; /* partial phase: the input's rows (median sizes its list once) */
 };
 
 /* types: the key types of every source (all sources must match for the fast

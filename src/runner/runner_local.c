@@ -3,6 +3,8 @@
  * Partitions are tables in this process. */
 #include "runner_int.h"
 
+#include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,10 +17,11 @@ struct pool_thread {
 
 struct local_runner {
     struct runner base;         /* first: a runner * is a struct local_runner * */
-    pthread_mutex_t queue_lock; /* jobs, stopping */
-    pthread_cond_t queue_cond;
+    pthread_mutex_t queue_lock; /* jobs, stopping, ran_since_trim */
+    pthread_cond_t queue_cond;  /* timed waits on CLOCK_MONOTONIC */
     struct rjob *head, *tail;
     bool stopping;
+    bool ran_since_trim; /* a job ran since the pool last handed memory back */
     pthread_t *threads;
     struct pool_thread *args;
     int nthreads;
@@ -104,19 +107,47 @@ static void run_job(runner *r, struct rjob *job, int thread)
     runner__task_done(job, rc, outs, ntables, &err, ex.null_errors, r->frozen->id);
 }
 
+/* The process keeps the memory jobs free for the next ones (main.c); once
+ * the pool has had nothing to do for this long (jemalloc's default decay of
+ * freed pages), its first thread hands it back to the system, so an idle
+ * server does not hold a query's peak. */
+#define POOL_IDLE_TRIM_MS 10000
+
+/* Waits for a job or the stop (queue_lock held). */
+static void pool_wait(struct local_runner *l, int index)
+{
+    while (!l->head && !l->stopping) {
+        if (index != 0 || !l->ran_since_trim) {
+            pthread_cond_wait(&l->queue_cond, &l->queue_lock);
+            continue;
+        }
+        struct timespec until;
+        fr_mono_deadline(&until, POOL_IDLE_TRIM_MS);
+        int rc = 0;
+        while (!l->head && !l->stopping && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&l->queue_cond, &l->queue_lock, &until);
+        if (rc == ETIMEDOUT && !l->head && !l->stopping) {
+            l->ran_since_trim = false;
+            pthread_mutex_unlock(&l->queue_lock);
+            malloc_trim(0);
+            pthread_mutex_lock(&l->queue_lock);
+        }
+    }
+}
+
 static void *pool_main(void *arg)
 {
     struct pool_thread *self = arg;
     struct local_runner *l = self->l;
     for (;;) {
         pthread_mutex_lock(&l->queue_lock);
-        while (!l->head && !l->stopping)
-            pthread_cond_wait(&l->queue_cond, &l->queue_lock);
+        pool_wait(l, self->index);
         struct rjob *job = l->head;
         if (job) {
             l->head = job->next;
             if (!l->head)
                 l->tail = NULL;
+            l->ran_since_trim = true;
         }
         pthread_mutex_unlock(&l->queue_lock);
         if (!job)
@@ -170,7 +201,7 @@ int runner_local_new(struct cfg_frozen *frozen, store *st, int threads, runner *
     struct local_runner *l = fr_xcalloc(1, sizeof(*l));
     runner__init(&l->base, &local_backend, frozen);
     pthread_mutex_init(&l->queue_lock, NULL);
-    pthread_cond_init(&l->queue_cond, NULL);
+    fr_cond_init_mono(&l->queue_cond);
     if (threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;

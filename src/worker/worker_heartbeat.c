@@ -5,6 +5,7 @@
 #include "worker_int.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,12 +51,44 @@ static void deadline_in(struct timespec *ts, int64_t ms)
     fr_mono_deadline(ts, ms); /* hb_cond counts on CLOCK_MONOTONIC */
 }
 
+/* The process keeps the memory tasks free for the next ones (main.c); once
+ * no task has run or ended for WORKER_IDLE_TRIM_MS (jemalloc's default decay
+ * of freed pages), it is handed back to the system, so an idle worker does
+ * not hold a peak. Checked at each heartbeat. */
+#define WORKER_IDLE_TRIM_MS 10000
+
+struct idle_trim {
+    int64_t seen;     /* tasks_ended at the last look */
+    int64_t since_ms; /* when it last moved (monotonic) */
+    int64_t trimmed;  /* tasks_ended at the last trim */
+};
+
+static void trim_when_idle(worker *w, struct idle_trim *it)
+{
+    pthread_mutex_lock(&w->slots_lock);
+    int64_t ended = w->tasks_ended;
+    bool quiet = w->running == 0;
+    pthread_mutex_unlock(&w->slots_lock);
+    int64_t now = fr_mono_ms();
+    if (ended != it->seen || !quiet) {
+        it->seen = ended;
+        it->since_ms = now;
+        return;
+    }
+    if (ended != it->trimmed && now - it->since_ms >= WORKER_IDLE_TRIM_MS) {
+        malloc_trim(0);
+        it->trimmed = ended;
+    }
+}
+
 static void *heartbeat_main(void *arg)
 {
     worker *w = arg;
     char *url = fr_xasprintf("%s/v1/workers", w->coordinator);
     bool reachable = true;
+    struct idle_trim it = {.since_ms = fr_mono_ms()};
     for (;;) {
+        trim_when_idle(w, &it);
         struct fr_error err;
         fr_error_init(&err);
         bool ok = beat(w, url, &err);

@@ -108,9 +108,10 @@ struct worker {
     int64_t nparts;
     int64_t part_bytes;
 
-    pthread_mutex_t slots_lock; /* running */
+    pthread_mutex_t slots_lock; /* running, tasks_ended */
     pthread_cond_t slots_cond;
     int running;
+    int64_t tasks_ended; /* the heartbeat thread hands freed memory back when it stops moving */
 
     pthread_mutex_t hb_lock; /* hb_stop, hb_started */
     pthread_cond_t hb_cond;

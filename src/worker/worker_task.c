@@ -171,6 +171,7 @@ static void slot_release(worker *w)
 {
     pthread_mutex_lock(&w->slots_lock);
     w->running--;
+    w->tasks_ended++;
     pthread_cond_signal(&w->slots_cond);
     pthread_mutex_unlock(&w->slots_lock);
 }

@@ -231,10 +231,49 @@ static void test_final_refuses_bad_moment_counts(void **state)
     }
 }
 
+/* The partial's median list is sized once from the input, less its nulls:
+ * 1e5 rows of which 1e4 values charge about the values' room, not the
+ * rows' (the review of 51f3998: 1.6 MB charged for 160 KB of values). */
+static void test_median_list_charges_values_not_rows(void **state)
+{
+    (void)state;
+    enum { ROWS = 100000 };
+    struct df_column *k = df_column_new(DF_TYPE_INT64, ROWS);
+    struct df_column *f = df_column_new(DF_TYPE_FLOAT64, ROWS);
+    for (int i = 0; i < ROWS; i++) {
+        df_column_append_int64(k, i % 3);
+        if (i % 10 == 0)
+            df_column_append_float64(f, (double)(i % 977));
+        else
+            df_column_append_null(f);
+    }
+    struct df_table *in = df_table_new();
+    df_table_add(in, "k", k);
+    df_table_add(in, "f", f);
+    struct df_options o = {0};
+    o.morsel_size_rows = 4096;
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    int keys[] = {0};
+    struct df_agg_spec specs[] = {{DF_AGG_MEDIAN, 1, -1}};
+    struct df_table *part = NULL;
+    assert_int_equal(df_agg_partial(in, keys, 1, specs, 1, &ex, &part, &err), FR_OK);
+    assert_int_equal(part->nrows, 3);
+    /* 1e4 values: 160 KB of (group, value) pairs; a list for every row was 1.6 MB */
+    if (ex.mem_peak > 500 * 1000)
+        fail_msg("a median partial over 1e4 values peaked at %lld bytes charged",
+                 (long long)ex.mem_peak);
+    df_table_free(part);
+    df_table_free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_median_matches_sort),
+        cmocka_unit_test(test_median_list_charges_values_not_rows),
         cmocka_unit_test(test_partial_blobs_hold_each_groups_values),
         cmocka_unit_test(test_final_refuses_bad_moment_counts),
     };
