@@ -131,43 +131,47 @@ static bool pass_through_pays(int64_t ngroups, int64_t m, int64_t n)
     return (double)ngroups > g * -expm1(-(double)m / g);
 }
 
-int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
-                   const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
-                   struct df_table **out, struct fr_error *err)
-{
-    int rc = FR_EINVAL;
-    df_type *types = fr_xcalloc((size_t)(nspecs + nkeys + 1), sizeof(df_type));
-    const struct df_column **kcols = fr_xcalloc((size_t)(nkeys + 1), sizeof(*kcols));
+/* One partial's grouping: one table over every key, or (two or three keys)
+ * one per key with the ids packed (engine_agg_mkey.c). */
+struct grouping {
     struct df__gtab gt;
-    struct df__agg agg;
-    struct morsel_buf mb = {0};
-    struct df_table *res = NULL;
-    *out = NULL;
-    memset(&agg, 0, sizeof(agg)); /* safe to clean up before init */
-    memset(&gt, 0, sizeof(gt));
-    rc = check_specs(in, keys, nkeys, specs, nspecs, types, err);
-    if (rc != FR_OK)
-        goto out;
-    df__agg_init(&agg, specs, nspecs, types, ex);
-    agg.rows_hint = in->nrows;
-    for (int j = 0; j < nkeys; j++) {
-        kcols[j] = in->cols[keys[j]];
-        types[nspecs + j] = kcols[j]->type;
-    }
-    df__gtab_init(&gt, types + nspecs, nkeys, true, ex);
-    df__gtab_add_source(&gt, kcols);
-    rc = morsel_buf_init(&mb, ex, in->nrows, err);
-    if (rc == FR_OK)
-        rc = df__agg_reserve(&agg, 1, err);
-    bool pass = false;
-    for (int64_t start = 0; rc == FR_OK && start < in->nrows; start += mb.rows) {
-        int64_t m = in->nrows - start < mb.rows ? in->nrows - start : mb.rows;
+    struct df__mkey mk;
+    bool multi;
+};
+
+static struct df__gtab *groups_of(struct grouping *gr)
+{
+    return gr->multi ? &gr->mk.packed : &gr->gt;
+}
+
+static void grouping_cleanup(struct grouping *gr)
+{
+    df__gtab_cleanup(&gr->gt);
+    df__mkey_cleanup(&gr->mk);
+}
+
+/* Runs every morsel of `in` through the grouping and the aggregates. Sets
+ * *pass when the rows pass through as their own groups, and *outgrown
+ * (agg then unusable) when the packed keys outgrew their ids. */
+static int accumulate(const struct df_table *in, const struct df_column *const *kcols, int nkeys,
+                      const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                      struct grouping *gr, struct df__agg *agg, struct morsel_buf *mb, bool *pass,
+                      bool *outgrown, struct fr_error *err)
+{
+    int rc = df__agg_reserve(agg, 1, err);
+    *pass = *outgrown = false;
+    for (int64_t start = 0; rc == FR_OK && start < in->nrows; start += mb->rows) {
+        int64_t m = in->nrows - start < mb->rows ? in->nrows - start : mb->rows;
         rc = df_exec_check_cancel(ex, err);
-        if (rc == FR_OK && pass) {
+        if (rc == FR_OK && *pass) {
             for (int64_t i = 0; i < m; i++)
-                mb.gids[i] = start + i;
+                mb->gids[i] = start + i;
+        } else if (rc == FR_OK && gr->multi) {
+            rc = df__mkey_group(&gr->mk, start, m, mb->hashes, mb->gids, outgrown, err);
+            if (rc == FR_OK && *outgrown)
+                return FR_OK;
         } else if (rc == FR_OK) {
-            rc = group_morsel(&gt, 0, kcols, nkeys, &mb, start, m, err);
+            rc = group_morsel(&gr->gt, 0, kcols, nkeys, mb, start, m, err);
         }
         if (rc == FR_OK && start == 0 && nkeys > 0 && nspecs > 0 && m < in->nrows) {
             /* the first morsel tells how much grouping will shrink the
@@ -177,32 +181,76 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
              * keys). (No estimate from one morsel sizes the table: keys
              * that saturate, say 1e4 groups seen in every morsel, would
              * get a table far beyond the cache.) */
-            if (pass_through_pays(gt.ngroups, m, in->nrows)) {
-                pass = true;
-                df__gtab_cleanup(&gt);
-                rc = df__agg_reserve(&agg, in->nrows, err);
+            if (pass_through_pays(groups_of(gr)->ngroups, m, in->nrows)) {
+                *pass = true;
+                grouping_cleanup(gr);
+                rc = df__agg_reserve(agg, in->nrows, err);
                 for (int64_t i = 0; i < m; i++)
-                    mb.gids[i] = i;
+                    mb->gids[i] = i;
             }
         }
         if (rc == FR_OK)
-            rc = df__agg_reserve(&agg, pass ? in->nrows : nkeys ? gt.ngroups : 1, err);
+            rc = df__agg_reserve(agg, *pass ? in->nrows : nkeys ? groups_of(gr)->ngroups : 1, err);
         for (int k = 0; rc == FR_OK && k < nspecs; k++) {
             const struct df_agg_spec *s = &specs[k];
-            rc = df__agg_update(&agg, k, mb.gids, s->arg >= 0 ? in->cols[s->arg] : NULL,
+            rc = df__agg_update(agg, k, mb->gids, s->arg >= 0 ? in->cols[s->arg] : NULL,
                                 s->arg2 >= 0 ? in->cols[s->arg2] : NULL, start, m, err);
         }
     }
+    return rc;
+}
+
+int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
+                   const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                   struct df_table **out, struct fr_error *err)
+{
+    int rc = FR_EINVAL;
+    df_type *types = fr_xcalloc((size_t)(nspecs + nkeys + 1), sizeof(df_type));
+    const struct df_column **kcols = fr_xcalloc((size_t)(nkeys + 1), sizeof(*kcols));
+    struct grouping gr;
+    struct df__agg agg;
+    struct morsel_buf mb = {0};
+    struct df_table *res = NULL;
+    *out = NULL;
+    memset(&agg, 0, sizeof(agg)); /* safe to clean up before init */
+    memset(&gr, 0, sizeof(gr));
+    rc = check_specs(in, keys, nkeys, specs, nspecs, types, err);
     if (rc != FR_OK)
         goto out;
-    int64_t ngroups = pass ? in->nrows : nkeys ? gt.ngroups : 1;
+    df__agg_init(&agg, specs, nspecs, types, ex);
+    agg.rows_hint = in->nrows;
+    for (int j = 0; j < nkeys; j++) {
+        kcols[j] = in->cols[keys[j]];
+        types[nspecs + j] = kcols[j]->type;
+    }
+    df__gtab_init(&gr.gt, types + nspecs, nkeys, true, ex);
+    df__gtab_add_source(&gr.gt, kcols);
+    rc = morsel_buf_init(&mb, ex, in->nrows, err);
+    gr.multi = rc == FR_OK && df__mkey_suits(kcols, nkeys, in->nrows);
+    if (gr.multi)
+        rc = df__mkey_init(&gr.mk, kcols, nkeys, in->nrows, mb.rows, ex, err);
+    bool pass = false, outgrown = false;
+    if (rc == FR_OK)
+        rc = accumulate(in, kcols, nkeys, specs, nspecs, ex, &gr, &agg, &mb, &pass, &outgrown, err);
+    if (rc == FR_OK && outgrown) { /* a key of many values: one table over every key, anew */
+        df__mkey_cleanup(&gr.mk);
+        gr.multi = false;
+        df__agg_cleanup(&agg);
+        df__agg_init(&agg, specs, nspecs, types, ex);
+        agg.rows_hint = in->nrows;
+        rc = accumulate(in, kcols, nkeys, specs, nspecs, ex, &gr, &agg, &mb, &pass, &outgrown, err);
+    }
+    if (rc != FR_OK)
+        goto out;
+    struct df__gtab *gt = groups_of(&gr);
+    int64_t ngroups = pass ? in->nrows : nkeys ? gt->ngroups : 1;
     res = df_table_new();
     for (int j = 0; j < nkeys; j++)
         df_table_add(res, in->names[keys[j]],
                      pass ? (kcols[j]->length == in->nrows
                                  ? df_column_ref((struct df_column *)kcols[j])
                                  : df_column_slice(kcols[j], 0, in->nrows))
-                          : df_column_take(kcols[j], gt.rep_row, ngroups));
+                          : df_column_take(kcols[j], gt->rep_row, ngroups));
     rc = df__agg_emit_partial(&agg, ngroups, res, err);
     if (rc != FR_OK)
         goto out;
@@ -215,7 +263,7 @@ out:
     df_table_free(res);
     morsel_buf_cleanup(&mb, ex);
     df__agg_cleanup(&agg);
-    df__gtab_cleanup(&gt);
+    grouping_cleanup(&gr);
     free(types);
     free((void *)kcols);
     return rc;

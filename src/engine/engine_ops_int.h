@@ -133,6 +133,39 @@ int df__gtab_insert(struct df__gtab *gt, int src, const int64_t *rows, int64_t s
 void df__gtab_lookup(const struct df__gtab *gt, int src, const int64_t *rows, int64_t start,
                      int64_t n, const uint64_t *hashes, int64_t *gids);
 
+/* ---- grouping by two or three keys of few values (engine_agg_mkey.c) ----
+ * Each key's own table gives it dense ids of DF__MKEY_BITS bits, packed into
+ * one int64 per row; `packed` holds the groups (ids, rep_row as one table
+ * over every key would). */
+#define DF__MKEY_MAX 3
+#define DF__MKEY_BITS 16
+#define DF__MKEY_IDS ((int64_t)1 << DF__MKEY_BITS)
+struct df__mkey {
+    int nkeys;
+    const struct df_column *kcols[DF__MKEY_MAX]; /* borrowed */
+    struct df__gtab col[DF__MKEY_MAX];           /* each key's dense ids */
+    struct df__gtab packed;                      /* the groups */
+    struct df_column *pcol;                      /* the packed keys, one per input row */
+    const struct df_column *psrc[1];
+    int64_t *ids; /* scratch: a morsel's ids of one key */
+    uint64_t *h;  /* scratch: a morsel's hashes of one key */
+    struct df_exec *ex;
+    int64_t charged;
+};
+/* Whether these keys may be grouped this way (two or three keys). */
+bool df__mkey_suits(const struct df_column *const *kcols, int nkeys, int64_t nrows);
+/* For nrows input rows in morsels of at most `morsel`; FR_EMEMLIMIT or
+ * FR_ETOOLARGE (clean up either way). */
+int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int nkeys,
+                  int64_t nrows, int64_t morsel, struct df_exec *ex, struct fr_error *err);
+void df__mkey_cleanup(struct df__mkey *mk);
+/* Group ids of rows [start, start+m) into gids (hashes: scratch of m). Sets
+ * *outgrown, assigning nothing, when a key has more than DF__MKEY_IDS
+ * values: the caller then groups the whole input by one table over every
+ * key, from its first row. */
+int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hashes, int64_t *gids,
+                   bool *outgrown, struct fr_error *err);
+
 /* ---- value order (engine_sort.c) ---------------------------------------- */
 
 /* Compares row ra of a with row rb of b (same type) in ascending order:

@@ -1,0 +1,87 @@
+/* engine_agg_mkey: grouping by two or three keys of few values each (q2's
+ * id1, id2; q9's id2, id4): each key gets its own small table of dense ids
+ * (the single-key fast paths, in cache), the ids are packed into one int64
+ * per row, and the groups are those of the packed keys. The packed key is a
+ * bijection of the key tuple and group ids come in order of first sight,
+ * so the groups, their ids and their representative rows are exactly those
+ * of one table over all the keys, which encodes and compares a record of
+ * every key per row. */
+#include "engine_ops_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool df__mkey_suits(const struct df_column *const *kcols, int nkeys, int64_t nrows)
+{
+    (void)kcols;
+    return nkeys >= 2 && nkeys <= DF__MKEY_MAX && nrows > 0;
+}
+
+int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int nkeys,
+                  int64_t nrows, int64_t morsel, struct df_exec *ex, struct fr_error *err)
+{
+    memset(mk, 0, sizeof(*mk));
+    mk->nkeys = nkeys;
+    mk->ex = ex;
+    for (int j = 0; j < nkeys; j++) {
+        df_type t = kcols[j]->type;
+        mk->kcols[j] = kcols[j];
+        df__gtab_init(&mk->col[j], &t, 1, true, ex);
+        df__gtab_add_source(&mk->col[j], &mk->kcols[j]);
+    }
+    df_type i64 = DF_TYPE_INT64;
+    df__gtab_init(&mk->packed, &i64, 1, true, ex);
+    mk->pcol = df_column_new(DF_TYPE_INT64, 0);
+    free(mk->pcol->values);
+    mk->pcol->values = df__alloc_big(sizeof(int64_t) * (size_t)nrows);
+    mk->psrc[0] = mk->pcol;
+    df__gtab_add_source(&mk->packed, mk->psrc);
+    mk->ids = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
+    mk->h = fr_try_malloc(sizeof(uint64_t) * (size_t)morsel);
+    mk->charged = nrows * 8 + morsel * 16;
+    int rc = ex ? df_exec_charge(ex, mk->charged, err) : FR_OK;
+    if (rc == FR_OK && (!mk->pcol->values || !mk->ids || !mk->h))
+        rc = fr_error_set(err, FR_ETOOLARGE, "out of memory grouping %lld rows", (long long)nrows);
+    if (rc == FR_OK) /* filled a morsel at a time, read only there */
+        mk->pcol->length = mk->pcol->capacity = nrows;
+    return rc;
+}
+
+void df__mkey_cleanup(struct df__mkey *mk)
+{
+    for (int j = 0; j < mk->nkeys; j++)
+        df__gtab_cleanup(&mk->col[j]);
+    df__gtab_cleanup(&mk->packed);
+    df_column_unref(mk->pcol);
+    free(mk->ids);
+    free(mk->h);
+    if (mk->ex && mk->charged)
+        df_exec_charge(mk->ex, -mk->charged, NULL);
+    memset(mk, 0, sizeof(*mk));
+}
+
+int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hashes, int64_t *gids,
+                   bool *outgrown, struct fr_error *err)
+{
+    int64_t *packed = (int64_t *)mk->pcol->values + start;
+    *outgrown = false;
+    for (int j = 0; j < mk->nkeys; j++) {
+        df__hash_columns(&mk->kcols[j], 1, start, m, mk->h);
+        int rc = df__gtab_insert(&mk->col[j], 0, NULL, start, m, mk->h, mk->ids, err);
+        if (rc != FR_OK)
+            return rc;
+        if (mk->col[j].ngroups > DF__MKEY_IDS) {
+            *outgrown = true; /* the caller groups by every key at once instead */
+            return FR_OK;
+        }
+        const int shift = DF__MKEY_BITS * j;
+        if (j == 0)
+            for (int64_t i = 0; i < m; i++)
+                packed[i] = mk->ids[i];
+        else
+            for (int64_t i = 0; i < m; i++)
+                packed[i] |= mk->ids[i] << shift;
+    }
+    df__hash_columns(mk->psrc, 1, start, m, hashes);
+    return df__gtab_insert(&mk->packed, 0, NULL, start, m, hashes, gids, err);
+}
