@@ -151,27 +151,31 @@ static void grouping_cleanup(struct grouping *gr)
 }
 
 /* Runs every morsel of `in` through the grouping and the aggregates. Sets
- * *pass when the rows pass through as their own groups, and *outgrown
- * (agg then unusable) when the packed keys outgrew their ids. */
+ * *pass when the rows pass through as their own groups. */
 static int accumulate(const struct df_table *in, const struct df_column *const *kcols, int nkeys,
                       const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
                       struct grouping *gr, struct df__agg *agg, struct morsel_buf *mb, bool *pass,
-                      bool *outgrown, struct fr_error *err)
+                      struct fr_error *err)
 {
     int rc = df__agg_reserve(agg, 1, err);
-    *pass = *outgrown = false;
+    *pass = false;
     for (int64_t start = 0; rc == FR_OK && start < in->nrows; start += mb->rows) {
         int64_t m = in->nrows - start < mb->rows ? in->nrows - start : mb->rows;
         rc = df_exec_check_cancel(ex, err);
         if (rc == FR_OK && *pass) {
             for (int64_t i = 0; i < m; i++)
                 mb->gids[i] = start + i;
-        } else if (rc == FR_OK && gr->multi) {
-            rc = df__mkey_group(&gr->mk, start, m, mb->hashes, mb->gids, outgrown, err);
-            if (rc == FR_OK && *outgrown)
-                return FR_OK;
         } else if (rc == FR_OK) {
-            rc = group_morsel(&gr->gt, 0, kcols, nkeys, mb, start, m, err);
+            bool outgrown = false;
+            if (gr->multi)
+                rc = df__mkey_group(&gr->mk, start, m, mb->hashes, mb->gids, &outgrown, err);
+            if (rc == FR_OK && outgrown) { /* a key of many values: one table from here on */
+                rc = df__mkey_to_table(&gr->mk, &gr->gt, err);
+                df__mkey_cleanup(&gr->mk);
+                gr->multi = false;
+            }
+            if (rc == FR_OK && !gr->multi)
+                rc = group_morsel(&gr->gt, 0, kcols, nkeys, mb, start, m, err);
         }
         if (rc == FR_OK && start == 0 && nkeys > 0 && nspecs > 0 && m < in->nrows) {
             /* the first morsel tells how much grouping will shrink the
@@ -228,18 +232,10 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     rc = morsel_buf_init(&mb, ex, in->nrows, err);
     gr.multi = rc == FR_OK && df__mkey_suits(kcols, nkeys, in->nrows);
     if (gr.multi)
-        rc = df__mkey_init(&gr.mk, kcols, nkeys, in->nrows, mb.rows, ex, err);
-    bool pass = false, outgrown = false;
+        rc = df__mkey_init(&gr.mk, kcols, nkeys, mb.rows, ex, err);
+    bool pass = false;
     if (rc == FR_OK)
-        rc = accumulate(in, kcols, nkeys, specs, nspecs, ex, &gr, &agg, &mb, &pass, &outgrown, err);
-    if (rc == FR_OK && outgrown) { /* a key of many values: one table over every key, anew */
-        df__mkey_cleanup(&gr.mk);
-        gr.multi = false;
-        df__agg_cleanup(&agg);
-        df__agg_init(&agg, specs, nspecs, types, ex);
-        agg.rows_hint = in->nrows;
-        rc = accumulate(in, kcols, nkeys, specs, nspecs, ex, &gr, &agg, &mb, &pass, &outgrown, err);
-    }
+        rc = accumulate(in, kcols, nkeys, specs, nspecs, ex, &gr, &agg, &mb, &pass, err);
     if (rc != FR_OK)
         goto out;
     struct df__gtab *gt = groups_of(&gr);

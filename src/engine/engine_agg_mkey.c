@@ -5,7 +5,8 @@
  * bijection of the key tuple and group ids come in order of first sight,
  * so the groups, their ids and their representative rows are exactly those
  * of one table over all the keys, which encodes and compares a record of
- * every key per row. */
+ * every key per row. A key that outgrows its ids hands the groups so far
+ * to such a table, in order, and the grouping goes on there. */
 #include "engine_ops_int.h"
 
 #include <stdlib.h>
@@ -18,7 +19,7 @@ bool df__mkey_suits(const struct df_column *const *kcols, int nkeys, int64_t nro
 }
 
 int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int nkeys,
-                  int64_t nrows, int64_t morsel, struct df_exec *ex, struct fr_error *err)
+                  int64_t morsel, struct df_exec *ex, struct fr_error *err)
 {
     memset(mk, 0, sizeof(*mk));
     mk->nkeys = nkeys;
@@ -31,19 +32,24 @@ int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int
     }
     df_type i64 = DF_TYPE_INT64;
     df__gtab_init(&mk->packed, &i64, 1, true, ex);
+    /* a morsel's packed keys, rows [0, m): the int64 table keeps each
+     * group's key (kv), so it never reads an earlier morsel's again */
     mk->pcol = df_column_new(DF_TYPE_INT64, 0);
-    free(mk->pcol->values);
-    mk->pcol->values = df__alloc_big(sizeof(int64_t) * (size_t)nrows);
     mk->psrc[0] = mk->pcol;
     df__gtab_add_source(&mk->packed, mk->psrc);
     mk->ids = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     mk->h = fr_try_malloc(sizeof(uint64_t) * (size_t)morsel);
-    mk->charged = nrows * 8 + morsel * 16;
+    void *pv = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
+    if (pv) {
+        free(mk->pcol->values);
+        mk->pcol->values = pv;
+        mk->pcol->length = mk->pcol->capacity = morsel;
+    }
+    mk->charged = morsel * 24;
     int rc = ex ? df_exec_charge(ex, mk->charged, err) : FR_OK;
-    if (rc == FR_OK && (!mk->pcol->values || !mk->ids || !mk->h))
-        rc = fr_error_set(err, FR_ETOOLARGE, "out of memory grouping %lld rows", (long long)nrows);
-    if (rc == FR_OK) /* filled a morsel at a time, read only there */
-        mk->pcol->length = mk->pcol->capacity = nrows;
+    if (rc == FR_OK && (!pv || !mk->ids || !mk->h))
+        rc = fr_error_set(err, FR_ETOOLARGE, "out of memory for a morsel of %lld rows",
+                          (long long)morsel);
     return rc;
 }
 
@@ -63,15 +69,18 @@ void df__mkey_cleanup(struct df__mkey *mk)
 int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hashes, int64_t *gids,
                    bool *outgrown, struct fr_error *err)
 {
-    int64_t *packed = (int64_t *)mk->pcol->values + start;
+    int64_t *packed = (int64_t *)mk->pcol->values;
     *outgrown = false;
+    if (m > mk->pcol->length)
+        return fr_error_set(err, FR_EINTERNAL, "a morsel of %lld rows past its %lld", (long long)m,
+                            (long long)mk->pcol->length);
     for (int j = 0; j < mk->nkeys; j++) {
         df__hash_columns(&mk->kcols[j], 1, start, m, mk->h);
         int rc = df__gtab_insert(&mk->col[j], 0, NULL, start, m, mk->h, mk->ids, err);
         if (rc != FR_OK)
             return rc;
         if (mk->col[j].ngroups > DF__MKEY_IDS) {
-            *outgrown = true; /* the caller groups by every key at once instead */
+            *outgrown = true; /* the caller goes on with one table over every key */
             return FR_OK;
         }
         const int shift = DF__MKEY_BITS * j;
@@ -82,6 +91,38 @@ int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hash
             for (int64_t i = 0; i < m; i++)
                 packed[i] |= mk->ids[i] << shift;
     }
-    df__hash_columns(mk->psrc, 1, start, m, hashes);
-    return df__gtab_insert(&mk->packed, 0, NULL, start, m, hashes, gids, err);
+    df__hash_columns(mk->psrc, 1, 0, m, hashes);
+    int64_t before = mk->packed.ngroups;
+    int rc = df__gtab_insert(&mk->packed, 0, NULL, 0, m, hashes, gids, err);
+    for (int64_t g = before; rc == FR_OK && g < mk->packed.ngroups; g++)
+        mk->packed.rep_row[g] += start; /* a row of the morsel -> of the input */
+    return rc;
+}
+
+int df__mkey_to_table(struct df__mkey *mk, struct df__gtab *gt, struct fr_error *err)
+{
+    const struct df__gtab *p = &mk->packed;
+    int64_t n = p->ngroups;
+    struct df_column *keys[DF__MKEY_MAX] = {NULL};
+    uint64_t *h = fr_try_malloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
+    int64_t *ids = fr_try_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int rc = h && ids ? FR_OK
+                      : fr_error_set(err, FR_ETOOLARGE, "out of memory regrouping %lld groups",
+                                     (long long)n);
+    for (int j = 0; rc == FR_OK && j < mk->nkeys; j++)
+        keys[j] = df_column_take(mk->kcols[j], p->rep_row, n);
+    if (rc == FR_OK) {
+        /* the hash of a key is that of its values, wherever they are */
+        df__hash_columns((const struct df_column *const *)keys, mk->nkeys, 0, n, h);
+        rc = df__gtab_insert(gt, 0, p->rep_row, 0, n, h, ids, err);
+    }
+    for (int64_t g = 0; rc == FR_OK && g < n; g++)
+        if (ids[g] != g || gt->ngroups != n)
+            rc = fr_error_set(err, FR_EINTERNAL, "regrouping gave group %lld for %lld",
+                              (long long)ids[g], (long long)g);
+    for (int j = 0; j < mk->nkeys; j++)
+        df_column_unref(keys[j]);
+    free(h);
+    free(ids);
+    return rc;
 }

@@ -145,7 +145,7 @@ struct df__mkey {
     const struct df_column *kcols[DF__MKEY_MAX]; /* borrowed */
     struct df__gtab col[DF__MKEY_MAX];           /* each key's dense ids */
     struct df__gtab packed;                      /* the groups */
-    struct df_column *pcol;                      /* the packed keys, one per input row */
+    struct df_column *pcol;                      /* a morsel's packed keys */
     const struct df_column *psrc[1];
     int64_t *ids; /* scratch: a morsel's ids of one key */
     uint64_t *h;  /* scratch: a morsel's hashes of one key */
@@ -154,17 +154,20 @@ struct df__mkey {
 };
 /* Whether these keys may be grouped this way (two or three keys). */
 bool df__mkey_suits(const struct df_column *const *kcols, int nkeys, int64_t nrows);
-/* For nrows input rows in morsels of at most `morsel`; FR_EMEMLIMIT or
- * FR_ETOOLARGE (clean up either way). */
+/* For morsels of at most `morsel` rows; FR_EMEMLIMIT or FR_ETOOLARGE
+ * (clean up either way). */
 int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int nkeys,
-                  int64_t nrows, int64_t morsel, struct df_exec *ex, struct fr_error *err);
+                  int64_t morsel, struct df_exec *ex, struct fr_error *err);
 void df__mkey_cleanup(struct df__mkey *mk);
 /* Group ids of rows [start, start+m) into gids (hashes: scratch of m). Sets
  * *outgrown, assigning nothing, when a key has more than DF__MKEY_IDS
- * values: the caller then groups the whole input by one table over every
- * key, from its first row. */
+ * values: the caller then hands the groups to one table over every key
+ * (df__mkey_to_table) and groups the morsel there. */
 int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hashes, int64_t *gids,
                    bool *outgrown, struct fr_error *err);
+/* Inserts the groups so far into gt (an empty table over the same keys and
+ * source), in order, so they keep their ids and representative rows. */
+int df__mkey_to_table(struct df__mkey *mk, struct df__gtab *gt, struct fr_error *err);
 
 /* ---- value order (engine_sort.c) ---------------------------------------- */
 

@@ -2,7 +2,7 @@
  * through one table per key must give the very groups, ids (in order of
  * first sight) and representative rows of one table over every key, for
  * keys of every type with nulls, -0.0, NaN and repeats; and a key of more
- * values than the ids hold makes the partial start again with one table. */
+ * values than the ids hold hands the groups to one table that goes on. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,7 +70,7 @@ static void check_same_groups(const struct df_column *const *kcols, int nkeys)
     df__gtab_add_source(&ref, kcols);
     struct df__mkey mk;
     assert_true(df__mkey_suits(kcols, nkeys, ROWS));
-    assert_int_equal(df__mkey_init(&mk, kcols, nkeys, ROWS, MORSEL, &ex, &err), FR_OK);
+    assert_int_equal(df__mkey_init(&mk, kcols, nkeys, MORSEL, &ex, &err), FR_OK);
     uint64_t h[MORSEL], h2[MORSEL];
     int64_t want[MORSEL], got[MORSEL];
     for (int64_t s = 0; s < ROWS; s += MORSEL) {
@@ -114,43 +114,115 @@ static void test_same_groups_as_one_table(void **state)
         df_column_unref(c[k]);
 }
 
-/* A key of 70001 values outgrows the 16-bit ids after about 524288 rows
- * (each value in 8 rows running; few enough groups a morsel that the rows do
- * not pass through): the partial starts again with one table and still
- * gives every group. */
-static void test_outgrown_key_starts_again(void **state)
+/* k1 = (i / 8) % 70001, k2 = i % 2: 70001 x 2 groups; k1 outgrows the
+ * 16-bit ids after about 524288 rows (each value 8 rows running, so few
+ * groups a morsel and the rows do not pass through). */
+enum { BIG = 1200000 };
+
+static struct df_table *outgrowing_table(void)
 {
-    (void)state;
-    enum { N = 1200000 };
-    struct df_column *k1 = df_column_new(DF_TYPE_INT64, N);
-    struct df_column *k2 = df_column_new(DF_TYPE_INT64, N);
-    for (int i = 0; i < N; i++) {
+    struct df_column *k1 = df_column_new(DF_TYPE_INT64, BIG);
+    struct df_column *k2 = df_column_new(DF_TYPE_INT64, BIG);
+    struct df_column *c = df_column_new(DF_TYPE_INT64, BIG);
+    for (int i = 0; i < BIG; i++) {
         df_column_append_int64(k1, (i / 8) % 70001);
         df_column_append_int64(k2, i % 2);
+        df_column_append_int64(c, 7);
     }
     struct df_table *in = df_table_new();
     df_table_add(in, "k1", k1);
     df_table_add(in, "k2", k2);
+    df_table_add(in, "c", c);
+    return in;
+}
+
+/* The grouping hands its groups to one table when k1 outgrows, and every
+ * row before and after gets the id one table over both keys gives. */
+static void test_outgrown_key_goes_on_in_one_table(void **state)
+{
+    (void)state;
+    struct df_table *in = outgrowing_table();
+    const struct df_column *kc[] = {in->cols[0], in->cols[1]};
+    df_type types[] = {DF_TYPE_INT64, DF_TYPE_INT64};
+    struct df_exec ex;
+    df_exec_init(&ex, NULL, NULL);
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df__gtab ref, gt;
+    df__gtab_init(&ref, types, 2, true, &ex);
+    df__gtab_add_source(&ref, kc);
+    df__gtab_init(&gt, types, 2, true, &ex);
+    df__gtab_add_source(&gt, kc);
+    struct df__mkey mk;
+    enum { M = 4096 };
+    assert_int_equal(df__mkey_init(&mk, kc, 2, M, &ex, &err), FR_OK);
+    static uint64_t h[M], h2[M];
+    static int64_t want[M], got[M];
+    bool multi = true;
+    int64_t handed_at = -1;
+    for (int64_t s = 0; s < BIG; s += M) {
+        int64_t m = BIG - s < M ? BIG - s : M;
+        df__hash_columns(kc, 2, s, m, h);
+        assert_int_equal(df__gtab_insert(&ref, 0, NULL, s, m, h, want, &err), FR_OK);
+        bool outgrown = false;
+        if (multi)
+            assert_int_equal(df__mkey_group(&mk, s, m, h2, got, &outgrown, &err), FR_OK);
+        if (outgrown) {
+            assert_int_equal(df__mkey_to_table(&mk, &gt, &err), FR_OK);
+            df__mkey_cleanup(&mk);
+            multi = false;
+            handed_at = s;
+        }
+        if (!multi) {
+            df__hash_columns(kc, 2, s, m, h2);
+            assert_int_equal(df__gtab_insert(&gt, 0, NULL, s, m, h2, got, &err), FR_OK);
+        }
+        for (int64_t i = 0; i < m; i++)
+            if (got[i] != want[i])
+                fail_msg("row %lld: group %lld, one table gives %lld", (long long)(s + i),
+                         (long long)got[i], (long long)want[i]);
+    }
+    /* k1's 65537th value is at row 524288 */
+    assert_true(handed_at > 500000 && handed_at <= 524288);
+    assert_int_equal(gt.ngroups, 140002);
+    assert_int_equal(ref.ngroups, 140002);
+    for (int64_t g = 0; g < ref.ngroups; g++)
+        assert_int_equal(gt.rep_row[g], ref.rep_row[g]);
+    df__gtab_cleanup(&gt);
+    df__gtab_cleanup(&ref);
+    assert_int_equal(ex.mem_used, 0);
+    df_table_free(in);
+}
+
+/* The partial over those keys equals one over (k1, k2, c, c): four keys
+ * take one table from the start. */
+static void test_outgrown_partial_matches_one_table(void **state)
+{
+    (void)state;
+    struct df_table *in = outgrowing_table();
     struct df_options o = {0};
     o.morsel_size_rows = 4096;
     struct df_exec ex;
     df_exec_init(&ex, &o, NULL);
     struct fr_error err;
     fr_error_init(&err);
-    int keys[] = {0, 1};
-    struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1}};
-    struct df_table *part = NULL;
-    assert_int_equal(df_agg_partial(in, keys, 2, specs, 1, &ex, &part, &err), FR_OK);
-    /* (floor(i / 8) mod 70001, i mod 2) takes every one of 70001 x 2 pairs */
-    assert_int_equal(part->nrows, 140002);
+    struct df_agg_spec specs[] = {{DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_SUM, 2, -1}};
+    int two[] = {0, 1}, four[] = {0, 1, 2, 2};
+    struct df_table *a = NULL, *b = NULL;
+    assert_int_equal(df_agg_partial(in, two, 2, specs, 2, &ex, &a, &err), FR_OK);
+    assert_int_equal(df_agg_partial(in, four, 4, specs, 2, &ex, &b, &err), FR_OK);
+    assert_int_equal(a->nrows, 140002);
+    assert_int_equal(b->nrows, a->nrows);
     int64_t total = 0;
-    for (int64_t r = 0; r < part->nrows; r++)
-        total += df_column_int64(part->cols[2], r);
-    assert_int_equal(total, N);
-    /* the first group is row 0's keys, as one table gives it */
-    assert_int_equal(df_column_int64(part->cols[0], 0), 0);
-    assert_int_equal(df_column_int64(part->cols[1], 0), 0);
-    df_table_free(part);
+    for (int64_t r = 0; r < a->nrows; r++) {
+        assert_int_equal(df_column_int64(a->cols[0], r), df_column_int64(b->cols[0], r));
+        assert_int_equal(df_column_int64(a->cols[1], r), df_column_int64(b->cols[1], r));
+        assert_int_equal(df_column_int64(a->cols[2], r), df_column_int64(b->cols[4], r));
+        total += df_column_int64(a->cols[2], r);
+    }
+    assert_int_equal(total, BIG);
+    df_table_free(a);
+    df_table_free(b);
     df_table_free(in);
     assert_int_equal(ex.mem_used, 0);
 }
@@ -159,7 +231,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_groups_as_one_table),
-        cmocka_unit_test(test_outgrown_key_starts_again),
+        cmocka_unit_test(test_outgrown_key_goes_on_in_one_table),
+        cmocka_unit_test(test_outgrown_partial_matches_one_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
