@@ -230,7 +230,7 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     df__gtab_init(&gr.gt, types + nspecs, nkeys, true, ex);
     df__gtab_add_source(&gr.gt, kcols);
     rc = morsel_buf_init(&mb, ex, in->nrows, err);
-    gr.multi = rc == FR_OK && df__mkey_suits(kcols, nkeys, in->nrows);
+    gr.multi = rc == FR_OK && df__mkey_suits(nkeys, in->nrows);
     if (gr.multi)
         rc = df__mkey_init(&gr.mk, kcols, nkeys, mb.rows, ex, err);
     bool pass = false;

@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool df__mkey_suits(const struct df_column *const *kcols, int nkeys, int64_t nrows)
+bool df__mkey_suits(int nkeys, int64_t nrows)
 {
-    (void)kcols;
     return nkeys >= 2 && nkeys <= DF__MKEY_MAX && nrows > 0;
 }
 
@@ -116,8 +115,11 @@ int df__mkey_to_table(struct df__mkey *mk, struct df__gtab *gt, struct fr_error 
         df__hash_columns((const struct df_column *const *)keys, mk->nkeys, 0, n, h);
         rc = df__gtab_insert(gt, 0, p->rep_row, 0, n, h, ids, err);
     }
+    if (rc == FR_OK && gt->ngroups != n)
+        rc = fr_error_set(err, FR_EINTERNAL, "regrouping gave %lld groups for %lld",
+                          (long long)gt->ngroups, (long long)n);
     for (int64_t g = 0; rc == FR_OK && g < n; g++)
-        if (ids[g] != g || gt->ngroups != n)
+        if (ids[g] != g)
             rc = fr_error_set(err, FR_EINTERNAL, "regrouping gave group %lld for %lld",
                               (long long)ids[g], (long long)g);
     for (int j = 0; j < mk->nkeys; j++)

@@ -403,9 +403,10 @@ static int update_values(struct df__agg *a, struct df__agg_acc *c, const int64_t
     bool strings = x->type == DF_TYPE_STRING;
     if (c->func == DF_AGG_MEDIAN) { /* room for the morsel, then no call per value */
         const double *dv = doubles_of(a, x, start, m);
-        /* the first morsel sizes the list for the whole input: growing it
-         * by doubling copied it and faulted in fresh pages each time */
-        int64_t rest = a->rows_hint - start - x->null_count; /* at most the values to come */
+        /* the first morsel sizes the list for the whole input's values (its
+         * rows less the column's nulls): growing it by doubling copied it
+         * and faulted in fresh pages each time */
+        int64_t rest = a->rows_hint - start - x->null_count;
         int64_t want = c->vl.cap == 0 && rest > m ? rest : m;
         int rc = df__vlist_reserve(a, &c->vl, want, false, err);
         if (rc != FR_OK)

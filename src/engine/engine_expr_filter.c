@@ -164,9 +164,6 @@ static bool filter_fast(const struct df__node *nd, const struct df_table *t, int
     }
 }
 
-/* 1 when nd holds on every row of t, 0 when on none, -1 when that takes
- * evaluating it. Only what t's metadata settles: a column's IS [NOT] NULL
- * by its null count, a bool literal, and AND/OR of those. */
 static bool calls_fail_if(const struct df__node *nd)
 {
     if (nd->kind == DF__FUNC && nd->op == DF__F_FAIL_IF)
@@ -177,6 +174,9 @@ static bool calls_fail_if(const struct df__node *nd)
     return false;
 }
 
+/* 1 when nd holds on every row of t, 0 when on none, -1 when that takes
+ * evaluating it. Only what t's metadata settles: a column's IS [NOT] NULL
+ * by its null count, a bool literal, and AND/OR of those. */
 static int constant_over(const struct df__node *nd, const struct df_table *t)
 {
     switch (nd->kind) {
@@ -191,15 +191,11 @@ static int constant_over(const struct df__node *nd, const struct df_table *t)
     }
     case DF__AND:
     case DF__OR: {
-        /* evaluating runs every argument, so a fail_if beside a settled
-         * one still raises its error: only evaluating tells */
-        if (calls_fail_if(nd))
-            return -1;
-        bool and = nd->kind == DF__AND;
-        int known = and? 1 : 0; /* the value when every argument is the neutral one */
+        bool is_and = nd->kind == DF__AND;
+        int known = is_and ? 1 : 0; /* the value when every argument is the neutral one */
         for (int i = 0; i < nd->nargs; i++) {
             int r = constant_over(nd->args[i], t);
-            if (r == (and? 0 : 1))
+            if (r == (is_and ? 0 : 1))
                 return r; /* false AND anything, true OR anything (SQL's three values too) */
             if (r < 0)
                 known = -1;
@@ -213,7 +209,9 @@ static int constant_over(const struct df__node *nd, const struct df_table *t)
 
 int df_expr_filter_constant(const df_expr *e, const struct df_table *t)
 {
-    if (e->root->type != DF_TYPE_BOOL)
+    /* evaluating runs every argument of AND/OR, so a fail_if anywhere must
+     * still get to raise its error: only evaluating tells */
+    if (e->root->type != DF_TYPE_BOOL || calls_fail_if(e->root))
         return -1;
     return constant_over(e->root, t);
 }

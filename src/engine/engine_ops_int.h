@@ -153,7 +153,7 @@ struct df__mkey {
     int64_t charged;
 };
 /* Whether these keys may be grouped this way (two or three keys). */
-bool df__mkey_suits(const struct df_column *const *kcols, int nkeys, int64_t nrows);
+bool df__mkey_suits(int nkeys, int64_t nrows);
 /* For morsels of at most `morsel` rows; FR_EMEMLIMIT or FR_ETOOLARGE
  * (clean up either way). */
 int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int nkeys,

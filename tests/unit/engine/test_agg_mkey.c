@@ -69,7 +69,7 @@ static void check_same_groups(const struct df_column *const *kcols, int nkeys)
     df__gtab_init(&ref, types, nkeys, true, &ex);
     df__gtab_add_source(&ref, kcols);
     struct df__mkey mk;
-    assert_true(df__mkey_suits(kcols, nkeys, ROWS));
+    assert_true(df__mkey_suits(nkeys, ROWS));
     assert_int_equal(df__mkey_init(&mk, kcols, nkeys, MORSEL, &ex, &err), FR_OK);
     uint64_t h[MORSEL], h2[MORSEL];
     int64_t want[MORSEL], got[MORSEL];
