@@ -297,8 +297,10 @@ static void plan_sort(struct plan_physical *p, int *cur, const struct lop *op)
 static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
                      const struct df_schema *in)
 {
+    /* a preview groups a few rows: one final partition, no split of the
+     * partials into shuffle_partitions parts */
     int nparts = 1;
-    if (op->nkeys > 0 && !p->cfg.maintain_order)
+    if (op->nkeys > 0 && !p->cfg.maintain_order && p->preview_rows <= 0)
         nparts = (int)p->cfg.shuffle_partitions;
     struct pstage *s = &p->stages[*cur];
     s->sink =
@@ -311,6 +313,8 @@ static void plan_agg(struct plan_physical *p, int *cur, const struct lop *op,
         plan__decide(p, "maintain_order", 1,
                      "aggregation: final phase in 1 partition to keep groups in order of first "
                      "appearance (maintain_order true)");
+    else if (op->nkeys > 0 && nparts == 1)
+        plan__decide(p, NULL, 0, "preview: aggregation in 1 final partition");
     else if (op->nkeys > 0)
         plan__decide(p, "shuffle_partitions", nparts,
                      "aggregation: partial per task, then hash-repartitioned into %d partitions "

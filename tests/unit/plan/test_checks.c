@@ -397,6 +397,48 @@ static void test_plan_schema(void **state)
     cfg_cleanup(&cfg);
 }
 
+/* A preview's aggregation groups its few rows in one final partition: no
+ * stage splits its output into shuffle_partitions buckets (q10's preview
+ * spent most of its time on that split). The full plan still does. */
+static int64_t most_buckets(const char *text, int64_t preview_rows)
+{
+    json_t *plan = json_loads(text, 0, NULL);
+    assert_non_null(plan);
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    cfg.maintain_order = false; /* else one final partition keeps the groups' order */
+    struct plan_env env = {.data_dir = ".", .preview_scan_rows = preview_rows};
+    struct fr_error err;
+    fr_error_init(&err);
+    plan_physical *p = NULL;
+    assert_int_equal(plan_build(plan, &cfg, &env, preview_rows > 0 ? preview_rows : -1, &p, &err),
+                     FR_OK);
+    int64_t most = 0;
+    for (int s = 0; s < plan_physical_nstages(p); s++) {
+        struct plan_stage_view v;
+        plan_stage_view(p, s, &v);
+        most = v.nbuckets > most ? v.nbuckets : most;
+        most = v.ntasks > most ? v.ntasks : most;
+    }
+    plan_physical_free(p);
+    cfg_cleanup(&cfg);
+    json_decref(plan);
+    return most;
+}
+
+static void test_preview_agg_one_partition(void **state)
+{
+    (void)state;
+    const char *text = "{\"source\": " ROWS ", \"ops\": [{\"groupby\": [\"b\"], "
+                       "\"agg\": [\"sum(a) as s\", \"count(*) as n\"]}]}";
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    assert_true(cfg.shuffle_partitions > 1);
+    assert_int_equal(most_buckets(text, -1), cfg.shuffle_partitions);
+    assert_int_equal(most_buckets(text, 100), 1);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_task_names_the_planned_file),
         cmocka_unit_test(test_rename_by_reference),
         cmocka_unit_test(test_plan_schema),
+        cmocka_unit_test(test_preview_agg_one_partition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
