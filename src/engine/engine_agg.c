@@ -356,28 +356,10 @@ static struct df_column *take_runs(struct df_table *const *partials, int j, cons
         if (type == DF_TYPE_STRING)
             bytes += parts[i]->data_len;
     }
-    struct df_column *out = df_column_new(type, 0);
-    if (!oom && n > 0) {
-        if (type == DF_TYPE_STRING) {
-            free(out->offsets);
-            free(out->data);
-            out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
-            out->data = df__alloc_big((size_t)bytes + 16);
-            oom = !out->offsets || !out->data;
-            out->data_cap = out->data ? bytes + 16 : 0;
-            if (!out->offsets)
-                out->offsets = fr_xcalloc(1, sizeof(int64_t));
-        } else {
-            free(out->values);
-            out->values = df__alloc_big(w * (size_t)n);
-            oom = !out->values;
-        }
-        if (!oom && nulls) {
-            out->validity = fr_try_malloc((size_t)(n + 7) / 8);
-            oom = !out->validity;
-            if (out->validity)
-                memset(out->validity, 0, (size_t)(n + 7) / 8);
-        }
+    struct df_column *out = oom ? NULL : df__column_sized(type, n, bytes, nulls > 0);
+    if (!out) {
+        out = df_column_new(type, 0);
+        oom = true;
     }
     if (oom) {
         out->oom = true;

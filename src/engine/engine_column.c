@@ -437,6 +437,42 @@ static uint8_t *slice_validity(const struct df_column *c, int64_t start, int64_t
     return v;
 }
 
+struct df_column *df__column_sized(df_type t, int64_t len, int64_t bytes, bool validity)
+{
+    struct df_column *c = df_column_new(t, 0);
+    if (len == 0)
+        return c;
+    bool oom;
+    if (t == DF_TYPE_STRING) {
+        free(c->offsets);
+        free(c->data);
+        c->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(len + 1));
+        c->data = df__alloc_big((size_t)bytes + DF_STRING_PAD);
+        c->data_cap = c->data ? bytes + DF_STRING_PAD : 0;
+        oom = !c->offsets || !c->data;
+        if (c->offsets)
+            c->offsets[0] = 0;
+        else /* keep the column a valid empty one */
+            c->offsets = fr_xcalloc(1, sizeof(int64_t));
+    } else {
+        free(c->values);
+        c->values = df__alloc_big(df_type_width(t) * (size_t)len);
+        oom = !c->values;
+    }
+    if (!oom && validity) {
+        c->validity = fr_try_malloc((size_t)(len + 7) / 8);
+        oom = !c->validity;
+        if (c->validity)
+            memset(c->validity, 0, (size_t)(len + 7) / 8);
+    }
+    if (oom) {
+        df_column_unref(c);
+        return NULL;
+    }
+    c->capacity = len;
+    return c;
+}
+
 /* A copy of rows [start, start + n), clamped to the column: contiguous
  * copies of the values (or of the string bytes, with the offsets rebased),
  * not a gather. */
@@ -462,43 +498,33 @@ struct df_column *df_column_slice(const struct df_column *c, int64_t start, int6
         free(sel);
         return out;
     }
-    struct df_column *out = df_column_new(c->type, 0);
-    if (n == 0)
-        return out;
-    bool oom = false;
-    if (c->type == DF_TYPE_STRING) {
-        const int64_t *off = c->offsets;
-        int64_t a = off[start], bytes = off[start + n] - a;
-        free(out->offsets);
-        free(out->data);
-        out->offsets = df__alloc_big(sizeof(int64_t) * (size_t)(n + 1));
-        out->data = df__alloc_big((size_t)bytes + DF_STRING_PAD);
-        out->data_cap = out->data ? bytes + DF_STRING_PAD : 0;
-        oom = !out->offsets || !out->data;
-        if (!oom) {
-            for (int64_t i = 0; i <= n; i++)
-                out->offsets[i] = off[start + i] - a;
-            if (bytes)
-                memcpy(out->data, c->data + a, (size_t)bytes);
-            out->data_len = bytes;
+    const int64_t *off = c->offsets;
+    bool str = c->type == DF_TYPE_STRING, oom = false;
+    int64_t a = str ? off[start] : 0, bytes = str ? off[start + n] - a : 0;
+    struct df_column *out = df__column_sized(c->type, n, bytes, false);
+    if (!out || n == 0) {
+        if (!out) {
+            out = df_column_new(c->type, 0);
+            out->oom = true;
         }
-    } else {
-        free(out->values);
-        out->values = df__alloc_big(w * (size_t)n);
-        oom = !out->values;
-        if (!oom)
-            memcpy(out->values, (const char *)c->values + (size_t)start * w, w * (size_t)n);
+        return out;
     }
-    if (!oom)
-        out->validity = slice_validity(c, start, n, &out->null_count, &oom);
+    if (str) {
+        for (int64_t i = 0; i <= n; i++)
+            out->offsets[i] = off[start + i] - a;
+        if (bytes)
+            memcpy(out->data, c->data + a, (size_t)bytes);
+        out->data_len = bytes;
+    } else {
+        memcpy(out->values, (const char *)c->values + (size_t)start * w, w * (size_t)n);
+    }
+    out->validity = slice_validity(c, start, n, &out->null_count, &oom);
     if (oom) {
-        if (!out->offsets) /* keep the column a valid empty one */
-            out->offsets = fr_xcalloc(1, sizeof(int64_t));
-        out->data_len = 0;
+        df_column_unref(out);
+        out = df_column_new(c->type, 0);
         out->oom = true;
         return out;
     }
-    out->capacity = n;
     out->length = n;
     return out;
 }

@@ -16,6 +16,10 @@ int64_t df__morsel_rows(const struct df_exec *ex);
 /* new (free()): a large scratch buffer backed by huge pages where the
  * kernel allows (first touch of 4 KiB pages is slow); NULL on failure. */
 void *df__alloc_big(size_t bytes);
+/* new: an empty column of type t with room for exactly len rows (and bytes
+ * of string data plus DF_STRING_PAD; a zeroed validity when asked), its
+ * buffers from df__alloc_big; NULL when out of memory. */
+struct df_column *df__column_sized(df_type t, int64_t len, int64_t bytes, bool validity);
 /* Resizes *p from old_n to new_n elements of elem bytes, moving large
  * arrays to huge pages (a realloc would grow them in 4 KiB pages); with
  * zero, the new elements are zeroed. FR_ETOOLARGE (and *p untouched) when

@@ -11,45 +11,115 @@
  * below what would make the per-partition arrays a memory hazard. */
 #define DF_MAX_PARTITIONS 65536
 
+/* Column c's rows scattered into outs[p] by part[] in one pass over them,
+ * each part's rows in input order. (A take per part read the column once
+ * per part, each read a stride through it.) false when out of memory. */
+static bool scatter_column(const struct df_column *c, const int32_t *part, int64_t n,
+                           const int64_t *len, int nparts, struct df_column **outs)
+{
+    df_type t = c->type;
+    bool str = t == DF_TYPE_STRING, ok = true;
+    int64_t *pos = fr_xcalloc((size_t)nparts, sizeof(int64_t));
+    int64_t *bytes = fr_xcalloc((size_t)nparts, sizeof(int64_t));
+    const int64_t *off = c->offsets;
+    for (int64_t r = 0; str && r < n; r++)
+        bytes[part[r]] += off[r + 1] - off[r];
+    for (int p = 0; p < nparts; p++) {
+        outs[p] = ok ? df__column_sized(t, len[p], bytes[p], c->validity != NULL) : NULL;
+        ok = outs[p] != NULL;
+    }
+    if (!ok)
+        goto out;
+    if (str) {
+        const int64_t safe_src = c->data_cap - DF_STRING_PAD;
+        memset(bytes, 0, sizeof(int64_t) * (size_t)nparts);
+        for (int64_t r = 0; r < n; r++) {
+            struct df_column *o = outs[part[r]];
+            int64_t a = off[r], l = off[r + 1] - a, *d = &bytes[part[r]];
+            if (l <= 16 && a <= safe_src) { /* both buffers have room past it */
+                uint64_t w0, w1;
+                memcpy(&w0, c->data + a, 8);
+                memcpy(&w1, c->data + a + 8, 8);
+                memcpy(o->data + *d, &w0, 8);
+                memcpy(o->data + *d + 8, &w1, 8);
+            } else if (l) {
+                memcpy(o->data + *d, c->data + a, (size_t)l);
+            }
+            *d += l;
+            o->offsets[++pos[part[r]]] = *d;
+        }
+        for (int p = 0; p < nparts; p++)
+            outs[p]->data_len = bytes[p];
+    } else if (df_type_width(t) == 8) {
+        const int64_t *src = c->values;
+        for (int64_t r = 0; r < n; r++)
+            ((int64_t *)outs[part[r]]->values)[pos[part[r]]++] = src[r];
+    } else {
+        size_t w = df_type_width(t);
+        for (int64_t r = 0; r < n; r++)
+            memcpy((char *)outs[part[r]]->values + w * (size_t)pos[part[r]]++,
+                   (const char *)c->values + w * (size_t)r, w);
+    }
+    if (c->validity) {
+        memset(pos, 0, sizeof(int64_t) * (size_t)nparts);
+        for (int64_t r = 0; r < n; r++) {
+            struct df_column *o = outs[part[r]];
+            int64_t i = pos[part[r]]++;
+            if (df_column_is_valid(c, r))
+                o->validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+            else
+                o->null_count++;
+        }
+        for (int p = 0; p < nparts; p++)
+            if (outs[p]->null_count == 0) { /* no validity bits without a null */
+                free(outs[p]->validity);
+                outs[p]->validity = NULL;
+            }
+    }
+    for (int p = 0; p < nparts; p++)
+        outs[p]->length = len[p];
+out:
+    if (!ok)
+        for (int p = 0; p < nparts; p++) {
+            df_column_unref(outs[p]);
+            outs[p] = NULL;
+        }
+    free(pos);
+    free(bytes);
+    return ok;
+}
+
 /* Fills parts[0..nparts) (each new) with the rows of `in` whose part[] is
- * that index, keeping input order. */
+ * that index, keeping input order: each column in one pass. */
 static int split_by_part(const struct df_table *in, const int32_t *part, int nparts,
                          struct df_table **parts, struct fr_error *err)
 {
     int64_t n = in->nrows;
-    int64_t *count = fr_xcalloc((size_t)nparts + 1, sizeof(int64_t));
-    int64_t *sel = fr_try_malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-    int rc = FR_ETOOLARGE;
-    for (int p = 0; p < nparts; p++)
-        parts[p] = NULL;
-    if (!sel) {
-        fr_error_set(err, rc, "out of memory partitioning %lld rows", (long long)n);
-        goto out;
-    }
+    int64_t *len = fr_xcalloc((size_t)nparts, sizeof(int64_t));
+    struct df_column **outs = fr_xcalloc((size_t)nparts, sizeof(*outs));
+    int rc = FR_OK;
     for (int64_t r = 0; r < n; r++)
-        count[part[r] + 1]++;
-    for (int p = 0; p < nparts; p++)
-        count[p + 1] += count[p];
-    for (int64_t r = 0; r < n; r++)
-        sel[count[part[r]]++] = r;
+        len[part[r]]++;
     for (int p = 0; p < nparts; p++) {
-        int64_t len = count[p] - (p ? count[p - 1] : 0);
-        parts[p] = df_table_take(in, sel + (p ? count[p - 1] : 0), len);
-        for (int i = 0; i < parts[p]->ncols; i++)
-            if (!df_column_ok(parts[p]->cols[i])) {
-                fr_error_set(err, rc, "out of memory building partition %d", p);
-                goto out;
-            }
+        parts[p] = df_table_new();
+        parts[p]->nrows = len[p];
     }
-    rc = FR_OK;
-out:
+    for (int i = 0; i < in->ncols; i++) {
+        if (!scatter_column(in->cols[i], part, n, len, nparts, outs)) {
+            rc = fr_error_set(err, FR_ETOOLARGE, "out of memory partitioning %lld rows",
+                              (long long)n);
+            break;
+        }
+        for (int p = 0; p < nparts; p++)
+            df_table_add(parts[p], in->names[i], outs[p]);
+    }
     if (rc != FR_OK)
         for (int p = 0; p < nparts; p++) {
             df_table_free(parts[p]);
             parts[p] = NULL;
         }
-    free(count);
-    free(sel);
+    free(len);
+    free(outs);
     return rc;
 }
 

@@ -223,6 +223,113 @@ static void test_hash_partition_multi_key(void **state)
     df_table_free(in);
 }
 
+/* Every column type, with and without nulls, strings short (moved as two
+ * words) and long: each part holds exactly its rows of the input, in input
+ * order, as a take of those rows would (the split scatters each column in
+ * one pass); a part without nulls has no validity, and no part keeps room
+ * past its rows. */
+static void assert_same_cell(const struct df_column *a, int64_t i, const struct df_column *b,
+                             int64_t j)
+{
+    assert_int_equal(a->type, b->type);
+    bool va = df_column_is_valid(a, i), vb = df_column_is_valid(b, j);
+    assert_int_equal(va, vb);
+    if (!va)
+        return;
+    switch (a->type) {
+    case DF_TYPE_STRING: {
+        int64_t n1, n2;
+        const char *x = df_column_string(a, i, &n1), *y = df_column_string(b, j, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(x, y, (size_t)n1);
+        break;
+    }
+    case DF_TYPE_BOOL:
+        assert_int_equal(df_column_bool(a, i), df_column_bool(b, j));
+        break;
+    case DF_TYPE_DATE:
+        assert_int_equal(df_column_int32(a, i), df_column_int32(b, j));
+        break;
+    default:
+        assert_int_equal(df_column_int64(a, i), df_column_int64(b, j)); /* float64's bits too */
+        break;
+    }
+}
+
+static void test_hash_partition_every_type(void **state)
+{
+    (void)state;
+    enum { N = 5000, NPARTS = 13 };
+    const df_type types[] = {DF_TYPE_INT64,  DF_TYPE_FLOAT64,   DF_TYPE_BOOL,
+                             DF_TYPE_DATE,   DF_TYPE_TIMESTAMP, DF_TYPE_STRING};
+    enum { NT = sizeof(types) / sizeof(types[0]) };
+    struct df_table *in = df_table_new();
+    srand(11);
+    for (int nulls = 0; nulls < 2; nulls++)
+        for (int t = 0; t < NT; t++) {
+            struct df_column *c = df_column_new(types[t], N);
+            for (int64_t r = 0; r < N; r++) {
+                if (nulls && rand() % 7 == 0) {
+                    df_column_append_null(c);
+                    continue;
+                }
+                char buf[48];
+                int len = rand() % 40;
+                for (int i = 0; i < len; i++)
+                    buf[i] = (char)('a' + rand() % 26);
+                switch (types[t]) {
+                case DF_TYPE_STRING: df_column_append_string(c, buf, len); break;
+                case DF_TYPE_BOOL: df_column_append_bool(c, rand() % 2); break;
+                case DF_TYPE_DATE: df_column_append_int32(c, rand() - RAND_MAX / 2); break;
+                case DF_TYPE_FLOAT64: df_column_append_float64(c, rand() / 3.0); break;
+                default: df_column_append_int64(c, (int64_t)rand() * rand()); break;
+                }
+            }
+            char name[16];
+            snprintf(name, sizeof(name), "c%d_%d", nulls, t);
+            df_table_add(in, name, c);
+        }
+    struct df_column *id = df_column_new(DF_TYPE_INT64, N);
+    for (int64_t r = 0; r < N; r++)
+        df_column_append_int64(id, r);
+    df_table_add(in, "id", id);
+    in->nrows = N;
+    int keys[] = {NT + NT - 1, 2}; /* strings with nulls, and bools */
+    struct df_table *parts[NPARTS];
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_hash_partition(in, keys, 2, NPARTS, parts, &err), FR_OK);
+    int64_t total = 0, *sel = malloc(sizeof(int64_t) * N);
+    for (int p = 0; p < NPARTS; p++) {
+        struct df_table *part = parts[p];
+        assert_int_equal(part->ncols, in->ncols);
+        total += part->nrows;
+        for (int64_t r = 0; r < part->nrows; r++) {
+            sel[r] = df_column_int64(part->cols[in->ncols - 1], r);
+            if (r > 0)
+                assert_true(sel[r] > sel[r - 1]);
+        }
+        struct df_table *want = df_table_take(in, sel, part->nrows);
+        for (int i = 0; i < in->ncols; i++) {
+            const struct df_column *c = part->cols[i];
+            assert_string_equal(part->names[i], in->names[i]);
+            assert_int_equal(c->length, part->nrows);
+            assert_int_equal(c->capacity, part->nrows);
+            assert_int_equal(c->null_count, want->cols[i]->null_count);
+            assert_true(c->null_count > 0 || c->validity == NULL);
+            if (c->type == DF_TYPE_STRING)
+                assert_int_equal(c->data_len, want->cols[i]->data_len);
+            for (int64_t r = 0; r < part->nrows; r++)
+                assert_same_cell(c, r, want->cols[i], r);
+        }
+        df_table_free(want);
+        df_table_free(part);
+    }
+    assert_int_equal(total, N);
+    free(sel);
+    df_table_free(in);
+}
+
 /* A hostile partition count is refused before the caller's array is
  * touched (a worker used to allocate for buckets: -1). */
 static void test_partition_counts_bounded(void **state)
@@ -254,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_hash_partition_consistency),
         cmocka_unit_test(test_hash_partition_multi_key),
         cmocka_unit_test(test_partition_counts_bounded),
+        cmocka_unit_test(test_hash_partition_every_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
