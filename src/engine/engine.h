@@ -598,6 +598,13 @@ struct df_agg_spec {
 int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
                    const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
                    struct df_table **out, struct fr_error *err);
+/* df_agg_partial's partial split by the keys' hash into nbuckets tables
+ * (outs, the caller's array), as df_hash_partition would split it. Rows
+ * over many groups are split first and grouped part by part (the output's
+ * groups then come in no order of appearance: not with maintain_order). */
+int df_agg_partial_split(const struct df_table *in, const int *keys, int nkeys,
+                         const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                         int nbuckets, struct df_table **outs, struct fr_error *err);
 int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
                  const struct df_agg_spec *specs, int nspecs, const df_type *arg_types,
                  const char *const *names, struct df_exec *ex, struct df_table **out,

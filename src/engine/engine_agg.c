@@ -65,10 +65,16 @@ static int check_specs(const struct df_table *in, const int *keys, int nkeys,
  * rows through). */
 #define PASS_MARK 'r'
 
-static bool passed_through(const struct df_table *part, int nkeys)
+bool df__agg_passed(const struct df_table *part, int nkeys)
 {
     return part->ncols > nkeys && part->names[nkeys][0] == '_' &&
            part->names[nkeys][1] == PASS_MARK;
+}
+
+void df__agg_mark_passed(struct df_table *part, int nkeys)
+{
+    if (part->ncols > nkeys && part->names[nkeys][0] == '_')
+        part->names[nkeys][1] = PASS_MARK;
 }
 
 /* Per-morsel scratch: key hashes and group ids. */
@@ -123,7 +129,7 @@ static int group_morsel(struct df__gtab *gt, int src, const struct df_column *co
  * again in the final phase.) */
 #define PASS_SHRINK 4
 
-static bool pass_through_pays(int64_t ngroups, int64_t m, int64_t n)
+bool df__agg_pass_pays(int64_t ngroups, int64_t m, int64_t n)
 {
     double g = (double)n / PASS_SHRINK;
     if (g <= (double)m)
@@ -185,7 +191,7 @@ static int accumulate(const struct df_table *in, const struct df_column *const *
              * keys). (No estimate from one morsel sizes the table: keys
              * that saturate, say 1e4 groups seen in every morsel, would
              * get a table far beyond the cache.) */
-            if (pass_through_pays(groups_of(gr)->ngroups, m, in->nrows)) {
+            if (df__agg_pass_pays(groups_of(gr)->ngroups, m, in->nrows)) {
                 *pass = true;
                 grouping_cleanup(gr);
                 rc = df__agg_reserve(agg, in->nrows, err);
@@ -251,7 +257,7 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     if (rc != FR_OK)
         goto out;
     if (pass) /* the mark of rows that may repeat a group (see df_agg_final) */
-        res->names[nkeys][1] = PASS_MARK;
+        df__agg_mark_passed(res, nkeys);
     res->nrows = ngroups;
     *out = res;
     res = NULL;
@@ -477,7 +483,7 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
     rc = morsel_buf_init(&mb, ex, maxrows, err);
     if (rc == FR_OK)
         rc = df__agg_reserve(&agg, 1, err);
-    bool distinct = nparts == 1 && nkeys > 0 && !passed_through(partials[0], nkeys);
+    bool distinct = nparts == 1 && nkeys > 0 && !df__agg_passed(partials[0], nkeys);
     if (rc == FR_OK && nkeys > 0 && !distinct) {
         /* the groups are at most the partials' rows (and at least the
          * largest one's, unless it passed through): room for them up
@@ -486,7 +492,7 @@ int df_agg_final(struct df_table *const *partials, int nparts, int nkeys,
         bool passed = false;
         for (int p = 0; p < nparts; p++) {
             rows += partials[p]->nrows;
-            passed |= passed_through(partials[p], nkeys);
+            passed |= df__agg_passed(partials[p], nkeys);
         }
         /* many partials likely share groups, unless their rows passed
          * through (grouping shrank them less than PASS_SHRINK-fold, so

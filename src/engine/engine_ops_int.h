@@ -16,6 +16,18 @@ int64_t df__morsel_rows(const struct df_exec *ex);
 /* new (free()): a large scratch buffer backed by huge pages where the
  * kernel allows (first touch of 4 KiB pages is slow); NULL on failure. */
 void *df__alloc_big(size_t bytes);
+/* Aggregation partials (engine_agg.c): whether grouping n rows whose first
+ * m hold ngroups distinct keys shrinks them too little to pay (the rows pass
+ * through as their own groups); whether a partial's rows passed through
+ * (may repeat a group), and marking one so. */
+bool df__agg_pass_pays(int64_t ngroups, int64_t m, int64_t n);
+bool df__agg_passed(const struct df_table *part, int nkeys);
+void df__agg_mark_passed(struct df_table *part, int nkeys);
+/* df_agg_partial_split (engine_agg_radix.c): the parts per bucket its rows
+ * are split into before grouping, or 0 when one table groups them (few
+ * groups or rows, rows that pass through ungrouped, maintain_order). */
+int df__agg_radix_parts(const struct df_table *in, const int *keys, int nkeys, int nbuckets,
+                        struct df_exec *ex);
 /* new: an empty column of type t with room for exactly len rows (and bytes
  * of string data plus DF_STRING_PAD; a zeroed validity when asked), its
  * buffers from df__alloc_big; NULL when out of memory. */

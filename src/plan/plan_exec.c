@@ -174,24 +174,19 @@ static int sink_partial_agg(json_t *sink, struct df_table *t, struct df_exec *ex
     struct df_schema s;
     df_schema_of_table(&s, t);
     struct agg_plan a;
-    struct df_table *in = NULL, *partial = NULL;
+    struct df_table *in = NULL;
     int rc = agg_plan_init(json_object_get(sink, "aggs"), nkeys, &s, &a, err);
     if (rc == FR_OK)
         rc = agg_inputs(keys, &a, t, ex, &in, err);
     int *kidx = fr_xcalloc((size_t)nkeys + 1, sizeof(int));
     for (int i = 0; i < nkeys; i++)
         kidx[i] = i;
-    if (rc == FR_OK)
-        rc = df_agg_partial(in, kidx, nkeys, a.specs, a.nspecs, ex, &partial, err);
-    if (rc == FR_OK && buckets > 1) {
+    if (buckets < 1)
+        buckets = 1;
+    if (rc == FR_OK) {
         *outs = fr_xcalloc((size_t)buckets, sizeof(struct df_table *));
-        rc = df_hash_partition(partial, kidx, nkeys, buckets, *outs, err);
         *nouts = buckets;
-        df_table_free(partial);
-    } else if (rc == FR_OK) {
-        *outs = fr_xcalloc(1, sizeof(struct df_table *));
-        (*outs)[0] = partial;
-        *nouts = 1;
+        rc = df_agg_partial_split(in, kidx, nkeys, a.specs, a.nspecs, ex, buckets, *outs, err);
     }
     free(kidx);
     df_table_free(in);
