@@ -93,33 +93,40 @@ static int charge(struct df_exec *ex, int64_t bytes, struct fr_error *err)
 }
 
 /* Splits `in` into nbuckets * k parts by the keys' hash and groups each; a
- * bucket's parts are concatenated into outs[bucket]. */
+ * bucket's parts are concatenated into outs[bucket]. The split copies the
+ * rows: when the copy does not fit (the task's memory limit, or out of
+ * memory) *declined is set, nothing is left charged and the caller groups
+ * in one table, whose partial is far smaller. */
 static int radix_partial(const struct df_table *in, const int *keys, int nkeys,
                          const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
-                         int nbuckets, int k, struct df_table **outs, struct fr_error *err)
+                         int nbuckets, int k, struct df_table **outs, bool *declined,
+                         struct fr_error *err)
 {
     int np = nbuckets * k;
     struct df_table **sub = fr_xcalloc((size_t)np, sizeof(*sub));
     struct df_table **part = fr_xcalloc((size_t)np, sizeof(*part));
-    int64_t held = 0;
-    int rc = df_hash_partition(in, keys, nkeys, np, sub, err);
-    for (int p = 0; rc == FR_OK && p < np; p++)
-        held += df_table_bytes(sub[p]);
-    if (rc == FR_OK && (rc = charge(ex, held, err)) != FR_OK)
-        held = 0;
+    int64_t held = df_table_bytes(in); /* the copy, charged before it is made */
+    struct fr_error quiet;
+    fr_error_init(&quiet);
+    *declined = charge(ex, held, &quiet) != FR_OK ||
+                df_hash_partition(in, keys, nkeys, np, sub, &quiet) != FR_OK;
+    int rc = FR_OK;
     bool passed = false;
-    for (int p = 0; rc == FR_OK && p < np; p++) {
+    for (int p = 0; !*declined && rc == FR_OK && p < np; p++) {
         rc = df_agg_partial(sub[p], keys, nkeys, specs, nspecs, ex, &part[p], err);
+        bool refs = rc == FR_OK && df__agg_passed(part[p], nkeys);
         int64_t b = df_table_bytes(sub[p]);
         df_table_free(sub[p]); /* its rows are in its partial now */
         sub[p] = NULL;
-        charge(ex, -b, NULL);
-        held -= b;
-        passed |= rc == FR_OK && df__agg_passed(part[p], nkeys);
+        if (!refs && b <= held) { /* a passed-through partial holds the part's columns */
+            charge(ex, -b, NULL);
+            held -= b;
+        }
+        passed |= refs;
     }
-    for (int p = 0; rc == FR_OK && passed && p < np; p++)
+    for (int p = 0; !*declined && rc == FR_OK && passed && p < np; p++)
         df__agg_mark_passed(part[p], nkeys); /* one schema for the concatenation */
-    for (int b = 0; rc == FR_OK && b < nbuckets; b++) {
+    for (int b = 0; !*declined && rc == FR_OK && b < nbuckets; b++) {
         if (k == 1) {
             outs[b] = part[b];
             part[b] = NULL;
@@ -132,8 +139,7 @@ static int radix_partial(const struct df_table *in, const int *keys, int nkeys,
             df_table_free(outs[b]);
             outs[b] = NULL;
         }
-    if (held)
-        charge(ex, -held, NULL);
+    charge(ex, -held, NULL); /* a failed charge was counted too */
     for (int p = 0; p < np; p++) {
         df_table_free(sub[p]);
         df_table_free(part[p]);
@@ -150,8 +156,13 @@ int df_agg_partial_split(const struct df_table *in, const int *keys, int nkeys,
     for (int b = 0; b < nbuckets; b++)
         outs[b] = NULL;
     int k = df__agg_radix_parts(in, keys, nkeys, nbuckets, ex);
-    if (k > 0)
-        return radix_partial(in, keys, nkeys, specs, nspecs, ex, nbuckets, k, outs, err);
+    bool declined = true;
+    if (k > 0) {
+        int rc = radix_partial(in, keys, nkeys, specs, nspecs, ex, nbuckets, k, outs, &declined,
+                               err);
+        if (!declined)
+            return rc;
+    }
     struct df_table *partial = NULL;
     int rc = df_agg_partial(in, keys, nkeys, specs, nspecs, ex, &partial, err);
     if (rc != FR_OK || nbuckets == 1) {

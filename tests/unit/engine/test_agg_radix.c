@@ -223,11 +223,65 @@ static void test_split_only_where_it_pays(void **state)
     df_table_free(many);
 }
 
+/* The split copies the rows: where that copy is over the task's memory
+ * limit but one table's partial fits, the task still succeeds (the split
+ * is declined) with the same answer; every charge is given back, after a
+ * failure too. */
+static void test_split_declined_over_the_limit(void **state)
+{
+    (void)state;
+    enum { N = 600000 };
+    srand(9);
+    struct df_column *k = df_column_new(DF_TYPE_INT64, N), *s = df_column_new(DF_TYPE_STRING, N);
+    char wide[100];
+    memset(wide, 'w', sizeof(wide));
+    for (int64_t r = 0; r < N; r++) {
+        df_column_append_int64(k, rand() % 100000);
+        df_column_append_string(s, wide, 60 + rand() % 40);
+    }
+    struct df_table *in = df_table_new();
+    df_table_add(in, "k", k);
+    df_table_add(in, "s", s);
+    in->nrows = N;
+    const struct df_agg_spec specs[] = {{DF_AGG_COUNT, 1, -1}, {DF_AGG_SUM, 0, -1}};
+    const int key = 0;
+    struct df_options free_opts = {.morsel_size_rows = 122880};
+    struct df_options tight = {.morsel_size_rows = 122880,
+                               .task_memory_limit_bytes = df_table_bytes(in) / 2};
+    struct df_options tiny = {.morsel_size_rows = 122880, .task_memory_limit_bytes = 100000};
+    struct df_exec a, b, c;
+    df_exec_init(&a, &free_opts, NULL);
+    df_exec_init(&b, &tight, NULL);
+    df_exec_init(&c, &tiny, NULL);
+    assert_true(df__agg_radix_parts(in, &key, 1, NBUCKETS, &b) > 0);
+    struct df_table *x[NBUCKETS], *y[NBUCKETS], *z[NBUCKETS];
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_agg_partial_split(in, &key, 1, specs, 2, &a, NBUCKETS, x, &err), FR_OK);
+    assert_int_equal(df_agg_partial_split(in, &key, 1, specs, 2, &b, NBUCKETS, y, &err), FR_OK);
+    assert_true(a.mem_peak > tight.task_memory_limit_bytes); /* the split's copy: over it */
+    assert_true(b.mem_peak <= tight.task_memory_limit_bytes * 2);
+    for (int i = 0; i < NBUCKETS; i++) {
+        assert_same_rows(x[i], y[i]);
+        df_table_free(x[i]);
+        df_table_free(y[i]);
+    }
+    assert_int_equal(df_agg_partial_split(in, &key, 1, specs, 2, &c, NBUCKETS, z, &err),
+                     FR_EMEMLIMIT);
+    for (int i = 0; i < NBUCKETS; i++)
+        assert_null(z[i]);
+    assert_int_equal(a.mem_used, 0);
+    assert_int_equal(b.mem_used, 0);
+    assert_int_equal(c.mem_used, 0);
+    df_table_free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_matches_one_table),
         cmocka_unit_test(test_split_only_where_it_pays),
+        cmocka_unit_test(test_split_declined_over_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
