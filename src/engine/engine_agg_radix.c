@@ -15,9 +15,13 @@
 
 #define RADIX_SAMPLE 65536    /* rows whose distinct keys estimate the groups */
 #define RADIX_GROUPS 16384    /* groups per part: its table ~1 MiB */
-/* fewer expected groups: one table does (at 1e7 rows, 1e5 groups split
- * ran 0.83-0.92x of one table; 1e4 groups of two packed keys ran slower) */
-#define RADIX_MIN_GROUPS 65536
+/* fewer expected groups: one table does. The split copies the task's rows
+ * into fresh memory, and a first touch of fresh pages is slow (the kernel
+ * zeroes them: half a first run's time in a profile at 1e7). At 1e5 groups
+ * (1e7 rows) one table's misses cost less than that copy unless the
+ * process already holds freed memory to reuse; at 1e6 groups (1e8 rows)
+ * the split runs q3 in 2.9-3.2 s against 4.6 s once memory is warm. */
+#define RADIX_MIN_GROUPS 524288
 #define RADIX_MAX_PARTS 256   /* write streams of the split */
 
 /* Distinct values among h[0..m) (64-bit key hashes: equal keys, equal
@@ -61,7 +65,7 @@ static double expected_groups(int64_t d, int64_t m, int64_t n)
 }
 
 int df__agg_radix_parts(const struct df_table *in, const int *keys, int nkeys, int nbuckets,
-                            struct df_exec *ex)
+                        double min_groups, struct df_exec *ex)
 {
     int64_t n = in->nrows, m = n < RADIX_SAMPLE ? n : RADIX_SAMPLE;
     if (nkeys == 0 || nbuckets < 1 || n < 4 * RADIX_SAMPLE ||
@@ -80,7 +84,7 @@ int df__agg_radix_parts(const struct df_table *in, const int *keys, int nkeys, i
     free(h);
     free((void *)cols);
     double g = expected_groups(d, m, n);
-    if (df__agg_pass_pays(d, m, n) || g < RADIX_MIN_GROUPS)
+    if (df__agg_pass_pays(d, m, n) || g < min_groups)
         return 0;
     double k = ceil(g / RADIX_GROUPS / nbuckets);
     int most = RADIX_MAX_PARTS / nbuckets > 1 ? RADIX_MAX_PARTS / nbuckets : 1;
@@ -149,13 +153,14 @@ static int radix_partial(const struct df_table *in, const int *keys, int nkeys,
     return rc;
 }
 
-int df_agg_partial_split(const struct df_table *in, const int *keys, int nkeys,
-                         const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
-                         int nbuckets, struct df_table **outs, struct fr_error *err)
+int df__agg_partial_split_at(const struct df_table *in, const int *keys, int nkeys,
+                             const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                             int nbuckets, double min_groups, struct df_table **outs,
+                             struct fr_error *err)
 {
     for (int b = 0; b < nbuckets; b++)
         outs[b] = NULL;
-    int k = df__agg_radix_parts(in, keys, nkeys, nbuckets, ex);
+    int k = df__agg_radix_parts(in, keys, nkeys, nbuckets, min_groups, ex);
     bool declined = true;
     if (k > 0) {
         int rc = radix_partial(in, keys, nkeys, specs, nspecs, ex, nbuckets, k, outs, &declined,
@@ -176,4 +181,12 @@ int df_agg_partial_split(const struct df_table *in, const int *keys, int nkeys,
     free(pk);
     df_table_free(partial);
     return rc;
+}
+
+int df_agg_partial_split(const struct df_table *in, const int *keys, int nkeys,
+                         const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                         int nbuckets, struct df_table **outs, struct fr_error *err)
+{
+    return df__agg_partial_split_at(in, keys, nkeys, specs, nspecs, ex, nbuckets,
+                                    RADIX_MIN_GROUPS, outs, err);
 }

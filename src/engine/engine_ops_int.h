@@ -23,11 +23,17 @@ void *df__alloc_big(size_t bytes);
 bool df__agg_pass_pays(int64_t ngroups, int64_t m, int64_t n);
 bool df__agg_passed(const struct df_table *part, int nkeys);
 void df__agg_mark_passed(struct df_table *part, int nkeys);
-/* df_agg_partial_split (engine_agg_radix.c): the parts per bucket its rows
- * are split into before grouping, or 0 when one table groups them (few
- * groups or rows, rows that pass through ungrouped, maintain_order). */
+/* df_agg_partial_split (engine_agg_radix.c) with the split taken from
+ * min_groups expected groups (tests split smaller inputs than the
+ * default's); and the parts per bucket its rows are split into before
+ * grouping, or 0 when one table groups them (fewer groups, few rows, rows
+ * that pass through ungrouped, maintain_order). */
+int df__agg_partial_split_at(const struct df_table *in, const int *keys, int nkeys,
+                             const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
+                             int nbuckets, double min_groups, struct df_table **outs,
+                             struct fr_error *err);
 int df__agg_radix_parts(const struct df_table *in, const int *keys, int nkeys, int nbuckets,
-                        struct df_exec *ex);
+                        double min_groups, struct df_exec *ex);
 /* new: an empty column of type t with room for exactly len rows (and bytes
  * of string data plus DF_STRING_PAD; a zeroed validity when asked), its
  * buffers from df__alloc_big; NULL when out of memory. */

@@ -18,6 +18,9 @@
 #include "engine/engine_ops_int.h"
 
 #define NBUCKETS 3 /* odd: parts nest in buckets by the same hash bits */
+/* the split from this many expected groups here (the default's 524288 would
+ * need inputs of millions of rows) */
+#define MIN_GROUPS 65536.0
 
 /* k: strings "g<n>" of `groups` values (1 in 50 null), k2: 0 or 1, v:
  * int64, f: float64 (1 in 20 null). */
@@ -160,15 +163,15 @@ static void check_split_matches(int nkeys)
     struct df_exec plain, split;
     df_exec_init(&plain, &plain_opts, NULL);
     df_exec_init(&split, &split_opts, NULL);
-    assert_true(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, &split) > 1); /* parts concatenated */
-    assert_int_equal(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, &plain), 0);
+    assert_true(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, MIN_GROUPS, &split) > 1); /* parts concatenated */
+    assert_int_equal(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, MIN_GROUPS, &plain), 0);
     struct df_table *a[NBUCKETS], *b[NBUCKETS];
     struct fr_error err;
     fr_error_init(&err);
     assert_int_equal(
-        df_agg_partial_split(in, keys, nkeys, SPECS, NSPECS, &split, NBUCKETS, a, &err), FR_OK);
+        df__agg_partial_split_at(in, keys, nkeys, SPECS, NSPECS, &split, NBUCKETS, MIN_GROUPS, a, &err), FR_OK);
     assert_int_equal(
-        df_agg_partial_split(in, keys, nkeys, SPECS, NSPECS, &plain, NBUCKETS, b, &err), FR_OK);
+        df__agg_partial_split_at(in, keys, nkeys, SPECS, NSPECS, &plain, NBUCKETS, MIN_GROUPS, b, &err), FR_OK);
     int64_t groups = 0;
     for (int i = 0; i < NBUCKETS; i++) {
         assert_same_rows(a[i], b[i]); /* bucket by bucket: the same groups and states */
@@ -203,20 +206,22 @@ static void test_split_only_where_it_pays(void **state)
     df_exec_init(&ex, &opts, NULL);
     const int key = 0;
     struct df_table *few = table(300000, 5000, 1), *small = table(100000, 90000, 2);
-    assert_int_equal(df__agg_radix_parts(few, &key, 1, NBUCKETS, &ex), 0);
-    assert_int_equal(df__agg_radix_parts(small, &key, 1, NBUCKETS, &ex), 0);
+    assert_int_equal(df__agg_radix_parts(few, &key, 1, NBUCKETS, MIN_GROUPS, &ex), 0);
+    assert_int_equal(df__agg_radix_parts(small, &key, 1, NBUCKETS, MIN_GROUPS, &ex), 0);
     /* every row its own group: the rows pass through, no split */
     struct df_column *id = df_column_new(DF_TYPE_INT64, 300000);
     for (int64_t r = 0; r < 300000; r++)
         df_column_append_int64(id, r * 7919);
     struct df_table *distinct = df_table_new();
     df_table_add(distinct, "id", id);
-    assert_int_equal(df__agg_radix_parts(distinct, &key, 1, NBUCKETS, &ex), 0);
+    assert_int_equal(df__agg_radix_parts(distinct, &key, 1, NBUCKETS, MIN_GROUPS, &ex), 0);
     /* more groups, more parts per bucket, within the cap */
     struct df_table *many = table(4000000, 250000, 4);
-    int k8 = df__agg_radix_parts(many, &key, 1, 8, &ex);
+    int k8 = df__agg_radix_parts(many, &key, 1, 8, MIN_GROUPS, &ex);
     assert_true(k8 >= 2 && k8 * 8 <= 256);
-    assert_int_equal(df__agg_radix_parts(many, &key, 1, 4096, &ex), 1);
+    assert_int_equal(df__agg_radix_parts(many, &key, 1, 4096, MIN_GROUPS, &ex), 1);
+    /* the default: 2.5e5 groups are not enough */
+    assert_int_equal(df__agg_radix_parts(many, &key, 1, 8, 524288.0, &ex), 0);
     df_table_free(few);
     df_table_free(small);
     df_table_free(distinct);
@@ -253,12 +258,12 @@ static void test_split_declined_over_the_limit(void **state)
     df_exec_init(&a, &free_opts, NULL);
     df_exec_init(&b, &tight, NULL);
     df_exec_init(&c, &tiny, NULL);
-    assert_true(df__agg_radix_parts(in, &key, 1, NBUCKETS, &b) > 0);
+    assert_true(df__agg_radix_parts(in, &key, 1, NBUCKETS, MIN_GROUPS, &b) > 0);
     struct df_table *x[NBUCKETS], *y[NBUCKETS], *z[NBUCKETS];
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(df_agg_partial_split(in, &key, 1, specs, 2, &a, NBUCKETS, x, &err), FR_OK);
-    assert_int_equal(df_agg_partial_split(in, &key, 1, specs, 2, &b, NBUCKETS, y, &err), FR_OK);
+    assert_int_equal(df__agg_partial_split_at(in, &key, 1, specs, 2, &a, NBUCKETS, MIN_GROUPS, x, &err), FR_OK);
+    assert_int_equal(df__agg_partial_split_at(in, &key, 1, specs, 2, &b, NBUCKETS, MIN_GROUPS, y, &err), FR_OK);
     assert_true(a.mem_peak > tight.task_memory_limit_bytes); /* the split's copy: over it */
     assert_true(b.mem_peak <= tight.task_memory_limit_bytes * 2);
     for (int i = 0; i < NBUCKETS; i++) {
@@ -266,7 +271,7 @@ static void test_split_declined_over_the_limit(void **state)
         df_table_free(x[i]);
         df_table_free(y[i]);
     }
-    assert_int_equal(df_agg_partial_split(in, &key, 1, specs, 2, &c, NBUCKETS, z, &err),
+    assert_int_equal(df__agg_partial_split_at(in, &key, 1, specs, 2, &c, NBUCKETS, MIN_GROUPS, z, &err),
                      FR_EMEMLIMIT);
     for (int i = 0; i < NBUCKETS; i++)
         assert_null(z[i]);
