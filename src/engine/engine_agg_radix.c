@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RADIX_SAMPLE 65536    /* rows whose distinct keys estimate the groups */
-#define RADIX_GROUPS 16384    /* groups per part: its table ~1 MiB */
+#define RADIX_SAMPLE 65536 /* rows whose distinct keys estimate the groups */
+#define RADIX_GROUPS 16384 /* groups per part: its table ~1 MiB */
 /* fewer expected groups: one table does. The split copies the task's rows
  * into fresh memory, and a first touch of fresh pages is slow (the kernel
  * zeroes them: half a first run's time in a profile at 1e7). At 1e5 groups
@@ -22,7 +22,7 @@
  * process already holds freed memory to reuse; at 1e6 groups (1e8 rows)
  * the split runs q3 in 2.9-3.2 s against 4.6 s once memory is warm. */
 #define RADIX_MIN_GROUPS 524288
-#define RADIX_MAX_PARTS 256   /* write streams of the split */
+#define RADIX_MAX_PARTS 256 /* write streams of the split */
 
 /* Distinct values among h[0..m) (64-bit key hashes: equal keys, equal
  * hashes; distinct keys collide about never). */
@@ -163,8 +163,8 @@ int df__agg_partial_split_at(const struct df_table *in, const int *keys, int nke
     int k = df__agg_radix_parts(in, keys, nkeys, nbuckets, min_groups, ex);
     bool declined = true;
     if (k > 0) {
-        int rc = radix_partial(in, keys, nkeys, specs, nspecs, ex, nbuckets, k, outs, &declined,
-                               err);
+        int rc =
+            radix_partial(in, keys, nkeys, specs, nspecs, ex, nbuckets, k, outs, &declined, err);
         if (!declined)
             return rc;
     }
@@ -187,6 +187,6 @@ int df_agg_partial_split(const struct df_table *in, const int *keys, int nkeys,
                          const struct df_agg_spec *specs, int nspecs, struct df_exec *ex,
                          int nbuckets, struct df_table **outs, struct fr_error *err)
 {
-    return df__agg_partial_split_at(in, keys, nkeys, specs, nspecs, ex, nbuckets,
-                                    RADIX_MIN_GROUPS, outs, err);
+    return df__agg_partial_split_at(in, keys, nkeys, specs, nspecs, ex, nbuckets, RADIX_MIN_GROUPS,
+                                    outs, err);
 }

@@ -54,9 +54,9 @@ static struct df_table *table(int64_t n, int groups, unsigned seed)
 }
 
 static const struct df_agg_spec SPECS[] = {
-    {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_SUM, 2, -1},    {DF_AGG_MEAN, 3, -1},
-    {DF_AGG_MIN, 3, -1},         {DF_AGG_MAX, 2, -1},    {DF_AGG_STDDEV, 3, -1},
-    {DF_AGG_MEDIAN, 3, -1},      {DF_AGG_FIRST, 2, -1},  {DF_AGG_COUNT_DISTINCT, 2, -1},
+    {DF_AGG_COUNT_STAR, -1, -1}, {DF_AGG_SUM, 2, -1},   {DF_AGG_MEAN, 3, -1},
+    {DF_AGG_MIN, 3, -1},         {DF_AGG_MAX, 2, -1},   {DF_AGG_STDDEV, 3, -1},
+    {DF_AGG_MEDIAN, 3, -1},      {DF_AGG_FIRST, 2, -1}, {DF_AGG_COUNT_DISTINCT, 2, -1},
     {DF_AGG_CORR, 2, 3},         {DF_AGG_COUNT, 3, -1},
 };
 #define NSPECS ((int)(sizeof(SPECS) / sizeof(SPECS[0])))
@@ -117,8 +117,8 @@ static void assert_same_rows(const struct df_table *a, const struct df_table *b)
     qsort(y, (size_t)b->nrows, sizeof(char *), cmp_str);
     for (int64_t r = 0; r < a->nrows; r++) {
         if (strcmp(x[r], y[r]) != 0)
-            fail_msg("row %lld differs:\n  split first: %s\n  one table:   %s", (long long)r,
-                     x[r], y[r]);
+            fail_msg("row %lld differs:\n  split first: %s\n  one table:   %s", (long long)r, x[r],
+                     y[r]);
         free(x[r]);
         free(y[r]);
     }
@@ -163,15 +163,18 @@ static void check_split_matches(int nkeys)
     struct df_exec plain, split;
     df_exec_init(&plain, &plain_opts, NULL);
     df_exec_init(&split, &split_opts, NULL);
-    assert_true(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, MIN_GROUPS, &split) > 1); /* parts concatenated */
+    assert_true(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, MIN_GROUPS, &split) >
+                1); /* parts concatenated */
     assert_int_equal(df__agg_radix_parts(in, keys, nkeys, NBUCKETS, MIN_GROUPS, &plain), 0);
     struct df_table *a[NBUCKETS], *b[NBUCKETS];
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(
-        df__agg_partial_split_at(in, keys, nkeys, SPECS, NSPECS, &split, NBUCKETS, MIN_GROUPS, a, &err), FR_OK);
-    assert_int_equal(
-        df__agg_partial_split_at(in, keys, nkeys, SPECS, NSPECS, &plain, NBUCKETS, MIN_GROUPS, b, &err), FR_OK);
+    assert_int_equal(df__agg_partial_split_at(in, keys, nkeys, SPECS, NSPECS, &split, NBUCKETS,
+                                              MIN_GROUPS, a, &err),
+                     FR_OK);
+    assert_int_equal(df__agg_partial_split_at(in, keys, nkeys, SPECS, NSPECS, &plain, NBUCKETS,
+                                              MIN_GROUPS, b, &err),
+                     FR_OK);
     int64_t groups = 0;
     for (int i = 0; i < NBUCKETS; i++) {
         assert_same_rows(a[i], b[i]); /* bucket by bucket: the same groups and states */
@@ -262,8 +265,10 @@ static void test_split_declined_over_the_limit(void **state)
     struct df_table *x[NBUCKETS], *y[NBUCKETS], *z[NBUCKETS];
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(df__agg_partial_split_at(in, &key, 1, specs, 2, &a, NBUCKETS, MIN_GROUPS, x, &err), FR_OK);
-    assert_int_equal(df__agg_partial_split_at(in, &key, 1, specs, 2, &b, NBUCKETS, MIN_GROUPS, y, &err), FR_OK);
+    assert_int_equal(
+        df__agg_partial_split_at(in, &key, 1, specs, 2, &a, NBUCKETS, MIN_GROUPS, x, &err), FR_OK);
+    assert_int_equal(
+        df__agg_partial_split_at(in, &key, 1, specs, 2, &b, NBUCKETS, MIN_GROUPS, y, &err), FR_OK);
     assert_true(a.mem_peak > tight.task_memory_limit_bytes); /* the split's copy: over it */
     assert_true(b.mem_peak <= tight.task_memory_limit_bytes * 2);
     for (int i = 0; i < NBUCKETS; i++) {
@@ -271,8 +276,9 @@ static void test_split_declined_over_the_limit(void **state)
         df_table_free(x[i]);
         df_table_free(y[i]);
     }
-    assert_int_equal(df__agg_partial_split_at(in, &key, 1, specs, 2, &c, NBUCKETS, MIN_GROUPS, z, &err),
-                     FR_EMEMLIMIT);
+    assert_int_equal(
+        df__agg_partial_split_at(in, &key, 1, specs, 2, &c, NBUCKETS, MIN_GROUPS, z, &err),
+        FR_EMEMLIMIT);
     for (int i = 0; i < NBUCKETS; i++)
         assert_null(z[i]);
     assert_int_equal(a.mem_used, 0);

@@ -260,8 +260,8 @@ static void test_hash_partition_every_type(void **state)
 {
     (void)state;
     enum { N = 5000, NPARTS = 13 };
-    const df_type types[] = {DF_TYPE_INT64,  DF_TYPE_FLOAT64,   DF_TYPE_BOOL,
-                             DF_TYPE_DATE,   DF_TYPE_TIMESTAMP, DF_TYPE_STRING};
+    const df_type types[] = {DF_TYPE_INT64, DF_TYPE_FLOAT64,   DF_TYPE_BOOL,
+                             DF_TYPE_DATE,  DF_TYPE_TIMESTAMP, DF_TYPE_STRING};
     enum { NT = sizeof(types) / sizeof(types[0]) };
     struct df_table *in = df_table_new();
     srand(11);
@@ -278,11 +278,21 @@ static void test_hash_partition_every_type(void **state)
                 for (int i = 0; i < len; i++)
                     buf[i] = (char)('a' + rand() % 26);
                 switch (types[t]) {
-                case DF_TYPE_STRING: df_column_append_string(c, buf, len); break;
-                case DF_TYPE_BOOL: df_column_append_bool(c, rand() % 2); break;
-                case DF_TYPE_DATE: df_column_append_int32(c, rand() - RAND_MAX / 2); break;
-                case DF_TYPE_FLOAT64: df_column_append_float64(c, rand() / 3.0); break;
-                default: df_column_append_int64(c, (int64_t)rand() * rand()); break;
+                case DF_TYPE_STRING:
+                    df_column_append_string(c, buf, len);
+                    break;
+                case DF_TYPE_BOOL:
+                    df_column_append_bool(c, rand() % 2);
+                    break;
+                case DF_TYPE_DATE:
+                    df_column_append_int32(c, rand() - RAND_MAX / 2);
+                    break;
+                case DF_TYPE_FLOAT64:
+                    df_column_append_float64(c, rand() / 3.0);
+                    break;
+                default:
+                    df_column_append_int64(c, (int64_t)rand() * rand());
+                    break;
                 }
             }
             char name[16];
