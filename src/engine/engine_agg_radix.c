@@ -68,7 +68,8 @@ int df__agg_radix_parts(const struct df_table *in, const int *keys, int nkeys, i
                         double min_groups, struct df_exec *ex)
 {
     int64_t n = in->nrows, m = n < RADIX_SAMPLE ? n : RADIX_SAMPLE;
-    if (nkeys == 0 || nbuckets < 1 || n < 4 * RADIX_SAMPLE ||
+    /* n rows hold at most n groups: fewer than min_groups rows need no sample */
+    if (nkeys == 0 || nbuckets < 1 || n < 4 * RADIX_SAMPLE || (double)n < min_groups ||
         (ex && ex->opts && ex->opts->maintain_order))
         return 0;
     uint64_t *h = fr_try_malloc(sizeof(uint64_t) * (size_t)m);
