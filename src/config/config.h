@@ -31,6 +31,8 @@ enum cfg_scope { CFG_PLANNER, CFG_EXECUTION };
       "A join side smaller than this is broadcast instead of shuffled (bytes)")                    \
     X(shuffle_partitions, CFG_INT, 8, 1, 4096, CFG_PLANNER,                                        \
       "Number of hash partitions of a shuffle (joins, large aggregations)")                        \
+    X(shuffle_coalesce_bytes, CFG_INT, 16 * CFG_MiB, 0, 1024 * CFG_GiB, CFG_PLANNER,               \
+      "Adjacent shuffle partitions this small together are read by one task (bytes; 0 = never)")   \
     X(sample_size_for_sort, CFG_INT, 20, 1, 1000000, CFG_PLANNER,                                  \
       "Keys sampled per partition to choose a sort's range boundaries")                            \
     X(num_preview_rows, CFG_INT, 8, 0, 10000, CFG_PLANNER, "Rows shown in a dataframe's preview")  \

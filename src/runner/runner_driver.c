@@ -52,23 +52,141 @@ static void free_stage_outputs(runner_query *q, int s)
     q->out[s] = NULL;
 }
 
-static void gather(runner_query *q, const struct plan_slot *slot, int task,
+/* The inputs of a job's slot; a BUCKET slot's are buckets task..hi of
+ * every task of the slot's stage (bucket by bucket, each in task order). */
+static void gather(runner_query *q, const struct plan_slot *slot, int task, int hi,
                    struct runner_part ***out, int *n)
 {
     struct plan_stage_view v;
     plan_stage_view(q->plan, slot->stage, &v);
     struct runner_part ***o = q->out[slot->stage];
-    *out = fr_xcalloc((size_t)v.ntasks + 1, sizeof(struct runner_part *));
+    int lo = slot->mode == PLAN_SLOT_BUCKET ? task : slot->bucket;
+    if (slot->mode != PLAN_SLOT_BUCKET)
+        hi = lo;
+    *out = fr_xcalloc((size_t)v.ntasks * (size_t)(hi - lo + 1) + 1, sizeof(struct runner_part *));
     *n = 0;
     if (slot->mode == PLAN_SLOT_ONE) {
         if (o[task] && o[task][slot->bucket])
             (*out)[(*n)++] = o[task][slot->bucket];
         return;
     }
-    int bucket = slot->mode == PLAN_SLOT_BUCKET ? task : slot->bucket;
-    for (int t = 0; t < v.ntasks; t++)
-        if (o[t] && o[t][bucket])
-            (*out)[(*n)++] = o[t][bucket];
+    for (int b = lo; b <= hi; b++)
+        for (int t = 0; t < v.ntasks; t++)
+            if (o[t] && o[t][b])
+                (*out)[(*n)++] = o[t][b];
+}
+
+/* Bytes of a stage output as held (its table here, else what its worker said). */
+static int64_t part_bytes(const struct runner_part *p)
+{
+    return p ? p->held : 0;
+}
+
+/* Coalescing never aims under this much per task (unless the config's
+ * shuffle_coalesce_bytes is smaller): a task of less costs more to send,
+ * schedule and answer than it saves by running beside another. */
+#define RUNNER_COALESCE_MIN_BYTES (1024 * 1024)
+/* Nor does a coalesced task read more input partitions than this (a
+ * shuffle's every partition is one reference in its task's body). */
+#define RUNNER_COALESCE_MAX_INPUTS 4096
+
+/* A stage reading a shuffle (BUCKET slots; ALL slots besides) whose
+ * partitions are small: adjacent buckets are read by one task, the first of
+ * them, while together they stay under the target (shuffle_coalesce_bytes,
+ * or the stage's bytes over the runner's task slots when that is smaller,
+ * but not under RUNNER_COALESCE_MIN_BYTES): hi[t] is the last bucket task t
+ * reads, -1 for a task whose bucket an earlier one reads. Any union of
+ * buckets is a valid input (a key's rows are in one bucket on every side;
+ * a sort's ranges stay in order). False when the stage is not coalesced. */
+static bool coalesce(runner_query *q, int stage, const struct plan_stage_view *v, int *hi)
+{
+    int64_t limit = q->r->frozen->values.shuffle_coalesce_bytes;
+    bool bucketed = false;
+    for (int k = 0; k < v->nslots; k++) {
+        if (v->slots[k].mode == PLAN_SLOT_ONE)
+            return false;
+        bucketed |= v->slots[k].mode == PLAN_SLOT_BUCKET;
+    }
+    if (limit <= 0 || !bucketed || v->stored_parts || v->ntasks < 2)
+        return false;
+    int64_t *bytes = fr_xcalloc((size_t)v->ntasks, sizeof(*bytes)), total = 0;
+    int64_t per_bucket = 0; /* input partitions of one bucket, all slots */
+    for (int k = 0; k < v->nslots; k++) {
+        if (v->slots[k].mode != PLAN_SLOT_BUCKET)
+            continue;
+        struct plan_stage_view sv;
+        plan_stage_view(q->plan, v->slots[k].stage, &sv);
+        per_bucket += sv.ntasks;
+        struct runner_part ***o = q->out[v->slots[k].stage];
+        for (int t = 0; t < sv.ntasks; t++)
+            for (int b = 0; o[t] && b < v->ntasks && b < sv.nbuckets; b++)
+                bytes[b] += part_bytes(o[t][b]);
+    }
+    for (int b = 0; b < v->ntasks; b++)
+        total += bytes[b];
+    int slots = q->r->be->slots ? q->r->be->slots(q->r) : 1;
+    int64_t target = total / (slots > 0 ? slots : 1);
+    if (target < RUNNER_COALESCE_MIN_BYTES)
+        target = RUNNER_COALESCE_MIN_BYTES;
+    if (target > limit)
+        target = limit;
+    int ntasks = 0;
+    for (int b = 0; b < v->ntasks;) {
+        int lead = b;
+        int64_t sum = bytes[b++];
+        while (b < v->ntasks && sum + bytes[b] <= target &&
+               (b - lead + 1) * per_bucket <= RUNNER_COALESCE_MAX_INPUTS) {
+            sum += bytes[b];
+            hi[b++] = -1;
+        }
+        hi[lead] = b - 1;
+        ntasks++;
+    }
+    free(bytes);
+    if (ntasks == v->ntasks)
+        return false;
+    struct runner_stage_sum *sum = q->sums ? &q->sums[stage] : NULL;
+    if (sum) {
+        sum->coalesced_parts = v->ntasks;
+        sum->coalesced_tasks = ntasks;
+        sum->coalesced_bytes = total;
+        sum->coalesce_target = target;
+    }
+    return true;
+}
+
+/* hi[t] for every task of q->stage: the last bucket it reads (t itself
+ * when not coalesced), -1 when it has nothing to do and is not run: its
+ * buckets are read by an earlier task, or it reads (ONE slot) the output of
+ * a task that was not run (whose rows went with another task's). At least
+ * one task runs. */
+static void plan_tasks(runner_query *q, const struct plan_stage_view *v, int *hi)
+{
+    for (int t = 0; t < v->ntasks; t++)
+        hi[t] = t;
+    if (coalesce(q, q->stage, v, hi) || v->stored_parts)
+        return;
+    int run = 0;
+    for (int t = 0; t < v->ntasks; t++) {
+        for (int k = 0; k < v->nslots; k++)
+            if (v->slots[k].mode == PLAN_SLOT_ONE && !q->out[v->slots[k].stage][t])
+                hi[t] = -1;
+        run += hi[t] >= 0;
+    }
+    if (!run && v->ntasks > 0)
+        hi[0] = 0;
+}
+
+/* A task planned not to run (plan_tasks): recorded as skipped, with no
+ * outputs, so that nothing waits for it. Called with q->lock held. */
+static void skip_task(runner_query *q, struct rjob *job)
+{
+    /* framed_tasks_total counts it ok, as a task skipped past a row limit */
+    atomic_fetch_add(&q->r->tasks_by_outcome[RT_OK], 1);
+    runner__task_end_locked(job, FR_OK, NULL, 0, NULL);
+    q->task_rows[job->task] = 0;
+    q->tasks_done++;
+    runner__job_free(job);
 }
 
 /* The sample partitions (bucket 1 of each task of the stage `from`) that a
@@ -225,16 +343,25 @@ static int start_stage(runner_query *q, struct fr_error *err)
         }
     }
     int first_stored = q->nstored - (v.stored_parts ? v.ntasks : 0);
-    q->pending = v.ntasks;
+    int *hi = fr_xcalloc((size_t)v.ntasks + 1, sizeof(*hi));
+    plan_tasks(q, &v, hi);
+    q->pending = 0;
+    for (int t = 0; t < v.ntasks; t++)
+        q->pending += hi[t] >= 0;
     for (int t = 0; t < v.ntasks; t++) {
         struct rjob *job = fr_xcalloc(1, sizeof(*job));
         job->q = runner_query_ref(q);
         job->stage = q->stage;
         job->task = t;
-        job->spec = plan_task_spec(q->plan, q->stage, t, q->boundaries);
+        job->bucket_hi = hi[t];
         job->rec_stage = q->stage;
         job->rerun = q->restarts > 0;
         runner__task_queued_locked(job);
+        if (hi[t] < 0) {
+            skip_task(q, job);
+            continue;
+        }
+        job->spec = plan_task_spec(q->plan, q->stage, t, q->boundaries);
         if (v.stored_parts) {
             job->nslots = 1;
             job->inputs[0] = fr_xcalloc(2, sizeof(struct runner_part *));
@@ -243,10 +370,11 @@ static int start_stage(runner_query *q, struct fr_error *err)
         } else {
             job->nslots = v.nslots;
             for (int k = 0; k < v.nslots; k++)
-                gather(q, &v.slots[k], t, &job->inputs[k], &job->ninputs[k]);
+                gather(q, &v.slots[k], t, hi[t], &job->inputs[k], &job->ninputs[k]);
         }
         q->r->be->enqueue(q->r, job);
     }
+    free(hi);
     return FR_OK;
 }
 
@@ -463,13 +591,12 @@ static void free_consumed(runner_query *q, const struct rjob *job, const struct 
             continue;
         struct plan_stage_view sv;
         plan_stage_view(q->plan, src, &sv);
-        if (job->task >= sv.nbuckets)
-            continue;
-        for (int t = 0; t < sv.ntasks; t++)
-            if (q->out[src][t] && q->out[src][t][job->task]) {
-                drop_output(q, q->out[src][t][job->task]);
-                q->out[src][t][job->task] = NULL;
-            }
+        for (int b = job->task; b <= job->bucket_hi && b < sv.nbuckets; b++)
+            for (int t = 0; t < sv.ntasks; t++)
+                if (q->out[src][t] && q->out[src][t][b]) {
+                    drop_output(q, q->out[src][t][b]);
+                    q->out[src][t][b] = NULL;
+                }
     }
 }
 

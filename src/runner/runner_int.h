@@ -63,7 +63,8 @@ struct rjob;
 /* runner_tasks.c: what each attempt of each task did, for the stage view.
  * Everything here is under the query lock. */
 #define RUNNER_MAX_TASK_RECORDS 4096
-/* RTS_SKIPPED: ended ok without running (the query's row limit was reached) */
+/* RTS_SKIPPED: ended ok without running (the query's row limit was reached,
+ * or its shuffle partitions were coalesced into an earlier task's) */
 enum runner_task_state {
     RTS_QUEUED,
     RTS_RUNNING,
@@ -92,6 +93,10 @@ struct runner_stage_sum {
     int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled;
     int64_t first_start_ms, last_end_ms;
     bool truncated; /* a record of it was not kept (the query's records were full) */
+    /* its shuffle partitions read by fewer tasks (runner_driver.c's coalesce):
+     * how many partitions, by how many tasks, their bytes, the target (0 = none) */
+    int coalesced_parts, coalesced_tasks;
+    int64_t coalesced_bytes, coalesce_target;
 };
 /* At the submit (query lock held): the per-stage sums. */
 void runner__tasks_init(runner_query *q);
@@ -170,6 +175,7 @@ int64_t runner__fetch_cap(const runner *r);
 struct rjob {
     runner_query *q; /* a reference */
     int stage, task, attempt;
+    int bucket_hi; /* a BUCKET slot's buckets task..bucket_hi (coalesced), else = task */
     json_t *spec;
     int nslots;
     struct runner_part **inputs[3];
@@ -236,6 +242,8 @@ struct runner_backend {
     json_t *(*info)(runner *r);
     /* NULL or FR_OK: a query may start; else why not (runner_submit fails) */
     int (*admit)(runner *r, struct fr_error *err);
+    /* how many tasks may run at once now (threads; live workers' slots), >= 1 */
+    int (*slots)(runner *r);
 };
 
 struct runner {
@@ -315,6 +323,8 @@ void runner__registry_id_of(runner_registry *g, const char *url, char *out, size
 char **runner__registry_urls(runner_registry *g);
 /* How many workers are known and not gone (announced or static). */
 int runner__registry_live(runner_registry *g);
+/* Task slots (threads) of the workers not gone, at least 1. */
+int runner__registry_slots(runner_registry *g);
 /* A call to url hung or its partitions were given up: when its heartbeats
  * lapsed (suspect by missed beats, or gone) it owes a drop and is told to
  * drop what it holds of this runner when it is back, even if it was

@@ -184,6 +184,12 @@ static json_t *local_info(runner *r)
     return json_pack("{si}", "threads", l->nthreads);
 }
 
+static int local_slots(runner *r)
+{
+    int n = ((struct local_runner *)r)->nthreads;
+    return n > 0 ? n : 1;
+}
+
 static const struct runner_backend local_backend = {
     .kind = "local",
     .enqueue = local_enqueue,
@@ -192,6 +198,7 @@ static const struct runner_backend local_backend = {
     .stop = local_stop,
     .destroy = local_destroy,
     .info = local_info,
+    .slots = local_slots,
 };
 
 int runner_local_new(struct cfg_frozen *frozen, store *st, int threads, runner **out,

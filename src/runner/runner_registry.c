@@ -518,6 +518,17 @@ int runner__registry_live(runner_registry *g)
     return live;
 }
 
+int runner__registry_slots(runner_registry *g)
+{
+    int64_t now = fr_mono_ms(), slots = 0;
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(state_of(g, &g->w[i], now), "gone") != 0)
+            slots += g->w[i].threads > 0 ? g->w[i].threads : 1;
+    pthread_mutex_unlock(&g->lock);
+    return slots < 1 ? 1 : slots > 65536 ? 65536 : (int)slots;
+}
+
 void runner_registry_metrics(runner_registry *g, struct fr_buf *out)
 {
     static const char *const states[] = {"active", "suspect", "gone"};

@@ -694,6 +694,11 @@ static int remote_admit(runner *r, struct fr_error *err)
                          "worker --coordinator URL` (or give serve --workers)");
 }
 
+static int remote_slots(runner *r)
+{
+    return runner__registry_slots(((struct remote_runner *)r)->reg);
+}
+
 static const struct runner_backend remote_backend = {
     .kind = "remote",
     .enqueue = remote_enqueue,
@@ -705,6 +710,7 @@ static const struct runner_backend remote_backend = {
     .destroy = remote_destroy,
     .info = remote_info,
     .admit = remote_admit,
+    .slots = remote_slots,
 };
 
 int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, const char *secret,

@@ -76,6 +76,7 @@ void runner__tasks_restart_locked(runner_query *q)
         struct plan_stage_view v;
         plan_stage_view(q->plan, s, &v);
         sum->rows_in = sum->rows_out = sum->bytes_in = sum->bytes_out = sum->bytes_shuffled = 0;
+        sum->coalesced_parts = sum->coalesced_tasks = 0;
         sum->total += v.ntasks;
         sum->promised += v.ntasks;
         sum->last_end_ms = 0;
@@ -255,6 +256,20 @@ static json_t *rec_json(const struct runner_task_rec *rec)
     return j;
 }
 
+/* The run-time decision of a coalesced stage (runner_driver.c), new. */
+static json_t *coalesce_decision(const runner_query *q, const struct runner_stage_sum *sum)
+{
+    char text[320];
+    snprintf(text, sizeof(text),
+             "shuffle: %d partitions (%lld bytes in all) read by %d tasks: adjacent partitions "
+             "merged while together under %lld bytes (shuffle_coalesce_bytes, or the bytes over "
+             "the runner's task slots when fewer, at least 1 MiB)",
+             sum->coalesced_parts, (long long)sum->coalesced_bytes, sum->coalesced_tasks,
+             (long long)sum->coalesce_target);
+    return json_pack("{ss ss sI}", "decision", text, "field", "shuffle_coalesce_bytes", "value",
+                     (json_int_t)q->r->frozen->values.shuffle_coalesce_bytes);
+}
+
 /* One stage's object (query lock held), steals tasks. */
 static json_t *stage_json(runner_query *q, int s, json_t *tasks)
 {
@@ -265,6 +280,8 @@ static json_t *stage_json(runner_query *q, int s, json_t *tasks)
     bool source = v.nslots == 0 && !v.stored_parts; /* reads a file or inline rows */
     json_t *j = json_pack("{si}", "stage", s);
     json_object_update_new(j, plan_stage_describe(q->plan, s));
+    if (sum->coalesced_parts > 0 && json_is_array(json_object_get(j, "decisions")))
+        json_array_append_new(json_object_get(j, "decisions"), coalesce_decision(q, sum));
     json_object_update_new(
         j, json_pack("{sI sI sI so sI so sI sI sb}", "tasks_total", (json_int_t)sum->total,
                      "tasks_done", (json_int_t)sum->done, "tasks_running", (json_int_t)sum->running,

@@ -70,7 +70,8 @@ test('a local query with a shuffle join and a groupby shows its stages and tasks
   try {
     writeTrips(server.dataDir, 3000);
     let r = await call(server.base, 'POST', '/v1/config', {
-      json: { shuffle_partitions: 3, broadcast_join_size_bytes_threshold: 0, scan_tasks_max_size_bytes: 8192, scan_tasks_min_size_bytes: 1 },
+      // every shuffle partition its own task (no coalescing): each task below ran
+      json: { shuffle_partitions: 3, broadcast_join_size_bytes_threshold: 0, scan_tasks_max_size_bytes: 8192, scan_tasks_min_size_bytes: 1, shuffle_coalesce_bytes: 0 },
     });
     assert.equal(r.status, 200, r.text);
     const plan = {
@@ -175,6 +176,48 @@ test('a remote query names the workers that ran its tasks', async () => {
     assert.ok(scan.tasks.every((t) => t.bytes_in > 0 && t.rows_in > 0), 'a worker says what it scanned');
     assert.equal(scan.rows_in, 20000);
     assert.equal(body.stages[body.stages.length - 1].rows_out, 97);
+  } finally {
+    for (const w of workers) await w.stop();
+    await coord.stop();
+  }
+});
+
+test('small shuffle partitions on two workers are read by one task, and the stages say so', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const workers = [];
+  try {
+    for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
+    await waitFor(async () => {
+      const w = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
+      return w.filter((x) => x.state === 'active').length === 2 ? w : null;
+    }, 'two active workers');
+    bigCsv(coord.dataDir, 20000);
+    let r = await call(coord.base, 'POST', '/v1/config', {
+      json: { scan_tasks_max_size_bytes: 8192, scan_tasks_min_size_bytes: 1, shuffle_partitions: 4, maintain_order: false },
+    });
+    assert.equal(r.status, 200, r.text);
+    r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    assert.equal(r.body.progress.tasks_done, r.body.progress.tasks_total);
+    const body = await stagesOf(coord.base, r.body.id);
+    checkShape(body);
+    const [scan, final] = body.stages;
+    assert.ok(scan.tasks_total > 2, 'the scan was split');
+    assert.equal(final.tasks_total, 4);
+    assert.equal(final.tasks_done, 4);
+    assert.deepEqual(final.tasks.map((t) => [t.task, t.state]), [[0, 'ok'], [1, 'skipped'], [2, 'skipped'], [3, 'skipped']]);
+    for (const t of final.tasks.slice(1)) assert.equal(t.started_at, null);
+    assert.equal(final.tasks[0].rows_in, final.rows_in); // every partial, from both workers
+    assert.equal(final.rows_in, scan.rows_out);
+    const d = final.decisions.find((x) => x.field === 'shuffle_coalesce_bytes');
+    assert.ok(d, JSON.stringify(final.decisions));
+    assert.equal(d.value, 16 * 1024 * 1024);
+    assert.match(d.decision, /^shuffle: 4 partitions \(\d+ bytes in all\) read by 1 tasks/);
+    const res = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`);
+    assert.equal(res.body.total_rows, 97);
+    const sums = new Map();
+    for (let i = 0; i < 20000; i++) sums.set(i % 97, (sums.get(i % 97) ?? 0) + i);
+    for (const [k, s] of res.body.rows) assert.equal(s, sums.get(k), `group ${k}`);
   } finally {
     for (const w of workers) await w.stop();
     await coord.stop();

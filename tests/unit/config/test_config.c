@@ -18,10 +18,11 @@ static const char DEFAULTS_CANONICAL[] =
     "{\"broadcast_join_size_bytes_threshold\":10485760,\"csv_null_values\":[],"
     "\"maintain_order\":true,\"morsel_size_rows\":122880,\"nulls_first\":false,"
     "\"num_preview_rows\":8,\"sample_size_for_sort\":20,\"scan_tasks_max_size_bytes\":402653184,"
-    "\"scan_tasks_min_size_bytes\":100663296,\"shuffle_partitions\":8,\"task_max_retries\":3,"
+    "\"scan_tasks_min_size_bytes\":100663296,\"shuffle_coalesce_bytes\":16777216,"
+    "\"shuffle_partitions\":8,\"task_max_retries\":3,"
     "\"task_memory_limit_bytes\":4294967296,\"task_timeout_ms\":600000}";
 static const char DEFAULTS_ID[] =
-    "sha256:4ba2da3e2b2fb3767937d0467624eae28987c3c7344ee65e973fe2514db912fa";
+    "sha256:301dd50771ffb3475ca601c90d7ea4078efc46d088db47b1d0ef61bc131bacf8";
 
 /* Applies patch (JSON text) on the defaults; returns the status, *errors new. */
 static int apply_text(const char *patch_text, struct cfg *out, json_t **errors)
@@ -76,7 +77,8 @@ static void test_defaults_match_table(void **state)
     assert_true(c.maintain_order);
     assert_false(c.nulls_first);
     assert_int_equal(c.csv_null_values.n, 0);
-    assert_int_equal(cfg_nfields, 13);
+    assert_int_equal(c.shuffle_coalesce_bytes, 16 * CFG_MiB);
+    assert_int_equal(cfg_nfields, 14);
     assert_string_equal(cfg_fields[3].name, "shuffle_partitions");
     cfg_cleanup(&c);
 }

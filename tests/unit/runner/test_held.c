@@ -5,7 +5,8 @@
  * passes its rows through the partial phase, so the shuffle (P) is about
  * as large as the result (F): held until the stage ends, the peak is P + F;
  * freed bucket by bucket (one final task at a time here), about
- * P + F / shuffle_partitions. With a memory budget, outputs held past what
+ * P + F / shuffle_partitions (with no coalescing of the buckets: with it, the
+ * one task reading them all frees them when it ends). With a memory budget, outputs held past what
  * the budget's other charges leave fail the query (memory-budget-exceeded)
  * and are freed. */
 #include <setjmp.h>
@@ -75,6 +76,7 @@ static runner *wide_runner(struct cfg *cfg, int parts, int64_t morsel, int threa
     cfg->maintain_order = false;
     cfg->shuffle_partitions = parts;
     cfg->morsel_size_rows = morsel;
+    cfg->shuffle_coalesce_bytes = 0; /* every bucket its own task: freed one by one */
     runner *r = NULL;
     assert_int_equal(runner_local_new(cfg_freeze(cfg), NULL, threads, &r, NULL), FR_OK);
     return r;
