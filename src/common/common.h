@@ -246,6 +246,9 @@ struct fr_client_resp {
  * when none did; resp is initialized in every case. Thread-safe. */
 int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
                    struct fr_error *err);
+/* Closes the calling thread's kept handle and connections (fr_client_call
+ * keeps them per thread; a thread that ends frees its own). */
+void fr_client_thread_done(void);
 void fr_client_resp_cleanup(struct fr_client_resp *resp);
 /* The same call for a caller that drives libcurl itself (a multi handle):
  * *out is new, its easy handle set up (headers, signature, callbacks,

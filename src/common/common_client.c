@@ -1,5 +1,6 @@
 /* common_client: the HTTP client of the coordinator-worker protocol (libcurl
- * easy, one handle per call, run here or by a caller's multi handle): it sends
+ * easy, one handle per call, run here or by a caller's multi handle; a
+ * thread's fr_client_call calls share one, and its connections): it sends
  * the config ID, the tracing IDs and, with a cluster secret, the signing
  * headers (path and query parsed from the URL), and captures status, body, the
  * Framed-Config-Id echo and the content type. src/proto builds on it. */
@@ -373,13 +374,50 @@ int fr_client_xfer_finish(struct fr_client_xfer *x, int curl_code, struct fr_err
     return result;
 }
 
+/* A thread's calls reuse one easy handle, and so its connections (HTTP
+ * keep-alive): a task's input fetches from one worker, or a coordinator's
+ * result pieces, skip a TCP connect and the peer's accept each. The handle
+ * is reset (every option, the callbacks' pointers with them) before each
+ * call; at most CLIENT_KEPT_CONNECTIONS idle connections stay open per
+ * thread, closed with the handle when the thread ends (fr_client_thread_done
+ * for a thread that never does, such as main). */
+#define CLIENT_KEPT_CONNECTIONS 4L
+static pthread_key_t handle_key;
+static pthread_once_t handle_once = PTHREAD_ONCE_INIT;
+
+static void handle_free(void *h)
+{
+    curl_easy_cleanup(h);
+}
+
+static void handle_key_init(void)
+{
+    if (pthread_key_create(&handle_key, handle_free) != 0)
+        abort(); /* no key: nothing in this process could keep going right */
+}
+
+void fr_client_thread_done(void)
+{
+    pthread_once(&handle_once, handle_key_init);
+    CURL *h = pthread_getspecific(handle_key);
+    pthread_setspecific(handle_key, NULL);
+    curl_easy_cleanup(h);
+}
+
 int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
                    struct fr_error *err)
 {
+    pthread_once(&handle_once, handle_key_init);
+    CURL *kept = pthread_getspecific(handle_key);
+    pthread_setspecific(handle_key, NULL); /* the xfer owns it now */
     struct fr_client_xfer *x = NULL;
-    int result = fr_client_xfer_new(req, resp, &x, err);
-    if (result == FR_OK)
+    int result = xfer_new_on(req, resp, kept, &x, err);
+    if (result == FR_OK) {
+        curl_easy_setopt(x->h, CURLOPT_MAXCONNECTS, CLIENT_KEPT_CONNECTIONS);
         result = fr_client_xfer_finish(x, curl_easy_perform(x->h), err);
+        if (pthread_setspecific(handle_key, x->h) == 0)
+            x->h = NULL; /* kept for the thread's next call */
+    }
     fr_client_xfer_free(x);
     return result;
 }

@@ -29,6 +29,7 @@ struct seen {
     size_t body_len;
     int verify_rc;
     char verify_message[512];
+    int client_port; /* the calling socket's port: one per connection */
 };
 
 struct fixture {
@@ -67,6 +68,10 @@ static enum MHD_Result handle(void *cls, struct mhd_request *rq)
     copy_header(seen->query_id, sizeof(seen->query_id), mhd_fixture_header(rq, FR_QUERY_ID_HEADER));
     seen->body_len = rq->body.len;
     seen->verify_rc = rc;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    seen->client_port =
+        ci && ci->client_addr ? ntohs(((const struct sockaddr_in *)ci->client_addr)->sin_port) : -1;
     copy_header(seen->verify_message, sizeof(seen->verify_message), err.message);
     pthread_mutex_unlock(&seen->lock);
     if (rc != FR_OK)
@@ -203,6 +208,42 @@ static void test_delete_and_large_body(void **state)
     fr_client_resp_cleanup(&resp);
     free(big);
     free(url);
+}
+
+/* A GET on this thread; the port the server saw it come from. */
+static int get_port(struct fixture *f)
+{
+    char *url = fr_xasprintf("%s/v1/livez", f->server.base_url);
+    struct fr_client_req req = {
+        .method = "GET", .url = url, .config_id = CONFIG_ID, .secret = SECRET, .sender = "w1"};
+    struct fr_client_resp resp;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(fr_client_call(&req, &resp, &err), FR_OK);
+    assert_int_equal(resp.status, 200);
+    fr_client_resp_cleanup(&resp);
+    free(url);
+    pthread_mutex_lock(&f->seen.lock);
+    int port = f->seen.client_port;
+    pthread_mutex_unlock(&f->seen.lock);
+    assert_true(port > 0);
+    return port;
+}
+
+/* A thread's calls share one connection (keep-alive) until
+ * fr_client_thread_done closes it; the next call connects again. */
+static void test_calls_reuse_the_connection(void **state)
+{
+    struct fixture *f = *state;
+    fr_client_thread_done(); /* whatever earlier tests left on this thread */
+    int first = get_port(f);
+    assert_int_equal(get_port(f), first);
+    assert_int_equal(get_port(f), first);
+    fr_client_thread_done();
+    int again = get_port(f);
+    assert_int_not_equal(again, first);
+    assert_int_equal(get_port(f), again);
+    fr_client_thread_done();
 }
 
 static void *call_many(void *arg)
@@ -424,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_refuses_bad_requests),
         cmocka_unit_test(test_xfer_on_a_multi_handle),
         cmocka_unit_test(test_echo_forgotten_after_100_continue),
+        cmocka_unit_test(test_calls_reuse_the_connection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
