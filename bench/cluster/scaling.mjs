@@ -14,8 +14,8 @@
 // the groupby table is loaded as a materialized dataframe (POST /v1/dataframes, then a query of
 // it) and q1..q10 run on it; then, on a fresh cluster per join question (so results are freed),
 // the four join tables are loaded and the question run. Time = the query's elapsed_ms (runner
-// start to finish); e2e = wall time of the POST ?wait plus fetching the whole result
-// (GET /v1/queries/{id}/result?format=arrow, the body drained). Rows and a checksum (untimed:
+// start to finish); e2e = wall time of the POST ?wait plus reading the whole result
+// (RESULT_READ below: by its locations, or as one stream). Rows and a checksum (untimed:
 // the question's ops plus sums of its result columns) are compared with the local runner's.
 //
 // NET=tbf: every worker in its own network namespace fdw<i> (10.213.0.(10+i)) behind a veth
@@ -165,6 +165,28 @@ async function startCluster(k) {
   };
 }
 
+// RESULT_READ=locations (the default): a result is read as a client that asks where it is
+// would (GET /v1/queries/{id}/result/locations, then every location's Arrow stream, 4 at a
+// time, from the workers holding them or from the coordinator); stream: as one Arrow stream
+// through the coordinator (GET /v1/queries/{id}/result?format=arrow).
+const READ = process.env.RESULT_READ || 'locations';
+if (!['locations', 'stream'].includes(READ)) throw new Error(`RESULT_READ=${READ}: locations or stream`);
+const READ_PARALLEL = 4;
+
+async function readLocations(base, id) {
+  const loc = await ok(base, 'GET', `/v1/queries/${id}/result/locations`);
+  const urls = loc.locations.map((l) => new URL(l.url, base));
+  let next = 0, bytes = 0;
+  await Promise.all(Array.from({ length: READ_PARALLEL }, async () => {
+    while (next < urls.length) {
+      const u = urls[next++];
+      const got = await drain(u.origin, u.pathname + u.search);
+      bytes += got.bytes;
+    }
+  }));
+  return bytes;
+}
+
 // The query, waited for; with fetch, then its whole result as Arrow (the body counted, not
 // kept): wall = both, st.post_s = the POST ?wait alone, st.result_bytes.
 async function run(base, body, { fetch = false } = {}) {
@@ -173,7 +195,8 @@ async function run(base, body, { fetch = false } = {}) {
   while (st.state === 'queued' || st.state === 'running') st = await ok(base, 'GET', `/v1/queries/${st.id}?wait=300`);
   st.post_s = (performance.now() - t0) / 1000;
   if (st.state !== 'succeeded') throw new Error(`query ${st.state}: ${st.error ? `${st.error.kind}: ${st.error.message}` : '?'}`);
-  if (fetch) st.result_bytes = (await drain(base, `/v1/queries/${st.id}/result?format=arrow`)).bytes;
+  if (fetch && READ === 'stream') st.result_bytes = (await drain(base, `/v1/queries/${st.id}/result?format=arrow`)).bytes;
+  if (fetch && READ === 'locations') st.result_bytes = await readLocations(base, st.id);
   const wall = (performance.now() - t0) / 1000;
   return [st, wall];
 }
@@ -223,7 +246,7 @@ async function question(cl, q, src) {
 }
 
 const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
-const out = FROM || { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), setups: {} };
+const out = FROM || { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), result_read: READ, setups: {} };
 if (!FROM) {
   out.net = NET;
   out.tag = [process.env.SCALING_TAG, TBF ? 'tbf' : ''].filter(Boolean).join('-');
@@ -333,7 +356,10 @@ function timeTable(label, tOf) {
   lines.push('');
 }
 timeTable('engine seconds (elapsed_ms)', tOf);
-lines.push(`End to end (wall time of the POST ?wait${withFetch ? ' plus fetching the whole result, GET /v1/queries/{id}/result?format=arrow with the body drained' : ''}, median of the same runs): with the remote runner the result stays on the workers when the query ends, and the read streams it through the coordinator partition by partition (fetching the next while the current one is sent), so that time is all in the fetch.`, '');
+const readText = (out.result_read || 'stream') === 'locations'
+  ? ' plus reading the whole result as a client that asks where it is: GET /v1/queries/{id}/result/locations, then each location\'s Arrow stream, 4 at a time, bodies drained (the parts left on workers straight from them on a signed token, the rest from the coordinator)'
+  : ' plus fetching the whole result, GET /v1/queries/{id}/result?format=arrow with the body drained';
+lines.push(`End to end (wall time of the POST ?wait${withFetch ? readText : ''}, median of the same runs): with the remote runner the result stays on the workers when the query ends${(out.result_read || 'stream') === 'locations' ? '' : ', and the read streams it through the coordinator partition by partition (fetching the next while the current one is sent), so that time is all in the fetch'}.`, '');
 const e2eOf = (n, id) => { const r = out.setups[n]?.q[id]; return r && !r.error && r.e2e?.length ? median(r.e2e) : undefined; };
 timeTable('end-to-end seconds', e2eOf);
 // The target: on 2 workers each question's end-to-end time within 1.3x of the local runner's.

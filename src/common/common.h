@@ -166,6 +166,16 @@ int fr_verify_request(const char *secret, const char *method, const char *path, 
 void fr_sign_request_nonce(const char *secret, const char *method, const char *path,
                            const void *body, size_t len, const char *sender, int64_t timestamp,
                            const char *nonce, char *out, size_t outsz);
+/* Result location tokens: a coordinator hands a client the URL of a result
+ * piece on a worker (GET /v1/results/{id}), which the worker serves on the
+ * token alone: HMAC-SHA256 over the partition, config, row range and
+ * expiry (unix seconds) with the cluster secret, 64 hex into out (>= 65
+ * bytes). fr_verify_result_token compares in constant time. */
+#define FR_RESULT_TOKEN_LEN 64
+void fr_sign_result_token(const char *secret, const char *part_id, const char *config_id,
+                          int64_t offset, int64_t limit, int64_t expires, char *out, size_t outsz);
+bool fr_verify_result_token(const char *secret, const char *part_id, const char *config_id,
+                            int64_t offset, int64_t limit, int64_t expires, const char *token);
 /* A fresh random nonce (2 * FR_SIGN_NONCE_BYTES hex) into out. */
 #define FR_SIGN_NONCE_BYTES 16
 void fr_sign_nonce(char *out, size_t outsz);

@@ -56,6 +56,33 @@ static void compute_signature(const char *secret, const char *method, const char
     hex_encode(md, mdlen, sig + 3);
 }
 
+void fr_sign_result_token(const char *secret, const char *part_id, const char *config_id,
+                          int64_t offset, int64_t limit, int64_t expires, char *out, size_t outsz)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    struct fr_buf msg;
+    fr_buf_init(&msg);
+    fr_buf_printf(&msg, "framed-result\n%s\n%s\n%" PRId64 "\n%" PRId64 "\n%" PRId64, part_id,
+                  config_id, offset, limit, expires);
+    HMAC(EVP_sha256(), secret, (int)strlen(secret), (const unsigned char *)msg.data, msg.len, md,
+         &mdlen);
+    fr_buf_cleanup(&msg);
+    hex_encode(md, mdlen, hex);
+    snprintf(out, outsz, "%s", hex);
+}
+
+bool fr_verify_result_token(const char *secret, const char *part_id, const char *config_id,
+                            int64_t offset, int64_t limit, int64_t expires, const char *token)
+{
+    if (!token || strlen(token) != FR_RESULT_TOKEN_LEN)
+        return false;
+    char want[FR_RESULT_TOKEN_LEN + 1];
+    fr_sign_result_token(secret, part_id, config_id, offset, limit, expires, want, sizeof(want));
+    return CRYPTO_memcmp(want, token, FR_RESULT_TOKEN_LEN) == 0;
+}
+
 void fr_sign_request(const char *secret, const char *method, const char *path, const void *body,
                      size_t len, const char *sender, int64_t timestamp, char *out, size_t outsz)
 {

@@ -190,6 +190,12 @@ void ctx_result_read_until(ctx_result *r, int64_t end);
  * Arrow record batch or Parquet row group of the result. */
 int64_t ctx_result_morsel_rows(const ctx_result *r);
 void ctx_result_release(ctx_result *r); /* accepts NULL */
+/* new: {"total_rows", "expires_at", "locations": [{"url", "first_row",
+ * "rows"}]}: where a client reads the result of query id (r's) itself, in
+ * order, as Arrow IPC streams: a part left on a worker at that worker's
+ * GET /v1/results/{partition} with a token good until `expires` (unix s),
+ * a part held here at this server's result route (a URL relative to it). */
+json_t *ctx_result_locations(ctx_result *r, const char *id, int64_t expires);
 
 /* ---- history (context_history.c) ---- */
 struct ctx_query_filter {

@@ -539,6 +539,38 @@ void ctx_result_release(ctx_result *r)
     free(r);
 }
 
+json_t *ctx_result_locations(ctx_result *r, const char *id, int64_t expires)
+{
+    json_t *list = json_array();
+    for (int i = 0; i < r->nparts; i++) {
+        int64_t rows = r->starts[i + 1] - r->starts[i], offset = 0;
+        const char *worker, *part, *config, *secret;
+        if (rows == 0)
+            continue;
+        char *url;
+        if (runner_result_location(r->res, i, &worker, &part, &offset, &config, &secret)) {
+            char token[FR_RESULT_TOKEN_LEN + 1] = "";
+            if (secret)
+                fr_sign_result_token(secret, part, config, offset, rows, expires, token,
+                                     sizeof(token));
+            url = fr_xasprintf("%s/v1/results/%s?config_id=%s&offset=%lld&limit=%lld&expires=%lld"
+                               "%s%s",
+                               worker, part, config, (long long)offset, (long long)rows,
+                               (long long)expires, secret ? "&token=" : "", token);
+        } else {
+            url = fr_xasprintf("/v1/queries/%s/result?format=arrow&offset=%lld&limit=%lld", id,
+                               (long long)r->starts[i], (long long)rows);
+        }
+        json_array_append_new(list, json_pack("{ss sI sI}", "url", url, "first_row",
+                                              (json_int_t)r->starts[i], "rows", (json_int_t)rows));
+        free(url);
+    }
+    char at[40];
+    fr_iso8601_ms(expires * 1000, at, sizeof(at));
+    return json_pack("{ss sI ss so}", "query_id", id, "total_rows",
+                     (json_int_t)r->starts[r->nparts], "expires_at", at, "locations", list);
+}
+
 /* A watch is the query held by reference: its state is read without the
  * context lock or a lookup, so one waiter can check many often. */
 struct ctx_query_watch {

@@ -579,6 +579,29 @@ static void query_result(struct http_request *req)
     ctx_error_cleanup(&err);
 }
 
+/* How long the locations of a result stay good (their tokens' expiry). */
+#define RESULT_LOCATIONS_TTL_S 3600
+
+/* GET /v1/queries/{id}/result/locations: where the client reads the result
+ * itself, part by part (in parallel if it likes): the parts left on workers
+ * at the workers, on a signed token, the rest here; see
+ * api/schemas/result-locations.json. */
+static void query_result_locations(struct http_request *req)
+{
+    ctx_result *result = NULL;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    const char *id = http__param(req, "id");
+    if (ctx_query_result(req->ctx, id, &result, &err) == 0)
+        http__reply_json(
+            req, MHD_HTTP_OK,
+            ctx_result_locations(result, id, fr_now_ms() / 1000 + RESULT_LOCATIONS_TTL_S));
+    else
+        http__reply_error(req, &err);
+    ctx_result_release(result);
+    ctx_error_cleanup(&err);
+}
+
 void http__routes_queries_register(struct http__router *r)
 {
     static const struct http__route routes[] = {
@@ -586,6 +609,8 @@ void http__routes_queries_register(struct http__router *r)
         {"GET", "/v1/queries/{id}", query_get, false, HTTP_BODY_NONE, NULL},
         {"DELETE", "/v1/queries/{id}", query_cancel, false, HTTP_BODY_NONE, NULL},
         {"GET", "/v1/queries/{id}/result", query_result, false, HTTP_BODY_NONE, NULL},
+        {"GET", "/v1/queries/{id}/result/locations", query_result_locations, false, HTTP_BODY_NONE,
+         NULL},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         http__router_add(r, &routes[i]);

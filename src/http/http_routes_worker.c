@@ -5,6 +5,7 @@
 #include "http_int.h"
 
 #include "../engine/engine.h"
+#include "../proto/proto.h"
 
 #include <microhttpd.h>
 
@@ -169,6 +170,124 @@ static void partition_get(struct http_request *req)
     echo_config_id(req, id);
 }
 
+/* A result piece as an Arrow IPC stream, made batch by batch as MHD sends
+ * it: the schema, rows [next, end) in batches of RESULT_ARROW_BATCH, the
+ * end-of-stream marker. */
+#define RESULT_ARROW_BATCH 65536
+/* A location's token is good for at most this long (a coordinator gives 1 h). */
+#define RESULT_TOKEN_MAX_S (24 * 3600)
+
+struct arrow_piece {
+    struct df_table *t; /* a share: its buffers stay while the reply is sent */
+    int64_t next, end;
+    bool head_done, tail_done;
+    struct fr_buf chunk;
+    size_t pos;
+};
+
+static void arrow_piece_free(void *cls)
+{
+    struct arrow_piece *a = cls;
+    df_table_free(a->t);
+    fr_buf_cleanup(&a->chunk);
+    free(a);
+}
+
+static ssize_t arrow_piece_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct arrow_piece *a = cls;
+    if (a->pos >= a->chunk.len) {
+        a->chunk.len = a->pos = 0;
+        if (!a->head_done) {
+            df_arrow_write_schema(a->t, &a->chunk);
+            a->head_done = true;
+        } else if (a->next < a->end) {
+            int64_t n =
+                a->end - a->next < RESULT_ARROW_BATCH ? a->end - a->next : RESULT_ARROW_BATCH;
+            df_arrow_write_batch(a->t, a->next, n, &a->chunk);
+            a->next += n;
+        } else if (!a->tail_done) {
+            df_arrow_write_eos(&a->chunk);
+            a->tail_done = true;
+        } else {
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+    }
+    size_t n = a->chunk.len - a->pos < max ? a->chunk.len - a->pos : max;
+    memcpy(buf, a->chunk.data + a->pos, n);
+    a->pos += n;
+    return (ssize_t)n;
+}
+
+/* GET /v1/results/{id}?config_id=&offset=&limit=&expires=&token=: rows
+ * [offset, offset + limit) of a partition as an Arrow IPC stream, for a
+ * client holding a location its coordinator gave (GET
+ * /v1/queries/{id}/result/locations). Not a cluster call: the token
+ * (fr_sign_result_token with the cluster secret; none when the worker has
+ * no secret, as its cluster calls then need none) is the permission, for
+ * that range of that partition of that config, until expires (unix s). */
+static void result_get(struct http_request *req)
+{
+    const char *pid = http__param(req, "id"), *cid = http__query(req, "config_id");
+    const char *token = http__query(req, "token");
+    int64_t offset = http__query_int(req, "offset", -1, INT64_MAX / 2);
+    int64_t limit = http__query_int(req, "limit", -1, INT64_MAX / 2);
+    int64_t expires = http__query_int(req, "expires", -1, INT64_MAX / 2);
+    int64_t now = fr_now_ms() / 1000;
+    if (!proto_partition_id_ok(pid)) {
+        http__reply_bad_parameter(req, "id", "a partition ID is p-<hex>");
+        return;
+    }
+    if (!cid || !fr_config_id_valid(cid)) {
+        http__reply_bad_parameter(req, "config_id", "config_id is sha256:<64 hex>");
+        return;
+    }
+    if (offset < 0 || limit < 0 || expires < 0) {
+        http__reply_bad_parameter(req,
+                                  offset < 0  ? "offset"
+                                  : limit < 0 ? "limit"
+                                              : "expires",
+                                  "offset, limit and expires are required non-negative "
+                                  "integers");
+        return;
+    }
+    const char *secret = worker_secret(req->worker);
+    if (expires < now || expires > now + RESULT_TOKEN_MAX_S ||
+        (secret && !fr_verify_result_token(secret, pid, cid, offset, limit, expires, token))) {
+        http__reply_problem(req, FR_EINVAL, "unauthorized",
+                            "the location of partition %s is expired or not signed by "
+                            "this cluster; ask the coordinator for the result's locations "
+                            "again",
+                            pid);
+        return;
+    }
+    struct fr_error err;
+    fr_error_init(&err);
+    struct df_table *t = NULL;
+    if (worker_partition_table(req->worker, pid, cid, &t, &err) != FR_OK) {
+        reply_fr_error(req, &err, NULL);
+        return;
+    }
+    int64_t nrows = t->nrows;
+    if (offset > nrows || limit > nrows - offset) {
+        df_table_free(t);
+        http__reply_problem(req, FR_EINVAL, "range-not-satisfiable",
+                            "rows %lld..%lld are past partition %s's %lld rows", (long long)offset,
+                            (long long)(offset + limit), pid, (long long)nrows);
+        return;
+    }
+    struct arrow_piece *a = fr_xcalloc(1, sizeof(*a));
+    a->t = t;
+    a->next = offset;
+    a->end = offset + limit;
+    fr_buf_init(&a->chunk);
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 256 * 1024, arrow_piece_read, a, arrow_piece_free);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.apache.arrow.stream");
+    http__reply_response(req, MHD_HTTP_OK, r, -1);
+}
+
 static void partition_delete(struct http_request *req)
 {
     const char *id = config_id_of(req);
@@ -250,6 +369,8 @@ void http__routes_worker_register(struct http__router *r)
         {"GET", "/livez", livez, false, HTTP_BODY_NONE, NULL},
         {"GET", "/readyz", readyz, false, HTTP_BODY_NONE, NULL},
         {"GET", "/metrics", metrics, false, HTTP_BODY_NONE, NULL},
+        /* a client's, on a coordinator's token (result_get) */
+        {"GET", "/v1/results/{id}", result_get, false, HTTP_BODY_NONE, NULL},
     };
     static const struct http__route cluster_routes[] = {
         {"GET", "/v1/info", info, false, HTTP_BODY_NONE, NULL},

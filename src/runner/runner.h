@@ -159,6 +159,14 @@ bool runner_result_part_here(const runner_result *res, int i);
  * give it: input-lost naming it. Not kept: each call fetches again. */
 int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err);
 void runner_result_close(runner_result *res); /* accepts NULL */
+/* Where a client may read part i itself (GET /v1/queries/{id}/result/locations):
+ * true for a part left on a worker, with its worker's URL, partition ID, the
+ * part's first row in that partition and the config and cluster secret
+ * (NULL = none) a location is signed for (all borrowed from res); false for
+ * a part held here. */
+bool runner_result_location(const runner_result *res, int i, const char **worker,
+                            const char **part_id, int64_t *offset, const char **config_id,
+                            const char **secret);
 int64_t runner_query_rows(runner_query *q);
 /* Drops a finished query's result tables (their memory goes once no reader
  * shares them); its status keeps the row count. A dataframe's older run,

@@ -421,6 +421,21 @@ bool runner_result_part_here(const runner_result *res, int i)
     return res->parts[i]->table != NULL;
 }
 
+bool runner_result_location(const runner_result *res, int i, const char **worker,
+                            const char **part_id, int64_t *offset, const char **config_id,
+                            const char **secret)
+{
+    const struct runner_part *p = res->parts[i];
+    if (p->table || !p->url || !p->id || !res->fetcher.config_id)
+        return false;
+    *worker = p->url;
+    *part_id = p->id;
+    *offset = p->ranged ? p->range_start : 0;
+    *config_id = res->fetcher.config_id;
+    *secret = res->fetcher.secret;
+    return true;
+}
+
 int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err)
 {
     *out = NULL;

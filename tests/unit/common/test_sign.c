@@ -338,6 +338,35 @@ static void test_replay_cache_grows_and_sweeps(void **state)
     fr_replay_free(seen);
 }
 
+#define RESULT_TOKEN_WANT "9854f3210530eabfab45a98fc7bd122aaaa0f1af9dd3e3c0e826ed4565b51db0"
+
+/* A result location's token: the documented HMAC (checked against a value
+ * computed by `printf 'framed-result\np-ab\nsha256:00..\n5\n10\n1700000000' |
+ * openssl dgst -sha256 -hmac k`), and any change to what it covers fails it. */
+static void test_result_token(void **state)
+{
+    (void)state;
+    const char *cfg = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    char tok[FR_RESULT_TOKEN_LEN + 1];
+    fr_sign_result_token("k", "p-ab", cfg, 5, 10, 1700000000, tok, sizeof(tok));
+    assert_int_equal(strlen(tok), FR_RESULT_TOKEN_LEN);
+    assert_string_equal(tok, RESULT_TOKEN_WANT);
+    assert_true(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000000, tok));
+    assert_false(fr_verify_result_token("k2", "p-ab", cfg, 5, 10, 1700000000, tok));
+    assert_false(fr_verify_result_token("k", "p-ac", cfg, 5, 10, 1700000000, tok));
+    assert_false(fr_verify_result_token("k", "p-ab", "sha256:1", 5, 10, 1700000000, tok));
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 6, 10, 1700000000, tok));
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 11, 1700000000, tok));
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000001, tok));
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000000, NULL));
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000000, ""));
+    char longer[FR_RESULT_TOKEN_LEN + 2];
+    snprintf(longer, sizeof(longer), "%s0", tok);
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000000, longer));
+    tok[10] = tok[10] == 'a' ? 'b' : 'a';
+    assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000000, tok));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_replay_skewed_sender_locks_nobody_out),
         cmocka_unit_test(test_replay_cache_bounded),
         cmocka_unit_test(test_replay_cache_grows_and_sweeps),
+        cmocka_unit_test(test_result_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,157 @@
+// result_locations: GET /v1/queries/{id}/result/locations tells a client where
+// it reads a result itself. On a cluster with a secret, the parts left on the
+// workers are read from the workers (GET /v1/results/{id} on a signed token),
+// and their Arrow streams, read back by apache-arrow in order, equal the
+// coordinator's JSON result row for row. A token changed in any way (another
+// range, another partition, a later expiry, a flipped digit), one that expired
+// or is missing is refused with 401 and changes nothing; a signed location
+// past a partition's rows is 416, of a partition that is gone 404. On the
+// local runner the locations are the coordinator's own result route.
+import assert from 'node:assert/strict';
+import { createHmac, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+import { assertProblem, call, SOURCE_DIR, startServer, startWorker } from './lib.mjs';
+
+const require = createRequire(path.join(SOURCE_DIR, 'package.json'));
+const arrow = require('apache-arrow');
+
+const ROWS = 30000;
+
+function writeData(dataDir) {
+  let s = 'k,v,name\n';
+  for (let i = 0; i < ROWS; i++) s += `${i % 101},${i},n${i % 7}${'é'.repeat(i % 3)}\n`;
+  writeFileSync(path.join(dataDir, 'big.csv'), s);
+}
+
+async function waitActive(coord, n) {
+  for (let i = 0; i < 600; i++) {
+    const w = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
+    if (w.filter((x) => x.state === 'active').length === n) return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.fail(`${n} workers active within 30 s`);
+}
+
+async function getBytes(url) {
+  const r = await fetch(url);
+  const body = Buffer.from(await r.arrayBuffer());
+  return { status: r.status, type: r.headers.get('content-type'), body };
+}
+
+// The rows of every location, read in order, as [k, v, name] arrays.
+async function readAll(base, locations) {
+  const rows = [];
+  let first = 0;
+  for (const l of locations) {
+    assert.equal(l.first_row, first, 'locations are in row order, without gaps');
+    const got = await getBytes(new URL(l.url, base));
+    assert.equal(got.status, 200, got.body.toString().slice(0, 300));
+    assert.equal(got.type, 'application/vnd.apache.arrow.stream');
+    const table = arrow.tableFromIPC(got.body);
+    assert.equal(table.numRows, l.rows);
+    for (const row of table) rows.push([Number(row.k), Number(row.v), row.name]);
+    first += l.rows;
+  }
+  return rows;
+}
+
+async function jsonRows(base, id) {
+  const r = await call(base, 'GET', `/v1/queries/${id}/result`);
+  assert.equal(r.status, 200, r.text);
+  return r.body.rows.map((row) => [row[0], row[1], row[2]]);
+}
+
+function sign(secret, part, config, offset, limit, expires) {
+  return createHmac('sha256', secret).update(`framed-result\n${part}\n${config}\n${offset}\n${limit}\n${expires}`).digest('hex');
+}
+
+test('a cluster with a secret: the client reads the parts from the workers on signed tokens', async () => {
+  const secret = randomBytes(24).toString('hex');
+  const env = { FRAMED_CLUSTER_SECRET: secret };
+  const coord = await startServer({ args: ['--runner', 'remote'], env });
+  const workers = [];
+  try {
+    for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir], env }));
+    await waitActive(coord, 2);
+    writeData(coord.dataDir);
+    let r = await call(coord.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, morsel_size_rows: 4096 } });
+    assert.equal(r.status, 200, r.text);
+    r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'big' }, ops: [{ where: 'v % 3 != 1' }, { select: ['k', 'v', 'name'] }] } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const { id, config_id: config } = r.body;
+    const loc = await call(coord.base, 'GET', `/v1/queries/${id}/result/locations`);
+    assert.equal(loc.status, 200, loc.text);
+    assert.equal(loc.body.query_id, id);
+    assert.equal(loc.body.total_rows, r.body.rows);
+    assert.ok(Date.parse(loc.body.expires_at) > Date.now() + 30 * 60 * 1000, loc.body.expires_at);
+    const urls = loc.body.locations.map((l) => new URL(l.url, coord.base));
+    assert.ok(urls.length > 1, 'several parts');
+    const hosts = new Set(urls.map((u) => u.origin));
+    assert.equal(hosts.size, 2, `the parts are read from both workers: ${[...hosts]}`);
+    for (const u of urls) {
+      assert.notEqual(u.origin, new URL(coord.base).origin);
+      assert.match(u.pathname, /^\/v1\/results\/p-[0-9a-f]+$/);
+      assert.equal(u.searchParams.get('config_id'), config);
+      assert.match(u.searchParams.get('token'), /^[0-9a-f]{64}$/);
+    }
+    const want = await jsonRows(coord.base, id);
+    assert.equal(want.length, r.body.rows);
+    assert.deepEqual(await readAll(coord.base, loc.body.locations), want);
+
+    // every change to a location is refused, 401 problem+json
+    const u = new URL(urls[0]);
+    const [part, offset, limit, expires] = [u.pathname.split('/').pop(), u.searchParams.get('offset'), u.searchParams.get('limit'), u.searchParams.get('expires')];
+    assert.equal(u.searchParams.get('token'), sign(secret, part, config, offset, limit, expires), 'the token is the documented HMAC');
+    const changed = (edit) => { const v = new URL(u); edit(v.searchParams); return v.href; };
+    const flip = (t) => (t[0] === '0' ? '1' : '0') + t.slice(1);
+    for (const [what, href] of [
+      ['another limit', changed((p) => p.set('limit', String(Number(limit) + 1)))],
+      ['another offset', changed((p) => p.set('offset', '1'))],
+      ['a later expiry', changed((p) => p.set('expires', String(Number(expires) + 60)))],
+      ['a flipped digit', changed((p) => p.set('token', flip(p.get('token'))))],
+      ['no token', changed((p) => p.delete('token'))],
+      ['another config', changed((p) => p.set('config_id', `sha256:${'0'.repeat(64)}`))],
+      ['an expired one, signed', changed((p) => { p.set('expires', '1000'); p.set('token', sign(secret, part, config, offset, limit, 1000)); })],
+      ['a day ahead and more, signed', (() => { const e = Math.floor(Date.now() / 1000) + 2 * 86400; return changed((p) => { p.set('expires', String(e)); p.set('token', sign(secret, part, config, offset, limit, e)); }); })()],
+    ]) {
+      const got = await call(u.origin, 'GET', href.slice(u.origin.length));
+      assertProblem(got, 401, 'unauthorized');
+      assert.ok(!got.text.includes(secret), what);
+    }
+    const signedAt = (p, off, lim) => {
+      const e = Math.floor(Date.now() / 1000) + 600;
+      return `/v1/results/${p}?config_id=${config}&offset=${off}&limit=${lim}&expires=${e}&token=${sign(secret, p, config, off, lim, e)}`;
+    };
+    assertProblem(await call(u.origin, 'GET', signedAt(part, 0, 1 << 30)), 416, 'range-not-satisfiable');
+    assertProblem(await call(u.origin, 'GET', signedAt(`p-${'ab'.repeat(16)}`, 0, 1)), 404, 'partition-not-found');
+    assertProblem(await call(u.origin, 'GET', `/v1/results/x?config_id=${config}&offset=0&limit=1&expires=1&token=0`), 400, 'invalid-parameter');
+    // and what was refused changed nothing: the locations still read right
+    assert.deepEqual(await readAll(coord.base, loc.body.locations), want);
+    // a query that is not known has no locations
+    assertProblem(await call(coord.base, 'GET', '/v1/queries/q-0000000000000000/result/locations'), 404, 'query-not-found');
+  } finally {
+    for (const w of workers) await w.stop();
+    await coord.stop();
+  }
+});
+
+test('the local runner: the locations are the coordinator\'s own result route', async () => {
+  const srv = await startServer({ args: ['--threads', '2'] });
+  try {
+    writeData(srv.dataDir);
+    let r = await call(srv.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1 } });
+    assert.equal(r.status, 200, r.text);
+    r = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'big' }, ops: [{ select: ['k', 'v', 'name'] }] } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const loc = await call(srv.base, 'GET', `/v1/queries/${r.body.id}/result/locations`);
+    assert.equal(loc.status, 200, loc.text);
+    assert.equal(loc.body.total_rows, ROWS);
+    for (const l of loc.body.locations) assert.match(l.url, new RegExp(`^/v1/queries/${r.body.id}/result\\?format=arrow&offset=\\d+&limit=\\d+$`));
+    assert.deepEqual(await readAll(srv.base, loc.body.locations), await jsonRows(srv.base, r.body.id));
+  } finally {
+    await srv.stop();
+  }
+});
