@@ -198,6 +198,9 @@ async function run(base, body, { fetch = false } = {}) {
   if (fetch && READ === 'stream') st.result_bytes = (await drain(base, `/v1/queries/${st.id}/result?format=arrow`)).bytes;
   if (fetch && READ === 'locations') st.result_bytes = await readLocations(base, st.id);
   const wall = (performance.now() - t0) / 1000;
+  // read: its memory given back (untimed), so every run allocates what the one before freed
+  // rather than memory the machine never touched (first touch is dear on a VM)
+  if (fetch) await call(base, 'DELETE', `/v1/queries/${st.id}/result`);
   return [st, wall];
 }
 

@@ -152,6 +152,12 @@ int ctx_query_submit_sql(ctx *c, const ctx_sql *s, const char *request_id, json_
  * IDs, tasks and retries). FR_ENOTFOUND query-not-found. */
 int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
+/* Releases a finished query's result (DELETE /v1/queries/{id}/result): its
+ * tables here and its partitions on the workers go, its charge leaves the
+ * memory budget, and reads get 410 result-released from now on; the query's
+ * status stays. Idempotent. 409 query-not-finished while it runs, conflict
+ * when the result is a dataframe's data (delete the dataframe), 404. */
+int ctx_query_result_release(ctx *c, const char *id, struct ctx_error *err);
 /* A watch on an accepted query, for a waiting request (ctx_query_submit_watched
  * makes it): ctx_query_watch_settled tells cheaply (no context lock, no JSON)
  * whether it reached a final state. */

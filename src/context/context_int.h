@@ -60,6 +60,7 @@ struct ctx_qrec {
     int64_t created_ms;
     int64_t bytes; /* its charge on the memory budget (0 while a frame holds it) */
     bool released; /* its result was a dataframe's data, released with it (410) */
+    bool dropped;  /* its result was released by DELETE /v1/queries/{id}/result (410) */
     json_t *sql;   /* {"sql", "plan"} of a query made from SQL (new), or NULL */
 };
 

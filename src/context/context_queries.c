@@ -317,6 +317,32 @@ int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err
     return FR_OK;
 }
 
+int ctx_query_result_release(ctx *c, const char *id, struct ctx_error *err)
+{
+    pthread_mutex_lock(&c->lock);
+    struct ctx_qrec *rec = find_query(c, id, NULL);
+    int rc = FR_OK;
+    if (!rec)
+        rc = query_missing(err, id);
+    else if (!runner_query_wait(rec->q, 0))
+        rc = ctx__fail(err, FR_ECONFLICT, "query-not-finished",
+                       "query %s is %s: cancel it (DELETE /v1/queries/%s) or wait for it", id,
+                       runner_qstate_name(runner_query_state(rec->q)), id);
+    else if (rec->frame_id[0] && !rec->released)
+        rc = ctx__fail(err, FR_ECONFLICT, "conflict",
+                       "the result of query %s is dataframe %s's data: delete the dataframe "
+                       "(DELETE /v1/dataframes/%s) to release it",
+                       id, rec->frame_id, rec->frame_id);
+    else if (!rec->released && !rec->dropped) {
+        rec->dropped = true;
+        c->mem_used -= rec->bytes;
+        rec->bytes = 0;
+        runner_query_release_result(rec->q); /* parts on workers dropped there */
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
 /* new: rec's result opened for reading, part by part. */
 static int open_result(ctx *c, struct ctx_qrec *rec, ctx_result **out, struct ctx_error *err)
 {
@@ -356,7 +382,12 @@ int ctx_query_result(ctx *c, const char *id, ctx_result **out, struct ctx_error 
     err->ext = json_pack("{ss sO sO}", "query_id", id, "state", json_object_get(status, "state"),
                          "progress", json_object_get(status, "progress"));
     json_decref(status);
-    if (rec->released) {
+    if (rec->dropped) {
+        rc = ctx__fail(err, FR_ENOTFOUND, "result-released",
+                       "the result of query %s was released (DELETE /v1/queries/%s/result); "
+                       "run the query again",
+                       id, id);
+    } else if (rec->released) {
         rc = ctx__fail(err, FR_ENOTFOUND, "result-released",
                        "the result of query %s was the data of dataframe %s, released when the "
                        "dataframe was deleted, run again or reset; run the query again",

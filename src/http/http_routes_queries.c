@@ -579,6 +579,18 @@ static void query_result(struct http_request *req)
     ctx_error_cleanup(&err);
 }
 
+/* DELETE /v1/queries/{id}/result: the result's memory given back. */
+static void query_result_release(struct http_request *req)
+{
+    struct ctx_error err;
+    ctx_error_init(&err);
+    if (ctx_query_result_release(req->ctx, http__param(req, "id"), &err) == 0)
+        http__reply_empty(req, MHD_HTTP_NO_CONTENT);
+    else
+        http__reply_error(req, &err);
+    ctx_error_cleanup(&err);
+}
+
 /* How long the locations of a result stay good (their tokens' expiry). */
 #define RESULT_LOCATIONS_TTL_S 3600
 
@@ -609,6 +621,7 @@ void http__routes_queries_register(struct http__router *r)
         {"GET", "/v1/queries/{id}", query_get, false, HTTP_BODY_NONE, NULL},
         {"DELETE", "/v1/queries/{id}", query_cancel, false, HTTP_BODY_NONE, NULL},
         {"GET", "/v1/queries/{id}/result", query_result, false, HTTP_BODY_NONE, NULL},
+        {"DELETE", "/v1/queries/{id}/result", query_result_release, false, HTTP_BODY_NONE, NULL},
         {"GET", "/v1/queries/{id}/result/locations", query_result_locations, false, HTTP_BODY_NONE,
          NULL},
     };

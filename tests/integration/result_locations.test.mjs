@@ -5,10 +5,11 @@
 // coordinator's JSON result row for row. A token changed in any way (another
 // range, another partition, a later expiry, a flipped digit), one that expired
 // or is missing is refused with 401 and changes nothing; a signed location
-// past a partition's rows is 416, of a partition that is gone 404. On the
-// local runner the locations are the coordinator's own result route.
+// past a partition's rows is 416, of a partition that is gone 404. DELETE
+// /v1/queries/{id}/result drops the partitions on the workers (410 after).
+// On the local runner the locations are the coordinator's own result route.
 import assert from 'node:assert/strict';
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -62,6 +63,14 @@ async function jsonRows(base, id) {
   const r = await call(base, 'GET', `/v1/queries/${id}/result`);
   assert.equal(r.status, 200, r.text);
   return r.body.rows.map((row) => [row[0], row[1], row[2]]);
+}
+
+// The signing headers of a cluster call (api/internal-protocol.md).
+function signed(secret, w, target) {
+  const ts = String(Math.floor(Date.now() / 1000)), nonce = randomBytes(16).toString('hex');
+  const bodyHash = createHash('sha256').update('').digest('hex');
+  const mac = createHmac('sha256', secret).update(`GET\n${target}\n${bodyHash}\n${ts}\ntest\n${nonce}`).digest('hex');
+  return { 'Framed-Sender': 'test', 'Framed-Timestamp': ts, 'Framed-Nonce': nonce, 'Framed-Signature': `v1=${mac}` };
 }
 
 function sign(secret, part, config, offset, limit, expires) {
@@ -132,6 +141,26 @@ test('a cluster with a secret: the client reads the parts from the workers on si
     assert.deepEqual(await readAll(coord.base, loc.body.locations), want);
     // a query that is not known has no locations
     assertProblem(await call(coord.base, 'GET', '/v1/queries/q-0000000000000000/result/locations'), 404, 'query-not-found');
+
+    // DELETE /v1/queries/{id}/result gives the result back on the workers: their partitions go
+    const held = async () => {
+      let n = 0;
+      for (const w of workers) n += (await call(w.base, 'GET', '/v1/info', { headers: signed(secret, w, '/v1/info') })).body.partitions;
+      return n;
+    };
+    const before = await held();
+    assert.ok(before >= urls.length, `the workers hold the result's partitions: ${before}`);
+    assert.equal((await call(coord.base, 'DELETE', `/v1/queries/${id}/result`)).status, 204);
+    for (let i = 0; i < 100 && (await held()) > before - hosts.size; i++) await new Promise((res) => setTimeout(res, 50));
+    assert.ok((await held()) <= before - hosts.size, `the workers dropped the result: ${before} -> ${await held()}`);
+    assertProblem(await call(coord.base, 'GET', `/v1/queries/${id}/result`), 410, 'result-released');
+    assertProblem(await call(coord.base, 'GET', `/v1/queries/${id}/result/locations`), 410, 'result-released');
+    assertProblem(await call(u.origin, 'GET', u.href.slice(u.origin.length)), 404, 'partition-not-found');
+    assert.equal((await call(coord.base, 'DELETE', `/v1/queries/${id}/result`)).status, 204, 'idempotent');
+    const status = await call(coord.base, 'GET', `/v1/queries/${id}`);
+    assert.equal(status.body.state, 'succeeded');
+    assert.equal(status.body.rows, r.body.rows, 'the status keeps its row count');
+    assertProblem(await call(coord.base, 'DELETE', '/v1/queries/q-0000000000000000/result'), 404, 'query-not-found');
   } finally {
     for (const w of workers) await w.stop();
     await coord.stop();
@@ -151,6 +180,13 @@ test('the local runner: the locations are the coordinator\'s own result route', 
     assert.equal(loc.body.total_rows, ROWS);
     for (const l of loc.body.locations) assert.match(l.url, new RegExp(`^/v1/queries/${r.body.id}/result\\?format=arrow&offset=\\d+&limit=\\d+$`));
     assert.deepEqual(await readAll(srv.base, loc.body.locations), await jsonRows(srv.base, r.body.id));
+    // a running query's result cannot be released; a dataframe's data only with the dataframe
+    const df = await call(srv.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'big' } } });
+    assert.equal(df.status, 201, df.text);
+    r = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { dataframe: df.body.id } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    assertProblem(await call(srv.base, 'DELETE', `/v1/queries/${r.body.id}/result`), 409, 'conflict');
+    assert.equal((await call(srv.base, 'GET', `/v1/queries/${r.body.id}/result?limit=1`)).status, 200);
   } finally {
     await srv.stop();
   }
