@@ -15,6 +15,7 @@
  * length against the buffer (it reads bytes from the network) and answers
  * FR_EDATA for anything truncated or inconsistent. */
 #include "engine_io_int.h"
+#include "engine_ops_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,7 +266,9 @@ static int64_t count_valid(const uint8_t *bits, int64_t n)
     return v;
 }
 
-static int read_strings(struct cursor *cur, struct df_column *c, int64_t nrows, int col,
+/* The columns are sized exactly, their buffers written once by the copy
+ * (no zero-fill first: a fetched partition is hundreds of MB of fresh pages). */
+static int read_strings(struct cursor *cur, struct df_column **cp, int64_t nrows, int col,
                         struct fr_error *err)
 {
     const unsigned char *offs = cur->p;
@@ -273,7 +276,8 @@ static int read_strings(struct cursor *cur, struct df_column *c, int64_t nrows, 
     if ((uint64_t)nrows + 1 > cur->left / 8 || !take(cur, NULL, (size_t)(nrows + 1) * 8) ||
         !take(cur, &data_len, 8) || data_len > cur->left)
         return corrupt(err, col, "truncated string offsets");
-    if (df_column_reserve(c, nrows, (int64_t)data_len) != FR_OK)
+    struct df_column *c = *cp = df__column_sized(DF_TYPE_STRING, nrows, (int64_t)data_len, false);
+    if (!c)
         return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding %lld strings",
                             (long long)nrows);
     memcpy(c->offsets, offs, (size_t)(nrows + 1) * 8);
@@ -287,13 +291,14 @@ static int read_strings(struct cursor *cur, struct df_column *c, int64_t nrows, 
     return FR_OK;
 }
 
-static int read_values(struct cursor *cur, struct df_column *c, int64_t nrows, int col,
-                       struct fr_error *err)
+static int read_values(struct cursor *cur, struct df_column **cp, df_type type, int64_t nrows,
+                       int col, struct fr_error *err)
 {
-    size_t w = df_type_width(c->type);
+    size_t w = df_type_width(type);
     if ((uint64_t)nrows > cur->left / w)
         return corrupt(err, col, "truncated values");
-    if (df_column_reserve(c, nrows, 0) != FR_OK)
+    struct df_column *c = *cp = df__column_sized(type, nrows, 0, false);
+    if (!c)
         return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding %lld values",
                             (long long)nrows);
     take(cur, c->values, (size_t)nrows * w);
@@ -329,7 +334,6 @@ static int read_column(struct cursor *cur, int col, int64_t nrows, struct df_tab
         result = corrupt(err, col, "an invalid type, flag or null count");
         goto out;
     }
-    c = df_column_new((df_type)type, 0);
     size_t bitmap = (size_t)(nrows + 7) / 8;
     const unsigned char *bits = cur->p;
     if (flags && !take(cur, NULL, bitmap)) {
@@ -340,8 +344,8 @@ static int read_column(struct cursor *cur, int col, int64_t nrows, struct df_tab
         result = corrupt(err, col, "a null count that does not match the bitmap");
         goto out;
     }
-    result = type == DF_TYPE_STRING ? read_strings(cur, c, nrows, col, err)
-                                    : read_values(cur, c, nrows, col, err);
+    result = type == DF_TYPE_STRING ? read_strings(cur, &c, nrows, col, err)
+                                    : read_values(cur, &c, (df_type)type, nrows, col, err);
     if (result != FR_OK)
         goto out;
     if (flags) {

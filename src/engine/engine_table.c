@@ -1,6 +1,7 @@
 /* engine_table: tables of named, equally long columns, schemas, and the
  * name map that keeps per-column checks linear in the column count. */
 #include "engine.h"
+#include "engine_ops_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -121,36 +122,55 @@ struct df_table *df_table_empty_like(const struct df_table *t)
 
 /* Appends all of src to dst in bulk: values, offsets (rebased) and bytes are
  * copied with memcpy; the validity bitmap bit by bit only when nulls exist. */
-static void append_column(struct df_column *dst, const struct df_column *src)
+/* Column i of the n tables one after another, sized exactly
+ * and written once: no zero-fill of the values before they are copied (a
+ * join's or a sort's inputs are hundreds of MB of fresh pages). NULL when
+ * out of memory. */
+static struct df_column *concat_column(struct df_table *const *tables, int n, int i)
 {
-    int64_t n = src->length;
-    if (n == 0)
-        return;
-    if (df_column_reserve(dst, n, src->type == DF_TYPE_STRING ? src->data_len : 0) != FR_OK)
-        return;
-    int64_t base = dst->length;
-    if (src->type == DF_TYPE_STRING) {
-        int64_t shift = dst->data_len - src->offsets[0];
-        for (int64_t i = 1; i <= n; i++)
-            dst->offsets[base + i] = src->offsets[i] + shift;
-        int64_t bytes = src->offsets[n] - src->offsets[0];
-        if (bytes > 0)
-            memcpy(dst->data + dst->data_len, src->data + src->offsets[0], (size_t)bytes);
-        dst->data_len += bytes;
-    } else {
-        size_t w = df_type_width(src->type);
-        memcpy((char *)dst->values + (size_t)base * w, src->values, (size_t)n * w);
+    df_type type = tables[0]->cols[i]->type;
+    bool str = type == DF_TYPE_STRING;
+    int64_t bytes = 0, nulls = 0, rows = 0; /* rows: the columns' own lengths, = total */
+    for (int k = 0; k < n; k++) {
+        const struct df_column *c = tables[k]->cols[i];
+        rows += c->length;
+        if (str && c->length > 0)
+            bytes += c->offsets[c->length] - c->offsets[0];
+        if (c->validity && c->null_count > 0)
+            nulls += c->null_count;
     }
-    dst->length += n;
-    if (dst->validity) { /* rows appended as valid unless src says otherwise */
-        for (int64_t i = base; i < base + n; i++)
-            dst->validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+    struct df_column *out = df__column_sized(type, rows, bytes, nulls > 0);
+    if (!out)
+        return NULL;
+    size_t w = df_type_width(type);
+    int64_t at = 0, data = 0;
+    for (int k = 0; k < n; k++) {
+        const struct df_column *c = tables[k]->cols[i];
+        int64_t len = c->length;
+        if (len == 0)
+            continue;
+        if (str) {
+            int64_t shift = data - c->offsets[0], b = c->offsets[len] - c->offsets[0];
+            for (int64_t j = 1; j <= len; j++)
+                out->offsets[at + j] = c->offsets[j] + shift;
+            if (b > 0)
+                memcpy(out->data + data, c->data + c->offsets[0], (size_t)b);
+            data += b;
+        } else {
+            memcpy((char *)out->values + (size_t)at * w, c->values, (size_t)len * w);
+        }
+        if (nulls > 0) { /* out's bitmap starts all null: set the valid rows */
+            bool some_null = c->validity && c->null_count > 0;
+            for (int64_t j = 0; j < len; j++)
+                if (!some_null || df_column_is_valid(c, j))
+                    out->validity[(at + j) >> 3] |= (uint8_t)(1u << ((at + j) & 7));
+        }
+        at += len;
     }
-    if (src->validity) {
-        for (int64_t i = 0; i < n; i++)
-            if (!df_column_is_valid(src, i))
-                df_column_set_null(dst, base + i);
-    }
+    out->length = at; /* = total: every column of a table has its rows */
+    out->data_len = data;
+    out->null_count = nulls;
+    return out;
 }
 
 int df_table_concat(struct df_table *const *tables, int n, struct df_table **out,
@@ -182,16 +202,8 @@ int df_table_concat(struct df_table *const *tables, int n, struct df_table **out
         total += tables[k]->nrows;
     struct df_table *res = df_table_new();
     for (int i = 0; i < first->ncols; i++) {
-        int64_t bytes = 0;
-        for (int k = 0; k < n; k++)
-            if (tables[k]->cols[i]->type == DF_TYPE_STRING)
-                bytes += tables[k]->cols[i]->data_len;
-        struct df_column *c = df_column_new(first->cols[i]->type, 0);
-        df_column_reserve(c, total, bytes);
-        for (int k = 0; k < n; k++)
-            append_column(c, tables[k]->cols[i]);
-        if (!df_column_ok(c)) {
-            df_column_unref(c);
+        struct df_column *c = concat_column(tables, n, i);
+        if (!c) {
             df_table_free(res);
             return fr_error_set(err, FR_ETOOLARGE, "out of memory combining %lld rows",
                                 (long long)total);
