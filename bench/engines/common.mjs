@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 // Each question runs twice and the median is reported; when the two runs differ by more than 2x
 // (this machine is shared: another job's burst can stall one run), a third run is added so the
 // median of three drops the outlier.
-export const RUNS = 2;
+export const RUNS = Number(process.env.RUNS) > 0 ? Math.min(Number(process.env.RUNS), 20) : 2; // RUNS=n: n runs a question
 
 // N as "1e7" (db-benchmark's file names)
 export function pretty(n) {
