@@ -382,6 +382,7 @@ int fr_client_xfer_finish(struct fr_client_xfer *x, int curl_code, struct fr_err
  * thread, closed with the handle when the thread ends (fr_client_thread_done
  * for a thread that never does, such as main). */
 #define CLIENT_KEPT_CONNECTIONS 4L
+#define CLIENT_KEPT_MAX_AGE_S 20L
 static pthread_key_t handle_key;
 static pthread_once_t handle_once = PTHREAD_ONCE_INIT;
 
@@ -414,6 +415,14 @@ int fr_client_call(const struct fr_client_req *req, struct fr_client_resp *resp,
     int result = xfer_new_on(req, resp, kept, &x, err);
     if (result == FR_OK) {
         curl_easy_setopt(x->h, CURLOPT_MAXCONNECTS, CLIENT_KEPT_CONNECTIONS);
+        /* a kept connection is not reused once idle for CLIENT_KEPT_MAX_AGE_S (under a
+         * server's 30 s idle close, so a request never races that close), and TCP
+         * keep-alive probes a peer that went silent while an answer is awaited (a
+         * new connection would have failed its 2 s connect instead) */
+        curl_easy_setopt(x->h, CURLOPT_MAXAGE_CONN, CLIENT_KEPT_MAX_AGE_S);
+        curl_easy_setopt(x->h, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(x->h, CURLOPT_TCP_KEEPIDLE, 2L);
+        curl_easy_setopt(x->h, CURLOPT_TCP_KEEPINTVL, 2L);
         result = fr_client_xfer_finish(x, curl_easy_perform(x->h), err);
         if (pthread_setspecific(handle_key, x->h) == 0)
             x->h = NULL; /* kept for the thread's next call */

@@ -327,6 +327,12 @@ static struct ctx_frame *find_frame(ctx *c, const char *id, int *index)
     return NULL;
 }
 
+bool ctx__frame_holds(ctx *c, const char *frame_id, const char *qid)
+{
+    const struct ctx_frame *f = find_frame(c, frame_id, NULL);
+    return f && strcmp(f->run_qid, qid) == 0;
+}
+
 /* Adds {dataset: format} to out for every dataset source in the plan
  * (joins' right sides too); a dataset that no longer resolves is left out
  * (the plan's build says so). */

@@ -143,6 +143,8 @@ const char *ctx__runner_kind(const ctx *c);
 json_t *ctx__rows_json(const struct df_table *t, int64_t start, int64_t n);
 json_t *ctx__schema_json(const struct df_schema *s);
 void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec);
+/* Dataframe frame_id exists and its data is query qid's result (context lock held). */
+bool ctx__frame_holds(ctx *c, const char *frame_id, const char *qid);
 /* The memory budget (c->mem_used, context lock held): every charged byte has
  * one owner, a query record (its result) or a dataframe (the result of its
  * latest run, handed over by ctx__frame_materialize), and is released once.

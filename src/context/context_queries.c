@@ -328,12 +328,13 @@ int ctx_query_result_release(ctx *c, const char *id, struct ctx_error *err)
         rc = ctx__fail(err, FR_ECONFLICT, "query-not-finished",
                        "query %s is %s: cancel it (DELETE /v1/queries/%s) or wait for it", id,
                        runner_qstate_name(runner_query_state(rec->q)), id);
-    else if (rec->frame_id[0] && !rec->released)
+    else if (rec->frame_id[0] && !rec->released && ctx__frame_holds(c, rec->frame_id, id))
         rc = ctx__fail(err, FR_ECONFLICT, "conflict",
                        "the result of query %s is dataframe %s's data: delete the dataframe "
                        "(DELETE /v1/dataframes/%s) to release it",
                        id, rec->frame_id, rec->frame_id);
-    else if (!rec->released && !rec->dropped) {
+    else if (runner_query_state(rec->q) == RQ_SUCCEEDED && !rec->released && !rec->dropped) {
+        /* a failed or cancelled query has no result: nothing to give back */
         rec->dropped = true;
         c->mem_used -= rec->bytes;
         rec->bytes = 0;
