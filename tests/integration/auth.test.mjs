@@ -96,9 +96,10 @@ test('the data token guards the data endpoints, so nobody else can freeze the co
     for (const headers of [{}, bearer('wrong'), bearer(`${data}x`), { authorization: data }]) {
       assertProblem(await api.call('POST', '/v1/dataframes', { json: SAMPLE_PLAN, headers }), 401, 'unauthorized');
       assertProblem(await api.call('POST', '/v1/queries', { json: { plan: SAMPLE_PLAN }, headers }), 401, 'unauthorized');
-      for (const p of ['/v1/datasets', '/v1/datasets/t', '/v1/dataframes/x', '/v1/queries/x', '/v1/queries/x/result']) {
+      for (const p of ['/v1/datasets', '/v1/datasets/t', '/v1/dataframes/x', '/v1/queries/x', '/v1/queries/x/result', '/v1/queries/x/result/locations']) {
         assertProblem(await api.call('GET', p, { headers }), 401, 'unauthorized');
       }
+      assertProblem(await api.call('DELETE', '/v1/queries/x/result', { headers }), 401, 'unauthorized');
       // With both tokens set, the other reads need a token too.
       for (const p of ['/v1/config', '/v1/runner', '/v1/info', '/metrics', '/v1/workers', '/v1/config/schema']) {
         assertProblem(await api.call('GET', p, { headers }), 401, 'unauthorized');

@@ -101,7 +101,7 @@ const ROUTES = {
   '/v1/config': ['GET', 'POST'], '/v1/config/schema': ['GET'], [`/v1/configs/${ID}`]: ['GET'],
   '/v1/runner': ['GET', 'DELETE'], '/v1/datasets': ['GET'], '/v1/datasets/trips': ['GET', 'PUT', 'DELETE'],
   '/v1/dataframes': ['GET', 'POST'], '/v1/dataframes/df-x': ['GET', 'DELETE'], '/v1/dataframes/df-x/explain': ['GET'],
-  '/v1/queries': ['GET', 'POST'], '/v1/queries/q-x': ['GET', 'DELETE'], '/v1/queries/q-x/result': ['GET'],
+  '/v1/queries': ['GET', 'POST'], '/v1/queries/q-x': ['GET', 'DELETE'], '/v1/queries/q-x/result': ['GET', 'DELETE'], '/v1/queries/q-x/result/locations': ['GET'],
   '/v1/runners': ['GET'], '/v1/runners/runner-x': ['GET'], [`/v1/history/configs/${ID}`]: ['GET'],
   '/v1/configs/diff': ['GET'],
   '/v1/workers': ['GET', 'POST'], '/livez': ['GET'], '/readyz': ['GET'], '/metrics': ['GET'], '/v1/info': ['GET'],

@@ -95,7 +95,7 @@ function workerCases(cfg, ownerUrl) {
   const stored = (id) => task({ input: { kind: 'stored' } }, { inputs: [[{ url: ownerUrl, id }]] });
   const fileInput = (p) => task({ input: { kind: 'file', path: p, format: 'csv', display: 'x.csv', options: { delimiter: ',', quote: '"', header: false, on_error_null: false }, hints: [], schema: [], columns: null, range: [0, 1 << 20, 1], max_rows: -1 } });
   const cases = [];
-  const routes = { '/v1/tasks': ['POST'], '/v1/partitions/p-x': ['GET', 'DELETE'], [`/v1/configs/${OTHER_ID}`]: ['DELETE'], '/livez': ['GET'], '/readyz': ['GET'], '/metrics': ['GET'], '/v1/info': ['GET'] };
+  const routes = { '/v1/tasks': ['POST'], '/v1/partitions/p-x': ['GET', 'DELETE'], '/v1/results/p-x': ['GET'], [`/v1/configs/${OTHER_ID}`]: ['DELETE'], '/livez': ['GET'], '/readyz': ['GET'], '/metrics': ['GET'], '/v1/info': ['GET'] };
   for (const [p, allowed] of Object.entries(routes)) {
     for (const m of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'].filter((x) => !allowed.includes(x))) {
       cases.push(json(m, p, m === 'GET' ? undefined : '{}', METHOD, { name: `${m} ${p}`, headers: H }));
