@@ -276,7 +276,7 @@ void ctx__tasks_metrics(ctx *c, struct fr_buf *out)
     if (c->runner)
         runner_task_counts(c->runner, n);
     fr_buf_puts(out, "# HELP framed_tasks_total Tasks the runners ended, by outcome (retried: "
-                     "attempts that failed and ran again).\n"
+                     "attempts that failed and ran again; skipped: ended without running).\n"
                      "# TYPE framed_tasks_total counter\n");
     for (int i = 0; i < RUNNER_TASK_OUTCOMES; i++)
         fr_buf_printf(out, "framed_tasks_total{outcome=\"%s\"} %lld\n", runner_task_outcome_name(i),

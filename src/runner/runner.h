@@ -178,14 +178,15 @@ const plan_physical *runner_query_plan(const runner_query *q);
  * size, a part left on a worker by the bytes the worker reported. */
 int64_t runner_query_bytes(runner_query *q);
 /* new: {"state","config_id","restarts","retries","stages":[{"stage","label",
- * "inputs","exchange","decisions","tasks_total","tasks_done","tasks_running",
- * "rows_in","rows_out","bytes_in","bytes_out","bytes_shuffled","started_at",
- * "finished_at","tasks_truncated","tasks":[{"task","attempt","worker",
- * "worker_url","thread","state","rerun","started_at","finished_at","rows_in",
- * "rows_out","bytes_in","bytes_out","bytes_shuffled","error"}]}]}: every
- * attempt of every task (at most RUNNER_MAX_TASK_RECORDS, 4096, per query;
- * past them a stage says tasks_truncated), the body of GET
- * /v1/queries/{id}/stages less query_id. */
+ * "inputs","exchange","decisions","tasks_total","tasks_done","tasks_skipped",
+ * "tasks_running","rows_in","rows_out","bytes_in","bytes_out","bytes_shuffled",
+ * "started_at","finished_at","tasks_truncated","tasks":[{"task","attempt",
+ * "worker","worker_url","thread","state","rerun","started_at","finished_at",
+ * "rows_in","rows_out","bytes_in","bytes_out","bytes_shuffled","error"}]}]}:
+ * every attempt of every task that started or waits to (at most
+ * RUNNER_MAX_TASK_RECORDS, 4096, per query; past them a stage says
+ * tasks_truncated); a task planned not to run is only counted in its stage's
+ * tasks_skipped. The body of GET /v1/queries/{id}/stages less query_id. */
 json_t *runner_query_stages_json(runner_query *q);
 
 /* Materialized partitions kept by the runner for a dataframe (so plans can
@@ -198,8 +199,17 @@ void runner_drop_kept(runner *r, const char *prefix);
 int runner_running(runner *r);
 /* Tasks this runner ended, by outcome (counters: they only grow): ok, failed
  * (an error ended it), cancelled (its query was cancelled), retried (attempts
- * that failed and ran again). */
-enum runner_task_outcome { RT_OK, RT_FAILED, RT_CANCELLED, RT_RETRIED, RUNNER_TASK_OUTCOMES };
+ * that failed and ran again), skipped (ended without running: planned not to
+ * run, its shuffle partitions read by another task, or past the query's row
+ * limit). */
+enum runner_task_outcome {
+    RT_OK,
+    RT_FAILED,
+    RT_CANCELLED,
+    RT_RETRIED,
+    RT_SKIPPED,
+    RUNNER_TASK_OUTCOMES
+};
 const char *runner_task_outcome_name(enum runner_task_outcome o);
 void runner_task_counts(runner *r, int64_t out[RUNNER_TASK_OUTCOMES]);
 

@@ -177,13 +177,15 @@ static void plan_tasks(runner_query *q, const struct plan_stage_view *v, int *hi
         hi[0] = 0;
 }
 
-/* A task planned not to run (plan_tasks): recorded as skipped, with no
- * outputs, so that nothing waits for it. Called with q->lock held. */
+/* A task planned not to run (plan_tasks): ended at once with no outputs,
+ * so that nothing waits for it; counted skipped (framed_tasks_total and its
+ * stage's tasks_skipped) but given no task record, which a stage of
+ * thousands of coalesced partitions would take from the tasks that run.
+ * Called with q->lock held. */
 static void skip_task(runner_query *q, struct rjob *job)
 {
-    /* framed_tasks_total counts it ok, as a task skipped past a row limit */
-    atomic_fetch_add(&q->r->tasks_by_outcome[RT_OK], 1);
-    runner__task_end_locked(job, FR_OK, NULL, 0, NULL);
+    atomic_fetch_add(&q->r->tasks_by_outcome[RT_SKIPPED], 1);
+    runner__task_skipped_locked(job);
     q->task_rows[job->task] = 0;
     q->tasks_done++;
     runner__job_free(job);
@@ -356,11 +358,11 @@ static int start_stage(runner_query *q, struct fr_error *err)
         job->bucket_hi = hi[t];
         job->rec_stage = q->stage;
         job->rerun = q->restarts > 0;
-        runner__task_queued_locked(job);
         if (hi[t] < 0) {
             skip_task(q, job);
             continue;
         }
+        runner__task_queued_locked(job);
         job->spec = plan_task_spec(q->plan, q->stage, t, q->boundaries);
         if (v.stored_parts) {
             job->nslots = 1;
@@ -523,9 +525,13 @@ static bool advance(runner_query *q)
     }
 }
 
+/* Counts job's end by its outcome, as its record's state says (query lock
+ * held, before runner__task_end_locked: an ok job that never started, past
+ * the row limit, was skipped). */
 static void count_task(runner *r, const struct rjob *job, int rc)
 {
-    enum runner_task_outcome o = rc == FR_OK ? RT_OK
+    enum runner_task_outcome o = rc == FR_OK && !job->running ? RT_SKIPPED
+                                 : rc == FR_OK                ? RT_OK
                                  : rc == FR_ECANCELLED || atomic_load(&job->q->cancel)
                                      ? RT_CANCELLED
                                      : RT_FAILED;
@@ -534,7 +540,7 @@ static void count_task(runner *r, const struct rjob *job, int rc)
 
 const char *runner_task_outcome_name(enum runner_task_outcome o)
 {
-    static const char *const names[] = {"ok", "failed", "cancelled", "retried"};
+    static const char *const names[] = {"ok", "failed", "cancelled", "retried", "skipped"};
     return names[o];
 }
 
@@ -604,8 +610,8 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
                        const struct fr_error *err, int64_t null_errors, const char *config_id)
 {
     runner_query *q = job->q;
-    count_task(q->r, job, rc);
     pthread_mutex_lock(&q->lock);
+    count_task(q->r, job, rc);
     struct plan_stage_view v;
     plan_stage_view(q->plan, job->stage, &v);
     runner__task_end_locked(job, rc, outs, nouts, err);
@@ -660,8 +666,8 @@ void runner__repair_started(runner_query *q)
 void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *outs, int nouts,
                           const struct fr_error *err)
 {
-    count_task(rep->q->r, rep, rc);
     pthread_mutex_lock(&rep->q->lock);
+    count_task(rep->q->r, rep, rc);
     runner__task_end_locked(rep, rc, outs, nouts, err);
     rep->q->tasks_done++;
     pthread_mutex_unlock(&rep->q->lock);

@@ -63,8 +63,9 @@ struct rjob;
 /* runner_tasks.c: what each attempt of each task did, for the stage view.
  * Everything here is under the query lock. */
 #define RUNNER_MAX_TASK_RECORDS 4096
-/* RTS_SKIPPED: ended ok without running (the query's row limit was reached,
- * or its shuffle partitions were coalesced into an earlier task's) */
+/* RTS_SKIPPED: ended ok without running (the query's row limit was
+ * reached). A task planned not to run (its shuffle partitions coalesced into
+ * an earlier task's) gets no record: its stage's sum counts it (skipped). */
 enum runner_task_state {
     RTS_QUEUED,
     RTS_RUNNING,
@@ -88,6 +89,7 @@ struct runner_task_rec {
 };
 struct runner_stage_sum {
     int64_t total, done, running;
+    int64_t skipped;  /* of done: ended without running (planned so, or past the row limit) */
     int64_t promised; /* of total: a rerun's tasks counted before they are queued */
     /* of the attempts ok in the latest run of the plan, repairs left out */
     int64_t rows_in, rows_out, bytes_in, bytes_out, bytes_shuffled;
@@ -120,6 +122,9 @@ void runner__task_begin(struct rjob *job, const char *worker_id, const char *wor
                         int thread);
 /* job's attempt failed and it will run again (why: borrowed). */
 void runner__task_retried(struct rjob *job, const char *why);
+/* job was planned not to run (query lock held): its stage counts it ended
+ * and skipped (tasks_skipped), with no task record. */
+void runner__task_skipped_locked(struct rjob *job);
 /* job ended with rc (query lock held): outs its outputs (borrowed). */
 void runner__task_end_locked(struct rjob *job, int rc, struct runner_part *const *outs, int nouts,
                              const struct fr_error *err);

@@ -97,6 +97,22 @@ void runner__task_queued_locked(struct rjob *job)
     rec_new(q, job);
 }
 
+void runner__task_skipped_locked(struct rjob *job)
+{
+    runner_query *q = job->q;
+    job->rec1 = 0;
+    if (!q->sums)
+        return;
+    struct runner_stage_sum *sum = &q->sums[job->rec_stage];
+    if (sum->promised > 0)
+        sum->promised--;
+    else
+        sum->total++;
+    sum->done++;
+    sum->skipped++;
+    sum->last_end_ms = fr_now_ms();
+}
+
 void runner__task_queued(struct rjob *job)
 {
     pthread_mutex_lock(&job->q->lock);
@@ -202,6 +218,7 @@ void runner__task_end_locked(struct rjob *job, int rc, struct runner_part *const
                                                                                     : RTS_FAILED;
     struct runner_stage_sum *sum = &q->sums[job->rec_stage];
     sum->done++;
+    sum->skipped += state == RTS_SKIPPED;
     struct runner_task_rec scratch,
         *rec = close_attempt(q, job, state, rc != FR_OK && err ? err->message : NULL);
     if (!rec) { /* not kept, still summed */
@@ -283,10 +300,11 @@ static json_t *stage_json(runner_query *q, int s, json_t *tasks)
     if (sum->coalesced_parts > 0 && json_is_array(json_object_get(j, "decisions")))
         json_array_append_new(json_object_get(j, "decisions"), coalesce_decision(q, sum));
     json_object_update_new(
-        j, json_pack("{sI sI sI so sI so sI sI sb}", "tasks_total", (json_int_t)sum->total,
-                     "tasks_done", (json_int_t)sum->done, "tasks_running", (json_int_t)sum->running,
-                     "rows_in", source && !sum->rows_in ? json_null() : json_integer(sum->rows_in),
-                     "rows_out", (json_int_t)sum->rows_out, "bytes_in",
+        j, json_pack("{sI sI sI sI so sI so sI sI sb}", "tasks_total", (json_int_t)sum->total,
+                     "tasks_done", (json_int_t)sum->done, "tasks_skipped", (json_int_t)sum->skipped,
+                     "tasks_running", (json_int_t)sum->running, "rows_in",
+                     source && !sum->rows_in ? json_null() : json_integer(sum->rows_in), "rows_out",
+                     (json_int_t)sum->rows_out, "bytes_in",
                      source && !sum->bytes_in ? json_null() : json_integer(sum->bytes_in),
                      "bytes_out", (json_int_t)sum->bytes_out, "bytes_shuffled",
                      (json_int_t)sum->bytes_shuffled, "tasks_truncated", sum->truncated));

@@ -1,7 +1,8 @@
 /* Tests of the coalescing of small shuffle partitions (src/runner/runner_driver.c,
  * shuffle_coalesce_bytes): adjacent buckets that together stay under the
- * target are read by one task, the others are recorded skipped, the stage
- * says so in its decisions, and every answer equals the uncoalesced one: a
+ * target are read by one task, the others are counted skipped (in the stage's
+ * tasks_skipped, with no task record), the stage says so in its decisions,
+ * and every answer equals the uncoalesced one: a
  * groupby, a sort after it (range buckets and a one-to-one stage after a
  * coalesced one), a shuffle join and a broadcast join after a groupby. */
 #include <setjmp.h>
@@ -78,6 +79,14 @@ static runner_query *run_plan(runner *r, const char *text, const struct cfg *cfg
     return q;
 }
 
+/* Stage s's integer member key. */
+static int64_t stage_count(json_t *stages, int s, const char *key)
+{
+    json_t *st = json_array_get(json_object_get(stages, "stages"), s);
+    assert_true(json_is_integer(json_object_get(st, key)));
+    return json_integer_value(json_object_get(st, key));
+}
+
 /* Tasks of stage s in state (its records). */
 static int count_state(json_t *stages, int s, const char *state)
 {
@@ -145,6 +154,7 @@ static json_t *same_answer(const char *text, int c, bool ordered, int64_t coales
     json_t *stages = runner_query_stages_json(b), *plain = runner_query_stages_json(a);
     for (size_t s = 0; s < json_array_size(json_object_get(plain, "stages")); s++) {
         assert_int_equal(count_state(plain, (int)s, "skipped"), 0); /* off: every task ran */
+        assert_int_equal(stage_count(plain, (int)s, "tasks_skipped"), 0);
         assert_false(has_coalesce_decision(plain, (int)s));
     }
     json_decref(plain);
@@ -166,7 +176,8 @@ static void test_groupby_one_task(void **state)
     char *text = plan_text(5000, "[{\"groupby\": [\"k\"], \"agg\": [\"sum(v) as s\"]}]");
     json_t *stages = same_answer(text, 1, false, 16 << 20, 5000);
     assert_int_equal(count_state(stages, 1, "ok"), 1);
-    assert_int_equal(count_state(stages, 1, "skipped"), 7);
+    assert_int_equal(stage_count(stages, 1, "tasks_skipped"), 7);
+    assert_int_equal(count_state(stages, 1, "skipped"), 0); /* no records of them */
     assert_true(has_coalesce_decision(stages, 1));
     json_t *st1 = json_array_get(json_object_get(stages, "stages"), 1);
     assert_int_equal(json_integer_value(json_object_get(st1, "tasks_done")), 8);
@@ -185,7 +196,8 @@ static void test_groupby_runs_under_target(void **state)
     json_t *stages = same_answer(text, 0, false, target, 60000);
     int ok = count_state(stages, 1, "ok");
     assert_true(ok > 1 && ok < 8);
-    assert_int_equal(ok + count_state(stages, 1, "skipped"), 8);
+    assert_int_equal(ok + stage_count(stages, 1, "tasks_skipped"), 8);
+    assert_int_equal(stage_count(stages, 1, "tasks_done"), 8);
     json_t *tasks = json_object_get(json_array_get(json_object_get(stages, "stages"), 1), "tasks");
     for (size_t i = 0; i < json_array_size(tasks); i++) {
         json_t *t = json_array_get(tasks, i);
@@ -232,38 +244,95 @@ static void test_shuffle_join(void **state)
     free(text);
 }
 
-/* A broadcast join after a coalesced groupby: its one-to-one left side had
- * one task, so one join task runs. */
-static void test_broadcast_after_groupby(void **state)
+/* Runs a groupby of rows rows shuffled into partitions partitions (coalesced
+ * under 16 MiB) and a broadcast join of it with two rows after it, on *r
+ * (new, with its *cfg); checks the answer (keys 5 and 7) and returns the
+ * query (new). */
+static runner_query *broadcast_after_groupby(int rows, int64_t partitions, struct cfg *cfg,
+                                             runner **r)
 {
-    (void)state;
     char *text = plan_text(
-        2000, "[{\"groupby\": [\"k\"], \"agg\": [\"sum(v) as s\"]}, {\"join\": {\"right\": "
+        rows, "[{\"groupby\": [\"k\"], \"agg\": [\"sum(v) as s\"]}, {\"join\": {\"right\": "
               "{\"source\": {\"rows\": [{\"k\": 5, \"z\": 1}, {\"k\": 7, \"z\": 2}]}}, "
               "\"on\": [\"k\"]}}]");
-    struct cfg cfg;
-    runner *r = new_runner(&cfg, 16 << 20, 2);
-    cfg.broadcast_join_size_bytes_threshold = 10 << 20;
-    runner_free(r, NULL);
-    r = NULL;
-    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 2, &r, NULL), FR_OK);
-    runner_query *q = run_plan(r, text, &cfg);
+    *r = new_runner(cfg, 16 << 20, 2);
+    runner_free(*r, NULL);
+    cfg->shuffle_partitions = partitions;
+    cfg->broadcast_join_size_bytes_threshold = 10 << 20;
+    *r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(cfg), NULL, 2, r, NULL), FR_OK);
+    runner_query *q = run_plan(*r, text, cfg);
     int64_t n = 0;
     int64_t *k = column(q, 0, &n);
     assert_int_equal(n, 2);
     qsort(k, 2, sizeof(*k), cmp64);
     assert_int_equal(k[0], 5);
     assert_int_equal(k[1], 7);
+    free(k);
+    free(text);
+    return q;
+}
+
+/* A broadcast join after a coalesced groupby: its one-to-one left side had
+ * one task, so one join task runs. */
+static void test_broadcast_after_groupby(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    runner *r = NULL;
+    runner_query *q = broadcast_after_groupby(2000, 8, &cfg, &r);
     json_t *stages = runner_query_stages_json(q);
     int ns = (int)json_array_size(json_object_get(stages, "stages"));
     assert_int_equal(count_state(stages, ns - 1, "ok"), 1);
-    assert_int_equal(count_state(stages, ns - 1, "skipped"), 7);
+    assert_int_equal(stage_count(stages, ns - 1, "tasks_skipped"), 7);
+    assert_int_equal(count_state(stages, ns - 1, "skipped"), 0);
     json_decref(stages);
-    free(k);
     runner_query_unref(q);
     runner_free(r, NULL);
     cfg_cleanup(&cfg);
-    free(text);
+}
+
+/* A groupby shuffled into PLAN_MAX_BUCKETS (4096) partitions, coalesced, and
+ * a broadcast join after it (its one-to-one side skips the tasks whose input
+ * had no task): the tasks planned not to run take no task record, so the
+ * records of the tasks that ran (in every later stage) are all kept; they
+ * are counted in their stage's tasks_skipped, and framed_tasks_total counts
+ * them skipped, not ok. */
+static void test_many_partitions_keep_records(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    runner *r = NULL;
+    runner_query *q = broadcast_after_groupby(3000, PLAN_MAX_BUCKETS, &cfg, &r);
+    json_t *stages = runner_query_stages_json(q);
+    json_t *list = json_object_get(stages, "stages");
+    int ns = (int)json_array_size(list), ok = 0;
+    int64_t skipped = 0;
+    assert_true(ns >= 3);
+    for (int s = 0; s < ns; s++) {
+        json_t *st = json_array_get(list, s);
+        assert_false(json_is_true(json_object_get(st, "tasks_truncated")));
+        int ran = count_state(stages, s, "ok");
+        assert_true(ran >= 1); /* every stage's task that ran has its record */
+        ok += ran;
+        skipped += stage_count(stages, s, "tasks_skipped");
+        /* the stage's totals add up: the tasks that ran and those skipped */
+        assert_int_equal(stage_count(stages, s, "tasks_done"),
+                         ran + stage_count(stages, s, "tasks_skipped"));
+        assert_int_equal(stage_count(stages, s, "tasks_total"),
+                         stage_count(stages, s, "tasks_done"));
+    }
+    assert_int_equal(stage_count(stages, ns - 1, "tasks_total"), PLAN_MAX_BUCKETS);
+    assert_true(stage_count(stages, ns - 1, "tasks_skipped") >= PLAN_MAX_BUCKETS - 2);
+    int64_t counts[RUNNER_TASK_OUTCOMES];
+    runner_task_counts(r, counts);
+    assert_int_equal(counts[RT_OK], ok); /* skipped tasks are not counted ok */
+    assert_int_equal(counts[RT_SKIPPED], skipped);
+    assert_string_equal(runner_task_outcome_name(RT_SKIPPED), "skipped");
+    json_decref(stages);
+    runner_query_unref(q);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
 }
 
 int main(void)
@@ -274,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_sort_after_groupby),
         cmocka_unit_test(test_shuffle_join),
         cmocka_unit_test(test_broadcast_after_groupby),
+        cmocka_unit_test(test_many_partitions_keep_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
