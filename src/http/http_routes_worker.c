@@ -171,26 +171,46 @@ static void partition_get(struct http_request *req)
 }
 
 /* A result piece as an Arrow IPC stream, made batch by batch as MHD sends
- * it: the schema, rows [next, end) in batches of RESULT_ARROW_BATCH, the
- * end-of-stream marker. */
-#define RESULT_ARROW_BATCH 65536
+ * it: the schema, rows [next, end) in batches of about
+ * RESULT_ARROW_BATCH_BYTES (by the partition's bytes a row; at least one
+ * row, at most RESULT_ARROW_BATCH_ROWS), the end-of-stream marker. The
+ * stream is charged to the worker's memory accounting while it is open
+ * (worker_result_stream_*): its encode buffer, and its partition if that
+ * is dropped meanwhile. */
+#define RESULT_ARROW_BATCH_BYTES (4 << 20)
+#define RESULT_ARROW_BATCH_ROWS 65536
 /* A location's token is good for at most this long (a coordinator gives 1 h). */
 #define RESULT_TOKEN_MAX_S (24 * 3600)
 
 struct arrow_piece {
     struct df_table *t; /* a share: its buffers stay while the reply is sent */
-    int64_t next, end;
+    worker_result_stream *stream;
+    int64_t next, end, batch_rows;
     bool head_done, tail_done;
     struct fr_buf chunk;
     size_t pos;
 };
 
+/* MHD's free callback: at the stream's end, the client's abort or an error. */
 static void arrow_piece_free(void *cls)
 {
     struct arrow_piece *a = cls;
     df_table_free(a->t);
     fr_buf_cleanup(&a->chunk);
+    worker_result_stream_close(a->stream); /* after the table: a dropped partition goes now */
     free(a);
+}
+
+/* The rows of one record batch of t: about RESULT_ARROW_BATCH_BYTES by its
+ * bytes a row, from 1 to RESULT_ARROW_BATCH_ROWS. */
+static int64_t arrow_batch_rows(const struct df_table *t)
+{
+    int64_t bytes = df_table_bytes(t), rows = t->nrows;
+    if (rows <= 0 || bytes <= 0)
+        return RESULT_ARROW_BATCH_ROWS;
+    int64_t per_row = (bytes + rows - 1) / rows;
+    int64_t n = RESULT_ARROW_BATCH_BYTES / per_row;
+    return n < 1 ? 1 : n > RESULT_ARROW_BATCH_ROWS ? RESULT_ARROW_BATCH_ROWS : n;
 }
 
 static ssize_t arrow_piece_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -203,10 +223,10 @@ static ssize_t arrow_piece_read(void *cls, uint64_t pos, char *buf, size_t max)
             df_arrow_write_schema(a->t, &a->chunk);
             a->head_done = true;
         } else if (a->next < a->end) {
-            int64_t n =
-                a->end - a->next < RESULT_ARROW_BATCH ? a->end - a->next : RESULT_ARROW_BATCH;
+            int64_t n = a->end - a->next < a->batch_rows ? a->end - a->next : a->batch_rows;
             df_arrow_write_batch(a->t, a->next, n, &a->chunk);
             a->next += n;
+            worker_result_stream_charge(a->stream, (int64_t)a->chunk.cap);
         } else if (!a->tail_done) {
             df_arrow_write_eos(&a->chunk);
             a->tail_done = true;
@@ -265,13 +285,15 @@ static void result_get(struct http_request *req)
     struct fr_error err;
     fr_error_init(&err);
     struct df_table *t = NULL;
-    if (worker_partition_table(req->worker, pid, cid, &t, &err) != FR_OK) {
+    worker_result_stream *stream = NULL;
+    if (worker_result_stream_open(req->worker, pid, cid, &stream, &t, &err) != FR_OK) {
         reply_fr_error(req, &err, NULL);
         return;
     }
     int64_t nrows = t->nrows;
     if (offset > nrows || limit > nrows - offset) {
         df_table_free(t);
+        worker_result_stream_close(stream);
         http__reply_problem(req, FR_EINVAL, "range-not-satisfiable",
                             "rows %lld..%lld are past partition %s's %lld rows", (long long)offset,
                             (long long)(offset + limit), pid, (long long)nrows);
@@ -279,11 +301,19 @@ static void result_get(struct http_request *req)
     }
     struct arrow_piece *a = fr_xcalloc(1, sizeof(*a));
     a->t = t;
+    a->stream = stream;
     a->next = offset;
     a->end = offset + limit;
+    a->batch_rows = arrow_batch_rows(t);
     fr_buf_init(&a->chunk);
     struct MHD_Response *r = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, 256 * 1024, arrow_piece_read, a, arrow_piece_free);
+    if (!r) { /* MHD calls no free callback for a response it did not make */
+        arrow_piece_free(a);
+        http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
+                            "no memory to send partition %s now; try again", pid);
+        return;
+    }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.apache.arrow.stream");
     http__reply_response(req, MHD_HTTP_OK, r, -1);
 }

@@ -107,6 +107,25 @@ int worker_partition_delete(worker *w, const char *id, const char *config_id, st
 /* How many partitions and bytes the worker holds. */
 void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes);
 
+/* A result stream (GET /v1/results/{id}): a read of a partition that the
+ * worker's memory accounting charges while it is open. *out (new, closed by
+ * worker_result_stream_close) pins the partition: dropped meanwhile (a
+ * release, a config drop), it leaves the partitions' count and bytes and is
+ * charged to the stream until it closes, as the stream keeps its columns.
+ * *t (new) shares the partition's table. Errors as worker_partition_table. */
+typedef struct worker_result_stream worker_result_stream;
+int worker_result_stream_open(worker *w, const char *id, const char *config_id,
+                              worker_result_stream **out, struct df_table **t,
+                              struct fr_error *err);
+/* What the stream holds besides the partition (its encode buffer) is now
+ * bytes: the charge moves by the difference. */
+void worker_result_stream_charge(worker_result_stream *s, int64_t bytes);
+/* Ends the stream's charge (call it after freeing its table: the columns of
+ * a dropped partition go now). Accepts NULL. */
+void worker_result_stream_close(worker_result_stream *s);
+/* Open result streams and the bytes they hold beyond the partitions held. */
+void worker_result_stream_totals(worker *w, int64_t *count, int64_t *bytes);
+
 /* ---- tasks (worker_task.c) ----
  * Runs one POST /v1/tasks body with the config named config_id: resolves the
  * config, fetches the inputs, runs the task with at most `threads` tasks at

@@ -243,4 +243,12 @@ void worker_metrics(worker *w, struct fr_buf *out)
     fr_buf_printf(out, "framed_worker_partitions %lld\n", (long long)nparts);
     metric_help(out, "framed_worker_partition_bytes", "gauge", "Bytes of partitions held.");
     fr_buf_printf(out, "framed_worker_partition_bytes %lld\n", (long long)bytes);
+    worker_result_stream_totals(w, &nparts, &bytes);
+    metric_help(out, "framed_worker_result_streams", "gauge",
+                "Result streams (GET /v1/results) open now.");
+    fr_buf_printf(out, "framed_worker_result_streams %lld\n", (long long)nparts);
+    metric_help(out, "framed_worker_result_stream_bytes", "gauge",
+                "Bytes open result streams hold beyond the partitions held: their encode "
+                "buffers, and partitions dropped while they read them.");
+    fr_buf_printf(out, "framed_worker_result_stream_bytes %lld\n", (long long)bytes);
 }

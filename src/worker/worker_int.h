@@ -67,6 +67,10 @@ struct worker__part {
     struct df_table *table;
     int64_t rows;
     int64_t bytes;
+    /* result streams reading it (parts_lock): dropped while one is open, it
+     * leaves the list and is freed by the last stream's close */
+    int streams;
+    bool dropped;
 };
 
 struct worker {
@@ -103,10 +107,15 @@ struct worker {
     atomic_llong scan_local_n, scan_local_bytes, scan_remote_n, scan_remote_bytes;
     atomic_llong range_reads, range_bytes;
 
-    pthread_mutex_t parts_lock; /* parts, nparts, part_bytes */
+    pthread_mutex_t parts_lock; /* parts, nparts, part_bytes, and each part's streams */
     struct worker__part *parts;
     int64_t nparts;
     int64_t part_bytes;
+    /* Open result streams (GET /v1/results) and the memory they hold beyond
+     * the partitions held: their encode buffers, and the partitions dropped
+     * while they read them (atomic, no lock). */
+    atomic_int result_streams;
+    atomic_llong result_stream_bytes;
 
     pthread_mutex_t slots_lock; /* running, tasks_ended */
     pthread_cond_t slots_cond;

@@ -1,7 +1,9 @@
 /* worker_partition: the tables this worker's tasks produced, by partition ID,
  * each tagged with the config it was made with so that a fetch under another
  * config is refused. Readers get their own table sharing the columns
- * (reference counted), so a partition can be dropped while a task reads it. */
+ * (reference counted), so a partition can be dropped while a task reads it;
+ * a result stream also pins the partition, so that its memory stays charged
+ * (to the stream) until the stream ends. */
 #include "worker_int.h"
 #include "../engine/engine.h"
 
@@ -115,6 +117,11 @@ static struct worker__part *unlink_matching(worker *w, const char *key, bool by_
         *pp = p->next;
         w->nparts--;
         w->part_bytes -= p->bytes;
+        if (p->streams > 0) { /* the last stream's close frees it */
+            p->dropped = true;
+            atomic_fetch_add(&w->result_stream_bytes, p->bytes);
+            continue;
+        }
         p->next = gone;
         gone = p;
     }
@@ -160,4 +167,64 @@ void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes)
     *count = w->nparts;
     *bytes = w->part_bytes;
     pthread_mutex_unlock(&w->parts_lock);
+}
+
+struct worker_result_stream {
+    worker *w;
+    struct worker__part *part; /* pinned: part->streams counts this stream */
+    int64_t charged;           /* its encode buffer's bytes in result_stream_bytes */
+};
+
+int worker_result_stream_open(worker *w, const char *id, const char *config_id,
+                              worker_result_stream **out, struct df_table **t, struct fr_error *err)
+{
+    *out = NULL;
+    *t = NULL;
+    pthread_mutex_lock(&w->parts_lock);
+    struct worker__part *p = part_find(w, id);
+    int rc = p ? check_config(p, config_id, err) : not_found(id, err);
+    if (rc == FR_OK) {
+        p->streams++;
+        *t = share_table(p->table);
+    }
+    pthread_mutex_unlock(&w->parts_lock);
+    if (rc != FR_OK)
+        return rc;
+    worker_result_stream *s = fr_xcalloc(1, sizeof(*s));
+    s->w = w;
+    s->part = p;
+    atomic_fetch_add(&w->result_streams, 1);
+    *out = s;
+    return FR_OK;
+}
+
+void worker_result_stream_charge(worker_result_stream *s, int64_t bytes)
+{
+    atomic_fetch_add(&s->w->result_stream_bytes, bytes - s->charged);
+    s->charged = bytes;
+}
+
+void worker_result_stream_close(worker_result_stream *s)
+{
+    if (!s)
+        return;
+    worker *w = s->w;
+    struct worker__part *p = s->part, *gone = NULL;
+    pthread_mutex_lock(&w->parts_lock);
+    if (--p->streams == 0 && p->dropped) {
+        atomic_fetch_sub(&w->result_stream_bytes, p->bytes);
+        gone = p;
+    }
+    pthread_mutex_unlock(&w->parts_lock);
+    if (gone)
+        part_free(gone);
+    worker_result_stream_charge(s, 0);
+    atomic_fetch_sub(&w->result_streams, 1);
+    free(s);
+}
+
+void worker_result_stream_totals(worker *w, int64_t *count, int64_t *bytes)
+{
+    *count = atomic_load(&w->result_streams);
+    *bytes = atomic_load(&w->result_stream_bytes);
 }

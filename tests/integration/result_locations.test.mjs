@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -189,5 +190,83 @@ test('the local runner: the locations are the coordinator\'s own result route', 
     assert.equal((await call(srv.base, 'GET', `/v1/queries/${r.body.id}/result?limit=1`)).status, 200);
   } finally {
     await srv.stop();
+  }
+});
+
+// A worker's metric (its /metrics text), a number.
+async function workerMetric(w, name) {
+  const text = (await call(w.base, 'GET', '/metrics')).text;
+  const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  assert.ok(m, `${name} is exported`);
+  return Number(m[1]);
+}
+
+async function until(what, fn) {
+  for (let i = 0; i < 400; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  return assert.fail(`${what} within 20 s`);
+}
+
+const BATCH_TARGET = 4 * 1024 * 1024; // the worker's Arrow record batches aim at this
+
+test('a wide-row partition is streamed in batches under the byte target; an open stream is charged to the worker until it ends', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  let worker = null;
+  try {
+    worker = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] });
+    await waitActive(coord, 1);
+    const rows = 8000; // ~32 MB of rows of 4 KB: one partition, far under 65536 rows
+    let s = 'k,pad\n';
+    for (let i = 0; i < rows; i++) s += `${i},${String.fromCharCode(97 + (i % 26)).repeat(4000)}\n`;
+    writeFileSync(path.join(coord.dataDir, 'wide.csv'), s);
+    const r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'wide' } } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const loc = await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result/locations`);
+    assert.equal(loc.status, 200, loc.text);
+    assert.equal(loc.body.locations.length, 1, loc.text);
+    const url = new URL(loc.body.locations[0].url, coord.base);
+    assert.equal(url.origin, worker.base);
+
+    // the batches: several, each under the target, every row once in order
+    const got = await getBytes(url);
+    assert.equal(got.status, 200);
+    const sizes = [];
+    let k = 0;
+    for (const batch of arrow.RecordBatchReader.from(got.body)) {
+      assert.ok(batch.numRows >= 1);
+      sizes.push(batch.data.byteLength);
+      for (const row of batch) assert.equal(Number(row.k), k++);
+    }
+    assert.equal(k, rows);
+    assert.ok(sizes.length >= 3, `the 32 MB partition came in ${sizes.length} batch(es)`);
+    for (const b of sizes) assert.ok(b <= BATCH_TARGET, `a batch of ${b} bytes`);
+    assert.equal(await workerMetric(worker, 'framed_worker_result_streams'), 0);
+    assert.equal(await workerMetric(worker, 'framed_worker_result_stream_bytes'), 0);
+
+    // a read left open (the client stops reading): charged while it is open
+    const held = await workerMetric(worker, 'framed_worker_partition_bytes');
+    assert.ok(held >= rows * 4000, `the worker holds the partition: ${held}`);
+    const req = http.get(url);
+    const res = await new Promise((resolve, reject) => { req.on('response', resolve); req.on('error', reject); });
+    assert.equal(res.statusCode, 200);
+    await new Promise((resolve) => res.once('data', resolve));
+    res.pause();
+    const open = await until('the open stream counted', async () => ((await workerMetric(worker, 'framed_worker_result_streams')) === 1 ? workerMetric(worker, 'framed_worker_result_stream_bytes') : 0));
+    assert.ok(open > 0 && open <= 2 * BATCH_TARGET, `an open stream holds its encoded batch: ${open}`);
+    // the result released meanwhile: the partition goes from the worker's
+    // partitions, but the stream still holds its columns, and says so
+    assert.equal((await call(coord.base, 'DELETE', `/v1/queries/${r.body.id}/result`)).status, 204);
+    await until('the partition dropped', async () => (await workerMetric(worker, 'framed_worker_partition_bytes')) === 0);
+    assert.ok((await workerMetric(worker, 'framed_worker_result_stream_bytes')) >= open + held, 'the dropped partition is charged to the stream that keeps it');
+    // the client goes away: the charge goes with the stream
+    req.destroy();
+    await until('the stream closed', async () => (await workerMetric(worker, 'framed_worker_result_streams')) === 0);
+    assert.equal(await workerMetric(worker, 'framed_worker_result_stream_bytes'), 0);
+  } finally {
+    if (worker) await worker.stop();
+    await coord.stop();
   }
 });

@@ -1,7 +1,8 @@
 /* Tests of src/worker/worker_partition.c: a partition is kept with the config
  * it was made with, served (as a shared table or FRTB1 bytes) only under that
  * config, survives a reader's copy being freed, and goes on delete or with
- * its config. */
+ * its config; a result stream is counted while open, and a partition dropped
+ * under it is charged to it (not to the partitions) until it closes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,12 +129,55 @@ static void test_drop_by_config_and_totals(void **state)
     df_table_free(t);
 }
 
+static void test_result_stream_charge(void **state)
+{
+    worker *w = *state;
+    char id[40];
+    int64_t bytes = 0, n = 0, held = 0, count = 0, charged = 0;
+    worker_partition_put(w, CFG_A, table_of(1000), id, sizeof(id), &bytes);
+    worker_result_stream *s = NULL, *s2 = NULL;
+    struct df_table *t = NULL, *t2 = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(worker_result_stream_open(w, id, CFG_B, &s, &t, &err), FR_ECONFLICT);
+    assert_null(s);
+    assert_int_equal(worker_result_stream_open(w, "p-00", CFG_A, &s, &t, &err), FR_ENOTFOUND);
+    assert_int_equal(worker_result_stream_open(w, id, CFG_A, &s, &t, &err), FR_OK);
+    assert_int_equal(worker_result_stream_open(w, id, CFG_A, &s2, &t2, &err), FR_OK);
+    worker_result_stream_charge(s, 300);
+    worker_result_stream_charge(s, 500); /* the buffer grew: the difference moves */
+    worker_result_stream_charge(s2, 100);
+    worker_result_stream_totals(w, &count, &charged);
+    assert_int_equal(count, 2);
+    assert_int_equal(charged, 600);
+    /* dropped while read: it leaves the partitions and is charged to the streams */
+    assert_int_equal(worker_partition_delete(w, id, CFG_A, &err), FR_OK);
+    worker_partition_totals(w, &n, &held);
+    assert_int_equal(n, 0);
+    assert_int_equal(held, 0);
+    worker_result_stream_totals(w, &count, &charged);
+    assert_int_equal(charged, 600 + bytes);
+    assert_int_equal(df_column_int64(t->cols[0], 999), 9990); /* its columns are still there */
+    df_table_free(t);
+    worker_result_stream_close(s);
+    worker_result_stream_totals(w, &count, &charged);
+    assert_int_equal(count, 1);
+    assert_int_equal(charged, 100 + bytes); /* s2 still keeps the partition */
+    df_table_free(t2);
+    worker_result_stream_close(s2);
+    worker_result_stream_totals(w, &count, &charged);
+    assert_int_equal(count, 0);
+    assert_int_equal(charged, 0);
+    worker_result_stream_close(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_put_read_serialize, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_mismatch_and_not_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_by_config_and_totals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_stream_charge, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
