@@ -152,11 +152,12 @@ int ctx_query_submit_sql(ctx *c, const ctx_sql *s, const char *request_id, json_
  * IDs, tasks and retries). FR_ENOTFOUND query-not-found. */
 int ctx_query_get(ctx *c, const char *id, json_t **out, struct ctx_error *err);
 int ctx_query_cancel(ctx *c, const char *id, json_t **out, struct ctx_error *err);
-/* Releases a finished query's result (DELETE /v1/queries/{id}/result): its
- * tables here and its partitions on the workers go, its charge leaves the
- * memory budget, and reads get 410 result-released from now on; the query's
- * status stays. Idempotent. 409 query-not-finished while it runs, conflict
- * when the result is a dataframe's data (delete the dataframe), 404. */
+/* Releases a finished query's result (DELETE /v1/queries/{id}/result): new
+ * reads get 410 result-released from now on; its tables here and its
+ * partitions on the workers go, and its charge leaves the memory budget, at
+ * once or, while reads of it are in progress, when the last of them ends
+ * (ctx_result_release). The query's status stays. Idempotent. 409 query-not-finished while it runs,
+ * conflict when the result is a dataframe's data (delete the dataframe), 404. */
 int ctx_query_result_release(ctx *c, const char *id, struct ctx_error *err);
 /* A watch on an accepted query, for a waiting request (ctx_query_submit_watched
  * makes it): ctx_query_watch_settled tells cheaply (no context lock, no JSON)
@@ -195,7 +196,9 @@ void ctx_result_read_until(ctx_result *r, int64_t end);
 /* The morsel_size_rows of the config the query ran with: the rows of one
  * Arrow record batch or Parquet row group of the result. */
 int64_t ctx_result_morsel_rows(const ctx_result *r);
-void ctx_result_release(ctx_result *r); /* accepts NULL */
+/* Ends the read (accepts NULL): the last read of a released result gives its
+ * charge back and frees it. Not with the context lock held. */
+void ctx_result_release(ctx_result *r);
 /* new: {"total_rows", "expires_at", "locations": [{"url", "first_row",
  * "rows"}]}: where a client reads the result of query id (r's) itself, in
  * order, as Arrow IPC streams: a part left on a worker at that worker's

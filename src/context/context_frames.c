@@ -511,8 +511,8 @@ void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec)
     f->run_qid[0] = '\0';
     if (runner_keep_result(c->runner, q, f->id, &f->part_ids, &f->nparts) == FR_OK) {
         f->part_rows = runner_query_rows(q);
-        f->bytes = rec->bytes;
-        rec->bytes = 0;
+        f->bytes = rec->charge->bytes;
+        rec->charge->bytes = 0;
         snprintf(f->run_qid, sizeof(f->run_qid), "%s", rec->id);
     }
     runner_query_unref(f->last_run);

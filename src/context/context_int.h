@@ -53,15 +53,28 @@ int ctx__sql_plan_error(const ctx_sql *s, struct ctx_error *err);
  * else 409 dataset-changed naming the dataset and what changed. */
 int ctx__frame_check(ctx *c, const char *frame_id, const plan_physical *p, struct ctx_error *err);
 
+/* A query result's charge on the memory budget (context lock), shared by
+ * the query's record until it lets go (DELETE of the result, the record
+ * evicted or reset) and by each read of the result in progress (ctx_result):
+ * the last of them takes the bytes off the budget and releases the result
+ * (its tables here, its partitions on the workers when its runner is still
+ * the context's; a reset's workers dropped them already). */
+struct ctx__charge {
+    int refs;
+    int64_t bytes;   /* 0 until the query succeeds, and while a frame holds its data */
+    runner_query *q; /* a reference */
+    char runner[64]; /* the ID of the runner it ran on */
+};
+
 struct ctx_qrec {
     char id[40];
     runner_query *q;
     char frame_id[40]; /* "" when the query ran a plan */
     int64_t created_ms;
-    int64_t bytes; /* its charge on the memory budget (0 while a frame holds it) */
-    bool released; /* its result was a dataframe's data, released with it (410) */
-    bool dropped;  /* its result was released by DELETE /v1/queries/{id}/result (410) */
-    json_t *sql;   /* {"sql", "plan"} of a query made from SQL (new), or NULL */
+    struct ctx__charge *charge; /* new; NULL once the record let go of it (dropped) */
+    bool released;              /* its result was a dataframe's data, released with it (410) */
+    bool dropped; /* its result was released by DELETE /v1/queries/{id}/result (410) */
+    json_t *sql;  /* {"sql", "plan"} of a query made from SQL (new), or NULL */
 };
 
 struct ctx {
@@ -146,8 +159,9 @@ void ctx__frame_materialize(ctx *c, struct ctx_qrec *rec);
 /* Dataframe frame_id exists and its data is query qid's result (context lock held). */
 bool ctx__frame_holds(ctx *c, const char *frame_id, const char *qid);
 /* The memory budget (c->mem_used, context lock held): every charged byte has
- * one owner, a query record (its result) or a dataframe (the result of its
- * latest run, handed over by ctx__frame_materialize), and is released once.
+ * one owner, a query result's charge (struct ctx__charge: its record and the
+ * reads in progress) or a dataframe (the result of its latest run, handed
+ * over by ctx__frame_materialize), and is released once.
  * ctx__frame_data_release releases a frame's charge and, with it, the
  * result of the run it came from (that query's result answers 410
  * result-released): a delete, a rerun or a reset frees the bytes. */

@@ -11,6 +11,8 @@
 #define MAX_QUERY_RECORDS 512
 
 struct ctx_result {
+    ctx *c;
+    struct ctx__charge *charge; /* the reader's hold on the result's charge */
     runner_result *res;
     struct df_table *schema; /* no rows: the result's columns */
     int64_t *starts;         /* starts[i]: the result row part i begins at; [nparts] = rows */
@@ -54,10 +56,34 @@ void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes)
     }
 }
 
+/* new: the charge of query q's result (q ran on r), held once (by its record). */
+static struct ctx__charge *charge_new(runner_query *q, runner *r)
+{
+    struct ctx__charge *ch = fr_xcalloc(1, sizeof(*ch));
+    ch->refs = 1;
+    ch->q = runner_query_ref(q);
+    snprintf(ch->runner, sizeof(ch->runner), "%s", runner_id(r));
+    return ch;
+}
+
+/* Lets go of a hold on ch (context lock held); the last one gives the bytes
+ * back and releases the result. Accepts NULL. */
+static void charge_unref(ctx *c, struct ctx__charge *ch)
+{
+    if (!ch || --ch->refs > 0)
+        return;
+    c->mem_used -= ch->bytes;
+    /* a result on workers is dropped there while its runner lives; after a
+     * reset its parts here go with the query's last reference */
+    if (c->runner && strcmp(runner_id(c->runner), ch->runner) == 0)
+        runner_query_release_result(ch->q);
+    runner_query_unref(ch->q);
+    free(ch);
+}
+
 static void qrec_free(ctx *c, struct ctx_qrec *rec)
 {
-    c->mem_used -= rec->bytes;
-    runner_query_release_result(rec->q); /* a result on workers is dropped there (runner alive) */
+    charge_unref(c, rec->charge); /* reads in progress keep it */
     runner_query_unref(rec->q);
     json_decref(rec->sql);
     free(rec);
@@ -119,7 +145,7 @@ static void query_finished(runner_query *q, void *arg)
                           (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
             runner_query_fail(q, &e);
         } else {
-            rec->bytes = bytes;
+            rec->charge->bytes = bytes;
             c->mem_used += bytes;
             if (rec->frame_id[0])
                 ctx__frame_materialize(c, rec); /* the frame takes the charge over */
@@ -219,6 +245,7 @@ static int submit_query(ctx *c, json_t *body, const ctx_sql *s, const char *requ
     if (s)
         rec->sql = json_pack("{ss sO}", "sql", ctx_sql_text(s), "plan", plan);
     rec->q = runner_query_new(rec->id, p);
+    rec->charge = charge_new(rec->q, r);
     runner_query_set_request_id(rec->q, request_id);
     struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
     fa->c = c;
@@ -334,11 +361,11 @@ int ctx_query_result_release(ctx *c, const char *id, struct ctx_error *err)
                        "(DELETE /v1/dataframes/%s) to release it",
                        id, rec->frame_id, rec->frame_id);
     else if (runner_query_state(rec->q) == RQ_SUCCEEDED && !rec->released && !rec->dropped) {
-        /* a failed or cancelled query has no result: nothing to give back */
+        /* a failed or cancelled query has no result: nothing to give back;
+         * a read in progress keeps the bytes (charged) until it ends */
         rec->dropped = true;
-        c->mem_used -= rec->bytes;
-        rec->bytes = 0;
-        runner_query_release_result(rec->q); /* parts on workers dropped there */
+        charge_unref(c, rec->charge);
+        rec->charge = NULL;
     }
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -353,6 +380,9 @@ static int open_result(ctx *c, struct ctx_qrec *rec, ctx_result **out, struct ct
     if (runner_result_open(rec->q, &res, &ferr) != FR_OK)
         return ctx__from_fr(err, &ferr);
     ctx_result *r = fr_xcalloc(1, sizeof(*r));
+    r->c = c;
+    r->charge = rec->charge; /* not dropped: ctx_query_result refused that */
+    r->charge->refs++;
     r->res = res;
     r->schema = df_table_from_schema(plan_physical_schema(runner_query_plan(rec->q)));
     r->nparts = runner_result_nparts(res);
@@ -568,6 +598,9 @@ void ctx_result_release(ctx_result *r)
     df_table_free(r->schema);
     free(r->starts);
     runner_result_close(r->res);
+    pthread_mutex_lock(&r->c->lock);
+    charge_unref(r->c, r->charge); /* the last reader of a released result frees it */
+    pthread_mutex_unlock(&r->c->lock);
     free(r);
 }
 

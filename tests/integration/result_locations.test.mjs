@@ -6,7 +6,9 @@
 // range, another partition, a later expiry, a flipped digit), one that expired
 // or is missing is refused with 401 and changes nothing; a signed location
 // past a partition's rows is 416, of a partition that is gone 404. DELETE
-// /v1/queries/{id}/result drops the partitions on the workers (410 after).
+// /v1/queries/{id}/result drops the partitions on the workers (410 after), once a
+// read of it in progress has ended. A worker streams a partition in record
+// batches of a few MiB and counts an open stream in its metrics.
 // On the local runner the locations are the coordinator's own result route.
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
@@ -267,6 +269,58 @@ test('a wide-row partition is streamed in batches under the byte target; an open
     assert.equal(await workerMetric(worker, 'framed_worker_result_stream_bytes'), 0);
   } finally {
     if (worker) await worker.stop();
+    await coord.stop();
+  }
+});
+
+test('DELETE of a result while the coordinator streams it: 204 and 410 at once, the stream reads on to its end, and the charge leaves after it', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const workers = [];
+  try {
+    for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
+    await waitActive(coord, 2);
+    const rows = 16000; // ~32 MB of CSV in ~1 MB parts: far more than the sockets buffer
+    let s = 'k,pad\n';
+    for (let i = 0; i < rows; i++) s += `${i},${String.fromCharCode(97 + (i % 26)).repeat(2000)}\n`;
+    writeFileSync(path.join(coord.dataDir, 'wide.csv'), s);
+    let r = await call(coord.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 1 << 20, scan_tasks_min_size_bytes: 1 } });
+    assert.equal(r.status, 200, r.text);
+    r = await call(coord.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'wide' } } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+    const id = r.body.id;
+    const memory = async () => Number(/^framed_memory_used_bytes (\d+)$/m.exec((await call(coord.base, 'GET', '/metrics')).text)[1]);
+    const charged = await memory();
+    assert.ok(charged >= rows * 2000, `the result is charged: ${charged}`);
+    const partitions = async () => {
+      let n = 0;
+      for (const w of workers) n += (await call(w.base, 'GET', '/v1/info')).body.partitions;
+      return n;
+    };
+    assert.ok((await partitions()) > 10, 'the result is in many parts on the workers');
+
+    // a read that has begun, its client slow: the stream holds the result
+    const req = http.get(new URL(`/v1/queries/${id}/result?format=csv`, coord.base));
+    const res = await new Promise((resolve, reject) => { req.on('response', resolve); req.on('error', reject); });
+    assert.equal(res.statusCode, 200);
+    const chunks = [];
+    const ended = new Promise((resolve, reject) => { res.on('end', resolve); res.on('error', reject); res.on('aborted', () => reject(new Error('the stream was cut'))); });
+    res.on('data', (c) => chunks.push(c));
+    await new Promise((resolve) => res.once('data', resolve));
+    res.pause();
+    assert.equal((await call(coord.base, 'DELETE', `/v1/queries/${id}/result`)).status, 204);
+    assertProblem(await call(coord.base, 'GET', `/v1/queries/${id}/result`), 410, 'result-released');
+    assert.equal(await memory(), charged, 'the read in progress keeps the charge');
+    assert.ok((await partitions()) > 0, 'and the parts it has yet to read');
+    res.resume();
+    await ended;
+    const lines = Buffer.concat(chunks).toString().split('\n').filter((l) => l);
+    assert.equal(lines.length, rows + 1, 'every row was read');
+    lines.slice(1).forEach((l, i) => assert.equal(l.slice(0, l.indexOf(',')), String(i)));
+    await until('the charge given back', async () => (await memory()) === 0);
+    await until('the parts dropped on the workers', async () => (await partitions()) === 0);
+    assertProblem(await call(coord.base, 'GET', `/v1/queries/${id}/result`), 410, 'result-released');
+  } finally {
+    for (const w of workers) await w.stop();
     await coord.stop();
   }
 });

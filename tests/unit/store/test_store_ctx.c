@@ -17,44 +17,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "context/context_int.h"
+#include "../context/ctx_fixture.h"
 #include "runner/runner_int.h"
 
 static const char OTHER[] = "{\"shuffle_partitions\":5}";
 static const char TAMPERED[] = "{\"shuffle_partitions\":1000}";
 
-struct fixture {
-    char *dir;
-    ctx *c;
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    char tmpl[] = "/tmp/framed-test-store-ctx-XXXXXX";
-    assert_non_null(mkdtemp(tmpl));
-    f->dir = strdup(tmpl);
-    char *data = fr_xasprintf("%s/data", f->dir), *st = fr_xasprintf("%s/state", f->dir);
-    struct ctx_options o = {.data_dir = data, .state_dir = st, .threads = 2};
-    struct fr_error err;
-    fr_error_init(&err);
-    assert_int_equal(ctx_new(&o, NULL, &f->c, &err), FR_OK);
-    free(data);
-    free(st);
-    *state = f;
-    return 0;
+    return ctx_fixture_setup(state, 0);
 }
 
 static int teardown(void **state)
 {
-    struct fixture *f = *state;
-    ctx_free(f->c);
-    char *cmd = fr_xasprintf("rm -rf '%s'", f->dir);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
-    free(f->dir);
-    free(f);
-    return 0;
+    return ctx_fixture_teardown(state);
 }
 
 /* Freezes with request ID rid; returns the runner (held by the context). */
