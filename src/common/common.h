@@ -105,6 +105,37 @@ void fr_buf_printf(struct fr_buf *b, const char *fmt, ...) __attribute__((format
 /* Hands the bytes to the caller (new) and leaves the buffer empty. */
 char *fr_buf_steal(struct fr_buf *b, size_t *len);
 
+/* ---- partition transfer codecs (common_codec.c) --------------------------
+ * HTTP content-codings a partition fetch may ask for (Accept-Encoding) and
+ * an owner answer with (Content-Encoding): an LZ4 frame or a zstd frame. */
+enum fr_codec { FR_CODEC_NONE = 0, FR_CODEC_LZ4 = 1, FR_CODEC_ZSTD = 2 };
+/* What a decode may grow to when the caller sets no bound (64 GiB). */
+#define FR_CODEC_MAX_OUT ((int64_t)1 << 36)
+const char *fr_codec_name(enum fr_codec c); /* "identity", "lz4", "zstd" */
+/* The codec the n bytes at s name (any case), "identity" FR_CODEC_NONE; -1 unknown. */
+int fr_codec_parse(const char *s, size_t n);
+/* The first codec an Accept-Encoding value lists that we make (q=0 turns one
+ * off); FR_CODEC_NONE when none (NULL accepted). */
+enum fr_codec fr_codec_pick(const char *accept);
+/* Whether an Accept-Encoding value lists codec (not at q=0). */
+bool fr_codec_accepts(const char *accept, enum fr_codec codec);
+/* Streaming compression into one frame. size: the whole input's length
+ * when known (written into the frame so the reader sizes its buffer once),
+ * else -1. NULL for FR_CODEC_NONE or when out of memory. */
+struct fr_encoder;
+struct fr_encoder *fr_encoder_new(enum fr_codec codec, int64_t size);
+/* Appends the compressed form of in[0..n) (some of it may stay buffered) to
+ * out; finish appends the rest and the frame's end. FR_ETOOLARGE: no memory. */
+int fr_encoder_write(struct fr_encoder *e, const void *in, size_t n, struct fr_buf *out);
+int fr_encoder_finish(struct fr_encoder *e, struct fr_buf *out);
+void fr_encoder_free(struct fr_encoder *e); /* accepts NULL */
+/* Decodes one whole frame of codec from in[0..n) into out (replaced). A
+ * peer's bytes: FR_EDATA when corrupt, cut short, followed by other bytes,
+ * or not the size their frame declares; FR_ENOSPACE when they would decode
+ * to more than max_out bytes (<= 0: FR_CODEC_MAX_OUT). out is empty on error. */
+int fr_decode(enum fr_codec codec, const void *in, size_t n, int64_t max_out, struct fr_buf *out,
+              struct fr_error *err);
+
 /* ---- logging ------------------------------------------------------------
  * One line per event on stderr. The level check happens before arguments
  * are formatted (FR_LOG macro). */
@@ -235,12 +266,14 @@ struct fr_client_req {
     const char *content_type; /* of the body, when there is one */
     const void *body;
     size_t body_len;
-    int64_t timeout_ms;     /* whole call; 0 = 30 s */
-    const char *secret;     /* sign with it when non-NULL */
-    const char *sender;     /* Framed-Sender when signing */
-    int64_t max_body_bytes; /* a longer response body fails the call (FR_ENOSPACE); 0 = none */
-    const char *request_id; /* sent as Framed-Request-Id when non-NULL */
-    const char *query_id;   /* sent as Framed-Query-Id when non-NULL */
+    int64_t timeout_ms;          /* whole call; 0 = 30 s */
+    const char *secret;          /* sign with it when non-NULL */
+    const char *sender;          /* Framed-Sender when signing */
+    int64_t max_body_bytes;      /* a longer response body fails the call (FR_ENOSPACE); 0 = none */
+    const char *request_id;      /* sent as Framed-Request-Id when non-NULL */
+    const char *query_id;        /* sent as Framed-Query-Id when non-NULL */
+    const char *accept_encoding; /* sent as Accept-Encoding when non-NULL; the body
+                                  * is given as it came (resp.content_encoding) */
     /* range reads only: the call gives up (FR_ECANCELLED) as soon as
      * abort(abort_arg) is true, polled at least once a second; NULL = never */
     bool (*abort)(void *abort_arg);
@@ -251,6 +284,7 @@ struct fr_client_resp {
     struct fr_buf body;
     char config_id[80]; /* the Framed-Config-Id echo, "" if none */
     char content_type[128];
+    char content_encoding[32]; /* its Content-Encoding, "" if none */
 };
 /* FR_OK when an HTTP answer arrived (any status), FR_EIO (or FR_ETIMEOUT)
  * when none did; resp is initialized in every case. Thread-safe. */

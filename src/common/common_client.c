@@ -98,6 +98,24 @@ static void reserve_declared(struct call_state *st, const char *v)
     }
 }
 
+/* The value of header line (n bytes) when its name is name, trimmed, into
+ * out (cut to outsz - 1); false for another header. */
+static bool header_is(const char *line, size_t n, const char *name, char *out, size_t outsz)
+{
+    size_t k = strlen(name);
+    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
+        return false;
+    const char *v = line + k + 1, *e = line + n;
+    while (v < e && (*v == ' ' || *v == '\t'))
+        v++;
+    while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    size_t vn = (size_t)(e - v) < outsz ? (size_t)(e - v) : outsz - 1;
+    memcpy(out, v, vn);
+    out[vn] = '\0';
+    return true;
+}
+
 static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
 {
     struct call_state *st = userdata;
@@ -106,8 +124,12 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     size_t name_len = sizeof(name) - 1;
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         st->resp->config_id[0] = '\0';
+        st->resp->content_encoding[0] = '\0';
         return n;
     }
+    if (header_is(line, n, "Content-Encoding", st->resp->content_encoding,
+                  sizeof(st->resp->content_encoding)))
+        return n;
     static const char length[] = "Content-Length:";
     if (n > sizeof(length) - 1 && strncasecmp(line, length, sizeof(length) - 1) == 0) {
         reserve_declared(st, line + sizeof(length) - 1);
@@ -193,7 +215,7 @@ static int build_headers(const struct fr_client_req *req, struct curl_slist **li
     char *path = NULL;
     if (!header_value_ok(req->config_id) || !header_value_ok(req->content_type) ||
         !header_value_ok(req->sender) || !header_value_ok(req->request_id) ||
-        !header_value_ok(req->query_id))
+        !header_value_ok(req->query_id) || !header_value_ok(req->accept_encoding))
         return fr_error_set(err, FR_EINVAL, "a request header value contains a line break");
     /* curl would add "Expect: 100-continue" to larger bodies and wait for it. */
     *list = curl_slist_append(*list, "Expect:");
@@ -203,6 +225,8 @@ static int build_headers(const struct fr_client_req *req, struct curl_slist **li
         add_header(list, FR_REQUEST_ID_HEADER, req->request_id);
     if (req->query_id)
         add_header(list, FR_QUERY_ID_HEADER, req->query_id);
+    if (req->accept_encoding)
+        add_header(list, "Accept-Encoding", req->accept_encoding);
     if (req->body_len > 0 || req->content_type)
         add_header(list, "Content-Type",
                    req->content_type ? req->content_type : "application/octet-stream");
@@ -269,6 +293,7 @@ static void resp_init(struct fr_client_resp *resp)
     fr_buf_init(&resp->body);
     resp->config_id[0] = '\0';
     resp->content_type[0] = '\0';
+    resp->content_encoding[0] = '\0';
 }
 
 struct fr_client_xfer {
@@ -455,24 +480,6 @@ struct range_state {
     size_t len;
     bool overflow;
 };
-
-/* The value of header line (n bytes) when its name is name, trimmed, into
- * out (cut to outsz - 1); false for another header. */
-static bool header_is(const char *line, size_t n, const char *name, char *out, size_t outsz)
-{
-    size_t k = strlen(name);
-    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
-        return false;
-    const char *v = line + k + 1, *e = line + n;
-    while (v < e && (*v == ' ' || *v == '\t'))
-        v++;
-    while (e > v && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t'))
-        e--;
-    size_t vn = (size_t)(e - v) < outsz ? (size_t)(e - v) : outsz - 1;
-    memcpy(out, v, vn);
-    out[vn] = '\0';
-    return true;
-}
 
 /* A decimal of at most 18 digits at *p (a peer's number is bounded before
  * it is used): >= 0, or -1 when there is none or it is longer. */

@@ -49,7 +49,10 @@ enum cfg_scope { CFG_PLANNER, CFG_EXECUTION };
     X(csv_null_values, CFG_STRLIST, "", 0, 64, CFG_EXECUTION,                                      \
       "CSV field values read as null (an empty field is always null)")                             \
     X(task_memory_limit_bytes, CFG_INT, 4 * CFG_GiB, 0, 1024 * CFG_GiB, CFG_EXECUTION,             \
-      "Memory one task may use; a task over it fails its query (0 = unlimited)")
+      "Memory one task may use; a task over it fails its query (0 = unlimited)")                   \
+    X(partition_codecs, CFG_STRLIST, "", 0, 2, CFG_EXECUTION,                                      \
+      "Codecs a partition sent between processes may be compressed with, most preferred first "    \
+      "(lz4, zstd; none = sent as is)")
 
 struct cfg_strlist {
     int n;
@@ -85,6 +88,9 @@ void cfg_defaults(struct cfg *out); /* out is uninitialized; fills defaults */
 void cfg_copy(struct cfg *dst, const struct cfg *src);
 /* Frees c's lists and zeroes it, so cleaning up twice is harmless. */
 void cfg_cleanup(struct cfg *c);
+/* partition_codecs as an Accept-Encoding value ("lz4, zstd") in buf (n
+ * bytes); NULL when it names none. */
+const char *cfg_codecs_accept(const struct cfg *c, char *buf, size_t n);
 bool cfg_equal(const struct cfg *a, const struct cfg *b);
 
 /* Applies a JSON object of fields on top of `base` into `out` (initialized

@@ -196,3 +196,15 @@ bool cfg_equal(const struct cfg *a, const struct cfg *b)
     }
     return true;
 }
+
+const char *cfg_codecs_accept(const struct cfg *c, char *buf, size_t n)
+{
+    size_t at = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < c->partition_codecs.n && at < n; i++) {
+        int w = snprintf(buf + at, n - at, "%s%s", i ? ", " : "", c->partition_codecs.items[i]);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    return at && at < n ? buf : NULL;
+}

@@ -18,6 +18,31 @@ static const struct cfg_lte_rule cfg_lte_rules[] = {
     {"scan_tasks_min_size_bytes", "scan_tasks_max_size_bytes"},
 };
 
+/* List fields whose entries come from a fixed set, each at most once. */
+struct cfg_choice_rule {
+    const char *field;
+    const char *choices[4]; /* NULL-terminated */
+};
+static const struct cfg_choice_rule cfg_choice_rules[] = {
+    {"partition_codecs", {"lz4", "zstd", NULL}},
+};
+
+static const struct cfg_choice_rule *choice_rule(const char *field)
+{
+    for (size_t i = 0; i < sizeof(cfg_choice_rules) / sizeof(cfg_choice_rules[0]); i++)
+        if (strcmp(cfg_choice_rules[i].field, field) == 0)
+            return &cfg_choice_rules[i];
+    return NULL;
+}
+
+static bool is_choice(const struct cfg_choice_rule *r, const char *v)
+{
+    for (int i = 0; r->choices[i]; i++)
+        if (strcmp(r->choices[i], v) == 0)
+            return true;
+    return false;
+}
+
 static const char *json_kind_name(const json_t *v)
 {
     switch (json_typeof(v)) {
@@ -103,7 +128,25 @@ static int apply_list(const struct cfg_field *f, json_t *v, struct cfg *out, jso
             add_problem(problems, f->name, "entry %zu must be a string, got %s", i,
                         json_kind_name(item));
             bad = -1;
+            continue;
         }
+        const struct cfg_choice_rule *r = choice_rule(f->name);
+        const char *sv = json_string_value(item);
+        if (r && !is_choice(r, sv)) {
+            char list[64] = "";
+            for (int c = 0; r->choices[c]; c++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", c ? ", " : "",
+                         r->choices[c]);
+            add_problem(problems, f->name, "entry %zu must be one of %s, got '%.40s'", i, list, sv);
+            bad = -1;
+        }
+        for (size_t j = 0; r && j < i; j++)
+            if (json_is_string(json_array_get(v, j)) &&
+                strcmp(json_string_value(json_array_get(v, j)), sv) == 0) {
+                add_problem(problems, f->name, "entry %zu repeats '%.40s'", i, sv);
+                bad = -1;
+                break;
+            }
     }
     if (bad)
         return bad;

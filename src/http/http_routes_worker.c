@@ -121,6 +121,96 @@ static ssize_t partition_read(void *cls, uint64_t pos, char *buf, size_t max)
     return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
+/* A partition sent compressed, in the codec the fetch asked for first
+ * (Accept-Encoding, from its config's partition_codecs): serialized and
+ * compressed a piece at a time as MHD sends it, one frame in all. */
+#define PARTITION_PIECE (256 * 1024)
+struct coded_part {
+    worker *w;
+    enum fr_codec codec;
+    int64_t sent; /* bytes handed to MHD */
+    df_serde_reader *rd;
+    struct fr_encoder *enc;
+    struct fr_buf out;
+    size_t pos;
+    bool done;
+    char raw[PARTITION_PIECE];
+};
+
+static void coded_part_free(void *cls)
+{
+    struct coded_part *c = cls;
+    if (c->sent > 0) /* a reply that never started sent nothing */
+        worker_partition_sent(c->w, (int)c->codec, c->sent);
+    df_serde_reader_free(c->rd);
+    fr_encoder_free(c->enc);
+    fr_buf_cleanup(&c->out);
+    free(c);
+}
+
+static ssize_t coded_part_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos; /* MHD reads in order */
+    struct coded_part *c = cls;
+    while (c->pos >= c->out.len) {
+        if (c->done)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        c->out.len = c->pos = 0;
+        size_t n = df_serde_reader_read(c->rd, c->raw, sizeof(c->raw));
+        int rc =
+            n ? fr_encoder_write(c->enc, c->raw, n, &c->out) : fr_encoder_finish(c->enc, &c->out);
+        if (rc != FR_OK) /* out of memory: the fetch sees a cut answer and fails */
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        c->done = n == 0;
+    }
+    size_t n = c->out.len - c->pos < max ? c->out.len - c->pos : max;
+    memcpy(buf, c->out.data + c->pos, n);
+    c->pos += n;
+    c->sent += (int64_t)n;
+    return (ssize_t)n;
+}
+
+/* The reply for rd (taken): compressed when the fetch asked for a codec we
+ * make, else as is. NULL when out of memory. */
+static struct MHD_Response *partition_response(struct http_request *req, df_serde_reader *rd,
+                                               int64_t *bytes)
+{
+    enum fr_codec codec = fr_codec_pick(http__header(req, "Accept-Encoding"));
+    struct MHD_Response *r;
+    if (codec == FR_CODEC_NONE) {
+        *bytes = (int64_t)df_serde_reader_size(rd);
+        r = MHD_create_response_from_callback((uint64_t)*bytes, PARTITION_PIECE, partition_read, rd,
+                                              (MHD_ContentReaderFreeCallback)df_serde_reader_free);
+        if (!r)
+            df_serde_reader_free(rd);
+        else
+            worker_partition_sent(req->worker, FR_CODEC_NONE, *bytes);
+    } else {
+        struct coded_part *c = fr_try_malloc(sizeof(*c));
+        struct fr_encoder *enc = fr_encoder_new(codec, (int64_t)df_serde_reader_size(rd));
+        if (!c || !enc) {
+            free(c);
+            fr_encoder_free(enc);
+            df_serde_reader_free(rd);
+            return NULL;
+        }
+        *c = (struct coded_part){.w = req->worker, .codec = codec, .rd = rd, .enc = enc};
+        fr_buf_init(&c->out);
+        *bytes = -1;
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, PARTITION_PIECE, coded_part_read, c,
+                                              coded_part_free);
+        if (!r)
+            coded_part_free(c);
+        else
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, fr_codec_name(codec));
+    }
+    if (r) {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.framed.table");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    }
+    return r;
+}
+
 static void partition_get(struct http_request *req)
 {
     const char *id = config_id_of(req);
@@ -155,18 +245,16 @@ static void partition_get(struct http_request *req)
      * is done): no encoded copy of hundreds of MB in fresh memory */
     df_serde_reader *rd = df_serde_reader_new_range(t, offset, n);
     df_table_free(t);
-    if (!rd) {
+    int64_t len = 0;
+    struct MHD_Response *r = rd ? partition_response(req, rd, &len) : NULL;
+    if (!r) {
         http__reply_problem(req, FR_EUNAVAILABLE, "unavailable",
                             "no memory to send partition %s now; try again",
                             http__param(req, "id"));
         echo_config_id(req, id);
         return;
     }
-    size_t len = df_serde_reader_size(rd);
-    struct MHD_Response *r = MHD_create_response_from_callback(
-        len, 256 * 1024, partition_read, rd, (MHD_ContentReaderFreeCallback)df_serde_reader_free);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.framed.table");
-    http__reply_response(req, MHD_HTTP_OK, r, (int64_t)len);
+    http__reply_response(req, MHD_HTTP_OK, r, len);
     echo_config_id(req, id);
 }
 

@@ -29,6 +29,9 @@ struct proto_peer {
     const char *sender;     /* Framed-Sender when signing */
     const char *request_id; /* the coordinator request behind the call, or NULL */
     const char *query_id;   /* the query behind the call, or NULL */
+    /* partition fetches: the codecs the config's partition_codecs name, as
+     * an Accept-Encoding value ("lz4, zstd"), or NULL for none */
+    const char *codecs;
 };
 
 /* Fills *req for a call of peer to url (all borrowed). */

@@ -94,6 +94,7 @@ int proto_fetch_partition_rows(const struct proto_peer *peer, const char *owner,
     proto_req_init(&req, peer, "GET", url);
     req.timeout_ms = timeout_ms > 0 ? timeout_ms : PROTO_FETCH_TIMEOUT_MS;
     req.max_body_bytes = max_bytes;
+    req.accept_encoding = peer->codecs;
     int rc = fr_client_call(&req, &resp, err);
     if (rc == FR_OK && resp.status != 200)
         rc = proto_problem_to_error(&resp.body, resp.status, owner, err);
@@ -101,7 +102,18 @@ int proto_fetch_partition_rows(const struct proto_peer *peer, const char *owner,
         rc = fr_error_setk(err, FR_EDATA, "config-mismatch",
                            "worker %.200s sent partition %.64s for config '%.80s', not '%.80s'",
                            owner, id, resp.config_id, peer->config_id);
-    if (rc == FR_OK) {
+    int codec = resp.content_encoding[0]
+                    ? fr_codec_parse(resp.content_encoding, strlen(resp.content_encoding))
+                    : FR_CODEC_NONE;
+    if (rc == FR_OK && codec > FR_CODEC_NONE && !fr_codec_accepts(peer->codecs, codec))
+        codec = -1; /* a coding it was not asked for is as unknown as one it cannot read */
+    if (rc == FR_OK && codec < 0)
+        rc = fr_error_set(err, FR_EDATA,
+                          "worker %.200s sent partition %.64s in a coding not asked for: '%.31s'",
+                          owner, id, resp.content_encoding);
+    else if (rc == FR_OK && codec > FR_CODEC_NONE)
+        rc = fr_decode((enum fr_codec)codec, resp.body.data, resp.body.len, max_bytes, out, err);
+    else if (rc == FR_OK) {
         *out = resp.body; /* moved */
         fr_buf_init(&resp.body);
     }

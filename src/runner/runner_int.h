@@ -213,6 +213,7 @@ struct rjob {
  * workers having dropped the config's partitions). */
 struct runner_fetcher {
     char *config_id, *secret, *sender; /* new; secret NULL = unsigned */
+    char *codecs;                      /* new; Accept-Encoding of fetches, NULL = none */
     int64_t timeout_ms, cap;           /* cap: the most bytes one partition may have */
 };
 /* Fetches remote p's table (p->table) with f, checked as a task input is

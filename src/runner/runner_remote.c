@@ -40,6 +40,8 @@ struct remote_runner {
     runner_registry *reg;
     char *secret;
     char *sender;
+    char codecs_buf[32];
+    const char *codecs; /* partition_codecs as Accept-Encoding (in codecs_buf), NULL = none */
     CURLM *multi;
     pthread_t thread;
     pthread_mutex_t lock; /* "remote lock": head/tail, deletes, stopping, counters */
@@ -95,7 +97,8 @@ static struct proto_peer peer_of(struct remote_runner *rr, const char *request_i
                                .secret = rr->secret,
                                .sender = rr->sender,
                                .request_id = request_id && request_id[0] ? request_id : NULL,
-                               .query_id = query_id && query_id[0] ? query_id : NULL};
+                               .query_id = query_id && query_id[0] ? query_id : NULL,
+                               .codecs = rr->codecs};
 }
 
 /* A call on the multi handle, or NULL (logged) when it cannot be made. A
@@ -550,6 +553,7 @@ static void remote_fetcher(runner *r, struct runner_fetcher *f)
     f->config_id = fr_xstrdup(rr->base.frozen->id);
     f->secret = rr->secret ? fr_xstrdup(rr->secret) : NULL;
     f->sender = rr->sender ? fr_xstrdup(rr->sender) : NULL;
+    f->codecs = rr->codecs ? fr_xstrdup(rr->codecs) : NULL;
     f->timeout_ms = fetch_timeout(rr);
     f->cap = runner__fetch_cap(r);
 }
@@ -722,6 +726,7 @@ int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, 
     rr->reg = g;
     rr->secret = secret ? fr_xstrdup(secret) : NULL;
     rr->sender = fr_xstrdup(sender ? sender : "coordinator");
+    rr->codecs = cfg_codecs_accept(&frozen->values, rr->codecs_buf, sizeof(rr->codecs_buf));
     pthread_mutex_init(&rr->lock, NULL);
     rr->multi = curl_multi_init();
     int rc = rr->multi ? runner__store_hold(&rr->base, st, err)

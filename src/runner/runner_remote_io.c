@@ -52,6 +52,7 @@ int runner__fetcher_fetch(const struct runner_fetcher *f, struct runner_part *p,
     struct proto_peer peer = {.config_id = f->config_id,
                               .secret = f->secret,
                               .sender = f->sender,
+                              .codecs = f->codecs,
                               .request_id = p->request_id[0] ? p->request_id : NULL,
                               .query_id = p->query_id[0] ? p->query_id : NULL};
     return runner__fetch_as(&peer, f->timeout_ms, p, f->cap, err);
@@ -62,6 +63,7 @@ void runner__fetcher_cleanup(struct runner_fetcher *f)
     free(f->config_id);
     free(f->secret);
     free(f->sender);
+    free(f->codecs);
     *f = (struct runner_fetcher){0};
 }
 

@@ -106,6 +106,9 @@ int worker_partition_serialize(worker *w, const char *id, const char *config_id,
 int worker_partition_delete(worker *w, const char *id, const char *config_id, struct fr_error *err);
 /* How many partitions and bytes the worker holds. */
 void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes);
+/* Counts a partition sent to a fetch in coding codec (enum fr_codec), bytes
+ * on the wire (framed_worker_partition_sent_bytes_total). */
+void worker_partition_sent(worker *w, int codec, int64_t bytes);
 
 /* A result stream (GET /v1/results/{id}): a read of a partition that the
  * worker's memory accounting charges while it is open. *out (new, closed by

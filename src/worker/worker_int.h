@@ -100,6 +100,9 @@ struct worker {
     atomic_llong in_remote_n, in_remote_ns, in_remote_bytes;
     atomic_llong in_local_n, in_local_ns;
     atomic_llong exec_n, exec_ns;
+    /* Partitions sent to fetches (GET /v1/partitions), by the coding they
+     * went in (enum fr_codec), and their bytes on the wire. */
+    atomic_llong sent_n[3], sent_bytes[3];
     /* Scan tasks by where they read their file (plan_read_source), the
      * bytes of their ranges, and the coordinator range reads behind the
      * remote ones (atomic, no lock). */

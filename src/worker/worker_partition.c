@@ -228,3 +228,11 @@ void worker_result_stream_totals(worker *w, int64_t *count, int64_t *bytes)
     *count = atomic_load(&w->result_streams);
     *bytes = atomic_load(&w->result_stream_bytes);
 }
+
+void worker_partition_sent(worker *w, int codec, int64_t bytes)
+{
+    if (codec < FR_CODEC_NONE || codec > FR_CODEC_ZSTD)
+        return;
+    atomic_fetch_add(&w->sent_n[codec], 1);
+    atomic_fetch_add(&w->sent_bytes[codec], bytes > 0 ? bytes : 0);
+}

@@ -128,11 +128,14 @@ static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *froz
                         const struct worker_trace *trace, int64_t deadline_us,
                         struct task_inputs *in, json_t **ext, struct fr_error *err)
 {
+    char codecs[32];
     const struct proto_peer peer = {.config_id = frozen->id,
                                     .secret = w->secret,
                                     .sender = w->id,
                                     .request_id = trace ? trace->request_id : NULL,
-                                    .query_id = trace ? trace->query_id : NULL};
+                                    .query_id = trace ? trace->query_id : NULL,
+                                    .codecs =
+                                        cfg_codecs_accept(&frozen->values, codecs, sizeof(codecs))};
     int64_t limit = frozen->values.task_memory_limit_bytes;
     int64_t max_bytes = limit > 0 && limit < INT64_MAX / 2 ? 2 * limit : 0;
     if (inputs && !json_is_array(inputs))
@@ -201,11 +204,14 @@ static int execute(worker *w, const struct cfg_frozen *frozen, const struct work
     df_exec_init(ex, &opts, NULL);
     ex->deadline_us = deadline_us;
     struct df_table **const *tables = (struct df_table * *const *)in->tables;
+    char codecs[32];
     const struct proto_peer peer = {.config_id = frozen->id,
                                     .secret = w->secret,
                                     .sender = w->id,
                                     .request_id = trace ? trace->request_id : NULL,
-                                    .query_id = trace ? trace->query_id : NULL};
+                                    .query_id = trace ? trace->query_id : NULL,
+                                    .codecs =
+                                        cfg_codecs_accept(&frozen->values, codecs, sizeof(codecs))};
     struct worker__remote_ctx rctx = {
         .w = w, .peer = &peer, .coordinator = w->coordinator, .deadline_us = ex->deadline_us};
     *io = (struct plan_io){.data_dir = w->data_dir,
@@ -377,8 +383,13 @@ void worker__task_metrics(worker *w, struct fr_buf *out)
          "Range reads (blocks) fetched from the coordinator for remote scans."},
         {"framed_worker_range_read_bytes_total", "counter",
          "Bytes received by range reads from the coordinator."},
+        {"framed_worker_partition_sends_total", "counter",
+         "Partitions sent to fetches from other processes, by the coding they went in "
+         "(partition_codecs): identity, lz4 or zstd."},
+        {"framed_worker_partition_sent_bytes_total", "counter",
+         "Bytes on the wire of the partitions sent to fetches, by coding."},
     };
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 11; i++)
         fr_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m[i].name, m[i].help, m[i].name,
                       m[i].type);
     fr_buf_printf(out, "%s{source=\"remote\"} %lld\n%s{source=\"local\"} %lld\n", m[0].name,
@@ -398,4 +409,10 @@ void worker__task_metrics(worker *w, struct fr_buf *out)
                   (long long)atomic_load(&w->scan_local_bytes));
     fr_buf_printf(out, "%s %lld\n", m[7].name, (long long)atomic_load(&w->range_reads));
     fr_buf_printf(out, "%s %lld\n", m[8].name, (long long)atomic_load(&w->range_bytes));
+    for (int c = FR_CODEC_NONE; c <= FR_CODEC_ZSTD; c++)
+        fr_buf_printf(out, "%s{encoding=\"%s\"} %lld\n", m[9].name, fr_codec_name(c),
+                      (long long)atomic_load(&w->sent_n[c]));
+    for (int c = FR_CODEC_NONE; c <= FR_CODEC_ZSTD; c++)
+        fr_buf_printf(out, "%s{encoding=\"%s\"} %lld\n", m[10].name, fr_codec_name(c),
+                      (long long)atomic_load(&w->sent_bytes[c]));
 }

@@ -7,6 +7,7 @@
 // awaited fetch (or from reading a streamed body) and fails the test.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -273,3 +274,21 @@ export function rowsPlan(rows, ops = []) {
 }
 
 export const SAMPLE_PLAN = rowsPlan([{ a: 1, b: 'x' }, { a: 2, b: 'y' }], [{ where: 'a > 1' }]);
+
+// Waits until coord lists n active workers (at most 30 s).
+export async function waitWorkersActive(coord, n) {
+  for (let i = 0; i < 600; i++) {
+    const w = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
+    if (w.filter((x) => x.state === 'active').length === n) return;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.fail(`${n} workers active within 30 s`);
+}
+
+// The signing headers of a cluster GET of target (api/internal-protocol.md), as sender 'test'.
+export function signedGet(secret, target) {
+  const ts = String(Math.floor(Date.now() / 1000)), nonce = randomBytes(16).toString('hex');
+  const bodyHash = createHash('sha256').update('').digest('hex');
+  const mac = createHmac('sha256', secret).update(`GET\n${target}\n${bodyHash}\n${ts}\ntest\n${nonce}`).digest('hex');
+  return { 'Framed-Sender': 'test', 'Framed-Timestamp': ts, 'Framed-Nonce': nonce, 'Framed-Signature': `v1=${mac}` };
+}

@@ -11,13 +11,13 @@
 // batches of a few MiB and counts an open stream in its metrics.
 // On the local runner the locations are the coordinator's own result route.
 import assert from 'node:assert/strict';
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
-import { assertProblem, call, SOURCE_DIR, startServer, startWorker } from './lib.mjs';
+import { assertProblem, call, signedGet, SOURCE_DIR, startServer, startWorker, waitWorkersActive } from './lib.mjs';
 
 const require = createRequire(path.join(SOURCE_DIR, 'package.json'));
 const arrow = require('apache-arrow');
@@ -28,15 +28,6 @@ function writeData(dataDir) {
   let s = 'k,v,name\n';
   for (let i = 0; i < ROWS; i++) s += `${i % 101},${i},n${i % 7}${'é'.repeat(i % 3)}\n`;
   writeFileSync(path.join(dataDir, 'big.csv'), s);
-}
-
-async function waitActive(coord, n) {
-  for (let i = 0; i < 600; i++) {
-    const w = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
-    if (w.filter((x) => x.state === 'active').length === n) return;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  assert.fail(`${n} workers active within 30 s`);
 }
 
 async function getBytes(url) {
@@ -68,14 +59,6 @@ async function jsonRows(base, id) {
   return r.body.rows.map((row) => [row[0], row[1], row[2]]);
 }
 
-// The signing headers of a cluster call (api/internal-protocol.md).
-function signed(secret, w, target) {
-  const ts = String(Math.floor(Date.now() / 1000)), nonce = randomBytes(16).toString('hex');
-  const bodyHash = createHash('sha256').update('').digest('hex');
-  const mac = createHmac('sha256', secret).update(`GET\n${target}\n${bodyHash}\n${ts}\ntest\n${nonce}`).digest('hex');
-  return { 'Framed-Sender': 'test', 'Framed-Timestamp': ts, 'Framed-Nonce': nonce, 'Framed-Signature': `v1=${mac}` };
-}
-
 function sign(secret, part, config, offset, limit, expires) {
   return createHmac('sha256', secret).update(`framed-result\n${part}\n${config}\n${offset}\n${limit}\n${expires}`).digest('hex');
 }
@@ -87,7 +70,7 @@ test('a cluster with a secret: the client reads the parts from the workers on si
   const workers = [];
   try {
     for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir], env }));
-    await waitActive(coord, 2);
+    await waitWorkersActive(coord, 2);
     writeData(coord.dataDir);
     let r = await call(coord.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, morsel_size_rows: 4096 } });
     assert.equal(r.status, 200, r.text);
@@ -148,7 +131,7 @@ test('a cluster with a secret: the client reads the parts from the workers on si
     // DELETE /v1/queries/{id}/result gives the result back on the workers: their partitions go
     const held = async () => {
       let n = 0;
-      for (const w of workers) n += (await call(w.base, 'GET', '/v1/info', { headers: signed(secret, w, '/v1/info') })).body.partitions;
+      for (const w of workers) n += (await call(w.base, 'GET', '/v1/info', { headers: signedGet(secret, '/v1/info') })).body.partitions;
       return n;
     };
     const before = await held();
@@ -219,7 +202,7 @@ test('a wide-row partition is streamed in batches under the byte target; an open
   let worker = null;
   try {
     worker = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] });
-    await waitActive(coord, 1);
+    await waitWorkersActive(coord, 1);
     const rows = 8000; // ~32 MB of rows of 4 KB: one partition, far under 65536 rows
     let s = 'k,pad\n';
     for (let i = 0; i < rows; i++) s += `${i},${String.fromCharCode(97 + (i % 26)).repeat(4000)}\n`;
@@ -278,7 +261,7 @@ test('DELETE of a result while the coordinator streams it: 204 and 410 at once, 
   const workers = [];
   try {
     for (let i = 0; i < 2; i++) workers.push(await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir] }));
-    await waitActive(coord, 2);
+    await waitWorkersActive(coord, 2);
     const rows = 16000; // ~32 MB of CSV in ~1 MB parts: far more than the sockets buffer
     let s = 'k,pad\n';
     for (let i = 0; i < rows; i++) s += `${i},${String.fromCharCode(97 + (i % 26)).repeat(2000)}\n`;

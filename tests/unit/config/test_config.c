@@ -17,12 +17,13 @@
 static const char DEFAULTS_CANONICAL[] =
     "{\"broadcast_join_size_bytes_threshold\":10485760,\"csv_null_values\":[],"
     "\"maintain_order\":true,\"morsel_size_rows\":122880,\"nulls_first\":false,"
-    "\"num_preview_rows\":8,\"sample_size_for_sort\":20,\"scan_tasks_max_size_bytes\":402653184,"
+    "\"num_preview_rows\":8,\"partition_codecs\":[],\"sample_size_for_sort\":20,"
+    "\"scan_tasks_max_size_bytes\":402653184,"
     "\"scan_tasks_min_size_bytes\":100663296,\"shuffle_coalesce_bytes\":16777216,"
     "\"shuffle_partitions\":8,\"task_max_retries\":3,"
     "\"task_memory_limit_bytes\":4294967296,\"task_timeout_ms\":600000}";
 static const char DEFAULTS_ID[] =
-    "sha256:301dd50771ffb3475ca601c90d7ea4078efc46d088db47b1d0ef61bc131bacf8";
+    "sha256:3f36d3362bd12ac7203bfec92481aab30da9c4eb084d94064509b39cba1ab0de";
 
 /* Applies patch (JSON text) on the defaults; returns the status, *errors new. */
 static int apply_text(const char *patch_text, struct cfg *out, json_t **errors)
@@ -78,7 +79,8 @@ static void test_defaults_match_table(void **state)
     assert_false(c.nulls_first);
     assert_int_equal(c.csv_null_values.n, 0);
     assert_int_equal(c.shuffle_coalesce_bytes, 16 * CFG_MiB);
-    assert_int_equal(cfg_nfields, 14);
+    assert_int_equal(c.partition_codecs.n, 0);
+    assert_int_equal(cfg_nfields, 15);
     assert_string_equal(cfg_fields[3].name, "shuffle_partitions");
     cfg_cleanup(&c);
 }
@@ -159,6 +161,34 @@ static void test_list_too_long(void **state)
     cfg_cleanup(&out);
     cfg_cleanup(&base);
     json_decref(patch);
+}
+
+/* partition_codecs: entries from lz4 and zstd, each once, at most two. */
+static void test_codec_choices(void **state)
+{
+    (void)state;
+    expect_one_problem("{\"partition_codecs\":[\"gzip\"]}", "partition_codecs",
+                       "entry 0 must be one of lz4, zstd, got 'gzip'");
+    expect_one_problem("{\"partition_codecs\":[\"lz4\",\"lz4\"]}", "partition_codecs",
+                       "entry 1 repeats 'lz4'");
+    struct cfg bad;
+    json_t *errs = NULL;
+    assert_int_equal(apply_text("{\"partition_codecs\":[\"lz4\",\"zstd\",\"lz4\"]}", &bad, &errs),
+                     FR_EVALIDATION);
+    assert_true(has_problem(errs, "partition_codecs", "between 0 and 2 entries, got 3"));
+    assert_true(has_problem(errs, "partition_codecs", "entry 2 repeats 'lz4'"));
+    json_decref(errs);
+    expect_one_problem("{\"partition_codecs\":[\"LZ4\"]}", "partition_codecs",
+                       "must be one of lz4, zstd");
+    struct cfg out;
+    json_t *errors = NULL;
+    assert_int_equal(apply_text("{\"partition_codecs\":[\"zstd\",\"lz4\"]}", &out, &errors), FR_OK);
+    char buf[32];
+    assert_string_equal(cfg_codecs_accept(&out, buf, sizeof(buf)), "zstd, lz4");
+    cfg_cleanup(&out);
+    cfg_defaults(&out);
+    assert_null(cfg_codecs_accept(&out, buf, sizeof(buf)));
+    cfg_cleanup(&out);
 }
 
 static void test_min_max_cross_rule(void **state)
@@ -491,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_wrong_types),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_list_too_long),
+        cmocka_unit_test(test_codec_choices),
         cmocka_unit_test(test_min_max_cross_rule),
         cmocka_unit_test(test_every_problem_listed),
         cmocka_unit_test(test_nothing_changed_on_failure),

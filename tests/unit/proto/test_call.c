@@ -1,7 +1,9 @@
 /* Tests of src/proto/proto_call.c: the one mapping of a worker's problem
  * answer to a status and error, the tracing-ID bounds, and partition fetch
  * and config release against an in-process worker stand-in (the echo is
- * checked, a problem answer keeps its kind). */
+ * checked, a problem answer keeps its kind), and fetches that ask for a
+ * codec: the answer decoded, a coding not asked for, corrupt or larger than
+ * the bound refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,88 @@ static enum MHD_Result handle(void *cls, struct mhd_request *rq)
         return mhd_fixture_reply(rq->conn, 200, "application/vnd.framed.table", "BYTES", 5,
                                  OTHER_ID);
     return mhd_fixture_reply(rq->conn, 404, "application/problem+json", gone, strlen(gone), cid);
+}
+
+/* p-coded-<how>: "BYTES" x 1000 in the coding the request's
+ * Accept-Encoding picks (lz4 when it picks none, to show the client refuses
+ * what it did not ask for); how = good | cut | unasked | unknown. */
+static const char *last_accept;
+static char accept_seen[64];
+
+static enum MHD_Result handle_coded(void *cls, struct mhd_request *rq)
+{
+    (void)cls;
+    const char *cid = mhd_fixture_header(rq, FR_CONFIG_ID_HEADER);
+    last_accept = mhd_fixture_header(rq, "Accept-Encoding");
+    snprintf(accept_seen, sizeof(accept_seen), "%s", last_accept ? last_accept : "");
+    enum fr_codec c = fr_codec_pick(last_accept);
+    if (c == FR_CODEC_NONE || strstr(rq->uri, "unasked"))
+        c = c == FR_CODEC_LZ4 ? FR_CODEC_ZSTD : FR_CODEC_LZ4;
+    struct fr_buf raw, z;
+    fr_buf_init(&raw);
+    fr_buf_init(&z);
+    for (int i = 0; i < 1000; i++)
+        fr_buf_append(&raw, "BYTES", 5);
+    struct fr_encoder *e = fr_encoder_new(c, (int64_t)raw.len);
+    fr_encoder_write(e, raw.data, raw.len, &z);
+    fr_encoder_finish(e, &z);
+    fr_encoder_free(e);
+    size_t len = strstr(rq->uri, "cut") ? z.len - 3 : z.len;
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, z.data, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/vnd.framed.table");
+    MHD_add_response_header(r, "Content-Encoding",
+                            strstr(rq->uri, "unknown") ? "br" : fr_codec_name(c));
+    MHD_add_response_header(r, "Framed-Config-Id", cid);
+    enum MHD_Result rc = MHD_queue_response(rq->conn, 200, r);
+    MHD_destroy_response(r);
+    fr_buf_cleanup(&raw);
+    fr_buf_cleanup(&z);
+    return rc;
+}
+
+static void test_fetch_coded(void **state)
+{
+    (void)state;
+    struct mhd_fixture srv;
+    assert_int_equal(mhd_fixture_start(&srv, handle_coded, NULL), 0);
+    struct fr_buf out;
+    fr_buf_init(&out);
+    struct fr_error err;
+    const char *lists[] = {"lz4", "zstd", "zstd, lz4"};
+    for (int i = 0; i < 3; i++) {
+        struct proto_peer peer = {.config_id = CONFIG_ID, .codecs = lists[i]};
+        fr_error_init(&err);
+        assert_int_equal(
+            proto_fetch_partition(&peer, srv.base_url, "p-coded-good", 0, 0, &out, &err), FR_OK);
+        assert_string_equal(accept_seen, lists[i]); /* asked for in the config's order */
+        assert_int_equal(out.len, 5000);
+        assert_memory_equal(out.data + 4995, "BYTES", 5);
+        fr_buf_cleanup(&out);
+        /* the bound holds for what it decodes to, not only for the bytes sent */
+        assert_int_equal(
+            proto_fetch_partition(&peer, srv.base_url, "p-coded-good", 4999, 0, &out, &err),
+            FR_ENOSPACE);
+        assert_null(out.data);
+        assert_int_equal(
+            proto_fetch_partition(&peer, srv.base_url, "p-coded-cut", 0, 0, &out, &err), FR_EDATA);
+        assert_null(out.data);
+        if (i < 2) { /* a list of one: the stand-in answers in the other */
+            assert_int_equal(
+                proto_fetch_partition(&peer, srv.base_url, "p-coded-unasked", 0, 0, &out, &err),
+                FR_EDATA);
+            assert_non_null(strstr(err.message, "not asked for"));
+        }
+        assert_int_equal(
+            proto_fetch_partition(&peer, srv.base_url, "p-coded-unknown", 0, 0, &out, &err),
+            FR_EDATA);
+    }
+    /* a fetch that asked for none takes no coding */
+    struct proto_peer plain = {.config_id = CONFIG_ID};
+    assert_int_equal(proto_fetch_partition(&plain, srv.base_url, "p-coded-good", 0, 0, &out, &err),
+                     FR_EDATA);
+    assert_string_equal(accept_seen, "");
+    assert_null(out.data);
+    mhd_fixture_stop(&srv);
 }
 
 static void test_status_of_http(void **state)
@@ -112,10 +196,9 @@ static void test_fetch_and_release(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_of_http),
-        cmocka_unit_test(test_problem_to_error),
-        cmocka_unit_test(test_trace_ids),
-        cmocka_unit_test(test_fetch_and_release),
+        cmocka_unit_test(test_status_of_http), cmocka_unit_test(test_problem_to_error),
+        cmocka_unit_test(test_trace_ids),      cmocka_unit_test(test_fetch_and_release),
+        cmocka_unit_test(test_fetch_coded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
