@@ -319,7 +319,7 @@ const wthr = (n) => thr.workers?.[n] ?? THREADS;
 const ks = names.filter((n) => n !== 'local').map((n) => parseInt(n, 10));
 const who = [...(names.includes('local') ? ['local runner'] : []), ...(ks.length ? [`${ks.join(', ')} worker${ks.length === 1 && ks[0] === 1 ? '' : 's'}`] : [])].join(' and ');
 lines.push(`### Scaling at N = ${pretty(N)}${out.tag ? ` (${out.tag})` : ''}: ${who} ${tbf
-  ? 'over a modelled 10 Gbit/s network (a network namespace per worker, veth + tbf)' : 'on loopback'}`, '');
+  ? `over a modelled ${(out.link?.rate || '10gbit').replace(/gbit$/, ' Gbit/s').replace(/mbit$/, ' Mbit/s')} network (a network namespace per worker, veth + tbf)` : 'on loopback'}`, '');
 lines.push(`- date: ${out.date}; framed ${out.version} at ${out.commit}; ${out.machine.cpu}, ${out.machine.ncpu} cores, ${out.machine.mem_gib} GiB, Linux ${out.machine.kernel}, Node ${out.machine.node}`);
 lines.push(`- load average (1/5/15 min): at start ${out.loadavg_start}; ${names.map((n) => `${n}: ${out.setups[n].loadavg_start} -> ${out.setups[n].loadavg_end}`).join('; ')}; at end ${out.loadavg_end}`);
 if (tbf) {

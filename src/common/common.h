@@ -131,8 +131,9 @@ int fr_encoder_finish(struct fr_encoder *e, struct fr_buf *out);
 void fr_encoder_free(struct fr_encoder *e); /* accepts NULL */
 /* Decodes one whole frame of codec from in[0..n) into out (replaced). A
  * peer's bytes: FR_EDATA when corrupt, cut short, followed by other bytes,
- * or not the size their frame declares; FR_ENOSPACE when they would decode
- * to more than max_out bytes (<= 0: FR_CODEC_MAX_OUT). out is empty on error. */
+ * a skippable frame, empty, or not the size their frame declares;
+ * FR_ENOSPACE when they would decode to more than max_out bytes (<= 0:
+ * FR_CODEC_MAX_OUT) or memory runs out. out is empty on error. */
 int fr_decode(enum fr_codec codec, const void *in, size_t n, int64_t max_out, struct fr_buf *out,
               struct fr_error *err);
 

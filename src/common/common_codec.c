@@ -22,6 +22,8 @@
 /* Decoded output grows in steps of at most this when the frame does not
  * say its size (ours always do). */
 #define CODEC_GROW_STEP ((size_t)4 << 20)
+/* The most a declared size reserves before any of it is decoded (1 GiB). */
+#define CODEC_FIRST_MAX ((size_t)1 << 30)
 
 static const char *const codec_names[] = {"identity", "lz4", "zstd"};
 
@@ -232,12 +234,15 @@ static int out_room(struct fr_buf *out, uint64_t declared, int64_t max_out, stru
                             "a compressed partition decodes to more than %lld bytes",
                             (long long)max_out);
     size_t step = out->cap < CODEC_GROW_STEP ? (out->cap ? out->cap : 4096) : CODEC_GROW_STEP;
+    /* a declared size is a peer's word: reserved up to CODEC_FIRST_MAX, grown past it */
     size_t want = !out->cap && declared ? (size_t)declared + 2 : out->cap + step;
+    if (!out->cap && want > CODEC_FIRST_MAX)
+        want = CODEC_FIRST_MAX;
     if (want > limit)
         want = limit;
     char *p = fr_try_realloc(out->data, want);
-    if (!p)
-        return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding a partition of %zu bytes",
+    if (!p) /* as a body too large for memory is (the fetch's FR_ENOSPACE) */
+        return fr_error_set(err, FR_ENOSPACE, "out of memory decoding a partition of %zu bytes",
                             want);
     out->data = p;
     out->cap = want;
@@ -255,7 +260,7 @@ static int decode_lz4(const uint8_t *in, size_t n, int64_t max_out, struct fr_bu
 {
     LZ4F_dctx *d = NULL;
     if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
-        return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding a partition");
+        return fr_error_set(err, FR_ENOSPACE, "out of memory decoding a partition");
     int rc = FR_OK;
     LZ4F_frameInfo_t fi;
     size_t pos = n;
@@ -263,6 +268,8 @@ static int decode_lz4(const uint8_t *in, size_t n, int64_t max_out, struct fr_bu
     if (LZ4F_isError(hint))
         rc = fr_error_set(err, FR_EDATA, "a partition's LZ4 frame is corrupt: %s",
                           LZ4F_getErrorName(hint));
+    else if (fi.frameType != LZ4F_frame)
+        rc = fr_error_set(err, FR_EDATA, "a partition's LZ4 frame is a skippable frame");
     else if (fi.contentSize > (unsigned long long)max_out)
         rc = too_long(max_out, err);
     while (rc == FR_OK && (rc = out_room(out, fi.contentSize, max_out, err)) == FR_OK) {
@@ -298,12 +305,15 @@ static int decode_zstd(const uint8_t *in, size_t n, int64_t max_out, struct fr_b
     if (!d ||
         ZSTD_isError(ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, CODEC_ZSTD_WINDOW_LOG_MAX))) {
         ZSTD_freeDCtx(d);
-        return fr_error_set(err, FR_ETOOLARGE, "out of memory decoding a partition");
+        return fr_error_set(err, FR_ENOSPACE, "out of memory decoding a partition");
     }
     unsigned long long fcs = ZSTD_getFrameContentSize(in, n);
     uint64_t declared =
         fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs == ZSTD_CONTENTSIZE_ERROR ? 0 : (uint64_t)fcs;
-    int rc = declared > (uint64_t)max_out ? too_long(max_out, err) : FR_OK;
+    int rc = ZSTD_isSkippableFrame(in, n)
+                 ? fr_error_set(err, FR_EDATA, "a partition's zstd frame is a skippable frame")
+             : declared > (uint64_t)max_out ? too_long(max_out, err)
+                                            : FR_OK;
     ZSTD_inBuffer ib = {in, n, 0};
     while (rc == FR_OK && (rc = out_room(out, declared, max_out, err)) == FR_OK) {
         ZSTD_outBuffer ob = {out->data, out->cap - 1, out->len};
@@ -346,9 +356,11 @@ int fr_decode(enum fr_codec codec, const void *in, size_t n, int64_t max_out, st
         rc = decode_zstd(in, n, max_out, out, err);
     else
         rc = fr_error_set(err, FR_EINVAL, "no codec to decode with");
+    if (rc == FR_OK && out->len == 0) /* no partition encodes to nothing */
+        rc = fr_error_set(err, FR_EDATA, "a compressed partition decodes to no bytes");
     if (rc != FR_OK)
         fr_buf_cleanup(out);
-    else if (out->data)
+    else
         out->data[out->len] = '\0';
     return rc;
 }

@@ -46,10 +46,22 @@ static struct ctx_qrec *find_query(ctx *c, const char *id, int *index)
     return NULL;
 }
 
+static void charge_unref(ctx *c, struct ctx__charge *ch);
+
 void ctx__frame_data_release(ctx *c, const char *qid, int64_t bytes)
 {
-    c->mem_used -= bytes;
     struct ctx_qrec *rec = qid[0] ? find_query(c, qid, NULL) : NULL;
+    if (rec && !rec->released && rec->charge && rec->charge->refs > 1) {
+        /* reads of that run's result are in progress and hold its tables:
+         * the bytes go back to its charge, whose last reader gives them
+         * back and releases the result; new reads get 410 at once */
+        rec->released = true;
+        rec->charge->bytes += bytes;
+        charge_unref(c, rec->charge);
+        rec->charge = NULL;
+        return;
+    }
+    c->mem_used -= bytes;
     if (rec && !rec->released) { /* its result is the same data: it goes too */
         rec->released = true;
         runner_query_release_result(rec->q);

@@ -114,49 +114,50 @@ static void task_post(struct http_request *req)
     http__defer(req, task_job);
 }
 
-static ssize_t partition_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos; /* MHD reads in order */
-    size_t n = df_serde_reader_read(cls, buf, max);
-    return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
-}
-
-/* A partition sent compressed, in the codec the fetch asked for first
- * (Accept-Encoding, from its config's partition_codecs): serialized and
- * compressed a piece at a time as MHD sends it, one frame in all. */
+/* A partition sent to a fetch: serialized as MHD sends it (straight from
+ * the table's buffers, no encoded copy) and, when the fetch asked for a
+ * codec we make (Accept-Encoding, from its config's partition_codecs),
+ * compressed a piece at a time into one frame. Counted (by coding, the bytes
+ * handed to MHD) when the reply is done. */
 #define PARTITION_PIECE (256 * 1024)
-struct coded_part {
+struct sent_part {
     worker *w;
     enum fr_codec codec;
     int64_t sent; /* bytes handed to MHD */
     df_serde_reader *rd;
-    struct fr_encoder *enc;
-    struct fr_buf out;
+    struct fr_encoder *enc; /* NULL: as is */
+    char *raw;              /* a piece before compression (coded only) */
+    struct fr_buf out;      /* its compressed form */
     size_t pos;
     bool done;
-    char raw[PARTITION_PIECE];
 };
 
-static void coded_part_free(void *cls)
+static void sent_part_free(void *cls)
 {
-    struct coded_part *c = cls;
+    struct sent_part *c = cls;
     if (c->sent > 0) /* a reply that never started sent nothing */
         worker_partition_sent(c->w, (int)c->codec, c->sent);
     df_serde_reader_free(c->rd);
     fr_encoder_free(c->enc);
+    free(c->raw);
     fr_buf_cleanup(&c->out);
     free(c);
 }
 
-static ssize_t coded_part_read(void *cls, uint64_t pos, char *buf, size_t max)
+static ssize_t sent_part_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos; /* MHD reads in order */
-    struct coded_part *c = cls;
+    struct sent_part *c = cls;
+    if (!c->enc) {
+        size_t n = df_serde_reader_read(c->rd, buf, max);
+        c->sent += (int64_t)n;
+        return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+    }
     while (c->pos >= c->out.len) {
         if (c->done)
             return MHD_CONTENT_READER_END_OF_STREAM;
         c->out.len = c->pos = 0;
-        size_t n = df_serde_reader_read(c->rd, c->raw, sizeof(c->raw));
+        size_t n = df_serde_reader_read(c->rd, c->raw, PARTITION_PIECE);
         int rc =
             n ? fr_encoder_write(c->enc, c->raw, n, &c->out) : fr_encoder_finish(c->enc, &c->out);
         if (rc != FR_OK) /* out of memory: the fetch sees a cut answer and fails */
@@ -171,43 +172,40 @@ static ssize_t coded_part_read(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /* The reply for rd (taken): compressed when the fetch asked for a codec we
- * make, else as is. NULL when out of memory. */
+ * make, else as is (*bytes: its length, -1 when compressed). NULL when out
+ * of memory. */
 static struct MHD_Response *partition_response(struct http_request *req, df_serde_reader *rd,
                                                int64_t *bytes)
 {
     enum fr_codec codec = fr_codec_pick(http__header(req, "Accept-Encoding"));
-    struct MHD_Response *r;
-    if (codec == FR_CODEC_NONE) {
-        *bytes = (int64_t)df_serde_reader_size(rd);
-        r = MHD_create_response_from_callback((uint64_t)*bytes, PARTITION_PIECE, partition_read, rd,
-                                              (MHD_ContentReaderFreeCallback)df_serde_reader_free);
-        if (!r)
-            df_serde_reader_free(rd);
-        else
-            worker_partition_sent(req->worker, FR_CODEC_NONE, *bytes);
-    } else {
-        struct coded_part *c = fr_try_malloc(sizeof(*c));
-        struct fr_encoder *enc = fr_encoder_new(codec, (int64_t)df_serde_reader_size(rd));
-        if (!c || !enc) {
-            free(c);
-            fr_encoder_free(enc);
-            df_serde_reader_free(rd);
-            return NULL;
-        }
-        *c = (struct coded_part){.w = req->worker, .codec = codec, .rd = rd, .enc = enc};
+    struct sent_part *c = fr_try_malloc(sizeof(*c));
+    if (c) {
+        *c = (struct sent_part){.w = req->worker, .codec = codec, .rd = rd};
         fr_buf_init(&c->out);
-        *bytes = -1;
-        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, PARTITION_PIECE, coded_part_read, c,
-                                              coded_part_free);
-        if (!r)
-            coded_part_free(c);
+    }
+    if (c && codec != FR_CODEC_NONE) {
+        c->enc = fr_encoder_new(codec, (int64_t)df_serde_reader_size(rd));
+        c->raw = fr_try_malloc(PARTITION_PIECE);
+    }
+    if (!c || (codec != FR_CODEC_NONE && (!c->enc || !c->raw))) {
+        if (c)
+            sent_part_free(c); /* frees rd */
         else
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, fr_codec_name(codec));
+            df_serde_reader_free(rd);
+        return NULL;
     }
-    if (r) {
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.framed.table");
-        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    *bytes = codec == FR_CODEC_NONE ? (int64_t)df_serde_reader_size(rd) : -1;
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        codec == FR_CODEC_NONE ? (uint64_t)*bytes : MHD_SIZE_UNKNOWN, PARTITION_PIECE,
+        sent_part_read, c, sent_part_free);
+    if (!r) { /* MHD calls no free callback when it fails */
+        sent_part_free(c);
+        return NULL;
     }
+    if (codec != FR_CODEC_NONE)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, fr_codec_name(codec));
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/vnd.framed.table");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     return r;
 }
 

@@ -77,11 +77,6 @@ static void gather(runner_query *q, const struct plan_slot *slot, int task, int 
 }
 
 /* Bytes of a stage output as held (its table here, else what its worker said). */
-static int64_t part_bytes(const struct runner_part *p)
-{
-    return p ? p->held : 0;
-}
-
 /* Coalescing never aims under this much per task (unless the config's
  * shuffle_coalesce_bytes is smaller): a task of less costs more to send,
  * schedule and answer than it saves by running beside another. */
@@ -116,14 +111,16 @@ static bool coalesce(runner_query *q, int stage, const struct plan_stage_view *v
             continue;
         struct plan_stage_view sv;
         plan_stage_view(q->plan, v->slots[k].stage, &sv);
-        per_bucket += sv.ntasks;
         struct runner_part ***o = q->out[v->slots[k].stage];
-        for (int t = 0; t < sv.ntasks; t++)
+        for (int t = 0; t < sv.ntasks; t++) {
+            per_bucket += o[t] != NULL; /* a task that did not run sent nothing */
             for (int b = 0; o[t] && b < v->ntasks && b < sv.nbuckets; b++)
-                bytes[b] += part_bytes(o[t][b]);
+                if (o[t][b]) {
+                    bytes[b] += o[t][b]->held;
+                    total += o[t][b]->held;
+                }
+        }
     }
-    for (int b = 0; b < v->ntasks; b++)
-        total += bytes[b];
     int slots = q->r->be->slots ? q->r->be->slots(q->r) : 1;
     int64_t target = total / (slots > 0 ? slots : 1);
     if (target < RUNNER_COALESCE_MIN_BYTES)

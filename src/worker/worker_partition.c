@@ -103,10 +103,12 @@ int worker_partition_serialize(worker *w, const char *id, const char *config_id,
 }
 
 /* Unlinks and returns the partitions whose ID (or, by_config, config ID)
- * is key. Caller holds parts_lock. */
-static struct worker__part *unlink_matching(worker *w, const char *key, bool by_config)
+ * is key; *n: how many were unlinked, those a stream still reads (freed by
+ * its close) included. Caller holds parts_lock. */
+static struct worker__part *unlink_matching(worker *w, const char *key, bool by_config, int64_t *n)
 {
     struct worker__part *gone = NULL;
+    *n = 0;
     struct worker__part **pp = &w->parts;
     while (*pp) {
         struct worker__part *p = *pp;
@@ -115,6 +117,7 @@ static struct worker__part *unlink_matching(worker *w, const char *key, bool by_
             continue;
         }
         *pp = p->next;
+        (*n)++;
         w->nparts--;
         w->part_bytes -= p->bytes;
         if (p->streams > 0) { /* the last stream's close frees it */
@@ -128,16 +131,13 @@ static struct worker__part *unlink_matching(worker *w, const char *key, bool by_
     return gone;
 }
 
-static int64_t free_list(struct worker__part *p)
+static void free_list(struct worker__part *p)
 {
-    int64_t n = 0;
     while (p) {
         struct worker__part *next = p->next;
         part_free(p);
         p = next;
-        n++;
     }
-    return n;
 }
 
 int worker_partition_delete(worker *w, const char *id, const char *config_id, struct fr_error *err)
@@ -146,8 +146,9 @@ int worker_partition_delete(worker *w, const char *id, const char *config_id, st
     pthread_mutex_lock(&w->parts_lock);
     struct worker__part *p = part_find(w, id);
     int rc = p ? check_config(p, config_id, err) : not_found(id, err);
+    int64_t n = 0;
     if (rc == FR_OK)
-        gone = unlink_matching(w, id, false);
+        gone = unlink_matching(w, id, false, &n);
     pthread_mutex_unlock(&w->parts_lock);
     free_list(gone);
     return rc;
@@ -155,10 +156,12 @@ int worker_partition_delete(worker *w, const char *id, const char *config_id, st
 
 int64_t worker__partitions_drop_config(worker *w, const char *config_id)
 {
+    int64_t n = 0;
     pthread_mutex_lock(&w->parts_lock);
-    struct worker__part *gone = unlink_matching(w, config_id, true);
+    struct worker__part *gone = unlink_matching(w, config_id, true, &n);
     pthread_mutex_unlock(&w->parts_lock);
-    return free_list(gone);
+    free_list(gone);
+    return n;
 }
 
 void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes)

@@ -2,7 +2,8 @@
  * memory budget until it is given back, and a read of it in progress keeps
  * the charge (and the data) until it ends: DELETE of the result (and a
  * reset) answer at once, later reads get result-released, the read in
- * progress reads on, and the charge leaves with the last reader. */
+ * progress reads on, and the charge leaves with the last reader; so does a
+ * dataframe's, deleted while a read of its run's result is in progress. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,13 +28,18 @@ static int teardown(void **state)
     return ctx_fixture_teardown(state);
 }
 
-/* Runs a plan over ROWS inline rows {"v": i} to its end; its ID into id. */
-static void run_query(ctx *c, char *id, size_t idsz)
+/* The plan over ROWS inline rows {"v": i} (new). */
+static json_t *rows_plan(void)
 {
     json_t *rows = json_array();
     for (int i = 0; i < ROWS; i++)
         json_array_append_new(rows, json_pack("{si}", "v", i));
-    json_t *body = json_pack("{s{s{so}}}", "plan", "source", "rows", rows);
+    return json_pack("{s{so}}", "source", "rows", rows);
+}
+
+/* Runs body (taken) to its end; the query's ID into id. */
+static void run_body(ctx *c, json_t *body, char *id, size_t idsz)
+{
     struct ctx_error err;
     ctx_error_init(&err);
     json_t *out = NULL;
@@ -49,6 +55,12 @@ static void run_query(ctx *c, char *id, size_t idsz)
     json_decref(out);
     json_decref(body);
     ctx_error_cleanup(&err);
+}
+
+/* Runs a plan over ROWS inline rows {"v": i} to its end; its ID into id. */
+static void run_query(ctx *c, char *id, size_t idsz)
+{
+    run_body(c, json_pack("{so}", "plan", rows_plan()), id, idsz);
 }
 
 static int64_t mem_used(ctx *c)
@@ -168,12 +180,51 @@ static void test_reset_waits_for_the_reader(void **state)
     ctx_error_cleanup(&err);
 }
 
+/* A dataframe deleted while a read of its run's result is in progress: the
+ * delete answers at once, new reads of that result get result-released, the
+ * read goes on, and the dataframe's bytes leave the budget when it ends
+ * (they left at the delete, under the reader's feet). */
+static void test_frame_delete_waits_for_the_reader(void **state)
+{
+    struct fixture *f = *state;
+    struct ctx_error err;
+    ctx_error_init(&err);
+    json_t *plan = rows_plan(), *out = NULL;
+    assert_int_equal(ctx_dataframe_create(f->c, plan, NULL, &out, &err), FR_OK);
+    char frame[40], id[40];
+    snprintf(frame, sizeof(frame), "%s", json_string_value(json_object_get(out, "id")));
+    json_decref(out);
+    json_decref(plan);
+    run_body(f->c, json_pack("{ss}", "dataframe", frame), id, sizeof(id));
+    int64_t charged = mem_used(f->c);
+    assert_true(charged > 0);
+    ctx_result *r = open_read(f->c, id);
+    assert_int_equal(ctx_dataframe_delete(f->c, frame, &err), FR_OK);
+    assert_int_equal(read_refused(f->c, id, "result-released"), FR_ENOTFOUND);
+    assert_int_equal(mem_used(f->c), charged); /* the reader holds the data */
+    read_all(r);
+    ctx_result_release(r);
+    assert_int_equal(mem_used(f->c), 0);
+    /* without a reader the delete gives the bytes back at once */
+    plan = rows_plan();
+    assert_int_equal(ctx_dataframe_create(f->c, plan, NULL, &out, &err), FR_OK);
+    snprintf(frame, sizeof(frame), "%s", json_string_value(json_object_get(out, "id")));
+    json_decref(out);
+    json_decref(plan);
+    run_body(f->c, json_pack("{ss}", "dataframe", frame), id, sizeof(id));
+    assert_true(mem_used(f->c) > 0);
+    assert_int_equal(ctx_dataframe_delete(f->c, frame, &err), FR_OK);
+    assert_int_equal(mem_used(f->c), 0);
+    ctx_error_cleanup(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_release_waits_for_the_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_without_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_waits_for_the_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frame_delete_waits_for_the_reader, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

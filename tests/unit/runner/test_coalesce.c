@@ -335,6 +335,48 @@ static void test_many_partitions_keep_records(void **state)
     cfg_cleanup(&cfg);
 }
 
+/* Two shuffles in a row at PLAN_MAX_BUCKETS partitions: the second's
+ * producer stage ran one task (the rest skipped, with no output), so the
+ * stage reading it counts one input partition a bucket, not 4096, and is
+ * coalesced too (it ran 4096 tasks when the skipped producers counted). */
+static void test_shuffle_after_coalesced_shuffle(void **state)
+{
+    (void)state;
+    int rows = 3000;
+    char *text = plan_text(rows, "[{\"groupby\": [\"k\"], \"agg\": [\"sum(v) as s\"]}, "
+                                 "{\"select\": [\"k\", \"k % 7 as g\"]}, "
+                                 "{\"groupby\": [\"g\"], \"agg\": [\"count(*) as n\"]}]");
+    struct cfg cfg;
+    runner *r = new_runner(&cfg, 16 << 20, 2);
+    runner_free(r, NULL);
+    cfg.shuffle_partitions = PLAN_MAX_BUCKETS;
+    r = NULL;
+    assert_int_equal(runner_local_new(cfg_freeze(&cfg), NULL, 2, &r, NULL), FR_OK);
+    runner_query *q = run_plan(r, text, &cfg);
+    int64_t n = 0;
+    int64_t *counts = column(q, 1, &n);
+    assert_int_equal(n, 7);
+    int64_t total = 0;
+    for (int64_t i = 0; i < n; i++)
+        total += counts[i];
+    assert_int_equal(total, rows);
+    json_t *stages = runner_query_stages_json(q);
+    int ns = (int)json_array_size(json_object_get(stages, "stages"));
+    assert_true(ns >= 3);
+    for (int s = 1; s < ns; s++) { /* both shuffle-reading stages: a task or two */
+        int ok = count_state(stages, s, "ok");
+        assert_true(ok >= 1 && ok <= 2);
+        assert_int_equal(ok + stage_count(stages, s, "tasks_skipped"), PLAN_MAX_BUCKETS);
+        assert_true(has_coalesce_decision(stages, s));
+    }
+    json_decref(stages);
+    free(counts);
+    free(text);
+    runner_query_unref(q);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_shuffle_join),
         cmocka_unit_test(test_broadcast_after_groupby),
         cmocka_unit_test(test_many_partitions_keep_records),
+        cmocka_unit_test(test_shuffle_after_coalesced_shuffle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include "engine/engine.h"
 #include "worker/worker.h"
+#include "worker/worker_int.h"
 
 static const char CFG_A[] =
     "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -171,6 +172,29 @@ static void test_result_stream_charge(void **state)
     worker_result_stream_close(NULL);
 }
 
+/* Dropping a config counts every partition it drops, those a result stream
+ * still reads (freed when it ends) included: DELETE /v1/configs/{id}
+ * answers dropped_partitions. */
+static void test_drop_config_counts_streamed(void **state)
+{
+    worker *w = *state;
+    char id[40], id2[40];
+    int64_t bytes = 0, n = 0, held = 0;
+    worker_partition_put(w, CFG_A, table_of(100), id, sizeof(id), &bytes);
+    worker_partition_put(w, CFG_A, table_of(100), id2, sizeof(id2), &bytes);
+    worker_result_stream *s = NULL;
+    struct df_table *t = NULL;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(worker_result_stream_open(w, id, CFG_A, &s, &t, &err), FR_OK);
+    assert_int_equal(worker__partitions_drop_config(w, CFG_A), 2);
+    worker_partition_totals(w, &n, &held);
+    assert_int_equal(n, 0);
+    df_table_free(t);
+    worker_result_stream_close(s);
+    assert_int_equal(worker__partitions_drop_config(w, CFG_A), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +202,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_mismatch_and_not_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_by_config_and_totals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_stream_charge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_config_counts_streamed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
