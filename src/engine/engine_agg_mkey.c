@@ -38,15 +38,16 @@ int df__mkey_init(struct df__mkey *mk, const struct df_column *const *kcols, int
     df__gtab_add_source(&mk->packed, mk->psrc);
     mk->ids = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     mk->h = fr_try_malloc(sizeof(uint64_t) * (size_t)morsel);
+    mk->miss = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     void *pv = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     if (pv) {
         free(mk->pcol->values);
         mk->pcol->values = pv;
         mk->pcol->length = mk->pcol->capacity = morsel;
     }
-    mk->charged = morsel * 24;
+    mk->charged = morsel * 32;
     int rc = ex ? df_exec_charge(ex, mk->charged, err) : FR_OK;
-    if (rc == FR_OK && (!pv || !mk->ids || !mk->h))
+    if (rc == FR_OK && (!pv || !mk->ids || !mk->h || !mk->miss))
         rc = fr_error_set(err, FR_ETOOLARGE, "out of memory for a morsel of %lld rows",
                           (long long)morsel);
     return rc;
@@ -60,9 +61,106 @@ void df__mkey_cleanup(struct df__mkey *mk)
     df_column_unref(mk->pcol);
     free(mk->ids);
     free(mk->h);
+    free(mk->miss);
+    free(mk->dense);
     if (mk->ex && mk->charged)
         df_exec_charge(mk->ex, -mk->charged, NULL);
     memset(mk, 0, sizeof(*mk));
+}
+
+/* The direct map's index of packed key p: key j's id in dbits[j] bits. */
+static inline size_t dense_at(const struct df__mkey *mk, int64_t p)
+{
+    size_t x = (size_t)(p & (DF__MKEY_IDS - 1));
+    int sh = mk->dbits[0];
+    for (int j = 1; j < mk->nkeys; j++) {
+        x |= (size_t)((p >> (DF__MKEY_BITS * j)) & (DF__MKEY_IDS - 1)) << sh;
+        sh += mk->dbits[j];
+    }
+    return x;
+}
+
+/* Makes the direct map hold every key's ids so far (rebuilt wider from the
+ * packed table's groups when one outgrew its bits), or drops it for good
+ * when they would need more than DF__MKEY_DENSE_BITS bits in all. */
+static int dense_fit(struct df__mkey *mk, struct fr_error *err)
+{
+    bool fits = mk->dense != NULL;
+    for (int j = 0; j < mk->nkeys; j++)
+        fits &= mk->col[j].ngroups <= ((int64_t)1 << mk->dbits[j]);
+    if (fits || mk->dense_off)
+        return FR_OK;
+    int bits[DF__MKEY_MAX], total = 0;
+    for (int j = 0; j < mk->nkeys; j++) {
+        bits[j] = 4;
+        while (((int64_t)1 << bits[j]) < mk->col[j].ngroups)
+            bits[j]++;
+        total += bits[j];
+    }
+    int64_t old = mk->dense
+                      ? (int64_t)sizeof(int32_t)
+                            << (mk->dbits[0] + mk->dbits[1] + (mk->nkeys > 2 ? mk->dbits[2] : 0))
+                      : 0;
+    free(mk->dense);
+    mk->dense = NULL;
+    if (old && mk->ex)
+        df_exec_charge(mk->ex, -old, NULL);
+    mk->charged -= old;
+    if (total > DF__MKEY_DENSE_BITS) {
+        mk->dense_off = true;
+        return FR_OK;
+    }
+    int64_t bytes = (int64_t)sizeof(int32_t) << total;
+    int rc = mk->ex ? df_exec_charge(mk->ex, bytes, err) : FR_OK;
+    if (rc != FR_OK)
+        return rc;
+    mk->charged += bytes;
+    mk->dense = fr_try_malloc((size_t)bytes);
+    if (!mk->dense)
+        return fr_error_set(err, FR_ETOOLARGE, "out of memory for a map of %lld bytes",
+                            (long long)bytes);
+    memset(mk->dense, 0, (size_t)bytes);
+    memcpy(mk->dbits, bits, sizeof(bits));
+    for (int64_t g = 0; g < mk->packed.ngroups; g++)
+        mk->dense[dense_at(mk, mk->packed.kv[g])] = (int32_t)(g + 1);
+    return FR_OK;
+}
+
+/* Rows [0, m) of the morsel's packed keys through the direct map: the
+ * groups seen already in one load each; the others (new groups, or a key
+ * seen before the map held it) through the packed table, then into the
+ * map. */
+static int dense_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hashes,
+                       int64_t *gids, struct fr_error *err)
+{
+    const int64_t *packed = (const int64_t *)mk->pcol->values;
+    const int32_t *dense = mk->dense;
+    int64_t nmiss = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int32_t g = dense[dense_at(mk, packed[i])];
+        gids[i] = (int64_t)g - 1;
+        mk->miss[nmiss] = i;
+        nmiss += g == 0;
+    }
+    if (nmiss == 0)
+        return FR_OK;
+    df__hash_columns(mk->psrc, 1, 0, m, hashes);
+    for (int64_t k = 0; k < nmiss; k++)
+        mk->h[k] = hashes[mk->miss[k]];
+    int64_t before = mk->packed.ngroups;
+    int rc = df__gtab_insert(&mk->packed, 0, mk->miss, 0, nmiss, mk->h, mk->ids, err);
+    if (rc != FR_OK)
+        return rc;
+    if (mk->packed.ngroups >= INT32_MAX)
+        return fr_error_set(err, FR_EINTERNAL, "a direct map of %lld groups",
+                            (long long)mk->packed.ngroups);
+    for (int64_t k = 0; k < nmiss; k++) {
+        gids[mk->miss[k]] = mk->ids[k];
+        mk->dense[dense_at(mk, packed[mk->miss[k]])] = (int32_t)(mk->ids[k] + 1);
+    }
+    for (int64_t g = before; g < mk->packed.ngroups; g++)
+        mk->packed.rep_row[g] += start; /* a row of the morsel -> of the input */
+    return FR_OK;
 }
 
 int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hashes, int64_t *gids,
@@ -90,9 +188,14 @@ int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hash
             for (int64_t i = 0; i < m; i++)
                 packed[i] |= mk->ids[i] << shift;
     }
+    int rc = dense_fit(mk, err);
+    if (rc != FR_OK)
+        return rc;
+    if (mk->dense)
+        return dense_group(mk, start, m, hashes, gids, err);
     df__hash_columns(mk->psrc, 1, 0, m, hashes);
     int64_t before = mk->packed.ngroups;
-    int rc = df__gtab_insert(&mk->packed, 0, NULL, 0, m, hashes, gids, err);
+    rc = df__gtab_insert(&mk->packed, 0, NULL, 0, m, hashes, gids, err);
     for (int64_t g = before; rc == FR_OK && g < mk->packed.ngroups; g++)
         mk->packed.rep_row[g] += start; /* a row of the morsel -> of the input */
     return rc;

@@ -162,6 +162,7 @@ void df__gtab_lookup(const struct df__gtab *gt, int src, const int64_t *rows, in
 #define DF__MKEY_MAX 3
 #define DF__MKEY_BITS 16
 #define DF__MKEY_IDS ((int64_t)1 << DF__MKEY_BITS)
+#define DF__MKEY_DENSE_BITS 18 /* 2^18 int32 entries: 1 MiB, in L2 or near it */
 struct df__mkey {
     int nkeys;
     const struct df_column *kcols[DF__MKEY_MAX]; /* borrowed */
@@ -171,6 +172,15 @@ struct df__mkey {
     const struct df_column *psrc[1];
     int64_t *ids; /* scratch: a morsel's ids of one key */
     uint64_t *h;  /* scratch: a morsel's hashes of one key */
+    /* A direct map from the keys' ids to group id + 1 (0: not seen), key j
+     * taking dbits[j] bits of the index, while they total at most
+     * DF__MKEY_DENSE_BITS: a row's group is one load, no hash or probe.
+     * Rebuilt wider as a key gains values; dropped for good past the bound
+     * (the packed table alone then). */
+    int32_t *dense;
+    int dbits[DF__MKEY_MAX];
+    bool dense_off;
+    int64_t *miss; /* scratch: a morsel's rows not in the map yet */
     struct df_exec *ex;
     int64_t charged;
 };

@@ -2,7 +2,8 @@
  * through one table per key must give the very groups, ids (in order of
  * first sight) and representative rows of one table over every key, for
  * keys of every type with nulls, -0.0, NaN and repeats; and a key of more
- * values than the ids hold hands the groups to one table that goes on. */
+ * values than the ids hold hands the groups to one table that goes on. The
+ * direct map of the keys' ids (engine_agg_mkey.c) gives them while it fits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,6 +89,10 @@ static void check_same_groups(const struct df_column *const *kcols, int nkeys)
     assert_true(ref.ngroups > 2); /* several groups, not one (bool x bool with nulls: 9) */
     for (int64_t g = 0; g < ref.ngroups; g++)
         assert_int_equal(mk.packed.rep_row[g], ref.rep_row[g]);
+    /* few values a key: the groups came through the direct map, rebuilt
+     * wider as the keys gained values */
+    assert_non_null(mk.dense);
+    assert_false(mk.dense_off);
     df__mkey_cleanup(&mk);
     df__gtab_cleanup(&ref);
     assert_int_equal(ex.mem_used, 0);
