@@ -142,7 +142,9 @@ bool df__agg_pass_pays(int64_t ngroups, int64_t m, int64_t n)
 struct grouping {
     struct df__gtab gt;
     struct df__mkey mk;
+    struct df__imap im; /* one int64 key of a narrow range: a direct map before gt */
     bool multi;
+    bool single_int; /* one int64 key without nulls: the map is tried on the first morsel */
 };
 
 static struct df__gtab *groups_of(struct grouping *gr)
@@ -154,6 +156,7 @@ static void grouping_cleanup(struct grouping *gr)
 {
     df__gtab_cleanup(&gr->gt);
     df__mkey_cleanup(&gr->mk);
+    df__imap_cleanup(&gr->im);
 }
 
 /* Runs every morsel of `in` through the grouping and the aggregates. Sets
@@ -180,7 +183,12 @@ static int accumulate(const struct df_table *in, const struct df_column *const *
                 df__mkey_cleanup(&gr->mk);
                 gr->multi = false;
             }
-            if (rc == FR_OK && !gr->multi)
+            if (rc == FR_OK && !gr->multi && gr->single_int && start == 0)
+                rc = df__imap_init(&gr->im, kcols[0], 0, m, mb->rows, ex, err);
+            if (rc == FR_OK && !gr->multi && gr->im.map)
+                rc =
+                    df__imap_group(&gr->im, &gr->gt, kcols[0], start, m, mb->hashes, mb->gids, err);
+            else if (rc == FR_OK && !gr->multi)
                 rc = group_morsel(&gr->gt, 0, kcols, nkeys, mb, start, m, err);
         }
         if (rc == FR_OK && start == 0 && nkeys > 0 && nspecs > 0 && m < in->nrows) {
@@ -239,6 +247,7 @@ int df_agg_partial(const struct df_table *in, const int *keys, int nkeys,
     gr.multi = rc == FR_OK && df__mkey_suits(nkeys, in->nrows);
     if (gr.multi)
         rc = df__mkey_init(&gr.mk, kcols, nkeys, mb.rows, ex, err);
+    gr.single_int = nkeys == 1 && df__imap_suits(kcols[0]);
     bool pass = false;
     if (rc == FR_OK)
         rc = accumulate(in, kcols, nkeys, specs, nspecs, ex, &gr, &agg, &mb, &pass, err);

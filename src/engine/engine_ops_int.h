@@ -201,6 +201,33 @@ int df__mkey_group(struct df__mkey *mk, int64_t start, int64_t m, uint64_t *hash
  * source), in order, so they keep their ids and representative rows. */
 int df__mkey_to_table(struct df__mkey *mk, struct df__gtab *gt, struct fr_error *err);
 
+/* ---- grouping by one int64 key of a narrow range (engine_agg_imap.c) ----
+ * A direct map from key - lo to group id + 1, in front of the key's table
+ * (which stays the groups' record). */
+#define DF__IMAP_BITS 18 /* at most 2^18 int32 entries: 1 MiB */
+struct df__imap {
+    int32_t *map; /* NULL: not used (too wide, no memory, or dropped) */
+    int64_t lo;
+    uint64_t size;
+    int64_t *miss; /* scratch: a morsel's rows (absolute) not found in the map */
+    int64_t *ids;  /* scratch: their group ids */
+    struct df_exec *ex;
+    int64_t charged;
+};
+/* An int64 or timestamp key without nulls. */
+bool df__imap_suits(const struct df_column *k);
+/* The window from rows [start, start+m) of k, for morsels of at most
+ * `morsel` rows; im->map stays NULL when their keys span more than
+ * 2^(DF__IMAP_BITS-1) or memory is short. Clean up either way. */
+int df__imap_init(struct df__imap *im, const struct df_column *k, int64_t start, int64_t m,
+                  int64_t morsel, struct df_exec *ex, struct fr_error *err);
+void df__imap_cleanup(struct df__imap *im);
+/* Group ids of rows [start, start+m) of k (source 0 of gt, a one-key table)
+ * into gids, as df__gtab_insert would give them; hashes: scratch of m. May
+ * drop the map (im->map NULL after): the caller goes on with gt alone. */
+int df__imap_group(struct df__imap *im, struct df__gtab *gt, const struct df_column *k,
+                   int64_t start, int64_t m, uint64_t *hashes, int64_t *gids, struct fr_error *err);
+
 /* ---- value order (engine_sort.c) ---------------------------------------- */
 
 /* Compares row ra of a with row rb of b (same type) in ascending order:
