@@ -279,6 +279,10 @@ struct fr_client_req {
      * abort(abort_arg) is true, polled at least once a second; NULL = never */
     bool (*abort)(void *abort_arg);
     void *abort_arg;
+    /* when non-NULL, the response body is written into this buffer's memory
+     * (its bytes dropped; the buffer is taken and left empty), so a caller
+     * that keeps one for its next call writes into pages it already touched */
+    struct fr_buf *body_room;
 };
 struct fr_client_resp {
     long status; /* HTTP status; 0 if no answer */

@@ -53,8 +53,10 @@ int proto_status_of_http(long http);
 int proto_problem_to_error(const struct fr_buf *body, long http, const char *worker,
                            struct fr_error *err);
 
-/* GET {owner}/v1/partitions/{id} under peer's config: *out (new, the
- * serialized table) on FR_OK. A non-200 answer becomes its problem's error;
+/* GET {owner}/v1/partitions/{id} under peer's config: *out (the serialized
+ * table) on FR_OK. On entry *out is empty or memory to write the answer into
+ * (its bytes dropped), as a worker keeps for its next fetch; on an error it
+ * is left empty. A non-200 answer becomes its problem's error;
  * an answer for another config is refused (FR_EDATA config-mismatch). The
  * call lasts at most timeout_ms (0 = PROTO_FETCH_TIMEOUT_MS): a worker
  * passes what is left of its task's deadline, so an owner that does not

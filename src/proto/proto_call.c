@@ -95,6 +95,9 @@ int proto_fetch_partition_rows(const struct proto_peer *peer, const char *owner,
     req.timeout_ms = timeout_ms > 0 ? timeout_ms : PROTO_FETCH_TIMEOUT_MS;
     req.max_body_bytes = max_bytes;
     req.accept_encoding = peer->codecs;
+    struct fr_buf room = *out; /* the caller's memory for the body, if any */
+    fr_buf_init(out);
+    req.body_room = &room;
     int rc = fr_client_call(&req, &resp, err);
     if (rc == FR_OK && resp.status != 200)
         rc = proto_problem_to_error(&resp.body, resp.status, owner, err);

@@ -57,6 +57,7 @@ int worker_new_with_store(const struct worker_options *o, store *st, worker **ou
     pthread_cond_init(&w->cache_cond, NULL);
     w->negative = fr_xcalloc(WORKER__NEGATIVE_MAX, sizeof(*w->negative));
     pthread_mutex_init(&w->parts_lock, NULL);
+    pthread_mutex_init(&w->rooms_lock, NULL);
     pthread_mutex_init(&w->slots_lock, NULL);
     pthread_cond_init(&w->slots_cond, NULL);
     pthread_mutex_init(&w->hb_lock, NULL);
@@ -125,6 +126,8 @@ void worker_free(worker *w)
         free(p);
     }
     store_free(w->store);
+    worker__rooms_drop(w);
+    pthread_mutex_destroy(&w->rooms_lock);
     pthread_mutex_destroy(&w->url_lock);
     pthread_mutex_destroy(&w->cache_lock);
     pthread_cond_destroy(&w->cache_cond);
@@ -251,4 +254,8 @@ void worker_metrics(worker *w, struct fr_buf *out)
                 "Bytes open result streams hold beyond the partitions held: their encode "
                 "buffers, and partitions dropped while they read them.");
     fr_buf_printf(out, "framed_worker_result_stream_bytes %lld\n", (long long)bytes);
+    metric_help(out, "framed_worker_fetch_buffer_bytes", "gauge",
+                "Bytes of receive buffers kept from partition fetches for the next ones "
+                "(freed when the worker goes idle).");
+    fr_buf_printf(out, "framed_worker_fetch_buffer_bytes %lld\n", (long long)worker__room_bytes(w));
 }

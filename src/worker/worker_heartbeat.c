@@ -76,6 +76,7 @@ static void trim_when_idle(worker *w, struct idle_trim *it)
         return;
     }
     if (ended != it->trimmed && now - it->since_ms >= WORKER_IDLE_TRIM_MS) {
+        worker__rooms_drop(w);
         malloc_trim(0);
         it->trimmed = ended;
     }

@@ -60,6 +60,9 @@ struct worker__resolve_hist {
     _Atomic uint32_t ring_ns[WORKER__RESOLVE_RING];
 };
 
+#define WORKER__ROOMS 8
+#define WORKER__ROOM_BYTES ((int64_t)256 << 20)
+
 struct worker__part {
     struct worker__part *next;
     char id[40];
@@ -120,6 +123,15 @@ struct worker {
     atomic_int result_streams;
     atomic_llong result_stream_bytes;
 
+    /* Receive buffers of fetches past (worker_task.c): a fetch writes its
+     * partition into one the last fetch touched rather than into fresh
+     * pages (dear on a VM). At most WORKER__ROOMS, WORKER__ROOM_BYTES in all;
+     * freed when the worker goes idle (worker_heartbeat.c). */
+    pthread_mutex_t rooms_lock; /* rooms, nrooms, room_bytes */
+    struct fr_buf rooms[WORKER__ROOMS];
+    int nrooms;
+    int64_t room_bytes;
+
     pthread_mutex_t slots_lock; /* running, tasks_ended */
     pthread_cond_t slots_cond;
     int running;
@@ -146,6 +158,15 @@ void worker__resolve_record(worker *w, int kind, int64_t ns);
 json_t *worker__resolve_info(worker *w);
 /* Appends framed_worker_config_resolve_seconds (histogram by result). */
 void worker__resolve_metrics(worker *w, struct fr_buf *out);
+/* A kept receive buffer (empty if none) into *room, which must be empty. */
+void worker__room_take(worker *w, struct fr_buf *room);
+/* Keeps *room's memory for a later fetch when it fits the bounds, else
+ * frees it; *room is left empty. */
+void worker__room_give(worker *w, struct fr_buf *room);
+/* Frees every kept receive buffer. */
+void worker__rooms_drop(worker *w);
+/* The bytes of kept receive buffers. */
+int64_t worker__room_bytes(worker *w);
 /* Appends the task time counters (worker_task.c). */
 void worker__task_metrics(worker *w, struct fr_buf *out);
 /* Drops every partition of config_id; returns how many. */

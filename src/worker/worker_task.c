@@ -47,21 +47,63 @@ static int64_t now_ns(void)
  * internal call, carrying the task's tracing IDs. *out new. The fetch lasts
  * at most until deadline_us (fr_mono_us), the task's own deadline: an owner
  * that does not answer costs the task no more. */
-static int fetch_remote(const struct proto_peer *peer, const char *url, const char *id,
+static int fetch_remote(worker *w, const struct proto_peer *peer, const char *url, const char *id,
                         int64_t max_bytes, int64_t deadline_us, struct df_table **out,
                         struct fr_error *err)
 {
-    struct fr_buf bytes;
-    fr_buf_init(&bytes);
     int64_t left_ms = (deadline_us - fr_mono_us()) / 1000;
     if (left_ms <= 0)
         return fr_error_setk(err, FR_ETIMEOUT, "task-timeout",
                              "the task's deadline (task_timeout_ms) passed before the fetch");
+    struct fr_buf bytes;
+    fr_buf_init(&bytes);
+    worker__room_take(w, &bytes);
     int rc = proto_fetch_partition(peer, url, id, max_bytes, left_ms, &bytes, err);
     if (rc == FR_OK)
         rc = df_table_deserialize(bytes.data, bytes.len, out, err);
-    fr_buf_cleanup(&bytes);
+    worker__room_give(w, &bytes); /* the table holds copies */
     return rc;
+}
+
+void worker__room_take(worker *w, struct fr_buf *room)
+{
+    pthread_mutex_lock(&w->rooms_lock);
+    if (w->nrooms > 0) {
+        *room = w->rooms[--w->nrooms];
+        w->room_bytes -= (int64_t)room->cap;
+    }
+    pthread_mutex_unlock(&w->rooms_lock);
+}
+
+void worker__room_give(worker *w, struct fr_buf *room)
+{
+    room->len = 0;
+    pthread_mutex_lock(&w->rooms_lock);
+    if (room->cap > 0 && w->nrooms < WORKER__ROOMS &&
+        (int64_t)room->cap <= WORKER__ROOM_BYTES - w->room_bytes) {
+        w->rooms[w->nrooms++] = *room;
+        w->room_bytes += (int64_t)room->cap;
+        fr_buf_init(room);
+    }
+    pthread_mutex_unlock(&w->rooms_lock);
+    fr_buf_cleanup(room); /* what did not fit */
+}
+
+void worker__rooms_drop(worker *w)
+{
+    pthread_mutex_lock(&w->rooms_lock);
+    while (w->nrooms > 0)
+        fr_buf_cleanup(&w->rooms[--w->nrooms]);
+    w->room_bytes = 0;
+    pthread_mutex_unlock(&w->rooms_lock);
+}
+
+int64_t worker__room_bytes(worker *w)
+{
+    pthread_mutex_lock(&w->rooms_lock);
+    int64_t n = w->room_bytes;
+    pthread_mutex_unlock(&w->rooms_lock);
+    return n;
 }
 
 /* http(s)://, printable ASCII without spaces, at most 512 bytes. */
@@ -97,7 +139,7 @@ static int fetch_input(worker *w, json_t *ref, const struct proto_peer *peer, in
     bool own = strlen(own_url) == n && strncmp(url, own_url, n) == 0;
     int64_t t0 = now_ns();
     int rc = own ? worker_partition_table(w, id, peer->config_id, out, err)
-                 : fetch_remote(peer, url, id, max_bytes, deadline_us, out, err);
+                 : fetch_remote(w, peer, url, id, max_bytes, deadline_us, out, err);
     if (rc == FR_OK) {
         int64_t ns = now_ns() - t0;
         if (own) {

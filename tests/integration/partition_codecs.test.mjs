@@ -87,7 +87,12 @@ test('a cluster sends partitions in the codec its config names, with the same an
       else assert.deepEqual(got, want, `the same answers with ${JSON.stringify(codecs)}`);
       assert.ok(d[`sends:${coding}`] >= 8, `partitions went in ${coding}: ${JSON.stringify(d)}`);
       for (const other of ['identity', 'lz4', 'zstd'].filter((x) => x !== coding)) assert.equal(d[`sends:${other}`], 0, `none in ${other}: ${JSON.stringify(d)}`);
-      if (!codecs.length) plainBytes = d['sent_bytes:identity'];
+      if (!codecs.length) {
+        plainBytes = d['sent_bytes:identity'];
+        // the raw fetches' receive buffers are kept for the next ones, within their bound
+        const kept = await Promise.all(workers.map(async (w) => Number((await call(w.base, 'GET', '/metrics')).text.match(/^framed_worker_fetch_buffer_bytes (\d+)$/m)[1])));
+        assert.ok(kept.some((b) => b > 0) && kept.every((b) => b <= 256 * 2 ** 20), `kept receive buffers: ${kept}`);
+      }
       else assert.ok(d[`sent_bytes:${coding}`] < plainBytes * 0.7, `${coding} sent fewer bytes: ${d[`sent_bytes:${coding}`]} against ${plainBytes}`);
     }
 

@@ -3,12 +3,14 @@
  * and config release against an in-process worker stand-in (the echo is
  * checked, a problem answer keeps its kind), and fetches that ask for a
  * codec: the answer decoded, a coding not asked for, corrupt or larger than
- * the bound refused. */
+ * the bound refused; and a fetch into memory the caller keeps for it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../common/mhd_fixture.h"
 #include "proto/proto.h"
@@ -26,6 +28,16 @@ static enum MHD_Result handle(void *cls, struct mhd_request *rq)
                                "\"status\":404,\"detail\":\"no partition p-gone\"}";
     if (strcmp(rq->method, "DELETE") == 0)
         return mhd_fixture_reply(rq->conn, cid ? 200 : 400, "application/json", "{}", 2, cid);
+    if (strstr(rq->uri, "p-big")) { /* 6 MiB of 'x', its length declared */
+        size_t n = (size_t)6 << 20;
+        char *big = malloc(n);
+        memset(big, 'x', n);
+        struct MHD_Response *r = MHD_create_response_from_buffer(n, big, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(r, "Framed-Config-Id", cid);
+        enum MHD_Result rc = MHD_queue_response(rq->conn, 200, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
     if (strstr(rq->uri, "p-good"))
         return mhd_fixture_reply(rq->conn, 200, "application/vnd.framed.table", "BYTES", 5, cid);
     if (strstr(rq->uri, "p-other"))
@@ -193,12 +205,62 @@ static void test_fetch_and_release(void **state)
     mhd_fixture_stop(&srv);
 }
 
+/* Memory given in *out is written into (a worker keeps it from fetch to
+ * fetch); its old bytes are not part of the answer, a body larger than it
+ * gets new room, and a failed fetch leaves nothing behind. */
+static void test_fetch_into_room(void **state)
+{
+    (void)state;
+    struct mhd_fixture srv;
+    assert_int_equal(mhd_fixture_start(&srv, handle, NULL), 0);
+    struct proto_peer peer = {.config_id = CONFIG_ID};
+    struct fr_error err;
+    fr_error_init(&err);
+    struct fr_buf out;
+    fr_buf_init(&out);
+    char *room = malloc(4096);
+    memcpy(room, "STALE STALE STALE", 18);
+    out = (struct fr_buf){.data = room, .len = 17, .cap = 4096};
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-good", 0, 0, &out, &err), FR_OK);
+    assert_ptr_equal(out.data, room); /* written where it was given */
+    assert_int_equal(out.len, 5);
+    assert_string_equal(out.data, "BYTES");
+    /* a body past the room's size: new room, all of it there */
+    out.len = 0;
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-big", 0, 0, &out, &err), FR_OK);
+    assert_int_equal(out.len, (size_t)6 << 20);
+    assert_true(out.cap > out.len);
+    assert_int_equal(out.data[0], 'x');
+    assert_int_equal(out.data[out.len - 1], 'x');
+    assert_int_equal(out.data[out.len], '\0');
+    /* the same room taken again by a smaller answer */
+    room = out.data;
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-good", 0, 0, &out, &err), FR_OK);
+    assert_ptr_equal(out.data, room);
+    assert_int_equal(out.len, 5);
+    /* failures free the room (ASan would report a leak) and leave *out empty */
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-gone", 0, 0, &out, &err),
+                     FR_ENOTFOUND);
+    assert_null(out.data);
+    assert_int_equal(out.cap, 0);
+    fr_buf_append(&out, "STALE", 5);
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-other", 0, 0, &out, &err),
+                     FR_EDATA);
+    assert_null(out.data);
+    /* a room smaller than the bound's answer, the bound still holds */
+    fr_buf_append(&out, "STALE", 5);
+    assert_int_equal(proto_fetch_partition(&peer, srv.base_url, "p-big", 1 << 20, 0, &out, &err),
+                     FR_ENOSPACE);
+    assert_null(out.data);
+    mhd_fixture_stop(&srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_of_http), cmocka_unit_test(test_problem_to_error),
         cmocka_unit_test(test_trace_ids),      cmocka_unit_test(test_fetch_and_release),
-        cmocka_unit_test(test_fetch_coded),
+        cmocka_unit_test(test_fetch_coded),    cmocka_unit_test(test_fetch_into_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

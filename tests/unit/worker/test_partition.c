@@ -2,7 +2,8 @@
  * it was made with, served (as a shared table or FRTB1 bytes) only under that
  * config, survives a reader's copy being freed, and goes on delete or with
  * its config; a result stream is counted while open, and a partition dropped
- * under it is charged to it (not to the partitions) until it closes. */
+ * under it is charged to it (not to the partitions) until it closes; fetch
+ * receive buffers are kept within their bounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +196,63 @@ static void test_drop_config_counts_streamed(void **state)
     assert_int_equal(worker__partitions_drop_config(w, CFG_A), 0);
 }
 
+static struct fr_buf room_of(size_t cap)
+{
+    struct fr_buf b = {.data = malloc(cap), .len = 3, .cap = cap};
+    memcpy(b.data, "old", 4);
+    return b;
+}
+
+/* Fetch receive buffers are kept for the next fetch within their bounds
+ * (WORKER__ROOMS of them, WORKER__ROOM_BYTES in all), given back empty, and
+ * all freed at once when the worker goes idle. */
+static void test_fetch_rooms(void **state)
+{
+    worker *w = *state;
+    struct fr_buf b;
+    fr_buf_init(&b);
+    worker__room_take(w, &b); /* none kept yet */
+    assert_null(b.data);
+    b = room_of(1 << 20);
+    char *kept = b.data;
+    worker__room_give(w, &b);
+    assert_null(b.data); /* taken by the worker */
+    assert_int_equal(worker__room_bytes(w), 1 << 20);
+    worker__room_take(w, &b);
+    assert_ptr_equal(b.data, kept);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.cap, 1 << 20);
+    assert_int_equal(worker__room_bytes(w), 0);
+    worker__room_give(w, &b);
+    /* past the count: freed, not kept */
+    for (int i = 1; i <= WORKER__ROOMS; i++) {
+        b = room_of(4096);
+        worker__room_give(w, &b);
+        assert_null(b.data);
+    }
+    assert_int_equal(w->nrooms, WORKER__ROOMS);
+    assert_int_equal(worker__room_bytes(w), (1 << 20) + (WORKER__ROOMS - 1) * 4096);
+    worker__rooms_drop(w);
+    assert_int_equal(w->nrooms, 0);
+    assert_int_equal(worker__room_bytes(w), 0);
+    /* past the bytes: one that would take the total over is freed */
+    b = room_of((size_t)WORKER__ROOM_BYTES - 4096);
+    worker__room_give(w, &b);
+    b = room_of(8192);
+    worker__room_give(w, &b);
+    assert_null(b.data);
+    assert_int_equal(w->nrooms, 1);
+    assert_int_equal(worker__room_bytes(w), WORKER__ROOM_BYTES - 4096);
+    b = room_of(4096);
+    worker__room_give(w, &b);
+    assert_int_equal(worker__room_bytes(w), WORKER__ROOM_BYTES);
+    /* empty buffers are not kept */
+    fr_buf_init(&b);
+    worker__room_give(w, &b);
+    assert_int_equal(w->nrooms, 2);
+    /* worker_free (teardown) frees what is kept: ASan reports a leak if not */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +261,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drop_by_config_and_totals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_stream_charge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_config_counts_streamed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fetch_rooms, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
