@@ -371,9 +371,10 @@ const vsLocal = names.filter((n) => n !== 'local');
 if (out.setups.local && vsLocal.length) {
   // the link's rate in bytes a second ('10gbit', '1gbit', '500mbit'), for the result's floor
   const rateOf = (r) => { const m = /^([\d.]+)\s*([kmg]?)bit$/i.exec(r || ''); return m ? Number(m[1]) * { '': 1, k: 1e3, m: 1e6, g: 1e9 }[m[2].toLowerCase()] / 8 : 0; };
-  const linkBps = tbf ? rateOf(out.link?.rate || '10gbit') : 0;
+  const linkK = parseInt(vsLocal[0], 10) || 1;
+  const linkBps = tbf ? rateOf(out.link?.rate || '10gbit') * linkK : 0;
   const span = (n, id) => { const e = out.setups[n]?.q[id]?.e2e; return e?.length ? `${fx(Math.min(...e))}-${fx(Math.max(...e))}` : '-'; };
-  lines.push(`End to end against the local runner on the same cores: t(k workers) / t(local); **bold** = over ${LIMIT} (the target: on 2 workers${tbf ? ' over the modelled 10 Gbit/s link' : ''}, every question within ${LIMIT}x of the local runner); the spread is the fastest and slowest of the runs.${withFetch ? ' Result MB = the Arrow stream fetched.' : ''}${withFetch && linkBps ? ` Link s = the time those bytes take on one ${out.link?.rate || '10gbit'} link: the floor of a read from the workers, which the local runner's read (loopback) does not pay.` : ''}`, '');
+  lines.push(`End to end against the local runner on the same cores: t(k workers) / t(local); **bold** = over ${LIMIT} (the target: on 2 workers${tbf ? ' over the modelled 10 Gbit/s link' : ''}, every question within ${LIMIT}x of the local runner); the spread is the fastest and slowest of the runs.${withFetch ? ' Result MB = the Arrow stream fetched.' : ''}${withFetch && linkBps ? ` Link s = the time those bytes take on the links of ${linkK} workers together (${out.link?.rate || '10gbit'} each, the parts spread evenly): the floor of a read from the workers, which the local runner's read (loopback) does not pay.` : ''}`, '');
   lines.push(`| question | local s | local spread | ${vsLocal.map((n) => `${n} / local | ${n} spread`).join(' | ')} |${withFetch ? ' result MB |' : ''}${withFetch && linkBps ? ' link s |' : ''}`);
   lines.push(`|---|---:|---:|${vsLocal.map(() => '---:|---:').join('|')}|${withFetch ? '---:|' : ''}${withFetch && linkBps ? '---:|' : ''}`);
   const over = Object.fromEntries(vsLocal.map((n) => [n, []]));
