@@ -13,6 +13,8 @@ import { StageGraph, Timeline, stagesFromExplain } from './stages.js';
 
 const POLL_MS = 500;
 const ACTIVE = new Set(['queued', 'running']);
+// a query's states only move forward: queued, running, then one that ends it
+const STATE_RANK = (state) => ({ queued: 0, running: 1 })[state] ?? 2;
 
 function ErrorBox({ error }) {
   if (!error) return null;
@@ -111,11 +113,22 @@ function useQuery(id) {
   const [stages, setStages] = useState({ data: null, missing: false, problem: null });
   const [explain, setExplain] = useState(null);
   const busy = useRef(false);
+  // the state on the page, so that an answer older than it (a poll sent before a cancel and
+  // answered after it) cannot take it back from cancelled to running: such an answer is
+  // dropped, stages too, and asked again (a few times, not forever)
+  const shown = useRef(null);
+  shown.current = q.data ? q.data.state : null;
+  const dropped = useRef(0);
   const load = async () => {
     if (busy.current) return;
     busy.current = true;
     const [a, b] = await Promise.all([api('GET', `/v1/queries/${enc(id)}`), api('GET', `/v1/queries/${enc(id)}/stages`)]);
     busy.current = false;
+    if (a.ok && shown.current && STATE_RANK(shown.current) > STATE_RANK(a.data.state)) {
+      if (dropped.current++ < 3) setTimeout(load, 250);
+      return;
+    }
+    dropped.current = 0;
     setQ(a.ok ? { data: a.data, problem: null } : (s) => ({ ...s, problem: a.problem }));
     setStages(b.ok ? { data: b.data, missing: false, problem: null } : { data: null, missing: b.status === 404, problem: b.status === 404 ? null : b.problem });
   };

@@ -294,9 +294,32 @@ async function cancelSteps(page, srv) {
   await waitFor(async () => (await done()) > first, 'the progress bar to move');
   await page.waitForSelector('#stage-graph g.stage-running');
   await page.waitForSelector('#q-cancel:not([disabled])');
+  // a poll of the query sent while it runs is held and answered (running) only after the
+  // cancel: the page must not go back from cancelled to running on that old answer
+  let release, held, answered;
+  const gate = new Promise((r) => { release = r; });
+  const heldOne = new Promise((r) => { held = r; });
+  const answeredOne = new Promise((r) => { answered = r; });
+  let holding = true;
+  const hold = async (route) => {
+    if (route.request().method() !== 'GET' || !holding) return route.continue();
+    holding = false;
+    const old = await route.fetch();
+    held();
+    await gate;
+    await route.fulfill({ response: old });
+    answered();
+  };
+  await page.route(`**/v1/queries/${id}`, hold);
+  await heldOne;
   await page.click('#q-cancel');
   // DELETE answers once the tasks stopped: the page shows it from that answer (or the event)
   await page.waitForSelector('#q-state[data-state="cancelled"]', { timeout: 3000 });
+  release();
+  await answeredOne;
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 100))); // its answer handled
+  assert.equal(await page.getAttribute('#q-state', 'data-state'), 'cancelled', 'an old answer does not take the state back');
+  await page.unroute(`**/v1/queries/${id}`, hold);
   assert.equal((await call(srv.base, 'GET', `/v1/queries/${id}`)).body.state, 'cancelled');
   assert.ok(await page.$eval('#q-cancel', (b) => b.disabled));
   await shoot(page, 'query-cancelled', { fullPage: false }); // 41 stages: a tall page
