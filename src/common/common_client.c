@@ -76,14 +76,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/* Picks up Framed-Config-Id; a new status line (after a 100 Continue)
- * forgets what an earlier response said. */
 /* Room for a body of n bytes. Past 4 MiB it is aligned to 2 MiB and advised
  * onto huge pages: on a VM the first touch of a 4 KiB page is dear, and a
  * partition's body is written once from end to end. */
-static char *room_alloc(size_t n)
+static char *room_alloc(size_t n, size_t *cap)
 {
     const size_t huge = 2u << 20;
+    *cap = n;
     if (n < 2 * huge)
         return fr_try_malloc(n);
     void *p = NULL;
@@ -91,6 +90,7 @@ static char *room_alloc(size_t n)
     if (rounded < n || posix_memalign(&p, huge, rounded) != 0)
         return NULL;
     (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice only */
+    *cap = rounded;
     return p;
 }
 
@@ -108,11 +108,12 @@ static void reserve_declared(struct call_state *st, const char *v)
     if (errno || end == v || declared == 0 || declared > bound || b->len > 0 ||
         declared + 1 <= b->cap)
         return;
-    char *room = room_alloc((size_t)declared + 1);
+    size_t cap = 0;
+    char *room = room_alloc((size_t)declared + 1, &cap);
     if (room) {
         free(b->data); /* empty: room given by the caller (req.body_room) and too small */
         b->data = room;
-        b->cap = (size_t)declared + 1;
+        b->cap = cap;
     }
 }
 
@@ -134,6 +135,8 @@ static bool header_is(const char *line, size_t n, const char *name, char *out, s
     return true;
 }
 
+/* Picks up Framed-Config-Id; a new status line (after a 100 Continue)
+ * forgets what an earlier response said. */
 static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
 {
     struct call_state *st = userdata;

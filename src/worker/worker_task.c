@@ -68,8 +68,13 @@ static int fetch_remote(worker *w, const struct proto_peer *peer, const char *ur
 void worker__room_take(worker *w, struct fr_buf *room)
 {
     pthread_mutex_lock(&w->rooms_lock);
-    if (w->nrooms > 0) {
-        *room = w->rooms[--w->nrooms];
+    if (w->nrooms > 0) { /* the largest: a big partition then needs no fresh pages */
+        int best = 0;
+        for (int i = 1; i < w->nrooms; i++)
+            if (w->rooms[i].cap > w->rooms[best].cap)
+                best = i;
+        *room = w->rooms[best];
+        w->rooms[best] = w->rooms[--w->nrooms];
         w->room_bytes -= (int64_t)room->cap;
     }
     pthread_mutex_unlock(&w->rooms_lock);

@@ -13,8 +13,6 @@ import { StageGraph, Timeline, stagesFromExplain } from './stages.js';
 
 const POLL_MS = 500;
 const ACTIVE = new Set(['queued', 'running']);
-// a query's states only move forward: queued, running, then one that ends it
-const STATE_RANK = (state) => ({ queued: 0, running: 1 })[state] ?? 2;
 
 function ErrorBox({ error }) {
   if (!error) return null;
@@ -113,23 +111,26 @@ function useQuery(id) {
   const [stages, setStages] = useState({ data: null, missing: false, problem: null });
   const [explain, setExplain] = useState(null);
   const busy = useRef(false);
-  // the state on the page, so that an answer older than it (a poll sent before a cancel and
-  // answered after it) cannot take it back from cancelled to running: such an answer is
-  // dropped, stages too, and asked again (a few times, not forever)
+  // A query that ended never runs again: an answer that says it is active where the page
+  // shows it ended is older than the page (a poll sent before a cancel, answered after it).
+  // It is not shown (the check is in the state update, so it also holds for an end not yet
+  // rendered), and when the rendered page already shows the end, its stages are dropped too and
+  // asked again, at most 3 times in a row.
   const shown = useRef(null);
   shown.current = q.data ? q.data.state : null;
-  const dropped = useRef(0);
+  const retries = useRef(0);
+  const outdated = (state, answer) => !!state && !ACTIVE.has(state) && ACTIVE.has(answer.state);
   const load = async () => {
     if (busy.current) return;
     busy.current = true;
     const [a, b] = await Promise.all([api('GET', `/v1/queries/${enc(id)}`), api('GET', `/v1/queries/${enc(id)}/stages`)]);
     busy.current = false;
-    if (a.ok && shown.current && STATE_RANK(shown.current) > STATE_RANK(a.data.state)) {
-      if (dropped.current++ < 3) setTimeout(load, 250);
+    if (a.ok && outdated(shown.current, a.data)) {
+      if (retries.current++ < 3) setTimeout(load, 250);
       return;
     }
-    dropped.current = 0;
-    setQ(a.ok ? { data: a.data, problem: null } : (s) => ({ ...s, problem: a.problem }));
+    retries.current = 0;
+    setQ(a.ok ? (s) => (s.data && outdated(s.data.state, a.data) ? s : { data: a.data, problem: null }) : (s) => ({ ...s, problem: a.problem }));
     setStages(b.ok ? { data: b.data, missing: false, problem: null } : { data: null, missing: b.status === 404, problem: b.status === 404 ? null : b.problem });
   };
   useEffect(() => { load(); }, [id]);

@@ -291,6 +291,7 @@ test('a worker container killed mid-query: the query still gives the right answe
   }
   assert.equal(r.body.state, 'succeeded', `${JSON.stringify(r.body)}\n${await clusterLogs()}`);
   const res = await call(cl.base, 'GET', `/v1/queries/${id}/result`);
+  assert.equal(res.status, 200, `${res.text}\n${await clusterLogs()}`);
   assert.deepEqual(canon(res.body.rows), want);
   const again = await runPlan(cl.base, plan);
   assert.equal(again.query.state, 'succeeded', JSON.stringify(again.query));

@@ -311,15 +311,22 @@ async function cancelSteps(page, srv) {
     answered();
   };
   await page.route(`**/v1/queries/${id}`, hold);
-  await heldOne;
-  await page.click('#q-cancel');
-  // DELETE answers once the tasks stopped: the page shows it from that answer (or the event)
-  await page.waitForSelector('#q-state[data-state="cancelled"]', { timeout: 3000 });
-  release();
-  await answeredOne;
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 100))); // its answer handled
-  assert.equal(await page.getAttribute('#q-state', 'data-state'), 'cancelled', 'an old answer does not take the state back');
-  await page.unroute(`**/v1/queries/${id}`, hold);
+  try {
+    await heldOne;
+    await page.click('#q-cancel');
+    // DELETE answers once the tasks stopped: the page shows it from that answer (or the event)
+    await page.waitForSelector('#q-state[data-state="cancelled"]', { timeout: 3000 });
+    // the page's next GET of the query comes after the old answer was handled: asked again
+    // once it is dropped, or (without the check) the running page's next poll
+    const next = page.waitForRequest((q) => q.method() === 'GET' && q.url().endsWith(`/v1/queries/${id}`), { timeout: 10000 });
+    release();
+    await answeredOne;
+    await next;
+    assert.equal(await page.getAttribute('#q-state', 'data-state'), 'cancelled', 'an old answer does not take the state back');
+  } finally {
+    release();
+    await page.unroute(`**/v1/queries/${id}`, hold);
+  }
   assert.equal((await call(srv.base, 'GET', `/v1/queries/${id}`)).body.state, 'cancelled');
   assert.ok(await page.$eval('#q-cancel', (b) => b.disabled));
   await shoot(page, 'query-cancelled', { fullPage: false }); // 41 stages: a tall page
