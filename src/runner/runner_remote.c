@@ -461,21 +461,105 @@ static void abandon_gone(struct remote_runner *rr)
     }
 }
 
+/* Drops in flight to one worker at once. A drop is one call a partition, and
+ * a query's shuffle leaves thousands of them when its stage is read: sent
+ * at once, they opened as many connections from this address, past the
+ * worker's limit for one address (250), and the worker refused them (left
+ * behind) and everything else from here, the result read included, until
+ * they closed. The rest wait their turn in rr->deletes. */
+#define REMOTE_DROPS_PER_WORKER 8
+
+struct drop_count {
+    char *worker; /* a copy: pending drops are freed while it is compared */
+    int n;
+};
+
+static struct drop_count *drop_count_of(struct drop_count **counts, int *ncounts, int *cap,
+                                        const char *worker)
+{
+    for (int i = 0; i < *ncounts; i++)
+        if (strcmp((*counts)[i].worker, worker) == 0)
+            return &(*counts)[i];
+    if (*ncounts == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        *counts = fr_xrealloc(*counts, sizeof(**counts) * (size_t)*cap);
+    }
+    (*counts)[*ncounts] = (struct drop_count){.worker = fr_xstrdup(worker), .n = 0};
+    return &(*counts)[(*ncounts)++];
+}
+
+static void free_pending_delete(struct pending_delete *d)
+{
+    free(d->url);
+    free(d->worker);
+    free(d);
+}
+
+/* Starts the pending drops that fit under REMOTE_DROPS_PER_WORKER, oldest
+ * first. A drop for a worker whose heartbeats stopped is not sent (its
+ * partitions are lost to the runner; one that comes back drops them all
+ * with the config), nor is any once the runner stops (each worker drops
+ * the config and its partitions at teardown). */
 static void start_deletes(struct remote_runner *rr)
 {
     pthread_mutex_lock(&rr->lock);
     struct pending_delete *d = rr->deletes;
     rr->deletes = NULL;
+    bool stopping = rr->stopping;
     pthread_mutex_unlock(&rr->lock);
+    struct pending_delete *oldest = NULL; /* rr->deletes is newest first: reversed */
     while (d) {
         struct pending_delete *next = d->next;
-        struct proto_peer peer = peer_of(rr, d->request_id, d->query_id);
-        new_transfer(rr, &peer, d->worker, "DELETE", d->url, NULL, PROTO_DROP_TIMEOUT_MS);
-        free(d->url);
-        free(d->worker);
-        free(d);
+        d->next = oldest;
+        oldest = d;
         d = next;
     }
+    struct drop_count *counts = NULL;
+    int ncounts = 0, cap = 0;
+    for (struct transfer *t = rr->transfers; t; t = t->next)
+        if (!t->job) /* a drop or a release: both hold a connection */
+            drop_count_of(&counts, &ncounts, &cap, t->url)->n++;
+    struct pending_delete *wait = NULL, **wait_end = &wait;
+    for (d = oldest; d;) {
+        struct pending_delete *next = d->next;
+        struct drop_count *c = stopping ? NULL : drop_count_of(&counts, &ncounts, &cap, d->worker);
+        if (c && c->n >= REMOTE_DROPS_PER_WORKER) {
+            d->next = NULL;
+            *wait_end = d;
+            wait_end = &d->next;
+            d = next;
+            continue;
+        }
+        if (c && !runner__registry_gone(rr->reg, d->worker)) {
+            struct proto_peer peer = peer_of(rr, d->request_id, d->query_id);
+            if (new_transfer(rr, &peer, d->worker, "DELETE", d->url, NULL, PROTO_DROP_TIMEOUT_MS))
+                c->n++;
+        }
+        free_pending_delete(d);
+        d = next;
+    }
+    for (int i = 0; i < ncounts; i++)
+        free(counts[i].worker);
+    free(counts);
+    if (!wait)
+        return;
+    pthread_mutex_lock(&rr->lock); /* back in front of newer ones, newest first again */
+    struct pending_delete *newer = rr->deletes;
+    rr->deletes = NULL;
+    while (wait) {
+        struct pending_delete *next = wait->next;
+        wait->next = rr->deletes;
+        rr->deletes = wait;
+        wait = next;
+    }
+    if (newer) {
+        struct pending_delete *tail = newer;
+        while (tail->next)
+            tail = tail->next;
+        tail->next = rr->deletes;
+        rr->deletes = newer;
+    }
+    pthread_mutex_unlock(&rr->lock);
 }
 
 /* A worker that hung and came back holds partitions (and maybe a task's
@@ -509,8 +593,6 @@ static void *loop_main(void *arg)
 {
     struct remote_runner *rr = arg;
     while (!idle_and_stopping(rr)) {
-        dispatch(rr);
-        start_deletes(rr);
         int running = 0;
         curl_multi_perform(rr->multi, &running);
         CURLMsg *m;
@@ -527,6 +609,10 @@ static void *loop_main(void *arg)
         }
         abandon_gone(rr);
         release_returned(rr);
+        /* after the completions: the slots and drop places they freed are
+         * used now, not after the next wake (up to 100 ms later) */
+        dispatch(rr);
+        start_deletes(rr);
         curl_multi_poll(rr->multi, NULL, 0, 100, NULL);
     }
     return NULL;
