@@ -5,6 +5,8 @@
 #include "common/common.h"
 
 #include <malloc.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,56 @@ static void usage(FILE *out)
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n`framed <command> --help` lists a command's flags.\n");
+}
+
+/* Freed memory kept, and huge pages (below): an address sanitizer's
+ * allocator takes no tunables, and an exec under valgrind would leave it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FRAMED_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FRAMED_ASAN 1
+#endif
+#endif
+
+/* The roles start again at once (the same process, execv of itself) with
+ * FR_MALLOC_TUNABLES in GLIBC_TUNABLES, which glibc reads only at start:
+ * its heaps then grow 64 MiB at a time on huge pages. On a VM the first
+ * touch of a 4 KiB page is dear: the first q3 of 1e8 rows in a process took
+ * 458k page faults and 6.3 s, with the tunables 1.1k faults and 4.1 s
+ * (bench/RESULTS.md). Not when the operator set malloc tunables or MALLOC_*_
+ * variables (theirs win), under valgrind or ASan, in secure execution
+ * (setuid or file capabilities: glibc drops tunables there), or when the
+ * exec fails (then keep_freed_memory below does what mallopt can). */
+#define RESTART_MARK "_FRAMED_MALLOC_RESTARTED"
+
+static void restart_with_malloc_tunables(char **argv)
+{
+#ifndef FRAMED_ASAN
+    /* once: the marker says this is the restarted process, whatever glibc
+     * made of GLIBC_TUNABLES (a secure-execution process may lose it) */
+    if (getenv(RESTART_MARK)) {
+        unsetenv(RESTART_MARK);
+        return;
+    }
+    const char *t = getenv("GLIBC_TUNABLES"), *pre = getenv("LD_PRELOAD");
+    char value[4096];
+    if (getauxval(AT_SECURE) || getenv("MALLOC_MMAP_THRESHOLD_") ||
+        getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_") ||
+        (pre && strstr(pre, "vgpreload")) || !fr_malloc_tunables(t, value, sizeof(value)))
+        return;
+    char *was = t ? fr_xstrdup(t) : NULL;
+    if (setenv("GLIBC_TUNABLES", value, 1) == 0 && setenv(RESTART_MARK, "1", 1) == 0)
+        execv("/proc/self/exe", argv);
+    unsetenv(RESTART_MARK); /* no exec: as it was */
+    if (was)
+        setenv("GLIBC_TUNABLES", was, 1);
+    else
+        unsetenv("GLIBC_TUNABLES");
+    free(was);
+#else
+    (void)argv;
+#endif
 }
 
 /* Memory a query frees is kept for the next one: glibc would hand blocks
@@ -67,6 +119,7 @@ int main(int argc, char **argv, char **envp)
     for (int i = 0; i < NCOMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) != 0)
             continue;
+        restart_with_malloc_tunables(argv);
         keep_freed_memory();
         return commands[i].run(argc - 1, argv + 1, envp);
     }

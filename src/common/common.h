@@ -84,6 +84,17 @@ const char *fr_status_name(int status);
 /* Case-insensitive Levenshtein distance of a and b, the measure behind every
  * "did you mean"; -1 when either is longer than 127 bytes. */
 int fr_edit_distance(const char *a, const char *b);
+/* glibc's malloc tunables framed's roles run with (main.c): huge pages for
+ * the heaps, grown 64 MiB at a time, blocks up to 32 MiB from the heaps,
+ * 256 MiB kept free at a heap's top. */
+#define FR_MALLOC_TUNABLES                                                                         \
+    "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864:glibc.malloc.mmap_threshold="            \
+    "33554432:glibc.malloc.trim_threshold=268435456"
+/* The GLIBC_TUNABLES value to run with: current (NULL or "" = none) with
+ * FR_MALLOC_TUNABLES after it, into out. False, out untouched, when current
+ * already sets a glibc.malloc tunable (the operator's own, or ours after the
+ * restart) or the value would not fit outsz. */
+bool fr_malloc_tunables(const char *current, char *out, size_t outsz);
 /* Cuts a character split at the end of s (a message cut at a byte bound). */
 void fr_utf8_cut_tail(char *s);
 /* new: s with each byte that is not in valid UTF-8 as U+FFFD. */

@@ -5,6 +5,7 @@
 #include "common.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 int fr_edit_distance(const char *a, const char *b)
@@ -82,4 +83,16 @@ char *fr_utf8_repaired(const char *s)
         i += len ? len : 1;
     }
     return b.data ? b.data : fr_xstrdup("");
+}
+
+bool fr_malloc_tunables(const char *current, char *out, size_t outsz)
+{
+    if (current && strstr(current, "glibc.malloc."))
+        return false;
+    bool some = current && *current;
+    size_t need = (some ? strlen(current) + 1 : 0) + sizeof(FR_MALLOC_TUNABLES);
+    if (need > outsz)
+        return false;
+    snprintf(out, outsz, "%s%s%s", some ? current : "", some ? ":" : "", FR_MALLOC_TUNABLES);
+    return true;
 }

@@ -1,4 +1,5 @@
-/* test_text: the one edit distance behind every "did you mean". */
+/* test_text: the one edit distance behind every "did you mean", and the
+ * GLIBC_TUNABLES value the roles restart with. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -30,11 +31,36 @@ static void test_too_long_is_refused(void **state)
     assert_int_equal(fr_edit_distance(longer, longer), 0);
 }
 
+static void test_malloc_tunables(void **state)
+{
+    (void)state;
+    char out[512];
+    assert_true(fr_malloc_tunables(NULL, out, sizeof(out)));
+    assert_string_equal(out, FR_MALLOC_TUNABLES);
+    assert_true(fr_malloc_tunables("", out, sizeof(out)));
+    assert_string_equal(out, FR_MALLOC_TUNABLES);
+    assert_non_null(strstr(out, "glibc.malloc.hugetlb=1"));
+    /* another namespace's tunables are kept, ours after them */
+    assert_true(fr_malloc_tunables("glibc.rtld.optional_static_tls=4096", out, sizeof(out)));
+    assert_string_equal(out, "glibc.rtld.optional_static_tls=4096:" FR_MALLOC_TUNABLES);
+    /* any malloc tunable already set (the operator's, or ours after the restart): none */
+    strcpy(out, "untouched");
+    assert_false(fr_malloc_tunables("glibc.malloc.hugetlb=0", out, sizeof(out)));
+    assert_false(fr_malloc_tunables(FR_MALLOC_TUNABLES, out, sizeof(out)));
+    assert_false(fr_malloc_tunables("glibc.rtld.x=1:glibc.malloc.arena_max=2", out, sizeof(out)));
+    assert_string_equal(out, "untouched");
+    /* too long for out: none, rather than a cut value */
+    assert_false(fr_malloc_tunables(NULL, out, sizeof(FR_MALLOC_TUNABLES) - 1));
+    assert_true(fr_malloc_tunables(NULL, out, sizeof(FR_MALLOC_TUNABLES)));
+    assert_int_equal(strlen(out), sizeof(FR_MALLOC_TUNABLES) - 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_distances),
         cmocka_unit_test(test_too_long_is_refused),
+        cmocka_unit_test(test_malloc_tunables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
