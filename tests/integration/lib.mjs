@@ -6,7 +6,7 @@
 // against openapi.yaml (contract_lib.mjs); a violation throws from the
 // awaited fetch (or from reading a streamed body) and fails the test.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,8 +109,26 @@ process.on('exit', () => {
 const START_TIMEOUT_MS = 30000;
 const STOP_TIMEOUT_MS = 40000;
 
+// Every temp root goes when the test process exits, whatever the test did with
+// it (kept across a restart, or left by a failure); a tree a test made
+// unreadable (chmod 0) is opened up first.
+const tempRoots = new Set();
+function removeTree(dir) {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    try {
+      execFileSync('chmod', ['-R', 'u+rwx', dir], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    } catch { /* what cannot go stays: the test's verdict stands */ }
+  }
+}
+process.on('exit', () => { for (const d of tempRoots) removeTree(d); });
+
 export function tempRoot() {
-  return mkdtempSync(path.join(tmpdir(), 'framed-it-'));
+  const dir = mkdtempSync(path.join(tmpdir(), 'framed-it-'));
+  tempRoots.add(dir);
+  return dir;
 }
 
 // The test's environment without FRAMED_* variables, so the server sees only
