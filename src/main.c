@@ -49,8 +49,9 @@ static void usage(FILE *out)
  * 458k page faults and 6.3 s, with the tunables 1.1k faults and 4.1 s
  * (bench/RESULTS.md). Not when the operator set malloc tunables or MALLOC_*_
  * variables (theirs win), under valgrind or ASan, in secure execution
- * (setuid or file capabilities: glibc drops tunables there), or when the
- * exec fails (then keep_freed_memory below does what mallopt can). */
+ * (setuid or file capabilities: glibc drops tunables there), when started
+ * through the dynamic loader, or when the exec fails (then
+ * keep_freed_memory below does what mallopt can). */
 #define RESTART_MARK "_FRAMED_MALLOC_RESTARTED"
 
 static void restart_with_malloc_tunables(char **argv)
@@ -67,6 +68,17 @@ static void restart_with_malloc_tunables(char **argv)
     if (getauxval(AT_SECURE) || getenv("MALLOC_MMAP_THRESHOLD_") ||
         getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_") ||
         (pre && strstr(pre, "vgpreload")) || !fr_malloc_tunables(t, value, sizeof(value)))
+        return;
+    /* started through the dynamic loader (ld-linux-*.so framed ...): the
+     * exe is the loader, which would take argv[0] for its program */
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return; /* no /proc: no way to exec this binary again */
+    self[n] = '\0';
+    const char *base = strrchr(self, '/');
+    base = base ? base + 1 : self;
+    if (strncmp(base, "ld-", 3) == 0 || strncmp(base, "ld.so", 5) == 0)
         return;
     char *was = t ? fr_xstrdup(t) : NULL;
     if (setenv("GLIBC_TUNABLES", value, 1) == 0 && setenv(RESTART_MARK, "1", 1) == 0)
@@ -95,7 +107,7 @@ static void keep_freed_memory(void)
 {
     const char *t = getenv("GLIBC_TUNABLES");
     if ((t && strstr(t, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
-        getenv("MALLOC_TRIM_THRESHOLD_"))
+        getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_"))
         return;
     /* no check: under ASan and valgrind these are no-ops that answer 0 */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);

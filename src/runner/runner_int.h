@@ -337,6 +337,9 @@ int runner__registry_slots(runner_registry *g);
  * forgotten meanwhile. A worker that merely timed out a call while beating
  * owes nothing. True when the drop is owed. */
 bool runner__registry_owe_drop(runner_registry *g, const char *url);
+/* True when url is a worker of the registry (announced or static, gone or
+ * not; a forgotten one is not). */
+bool runner__registry_known(runner_registry *g, const char *url);
 /* True when url's heartbeats lapsed (see above) or url is not known (a
  * forgotten worker): what it holds cannot be reached. */
 bool runner__registry_lapsed(runner_registry *g, const char *url);

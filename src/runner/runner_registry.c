@@ -569,6 +569,16 @@ bool runner__registry_owe_drop(runner_registry *g, const char *url)
     return owed;
 }
 
+bool runner__registry_known(runner_registry *g, const char *url)
+{
+    bool known = false;
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n && !known; i++)
+        known = strcmp(g->w[i].url, url) == 0;
+    pthread_mutex_unlock(&g->lock);
+    return known;
+}
+
 bool runner__registry_lapsed(runner_registry *g, const char *url)
 {
     bool known = false, out = false;

@@ -471,11 +471,14 @@ static void abandon_gone(struct remote_runner *rr)
 
 struct drop_count {
     char *worker; /* a copy: pending drops are freed while it is compared */
-    int n;
+    int n;        /* drops and releases in flight to it */
+    bool skip;    /* its drops are not sent (see start_deletes) */
 };
 
-static struct drop_count *drop_count_of(struct drop_count **counts, int *ncounts, int *cap,
-                                        const char *worker)
+/* The entry of worker, added (with what the registry says of it, asked once
+ * a pass) when new. */
+static struct drop_count *drop_count_of(struct remote_runner *rr, struct drop_count **counts,
+                                        int *ncounts, int *cap, const char *worker)
 {
     for (int i = 0; i < *ncounts; i++)
         if (strcmp((*counts)[i].worker, worker) == 0)
@@ -484,7 +487,12 @@ static struct drop_count *drop_count_of(struct drop_count **counts, int *ncounts
         *cap = *cap ? 2 * *cap : 8;
         *counts = fr_xrealloc(*counts, sizeof(**counts) * (size_t)*cap);
     }
-    (*counts)[*ncounts] = (struct drop_count){.worker = fr_xstrdup(worker), .n = 0};
+    bool skip = false;
+    if (!runner__registry_known(rr->reg, worker))
+        skip = true; /* forgotten: nobody to tell */
+    else if (runner__registry_gone(rr->reg, worker))
+        skip = runner__registry_owe_drop(rr->reg, worker); /* told to drop all when back */
+    (*counts)[*ncounts] = (struct drop_count){.worker = fr_xstrdup(worker), .skip = skip};
     return &(*counts)[(*ncounts)++];
 }
 
@@ -496,10 +504,10 @@ static void free_pending_delete(struct pending_delete *d)
 }
 
 /* Starts the pending drops that fit under REMOTE_DROPS_PER_WORKER, oldest
- * first. A drop for a worker whose heartbeats stopped is not sent (its
- * partitions are lost to the runner; one that comes back drops them all
- * with the config), nor is any once the runner stops (each worker drops
- * the config and its partitions at teardown). */
+ * first. None is sent once the runner stops (each worker drops the config
+ * and its partitions at teardown), to a worker whose heartbeats stopped (it
+ * owes a drop: told to drop all it holds of this runner when it is back) or
+ * to one the registry forgot. */
 static void start_deletes(struct remote_runner *rr)
 {
     pthread_mutex_lock(&rr->lock);
@@ -507,6 +515,8 @@ static void start_deletes(struct remote_runner *rr)
     rr->deletes = NULL;
     bool stopping = rr->stopping;
     pthread_mutex_unlock(&rr->lock);
+    if (!d)
+        return;
     struct pending_delete *oldest = NULL; /* rr->deletes is newest first: reversed */
     while (d) {
         struct pending_delete *next = d->next;
@@ -516,21 +526,22 @@ static void start_deletes(struct remote_runner *rr)
     }
     struct drop_count *counts = NULL;
     int ncounts = 0, cap = 0;
-    for (struct transfer *t = rr->transfers; t; t = t->next)
+    for (struct transfer *t = rr->transfers; t && !stopping; t = t->next)
         if (!t->job) /* a drop or a release: both hold a connection */
-            drop_count_of(&counts, &ncounts, &cap, t->url)->n++;
+            drop_count_of(rr, &counts, &ncounts, &cap, t->url)->n++;
     struct pending_delete *wait = NULL, **wait_end = &wait;
     for (d = oldest; d;) {
         struct pending_delete *next = d->next;
-        struct drop_count *c = stopping ? NULL : drop_count_of(&counts, &ncounts, &cap, d->worker);
-        if (c && c->n >= REMOTE_DROPS_PER_WORKER) {
+        struct drop_count *c =
+            stopping ? NULL : drop_count_of(rr, &counts, &ncounts, &cap, d->worker);
+        if (c && !c->skip && c->n >= REMOTE_DROPS_PER_WORKER) {
             d->next = NULL;
             *wait_end = d;
             wait_end = &d->next;
             d = next;
             continue;
         }
-        if (c && !runner__registry_gone(rr->reg, d->worker)) {
+        if (c && !c->skip) {
             struct proto_peer peer = peer_of(rr, d->request_id, d->query_id);
             if (new_transfer(rr, &peer, d->worker, "DELETE", d->url, NULL, PROTO_DROP_TIMEOUT_MS))
                 c->n++;
@@ -543,7 +554,7 @@ static void start_deletes(struct remote_runner *rr)
     free(counts);
     if (!wait)
         return;
-    pthread_mutex_lock(&rr->lock); /* back in front of newer ones, newest first again */
+    pthread_mutex_lock(&rr->lock); /* behind the newer ones, newest first again */
     struct pending_delete *newer = rr->deletes;
     rr->deletes = NULL;
     while (wait) {
