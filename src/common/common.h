@@ -30,6 +30,11 @@ char *fr_xstrndup(const char *s, size_t n);
 char *fr_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *fr_try_malloc(size_t n);
 void *fr_try_realloc(void *p, size_t n);
+/* try variant for big buffers written end to end (columns, partition
+ * bodies): past 4 MiB aligned to 2 MiB, rounded up to it and advised onto
+ * huge pages (on a VM the first touch of a 4 KiB page is dear); *cap (when
+ * given) gets the bytes allocated. Freed with free(). */
+void *fr_try_malloc_big(size_t n, size_t *cap);
 
 /* ---- errors -------------------------------------------------------------
  * Status codes are negative; 0 is success. The HTTP edge maps each one to a

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 
 #define CLIENT_DEFAULT_TIMEOUT_MS 30000
 #define CLIENT_CONNECT_TIMEOUT_MS 2000
@@ -76,24 +75,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
-/* Room for a body of n bytes. Past 4 MiB it is aligned to 2 MiB and advised
- * onto huge pages: on a VM the first touch of a 4 KiB page is dear, and a
- * partition's body is written once from end to end. */
-static char *room_alloc(size_t n, size_t *cap)
-{
-    const size_t huge = 2u << 20;
-    *cap = n;
-    if (n < 2 * huge)
-        return fr_try_malloc(n);
-    void *p = NULL;
-    size_t rounded = (n + huge - 1) / huge * huge;
-    if (rounded < n || posix_memalign(&p, huge, rounded) != 0)
-        return NULL;
-    (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice only */
-    *cap = rounded;
-    return p;
-}
-
 /* A body of declared length (a partition: hundreds of MB) is given its room
  * once, not grown by doublings that copy it and touch fresh pages each time;
  * only up to max_body (a longer one fails anyway) and 1 GiB without one (a
@@ -109,7 +90,7 @@ static void reserve_declared(struct call_state *st, const char *v)
         declared + 1 <= b->cap)
         return;
     size_t cap = 0;
-    char *room = room_alloc((size_t)declared + 1, &cap);
+    char *room = fr_try_malloc_big((size_t)declared + 1, &cap);
     if (room) {
         free(b->data); /* empty: room given by the caller (req.body_room) and too small */
         b->data = room;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void oom(size_t n)
 {
@@ -70,4 +71,21 @@ void *fr_try_malloc(size_t n)
 void *fr_try_realloc(void *p, size_t n)
 {
     return realloc(p, n ? n : 1);
+}
+
+void *fr_try_malloc_big(size_t n, size_t *cap)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (cap)
+        *cap = n;
+    if (n < 2 * huge)
+        return fr_try_malloc(n);
+    void *p = NULL;
+    size_t rounded = (n + huge - 1) / huge * huge;
+    if (rounded < n || posix_memalign(&p, huge, rounded) != 0)
+        return NULL;
+    (void)madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
+    if (cap)
+        *cap = rounded;
+    return p;
 }

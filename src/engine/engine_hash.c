@@ -24,15 +24,7 @@ int64_t df__morsel_rows(const struct df_exec *ex)
 
 void *df__alloc_big(size_t bytes)
 {
-    const size_t huge = 2u << 20;
-    if (bytes < 2 * huge)
-        return fr_try_malloc(bytes);
-    void *p = NULL;
-    size_t rounded = (bytes + huge - 1) / huge * huge;
-    if (posix_memalign(&p, huge, rounded) != 0)
-        return NULL;
-    madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure is harmless */
-    return p;
+    return fr_try_malloc_big(bytes, NULL);
 }
 
 int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero)

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* Past the task's range the reader only finishes its last record: small
  * blocks there. */
@@ -62,11 +61,7 @@ struct worker__remote_source {
  * OOM. free() frees it. */
 static char *block_alloc(void)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, (size_t)2 << 20, PROTO_RANGE_BLOCK) != 0)
-        return NULL;
-    (void)madvise(p, PROTO_RANGE_BLOCK, MADV_HUGEPAGE);
-    return p;
+    return fr_try_malloc_big(PROTO_RANGE_BLOCK, NULL);
 }
 
 static size_t block_want(const struct worker__remote_source *s, int64_t off, int64_t size,
