@@ -247,14 +247,25 @@ test('a worker container killed mid-query: the query still gives the right answe
   writeFileSync(path.join(cl.data, 'big.csv'), s);
   const want = canon([...expect.entries()].map(([k, v]) => [k, v]));
   await call(cl.base, 'DELETE', '/v1/runner?force=true'); // whatever an earlier test left
-  let r = await call(cl.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 65536, scan_tasks_min_size_bytes: 1, shuffle_partitions: 6, maintain_order: false } });
+  let r = await call(cl.base, 'POST', '/v1/config', { json: { scan_tasks_max_size_bytes: 32768, scan_tasks_min_size_bytes: 1, shuffle_partitions: 6, maintain_order: false } });
   assert.equal(r.status, 200, r.text);
   const plan = { source: { dataset: 'big' }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] };
   const victim = cl.workers[1];
   // The kill must land mid-query: a result already on the victim when it
   // dies goes with it (results stay on the workers until read). The victim
   // is frozen first (SIGSTOP); a query past its last stage by then is let go
-  // and another one tried.
+  // and another one tried. The signal goes straight to the container's
+  // process (framed is its PID 1), not through `podman kill`, whose own
+  // start takes longer than the whole query may.
+  const victimPid = Number(await podman('inspect', '-f', '{{.State.Pid}}', victim.name));
+  const signal = async (sig) => {
+    try {
+      if (!(victimPid > 1)) throw new Error('no pid'); // never 0: that is this test's own group
+      process.kill(victimPid, `SIG${sig}`);
+    } catch {
+      await podman('kill', '-s', sig, victim.name); // another user's container
+    }
+  };
   let id, ran = 0, midQuery = false;
   for (let attempt = 0; attempt < 10 && !midQuery; attempt++) {
     r = await call(cl.base, 'POST', '/v1/queries', { json: { plan } });
@@ -265,7 +276,7 @@ test('a worker container killed mid-query: the query still gives the right answe
       if (r.body.progress.tasks_done > 0 || r.body.state !== 'running') break;
       await new Promise((res) => setTimeout(res, 2));
     }
-    await podman('kill', '-s', 'STOP', victim.name);
+    await signal('STOP');
     const st = await call(cl.base, 'GET', `/v1/queries/${id}/stages`);
     ran = st.body.stages[0].tasks.filter((t) => t.worker_url === victim.base && t.state === 'ok').length;
     const stages = st.body.stages;
@@ -273,7 +284,7 @@ test('a worker container killed mid-query: the query still gives the right answe
       !stages[stages.length - 1].tasks.some((t) => t.worker_url === victim.base && t.state === 'ok');
     if (!midQuery) {
       console.log(`# try ${attempt}: ran ${ran}, stages ${st.status} ${st.body?.state}, ${stages?.length} stages, last on ${JSON.stringify(stages?.[stages.length - 1]?.tasks?.map((t) => t.worker_url))}`);
-      await podman('kill', '-s', 'CONT', victim.name);
+      await signal('CONT');
       for (let i = 0; i < 600; i++) {
         r = await call(cl.base, 'GET', `/v1/queries/${id}`);
         if (!['queued', 'running'].includes(r.body.state)) break;
