@@ -46,8 +46,8 @@ struct remote_runner {
     pthread_t thread;
     pthread_mutex_t lock; /* "remote lock": head/tail, deletes, stopping, counters */
     struct rjob *head, *tail;
-    struct pending_delete *deletes;
-    struct transfer *transfers; /* in flight: the loop thread only */
+    struct pending_delete *deletes, **deletes_end; /* oldest first; the last one's next */
+    struct transfer *transfers;                    /* in flight: the loop thread only */
     bool stopping;
     int64_t tasks_sent, tasks_retried;
 };
@@ -408,7 +408,9 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         runner__registry_done(rr->reg, t->url, (transport && !owner) || status == 401);
     if (t->job && code == CURLE_OK && status == 200) /* it answers: a holder worth waiting for */
         runner__registry_progress(rr->reg, t->url);
-    if (t->job && code == CURLE_OPERATION_TIMEDOUT) /* owed only if its beats lapsed too */
+    /* A task or a drop timed out: owed only if its beats lapsed too (so a
+     * drop that never landed on a hung worker is made good when it is back) */
+    if (code == CURLE_OPERATION_TIMEDOUT)
         runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
     if (!t->job) {
         free_transfer(t);
@@ -513,28 +515,22 @@ static void start_deletes(struct remote_runner *rr)
     pthread_mutex_lock(&rr->lock);
     struct pending_delete *d = rr->deletes;
     rr->deletes = NULL;
+    rr->deletes_end = &rr->deletes;
     bool stopping = rr->stopping;
     pthread_mutex_unlock(&rr->lock);
     if (!d)
         return;
-    struct pending_delete *oldest = NULL; /* rr->deletes is newest first: reversed */
-    while (d) {
-        struct pending_delete *next = d->next;
-        d->next = oldest;
-        oldest = d;
-        d = next;
-    }
     struct drop_count *counts = NULL;
     int ncounts = 0, cap = 0;
     for (struct transfer *t = rr->transfers; t && !stopping; t = t->next)
         if (!t->job) /* a drop or a release: both hold a connection */
             drop_count_of(rr, &counts, &ncounts, &cap, t->url)->n++;
     struct pending_delete *wait = NULL, **wait_end = &wait;
-    for (d = oldest; d;) {
+    while (d) {
         struct pending_delete *next = d->next;
         struct drop_count *c =
             stopping ? NULL : drop_count_of(rr, &counts, &ncounts, &cap, d->worker);
-        if (c && !c->skip && c->n >= REMOTE_DROPS_PER_WORKER) {
+        if (c && !c->skip && c->n >= REMOTE_DROPS_PER_WORKER) { /* waits, in order */
             d->next = NULL;
             *wait_end = d;
             wait_end = &d->next;
@@ -554,22 +550,11 @@ static void start_deletes(struct remote_runner *rr)
     free(counts);
     if (!wait)
         return;
-    pthread_mutex_lock(&rr->lock); /* behind the newer ones, newest first again */
-    struct pending_delete *newer = rr->deletes;
-    rr->deletes = NULL;
-    while (wait) {
-        struct pending_delete *next = wait->next;
-        wait->next = rr->deletes;
-        rr->deletes = wait;
-        wait = next;
-    }
-    if (newer) {
-        struct pending_delete *tail = newer;
-        while (tail->next)
-            tail = tail->next;
-        tail->next = rr->deletes;
-        rr->deletes = newer;
-    }
+    pthread_mutex_lock(&rr->lock); /* the waiting ones first, then any pushed meanwhile */
+    *wait_end = rr->deletes;
+    if (!rr->deletes)
+        rr->deletes_end = wait_end;
+    rr->deletes = wait;
     pthread_mutex_unlock(&rr->lock);
 }
 
@@ -694,8 +679,8 @@ static void remote_drop(runner *r, struct runner_part *p)
         d->worker = fr_xstrdup(p->url);
         snprintf(d->request_id, sizeof(d->request_id), "%s", p->request_id);
         snprintf(d->query_id, sizeof(d->query_id), "%s", p->query_id);
-        d->next = rr->deletes;
-        rr->deletes = d;
+        *rr->deletes_end = d; /* the oldest are sent first */
+        rr->deletes_end = &d->next;
     }
     pthread_mutex_unlock(&rr->lock);
     curl_multi_wakeup(rr->multi);
@@ -825,6 +810,7 @@ int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, 
     rr->sender = fr_xstrdup(sender ? sender : "coordinator");
     rr->codecs = cfg_codecs_accept(&frozen->values, rr->codecs_buf, sizeof(rr->codecs_buf));
     pthread_mutex_init(&rr->lock, NULL);
+    rr->deletes_end = &rr->deletes;
     rr->multi = curl_multi_init();
     int rc = rr->multi ? runner__store_hold(&rr->base, st, err)
                        : fr_error_setk(err, FR_EINTERNAL, "internal", "curl_multi_init failed");
