@@ -196,12 +196,23 @@ struct df_exec {
     const atomic_bool *cancel; /* may be NULL */
     int64_t null_errors;       /* values turned into nulls by on_error=null */
     int64_t deadline_us;       /* fr_mono_us() after which the task times out; 0 = none */
+    /* The process's account, which every charge also goes to (the server's
+     * --memory-limit, shared by its running tasks), or NULL: shared_add(
+     * shared_arg, bytes, &budget) adds bytes (negative to give back) and
+     * returns by how much the process is now over its budget (0: within it),
+     * the budget in *budget. The owner gives back what is left charged
+     * (mem_used) when the task ends. */
+    int64_t (*shared_add)(void *arg, int64_t bytes, int64_t *budget);
+    void *shared_arg;
 };
 void df_exec_init(struct df_exec *ex, const struct df_options *opts, const atomic_bool *cancel);
 /* Adds bytes (may be negative) to the account; FR_EMEMLIMIT with a message
- * naming the limit when over it; FR_ECANCELLED when the cancel flag is set;
- * FR_ETIMEOUT past the deadline. */
+ * naming the limit when over it; FR_ENOSPACE memory-budget-exceeded when a
+ * positive charge takes the process's account over its budget;
+ * FR_ECANCELLED when the cancel flag is set; FR_ETIMEOUT past the deadline. */
 int df_exec_charge(struct df_exec *ex, int64_t bytes, struct fr_error *err);
+/* Gives bytes back to the account (and the process's), checking nothing. */
+void df_exec_release(struct df_exec *ex, int64_t bytes);
 int df_exec_check_cancel(const struct df_exec *ex, struct fr_error *err);
 
 /* Date and timestamp text: YYYY-MM-DD and ISO 8601 (T or space, optional

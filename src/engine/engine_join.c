@@ -157,6 +157,8 @@ static int build_side(struct join *j, int nkeys, int64_t morsel, bool need_match
                       struct fr_error *err)
 {
     int64_t n = j->build->nrows;
+    if (morsel > n) /* a morsel's buffers for the rows there are */
+        morsel = n > 0 ? n : 1;
     uint64_t *h = fr_try_malloc(sizeof(uint64_t) * (size_t)morsel);
     int64_t *rows = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     int64_t *gids = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
@@ -250,6 +252,8 @@ static int probe_row(struct join *j, int64_t p, int64_t g, struct fr_error *err)
 static int probe_side(struct join *j, int nkeys, int64_t morsel, struct fr_error *err)
 {
     int64_t n = j->probe->nrows;
+    if (morsel > n)
+        morsel = n > 0 ? n : 1;
     uint64_t *h = fr_try_malloc(sizeof(uint64_t) * (size_t)morsel);
     int64_t *gids = fr_try_malloc(sizeof(int64_t) * (size_t)morsel);
     int rc = h && gids ? FR_OK : fr_error_set(err, FR_ETOOLARGE, "out of memory probing a join");

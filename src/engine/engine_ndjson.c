@@ -404,7 +404,7 @@ static int read_lines(struct ndjson_read *r, struct line_reader *lr, int64_t *ro
     }
 out:
     /* the caller charges the finished columns as a whole */
-    r->ex->mem_used -= charged;
+    df_exec_release(r->ex, charged);
     return rc;
 }
 
@@ -465,7 +465,7 @@ int df_ndjson_read_source(struct df_source *src, const struct df_byte_range *ran
         total += df_column_bytes(r.cols[j]);
     }
     if ((result = df_exec_charge(ex, total, err)) != FR_OK) {
-        ex->mem_used -= total;
+        df_exec_release(ex, total);
         goto out;
     }
     struct df_table *t = df_table_new();

@@ -276,6 +276,7 @@ struct runner {
     int64_t memory_budget;       /* --memory-limit: results fetched are charged to it; 0 = none */
     const atomic_llong *charged; /* the rest of the budget's charges (the context's), or NULL */
     atomic_llong held_local;     /* stage outputs of all its queries held here (not on workers) */
+    atomic_llong working;        /* what its running tasks have charged here (df_exec), local */
     atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
 };
 

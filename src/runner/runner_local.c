@@ -71,6 +71,19 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
     return rc;
 }
 
+/* df_exec's shared_add with a memory budget: the running tasks' working
+ * memory counts against it with what the budget holds already. */
+static int64_t working_add(void *arg, int64_t bytes, int64_t *budget)
+{
+    runner *r = arg;
+    int64_t now = atomic_fetch_add(&r->working, bytes) + bytes;
+    *budget = r->memory_budget;
+    if (bytes <= 0 || r->memory_budget <= 0)
+        return 0;
+    int64_t total = now + atomic_load(&r->held_local) + (r->charged ? atomic_load(r->charged) : 0);
+    return total > r->memory_budget ? total - r->memory_budget : 0;
+}
+
 static void run_job(runner *r, struct rjob *job, int thread)
 {
     runner_query *q = job->q;
@@ -84,12 +97,17 @@ static void run_job(runner *r, struct rjob *job, int thread)
     int ntables = 0, rc = FR_OK;
     struct df_exec ex;
     df_exec_init(&ex, &r->opts, &q->cancel);
+    if (r->memory_budget > 0) {
+        ex.shared_add = working_add;
+        ex.shared_arg = r;
+    }
     if (cancelled) {
         rc = fr_error_set(&err, FR_ECANCELLED, "the query was cancelled");
     } else if (!skip) {
         runner__task_begin(job, NULL, NULL, thread);
         ex.deadline_us = fr_mono_us() + r->frozen->values.task_timeout_ms * 1000;
         rc = execute(r, job, &ex, &tables, &ntables, &err);
+        df_exec_release(&ex, ex.mem_used); /* its outputs are held from here on, if kept */
         if (rc != FR_OK && retryable(rc) && job->attempt < r->frozen->values.task_max_retries) {
             FR_LOG(FR_LOG_WARN, "query %s stage %d task %d failed (%s), retry %d of %lld", q->id,
                    job->stage, job->task, err.message, job->attempt + 1,

@@ -237,7 +237,8 @@ test('task memory limit fails the query, the memory budget gives 507, cancel wor
   try {
     const rows = Array.from({ length: 3000 }, (_, i) => ({ k: i % 7, v: i }));
     writeFileSync(path.join(srv.dataDir, 'big.csv'), 'k,v\n' + rows.map((r) => `${r.k},${r.v}`).join('\n') + '\n');
-    await call(srv.base, 'POST', '/v1/config', { json: { task_memory_limit_bytes: 4096 } });
+    // under the budget: a task's working memory counts against both, the task's own limit first
+    await call(srv.base, 'POST', '/v1/config', { json: { task_memory_limit_bytes: 1024 } });
     let q = await run(srv, { source: { dataset: 'big' } });
     assert.equal(q.state, 'failed');
     assert.equal(q.error.kind, 'task-memory-limit');

@@ -286,6 +286,47 @@ static void test_memory_limit(void **state)
     assert_non_null(strstr(err.message, "task_memory_limit_bytes"));
 }
 
+/* The process's account (df_exec.shared_add) moves with every charge and
+ * release, and a positive charge that takes it over its budget fails
+ * memory-budget-exceeded, naming the budget, whatever the task's own limit. */
+struct shared_account {
+    int64_t used, budget;
+};
+
+static int64_t shared_add(void *arg, int64_t bytes, int64_t *budget)
+{
+    struct shared_account *a = arg;
+    a->used += bytes;
+    *budget = a->budget;
+    return a->used > a->budget ? a->used - a->budget : 0;
+}
+
+static void test_shared_account(void **state)
+{
+    (void)state;
+    struct df_options o = {.morsel_size_rows = 1024, .task_memory_limit_bytes = 0};
+    struct shared_account acct = {.used = 900, .budget = 1000}; /* 900 held elsewhere */
+    struct df_exec ex;
+    df_exec_init(&ex, &o, NULL);
+    ex.shared_add = shared_add;
+    ex.shared_arg = &acct;
+    struct fr_error err;
+    fr_error_init(&err);
+    assert_int_equal(df_exec_charge(&ex, 100, &err), FR_OK);
+    assert_int_equal(acct.used, 1000);
+    assert_int_equal(df_exec_charge(&ex, 1, &err), FR_ENOSPACE);
+    assert_string_equal(err.kind, "memory-budget-exceeded");
+    assert_non_null(strstr(err.message, "--memory-limit 1000"));
+    assert_int_equal(acct.used, 1001); /* charged all the same: the owner gives mem_used back */
+    assert_int_equal(ex.mem_used, 101);
+    fr_error_init(&err);
+    assert_int_equal(df_exec_charge(&ex, -51, &err), FR_OK); /* giving back never fails */
+    df_exec_release(&ex, 50);
+    assert_int_equal(ex.mem_used, 0);
+    assert_int_equal(acct.used, 900);
+    assert_int_equal(df_exec_charge(&ex, 100, &err), FR_OK); /* room again */
+}
+
 /* A schema grows a field at a time across every doubling of its room
  * (engine_table.c): each field keeps its name and type, and a copy holds
  * them all (under ASan, a room of one more field each time was 800 MB of
@@ -324,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_strings_never_null_data),
         cmocka_unit_test(test_dates),
         cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_shared_account),
         cmocka_unit_test(test_slice_matches_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,12 +174,53 @@ static void test_budget_fails_a_query_that_holds_too_much(void **state)
     cfg_cleanup(&cfg);
 }
 
+/* A task's working memory counts against the budget with what is held: an
+ * aggregate over a wide computed string column holds one row a task, but
+ * each morsel's 60000 strings of 300 bytes live while they are counted. */
+static void test_budget_counts_running_tasks(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    runner *r = wide_runner(&cfg, 8, NROWS, 1);
+    atomic_llong charged = 0;
+    runner_set_memory_budget(r, 400000);
+    runner_set_memory_charged(r, &charged);
+    char ops[1024], pad[301];
+    memset(pad, 'x', 300);
+    pad[300] = '\0';
+    snprintf(ops, sizeof(ops),
+             "[{\"agg\": [\"sum(length(concat(k, '%s'))) as n\", \"count(*) as c\"]}]", pad);
+    char *text = distinct_keys_plan(NROWS, ops);
+    runner_query *q = run_plan(r, text, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_FAILED);
+    assert_string_equal(runner_query_error(q)->kind, "memory-budget-exceeded");
+    assert_non_null(strstr(runner_query_error(q)->message, "working memory"));
+    runner_query_unref(q);
+    assert_int_equal(atomic_load(&r->working), 0); /* every charge given back */
+    /* without a budget it runs, and gives its working memory back too */
+    runner_set_memory_budget(r, 0);
+    q = run_plan(r, text, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    assert_int_equal(runner_query_rows(q), 1);
+    runner_query_unref(q);
+    /* a budget it fits in */
+    runner_set_memory_budget(r, (int64_t)1 << 30);
+    q = run_plan(r, text, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    runner_query_unref(q);
+    assert_int_equal(atomic_load(&r->working), 0);
+    free(text);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shuffle_buckets_are_freed_as_read),
         cmocka_unit_test(test_answers_stay_right),
         cmocka_unit_test(test_budget_fails_a_query_that_holds_too_much),
+        cmocka_unit_test(test_budget_counts_running_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
