@@ -43,13 +43,15 @@ struct chunk_read {
 
 /* Prefixes the message of the error in r->err (set by a decoder, a codec,
  * the source or this file) with where it happened; returns its status.
- * Memory, cancel and timeout failures keep their own words. */
+ * Memory (the task's limit or the process's budget), cancel and timeout
+ * failures keep their own words. */
 static int rd_fail(struct chunk_read *r, int status)
 {
     if (!r->err)
         return status;
     status = r->err->status;
-    if (status == FR_EMEMLIMIT || status == FR_ECANCELLED || status == FR_ETIMEOUT)
+    if (status == FR_EMEMLIMIT || status == FR_ECANCELLED || status == FR_ETIMEOUT ||
+        strcmp(r->err->kind, "memory-budget-exceeded") == 0) /* the process's budget */
         return status;
     char msg[sizeof(r->err->message)], kind[sizeof(r->err->kind)];
     snprintf(msg, sizeof(msg), "%s", r->err->message);

@@ -560,8 +560,9 @@ static void hold(runner_query *q, struct runner_part *p)
 }
 
 /* After a task's outputs were held: over the memory budget (the context's
- * charges, every query's outputs held here and the running tasks' working
- * memory), q fails and stops. Called
+ * charges and every query's outputs held here), q fails and stops. (Running
+ * tasks' working memory is checked as they charge it, failing their own
+ * query: df_exec's shared account, runner_local.c.) Called
  * with q->lock held. */
 static void check_budget(runner_query *q)
 {
@@ -569,7 +570,7 @@ static void check_budget(runner_query *q)
     if (r->memory_budget <= 0 || q->error.status != FR_OK)
         return;
     int64_t charged = r->charged ? atomic_load(r->charged) : 0, held = atomic_load(&r->held_local);
-    if (charged + held + atomic_load(&r->working) <= r->memory_budget)
+    if (charged + held <= r->memory_budget)
         return;
     fr_error_setk(&q->error, FR_ENOSPACE, "memory-budget-exceeded",
                   "the query's intermediate results (%lld bytes held by all queries, with %lld "

@@ -410,9 +410,14 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
         runner__registry_progress(rr->reg, t->url);
     /* A task or a drop timed out: owed only if its beats lapsed too (so a
      * drop that never landed on a hung worker is made good when it is back) */
-    if (code == CURLE_OPERATION_TIMEDOUT)
-        runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
+    bool owed = code == CURLE_OPERATION_TIMEDOUT &&
+                runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
     if (!t->job) {
+        if (transport && !owed) /* a live worker keeps the partition until the runner goes */
+            FR_LOG(FR_LOG_WARN,
+                   "a partition drop on worker %s failed (%s): the partition stays there until "
+                   "the runner is reset",
+                   t->url, code != CURLE_OK ? curl_easy_strerror(code) : "it is not serving");
         free_transfer(t);
         return;
     }

@@ -338,7 +338,19 @@ static void test_corrupted_bytes(void **state)
     }
 }
 
-/* The memory limit and the cancel flag stop a read, and leave nothing charged. */
+/* A process-wide account (df_exec.shared_add) with a budget of 20000. */
+static int64_t budget_used;
+static int64_t budget_add(void *arg, int64_t bytes, int64_t *budget)
+{
+    (void)arg;
+    budget_used += bytes;
+    *budget = 20000;
+    return budget_used > 20000 ? budget_used - 20000 : 0;
+}
+
+/* The memory limit, the process's budget and the cancel flag stop a read,
+ * and leave nothing charged; the budget's error keeps its own words (no
+ * file, row group and column in front: it is not the file's fault). */
 static void test_memory_limit_and_cancel(void **state)
 {
     (void)state;
@@ -356,6 +368,16 @@ static void test_memory_limit_and_cancel(void **state)
     assert_int_equal(df_parquet_read(pq, 0, 2, NULL, -1, &ex, &t, &err), FR_EMEMLIMIT);
     assert_null(t);
     assert_int_equal(ex.mem_used, 0);
+    df_exec_init(&ex, &opts, NULL);
+    ex.shared_add = budget_add;
+    fr_error_init(&err);
+    assert_int_equal(df_parquet_read(pq, 0, 2, NULL, -1, &ex, &t, &err), FR_ENOSPACE);
+    assert_null(t);
+    assert_string_equal(err.kind, "memory-budget-exceeded");
+    assert_true(strncmp(err.message, "a task's working memory", 23) == 0);
+    assert_string_equal(err.file, "");
+    assert_int_equal(ex.mem_used, 0);
+    assert_int_equal(budget_used, 0);
     atomic_bool cancel = true;
     df_exec_init(&ex, &opts, &cancel);
     assert_int_equal(df_parquet_read(pq, 0, 2, NULL, -1, &ex, &t, &err), FR_ECANCELLED);
