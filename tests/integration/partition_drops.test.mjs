@@ -31,6 +31,25 @@ function gauge(text, name) {
   return Number(m[1]);
 }
 
+// Partitions a worker dropped one by one (DELETE /v1/partitions/{id} answered
+// 204; counted once its answer is sent, after the partition went).
+function droppedIn(text) {
+  return [...text.matchAll(/^framed_http_requests_total\{route="\/v1\/partitions\/\{id\}",method="DELETE",status="204"\} (\d+)$/gm)]
+    .reduce((n, m) => n + Number(m[1]), 0);
+}
+
+// big.csv in dataDir: ROWS rows of (k, v), k in [0, KEYS); the sum of v per k.
+function writeBig(dataDir) {
+  let s = 'k,v\n';
+  const sums = new Map();
+  for (let i = 0; i < ROWS; i++) {
+    s += `${i % KEYS},${i}\n`;
+    sums.set(i % KEYS, (sums.get(i % KEYS) ?? 0) + i);
+  }
+  writeFileSync(path.join(dataDir, 'big.csv'), s);
+  return sums;
+}
+
 // Requests the server answered with status, whatever their route.
 function answered(text, status) {
   let n = 0;
@@ -42,13 +61,7 @@ function answered(text, status) {
 
 test('thousands of shuffle partitions are dropped a few at a time: no 503, nothing left behind', async () => {
   const coord = await startServer({ args: ['--runner', 'remote'] });
-  let s = 'k,v\n';
-  const sums = new Map();
-  for (let i = 0; i < ROWS; i++) {
-    s += `${i % KEYS},${i}\n`;
-    sums.set(i % KEYS, (sums.get(i % KEYS) ?? 0) + i);
-  }
-  writeFileSync(path.join(coord.dataDir, 'big.csv'), s);
+  const sums = writeBig(coord.dataDir);
   const worker = await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir] });
   try {
     await waitWorkersActive(coord, 1);
@@ -69,13 +82,10 @@ test('thousands of shuffle partitions are dropped a few at a time: no 503, nothi
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.rows.length, KEYS);
     for (const [k, v] of res.body.rows) assert.equal(v, sums.get(k), `sum of key ${k}`);
-    // The drops run after the shuffle was read: wait for them to land (a drop
-    // is counted once its answer is sent, after the partition went). About 3 s
+    // The drops run after the shuffle was read: wait for them to land. About 3 s
     // here; under ASan on a loaded machine (CI) 9216 round trips, 8 at a time,
     // took over 30, so the wait is bounded at 2 minutes.
     const result = st.body.stages[st.body.stages.length - 1].tasks.length;
-    const droppedIn = (text) => [...text.matchAll(/^framed_http_requests_total\{route="\/v1\/partitions\/\{id\}",method="DELETE",status="204"\} (\d+)$/gm)]
-      .reduce((n, m) => n + Number(m[1]), 0);
     let text = '';
     for (let i = 0; i < 1200; i++) {
       text = await metricsText(worker.base);
@@ -121,9 +131,7 @@ function connectionsTo(pid, port) {
 
 test('a worker that hangs with thousands of drops pending: a few calls open to it, all dropped when it wakes', async () => {
   const coord = await startServer({ args: ['--runner', 'remote'] });
-  let s = 'k,v\n';
-  for (let i = 0; i < ROWS; i++) s += `${i % KEYS},${i}\n`;
-  writeFileSync(path.join(coord.dataDir, 'big.csv'), s);
+  writeBig(coord.dataDir);
   const worker = await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir] });
   let stopped = false;
   try {
@@ -167,8 +175,7 @@ test('a worker that hangs with thousands of drops pending: a few calls open to i
     }
     assert.equal(gauge(text, 'framed_worker_partitions'), 0, 'the woken worker holds nothing of the runner');
     assert.ok(coord.stderr().includes(`worker ${worker.base} is back after hanging`), 'the coordinator told it to drop all');
-    const dropped = [...text.matchAll(/^framed_http_requests_total\{route="\/v1\/partitions\/\{id\}",method="DELETE",status="204"\} (\d+)$/gm)]
-      .reduce((n, m) => n + Number(m[1]), 0);
+    const dropped = droppedIn(text);
     assert.ok(dropped < total, `${dropped} of ${total} drops were sent one by one: the rest waited when it hung (the case under test)`);
     const info = await call(worker.base, 'GET', '/v1/info');
     assert.ok(!info.body.config_ids.includes(configId), `config ${configId} went with the drop`);
