@@ -276,6 +276,9 @@ int fr_secret_load(const char *path, char **out, struct fr_error *err);
 #define FR_QUERY_ID_HEADER "Framed-Query-Id"
 /* The one check of a config ID: "sha256:" and 64 lowercase hex digits. */
 bool fr_config_id_valid(const char *id);
+/* A JSON array of at most max strings, each a valid config ID (no NUL). */
+struct json_t;
+bool fr_config_id_list_ok(const struct json_t *ids, size_t max);
 struct fr_client_req {
     const char *method;       /* "GET", "POST", "DELETE", ... */
     const char *url;          /* absolute */

@@ -7,6 +7,7 @@
 #include "common.h"
 
 #include <curl/curl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,19 @@ bool fr_config_id_valid(const char *id)
     size_t n = id ? strlen(id) : 0;
     return n == 7 + 64 && strncmp(id, "sha256:", 7) == 0 &&
            strspn(id + 7, "0123456789abcdef") == 64;
+}
+
+bool fr_config_id_list_ok(const json_t *ids, size_t max)
+{
+    if (!json_is_array(ids) || json_array_size(ids) > max)
+        return false;
+    for (size_t i = 0; i < json_array_size(ids); i++) {
+        const json_t *v = json_array_get(ids, i);
+        const char *id = json_string_value(v);
+        if (!id || strlen(id) != json_string_length(v) || !fr_config_id_valid(id))
+            return false;
+    }
+    return true;
 }
 
 /* What the callbacks write into; part of a struct fr_client_xfer. */

@@ -195,13 +195,18 @@ int ctx_worker_announce(ctx *c, json_t *body, json_t **out, struct ctx_error *er
 {
     struct fr_error ferr;
     fr_error_init(&ferr);
-    if (runner_registry_announce(c->registry, body, &ferr) != FR_OK) { /* 422, listed */
+    json_t *release = json_array();
+    if (runner_registry_announce(c->registry, body, release, &ferr) != FR_OK) { /* 422, listed */
+        json_decref(release);
         err->ext = json_pack("{s[{ssss}]}", "errors", "field", ferr.field[0] ? ferr.field : "body",
                              "message", ferr.message);
         return ctx__fail(err, FR_EVALIDATION, "validation-failed", "the announce was refused: %s",
                          ferr.message);
     }
     *out = json_pack("{sI}", "heartbeat_ms", (json_int_t)runner_registry_heartbeat_ms(c->registry));
+    if (json_array_size(release)) /* a backstop for the DELETE /v1/configs it missed */
+        json_object_set(*out, "release_config_ids", release);
+    json_decref(release);
     return FR_OK;
 }
 

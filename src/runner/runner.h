@@ -41,8 +41,11 @@ typedef struct runner_registry runner_registry;
 /* new: static_urls is a comma-separated list or NULL. */
 runner_registry *runner_registry_new(const char *static_urls, int64_t heartbeat_ms);
 void runner_registry_free(runner_registry *g); /* accepts NULL */
-/* An announce or heartbeat body; FR_EINVAL with a message for a bad one. */
-int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err);
+/* An announce or heartbeat body; FR_EINVAL with a message for a bad one.
+ * release (a JSON array, or NULL): the IDs of configs the worker must drop
+ * now, released by runners while it hung, are appended (each told once). */
+int runner_registry_announce(runner_registry *g, json_t *body, json_t *release,
+                             struct fr_error *err);
 /* Whether url may be a worker's announced URL: http(s)://host[:port], at most
  * a trailing '/', no path, query or user (calls append /v1/... to it). */
 bool runner_worker_url_ok(const char *url);

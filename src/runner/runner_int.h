@@ -333,20 +333,30 @@ int runner__registry_live(runner_registry *g);
 /* Task slots (threads) of the workers not gone, at least 1. */
 int runner__registry_slots(runner_registry *g);
 /* A call to url hung or its partitions were given up: when its heartbeats
- * lapsed (suspect by missed beats, or gone) it owes a drop and is told to
- * drop what it holds of this runner when it is back, even if it was
- * forgotten meanwhile. A worker that merely timed out a call while beating
- * owes nothing. True when the drop is owed. */
-bool runner__registry_owe_drop(runner_registry *g, const char *url);
+ * lapsed (suspect by missed beats, or gone) it owes a drop of config_id (the
+ * runner's config and its partitions) and is told it when it is back, even
+ * if it was forgotten meanwhile. A worker that merely timed out a call while
+ * beating owes nothing. True when the drop is owed. */
+bool runner__registry_owe_drop(runner_registry *g, const char *url, const char *config_id);
+/* The release of config_id at a runner's reset failed on url: it owes that
+ * drop, told once it is back (announced workers; false for a static one,
+ * which has no heartbeat to answer). */
+bool runner__registry_owe_release(runner_registry *g, const char *url, const char *config_id);
+/* The live remote runner's config (NULL: none): drops owed of it are told by
+ * that runner (runner__registry_take_returned), which also marks what the
+ * worker held lost; drops owed of any other config (released runners) are
+ * told in the registry's answer to the worker's heartbeat. */
+void runner__registry_set_live(runner_registry *g, const char *config_id);
 /* True when url is a worker of the registry (announced or static, gone or
  * not; a forgotten one is not). */
 bool runner__registry_known(runner_registry *g, const char *url);
 /* True when url's heartbeats lapsed (see above) or url is not known (a
  * forgotten worker): what it holds cannot be reached. */
 bool runner__registry_lapsed(runner_registry *g, const char *url);
-/* new (NULL when none): the announced workers that owe a drop and are now
- * active again with no task running, NULL-terminated; each is taken once. */
-char **runner__registry_take_returned(runner_registry *g);
+/* new (NULL when none): the announced workers that owe a drop of config_id
+ * and are now active again (two heartbeats since) with no task running,
+ * NULL-terminated; each debt is taken once. */
+char **runner__registry_take_returned(runner_registry *g, const char *config_id);
 
 /* runner_check.c: what is accepted from a worker (a partition ID by
  * proto_partition_id_ok). */

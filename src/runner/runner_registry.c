@@ -22,10 +22,22 @@
 /* Forgotten workers that still owe a drop, remembered (oldest first out) so
  * that their drop is sent when they announce again. */
 #define REG_MAX_OWING 256
+/* Configs one worker may owe drops of (a worker hung through that many
+ * runner resets); past it the oldest debt is forgotten, logged. */
+#define REG_MAX_OWED 8
+/* "sha256:" and 64 hex digits, and the NUL */
+#define REG_CONFIG_ID_SIZE 72
 
 /* Files whose scans a worker ran, remembered per worker (oldest out
  * first): a key (runner__scan_key) with bit 0 set when it read its own copy. */
 #define REG_SCAN_FILES 64
+
+/* The configs a worker must drop (with their partitions) once it is back:
+ * the runners that made them lost it while its heartbeats lapsed. */
+struct debt {
+    char ids[REG_MAX_OWED][REG_CONFIG_ID_SIZE];
+    int n;
+};
 
 struct wentry {
     char *id;
@@ -45,15 +57,16 @@ struct wentry {
     int64_t last_failure_ms; /* an announced one stays suspect until it beats again */
     json_t *config_ids;
     bool is_static;
-    bool owes_drop; /* it hung on a call: once back and idle it must drop what it holds */
-    int beats_owed; /* heartbeats since: the first one after a hang can race the late
-                     * requests the worker reads when it wakes, so two are awaited */
+    struct debt owed; /* it hung on a call: once back and idle it must drop these configs */
+    int beats_owed;   /* heartbeats since: the first one after a hang can race the late
+                       * requests the worker reads when it wakes, so two are awaited */
 };
 
-/* A forgotten worker that owes a drop: its ID and URL (new). */
+/* A forgotten worker that owes drops: its ID and URL (new), and the configs. */
 struct owing {
     char *id;
     char *url;
+    struct debt owed;
 };
 
 struct runner_registry {
@@ -64,7 +77,55 @@ struct runner_registry {
     int nowing;
     int64_t heartbeat_ms;
     unsigned rotation; /* where the next pick starts, so ties spread over workers */
+    /* The config of the live remote runner ("" none): its debts are settled
+     * by the runner (runner__registry_take_returned), the others by the
+     * registry in its answer to a heartbeat. */
+    char live[REG_CONFIG_ID_SIZE];
 };
+
+/* Adds config_id to d (once); past REG_MAX_OWED the oldest goes. */
+static void debt_add(struct debt *d, const char *url, const char *config_id)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->ids[i], config_id) == 0)
+            return;
+    if (d->n == REG_MAX_OWED) {
+        FR_LOG(FR_LOG_WARN,
+               "worker %s owes drops of %d configs: the oldest, %s, is forgotten (it stays "
+               "there until the worker restarts)",
+               url, REG_MAX_OWED, d->ids[0]);
+        memmove(&d->ids[0], &d->ids[1], sizeof(d->ids[0]) * (REG_MAX_OWED - 1));
+        d->n--;
+    }
+    snprintf(d->ids[d->n++], REG_CONFIG_ID_SIZE, "%s", config_id);
+}
+
+/* Moves every debt of from into to (from is left empty). */
+static void debt_merge(struct debt *to, struct debt *from, const char *url)
+{
+    for (int i = 0; i < from->n; i++)
+        debt_add(to, url, from->ids[i]);
+    from->n = 0;
+}
+
+/* Takes the debts of d for config_id (other false), or for every other
+ * config (other true), out of d; appends their IDs to out (a JSON array, or
+ * NULL) and returns how many. */
+static int debt_take(struct debt *d, const char *config_id, bool other, json_t *out)
+{
+    int k = 0, taken = 0;
+    for (int i = 0; i < d->n; i++) {
+        if ((strcmp(d->ids[i], config_id) != 0) == other) {
+            if (out)
+                json_array_append_new(out, json_string(d->ids[i]));
+            taken++;
+        } else {
+            memmove(d->ids[k++], d->ids[i], REG_CONFIG_ID_SIZE);
+        }
+    }
+    d->n = k;
+    return taken;
+}
 
 static struct wentry *add_entry(runner_registry *g, const char *id, const char *url)
 {
@@ -167,19 +228,7 @@ static bool int_member_ok(json_t *body, const char *key, json_int_t lo, json_int
 
 static bool config_ids_ok(json_t *ids)
 {
-    if (!ids)
-        return true;
-    if (!json_is_array(ids) || json_array_size(ids) > REG_MAX_CONFIG_IDS)
-        return false;
-    size_t i;
-    json_t *v;
-    json_array_foreach(ids, i, v)
-    {
-        const char *id = json_string_value(v);
-        if (!id || strlen(id) != json_string_length(v) || !fr_config_id_valid(id))
-            return false;
-    }
-    return true;
+    return !ids || fr_config_id_list_ok(ids, REG_MAX_CONFIG_IDS);
 }
 
 /* Every member's type and bound; a message naming the one that is wrong. */
@@ -203,9 +252,10 @@ static int announce_check(json_t *body, struct fr_error *err)
     return FR_OK;
 }
 
-/* Remembers a forgotten worker that owes a drop (steals id and url); the
- * oldest record goes when REG_MAX_OWING are kept. Registry lock held. */
-static void owing_add_locked(runner_registry *g, char *id, char *url)
+/* Remembers a forgotten worker that owes drops (steals id and url; takes the
+ * debts); the oldest record goes when REG_MAX_OWING are kept. Registry lock
+ * held. */
+static void owing_add_locked(runner_registry *g, char *id, char *url, struct debt *owed)
 {
     if (g->nowing == REG_MAX_OWING) {
         free(g->owing[0].id);
@@ -213,18 +263,20 @@ static void owing_add_locked(runner_registry *g, char *id, char *url)
         memmove(&g->owing[0], &g->owing[1], sizeof(g->owing[0]) * (REG_MAX_OWING - 1));
         g->nowing--;
     }
-    g->owing[g->nowing++] = (struct owing){.id = id, .url = url};
+    g->owing[g->nowing] = (struct owing){.id = id, .url = url};
+    debt_merge(&g->owing[g->nowing++].owed, owed, url);
 }
 
-/* True (and the record gone) when a worker with this ID or URL was
- * forgotten while it owed a drop. Registry lock held. */
-static bool owing_take_locked(runner_registry *g, const char *id, const char *url)
+/* True (and the record gone, its debts moved to e) when a worker with e's ID
+ * or URL was forgotten while it owed drops. Registry lock held. */
+static bool owing_take_locked(runner_registry *g, struct wentry *e)
 {
     bool found = false;
     int k = 0;
     for (int i = 0; i < g->nowing; i++) {
-        if (strcmp(g->owing[i].id, id) == 0 || strcmp(g->owing[i].url, url) == 0) {
+        if (strcmp(g->owing[i].id, e->id) == 0 || strcmp(g->owing[i].url, e->url) == 0) {
             found = true;
+            debt_merge(&e->owed, &g->owing[i].owed, e->url);
             free(g->owing[i].id);
             free(g->owing[i].url);
             continue;
@@ -247,8 +299,8 @@ static void prune_locked(runner_registry *g, int64_t now)
             now - e->last_beat_ms > REG_FORGET_BEATS * g->heartbeat_ms) {
             FR_LOG(FR_LOG_INFO, "worker %s at %s forgotten: no heartbeat for %lld ms", e->id,
                    e->url, (long long)(now - e->last_beat_ms));
-            if (e->owes_drop)
-                owing_add_locked(g, e->id, e->url); /* steals both */
+            if (e->owed.n)
+                owing_add_locked(g, e->id, e->url, &e->owed); /* steals both */
             else {
                 free(e->id);
                 free(e->url);
@@ -261,7 +313,17 @@ static void prune_locked(runner_registry *g, int64_t now)
     g->n = k;
 }
 
-int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *err)
+/* A returned worker may be told its debts now: two heartbeats since the
+ * last debt, no task running, active (static workers do not beat). Registry
+ * lock held. */
+static bool settles_now(const runner_registry *g, const struct wentry *e, int64_t now)
+{
+    return e->owed.n && e->beats_owed >= 2 && e->reported_running == 0 && !e->is_static &&
+           strcmp(state_of(g, e, now), "active") == 0;
+}
+
+int runner_registry_announce(runner_registry *g, json_t *body, json_t *release,
+                             struct fr_error *err)
 {
     int rc = announce_check(body, err);
     if (rc != FR_OK)
@@ -289,8 +351,7 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     if (!e) {
         e = add_entry(g, id, url);
         FR_LOG(FR_LOG_INFO, "worker %s joined at %s", id, url);
-        if (owing_take_locked(g, id, url)) { /* forgotten while it owed a drop */
-            e->owes_drop = true;
+        if (owing_take_locked(g, e)) { /* forgotten while it owed a drop */
             FR_LOG(FR_LOG_INFO, "worker %s at %s was forgotten owing a drop: it will be told", id,
                    url);
         }
@@ -302,11 +363,20 @@ int runner_registry_announce(runner_registry *g, json_t *body, struct fr_error *
     e->reported_running = json_integer_value(json_object_get(body, "running_tasks"));
     e->last_beat_ms = fr_mono_ms();
     e->beat_wall_ms = fr_now_ms();
-    if (e->owes_drop)
+    if (e->owed.n)
         e->beats_owed++;
     json_t *ids = json_object_get(body, "config_ids");
     json_decref(e->config_ids);
     e->config_ids = json_is_array(ids) ? json_deep_copy(ids) : json_array();
+    if (release && settles_now(g, e, fr_mono_ms())) { /* the live runner's own are its to tell */
+        size_t before = json_array_size(release);
+        debt_take(&e->owed, g->live, true, release);
+        for (size_t i = before; i < json_array_size(release); i++)
+            FR_LOG(FR_LOG_INFO,
+                   "worker %s at %s is back after hanging: it drops config %s, released "
+                   "while it was away, and its partitions",
+                   e->id, e->url, json_string_value(json_array_get(release, i)));
+    }
     pthread_mutex_unlock(&g->lock);
     free(url);
     return FR_OK;
@@ -554,19 +624,45 @@ static bool lapsed(const runner_registry *g, const struct wentry *e, int64_t now
     return !e->is_static && now - e->last_beat_ms > 3 * g->heartbeat_ms;
 }
 
-bool runner__registry_owe_drop(runner_registry *g, const char *url)
+/* Registry lock held. */
+static void owe_locked(struct wentry *e, const char *config_id)
+{
+    debt_add(&e->owed, e->url, config_id);
+    e->beats_owed = 0;
+}
+
+bool runner__registry_owe_drop(runner_registry *g, const char *url, const char *config_id)
 {
     bool owed = false;
     int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
         if (strcmp(g->w[i].url, url) == 0 && lapsed(g, &g->w[i], now)) {
-            g->w[i].owes_drop = true;
-            g->w[i].beats_owed = 0;
+            owe_locked(&g->w[i], config_id);
             owed = true;
         }
     pthread_mutex_unlock(&g->lock);
     return owed;
+}
+
+bool runner__registry_owe_release(runner_registry *g, const char *url, const char *config_id)
+{
+    bool owed = false;
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->w[i].url, url) == 0 && !g->w[i].is_static) {
+            owe_locked(&g->w[i], config_id);
+            owed = true;
+        }
+    pthread_mutex_unlock(&g->lock);
+    return owed;
+}
+
+void runner__registry_set_live(runner_registry *g, const char *config_id)
+{
+    pthread_mutex_lock(&g->lock);
+    snprintf(g->live, sizeof(g->live), "%s", config_id ? config_id : "");
+    pthread_mutex_unlock(&g->lock);
 }
 
 bool runner__registry_known(runner_registry *g, const char *url)
@@ -593,7 +689,7 @@ bool runner__registry_lapsed(runner_registry *g, const char *url)
     return out || !known;
 }
 
-char **runner__registry_take_returned(runner_registry *g)
+char **runner__registry_take_returned(runner_registry *g, const char *config_id)
 {
     int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
@@ -601,10 +697,10 @@ char **runner__registry_take_returned(runner_registry *g)
     int k = 0;
     for (int i = 0; i < g->n; i++) {
         struct wentry *e = &g->w[i];
-        if (!e->owes_drop || e->beats_owed < 2 || e->reported_running > 0 || e->is_static ||
-            strcmp(state_of(g, e, now), "active") != 0)
+        if (!settles_now(g, e, now))
             continue;
-        e->owes_drop = false;
+        if (!debt_take(&e->owed, config_id, false, NULL))
+            continue;
         urls = fr_xrealloc(urls, sizeof(char *) * (size_t)(k + 2));
         urls[k++] = fr_xstrdup(e->url);
         urls[k] = NULL;

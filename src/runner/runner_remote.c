@@ -202,7 +202,7 @@ static void dispatch(struct remote_runner *rr)
         struct runner_part *lost = runner__lapsed_input(rr->reg, job);
         const char *owner = lost ? lost->url : NULL;
         if (owner) /* what it holds of the runner is given up */
-            runner__registry_owe_drop(rr->reg, owner);
+            runner__registry_owe_drop(rr->reg, owner, rr->base.frozen->id);
         if (owner && runner__repair_start(&rr->base, job, lost))
             continue;
         if (owner) { /* its inputs cannot be reached: rerun their producers */
@@ -411,7 +411,7 @@ static void complete(struct remote_runner *rr, struct transfer *t, CURLcode code
     /* A task or a drop timed out: owed only if its beats lapsed too (so a
      * drop that never landed on a hung worker is made good when it is back) */
     bool owed = code == CURLE_OPERATION_TIMEDOUT &&
-                runner__registry_owe_drop(rr->reg, owner ? owner : t->url);
+                runner__registry_owe_drop(rr->reg, owner ? owner : t->url, rr->base.frozen->id);
     if (!t->job) {
         if (transport && !owed) /* a live worker keeps the partition until the runner goes */
             FR_LOG(FR_LOG_WARN,
@@ -498,7 +498,8 @@ static struct drop_count *drop_count_of(struct remote_runner *rr, struct drop_co
     if (!runner__registry_known(rr->reg, worker))
         skip = true; /* forgotten: nobody to tell */
     else if (runner__registry_gone(rr->reg, worker))
-        skip = runner__registry_owe_drop(rr->reg, worker); /* told to drop all when back */
+        skip = runner__registry_owe_drop(rr->reg, worker,
+                                         rr->base.frozen->id); /* told to drop all when back */
     (*counts)[*ncounts] = (struct drop_count){.worker = fr_xstrdup(worker), .skip = skip};
     return &(*counts)[(*ncounts)++];
 }
@@ -567,7 +568,7 @@ static void start_deletes(struct remote_runner *rr)
  * late output) that this runner gave up on: it drops the config and them. */
 static void release_returned(struct remote_runner *rr)
 {
-    char **urls = runner__registry_take_returned(rr->reg);
+    char **urls = runner__registry_take_returned(rr->reg, rr->base.frozen->id);
     for (int i = 0; urls && urls[i]; i++) {
         FR_LOG(FR_LOG_INFO,
                "worker %s is back after hanging: it drops config %s and its partitions", urls[i],
@@ -729,9 +730,12 @@ static void release_on_workers(struct remote_runner *rr)
     for (int i = 0; i < n; i++) {
         if (calls[i].started)
             pthread_join(calls[i].thread, NULL);
-        if (calls[i].rc != FR_OK)
-            FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s", urls[i],
-                   rr->base.frozen->id, calls[i].err.message);
+        if (calls[i].rc != FR_OK) /* told again once it beats (a static one cannot be) */
+            FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s%s", urls[i],
+                   rr->base.frozen->id, calls[i].err.message,
+                   runner__registry_owe_release(rr->reg, urls[i], rr->base.frozen->id)
+                       ? "; it is told again in the answer to its heartbeats"
+                       : "");
         free(urls[i]);
     }
     free(calls);
@@ -750,6 +754,7 @@ static void remote_stop(runner *r)
     curl_multi_wakeup(rr->multi);
     pthread_join(rr->thread, NULL);
     release_on_workers(rr);
+    runner__registry_set_live(rr->reg, NULL); /* its debts are the registry's to tell now */
 }
 
 static void remote_destroy(runner *r)
@@ -820,12 +825,14 @@ int runner_remote_new(struct cfg_frozen *frozen, store *st, runner_registry *g, 
     int rc = rr->multi ? runner__store_hold(&rr->base, st, err)
                        : fr_error_setk(err, FR_EINTERNAL, "internal", "curl_multi_init failed");
     if (rc == FR_OK) {
+        runner__registry_set_live(g, frozen->id); /* before any task: its debts are its own */
         curl_multi_setopt(rr->multi, CURLMOPT_MAXCONNECTS, 64L);
         if (pthread_create(&rr->thread, NULL, loop_main, rr) != 0)
             rc = fr_error_setk(err, FR_EINTERNAL, "internal",
                                "cannot start the remote runner's thread");
     }
     if (rc != FR_OK) { /* no thread: nothing to stop */
+        runner__registry_set_live(g, NULL);
         runner__store_unhold(&rr->base, NULL);
         runner__cleanup(&rr->base);
         if (rr->multi)

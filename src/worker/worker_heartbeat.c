@@ -12,6 +12,22 @@
 
 #define HEARTBEAT_TIMEOUT_MS 5000
 
+/* Drops each config of a checked list (NULL: none) with its partitions. */
+static void release_all(worker *w, json_t *release)
+{
+    size_t i;
+    json_t *id;
+    json_array_foreach(release, i, id)
+    {
+        int64_t dropped = 0;
+        worker_config_drop(w, json_string_value(id), NULL, &dropped);
+        FR_LOG(FR_LOG_INFO,
+               "the coordinator released config %s while this worker was away: dropped, with "
+               "%lld partitions",
+               json_string_value(id), (long long)dropped);
+    }
+}
+
 /* Posts one heartbeat; true when the coordinator accepted it. A coordinator
  * may name configs to drop (a backstop for a missed DELETE /v1/configs). */
 static bool beat(worker *w, const char *url, struct fr_error *err)
@@ -33,13 +49,15 @@ static bool beat(worker *w, const char *url, struct fr_error *err)
     if (rc == FR_OK && !ok)
         fr_error_set(err, FR_EIO, "the coordinator answered %ld", resp.status);
     json_t *ack = ok ? json_loadb(resp.body.data, resp.body.len, 0, NULL) : NULL;
-    size_t i;
-    json_t *id;
-    json_array_foreach(json_object_get(ack, "release_config_ids"), i, id)
-    {
-        if (json_is_string(id))
-            worker_config_drop(w, json_string_value(id), NULL, NULL);
-    }
+    json_t *release = json_object_get(ack, "release_config_ids");
+    /* taken whole or not at all */
+    if (release && !fr_config_id_list_ok(release, WORKER_ANNOUNCE_MAX_CONFIG_IDS))
+        FR_LOG(FR_LOG_WARN,
+               "the coordinator's heartbeat answer named configs to drop that are "
+               "not a list of at most %d config IDs: nothing dropped",
+               WORKER_ANNOUNCE_MAX_CONFIG_IDS);
+    else
+        release_all(w, release);
     json_decref(ack);
     fr_client_resp_cleanup(&resp);
     free(text);

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { assertProblem, call, startServer, startWorker } from './lib.mjs';
@@ -144,6 +145,121 @@ test('a worker that hangs holding a dataframe: queries complete without it; awak
     if (stopped) process.kill(stopped.pid, 'SIGCONT');
     for (const w of workers) await w.stop();
     await coord.stop();
+  }
+});
+
+// A TCP relay to 127.0.0.1:target that can cut the link as a network
+// partition does: while cut, connections are taken and nothing is forwarded
+// (calls time out, nothing reaches the other side, unlike a SIGSTOPped
+// process whose kernel keeps the request for it to read when it wakes).
+async function relay() {
+  const live = new Set();
+  let cut = false;
+  const track = (sock) => { live.add(sock); sock.on('close', () => live.delete(sock)); sock.on('error', () => {}); };
+  const srv = net.createServer((c) => {
+    track(c);
+    if (cut) return; // held, never forwarded
+    const u = net.connect(r.target, '127.0.0.1');
+    track(u);
+    u.on('close', () => c.destroy());
+    c.on('close', () => u.destroy());
+    c.pipe(u);
+    u.pipe(c);
+  });
+  await new Promise((res) => srv.listen(0, '127.0.0.1', res));
+  const dropAll = () => { for (const sock of live) sock.destroy(); };
+  const r = {
+    target: 0,
+    base: `http://127.0.0.1:${srv.address().port}`,
+    cut() { cut = true; dropAll(); },
+    heal() { cut = false; dropAll(); },
+    close() { dropAll(); return new Promise((res) => srv.close(res)); },
+  };
+  return r;
+}
+
+// A worker cut off by a network partition through a runner's reset misses
+// the release (DELETE /v1/configs/{id} times out and never reaches it): it
+// owes the drop of that config. While it was cut, a query under that runner
+// gave up its partitions (a drop owed too). When the link heals, under the
+// next runner (another config), the answer to its heartbeat tells it to drop
+// the released config and its partitions; the live runner's config and data
+// are untouched. Before, the release was only logged (the old config and its
+// partitions stayed on the worker for good), and the owed drop was settled by
+// telling it to drop the live runner's config instead.
+test('a worker cut off through a reset drops the released config when back; the next runner keeps its own', async () => {
+  const coord = await startServer({ args: ['--runner', 'remote'] });
+  const workers = [];
+  const toWorker = await relay(); // the coordinator and the survivor reach the victim here
+  const toCoord = await relay(); // and the victim reaches the coordinator here
+  toCoord.target = Number(new URL(coord.base).port);
+  try {
+    workers.push(await startWorker(toCoord.base, {
+      args: ['--threads', '2', '--data-dir', coord.dataDir, '--advertise-url', toWorker.base],
+    }));
+    toWorker.target = workers[0].port;
+    workers.push(await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir] }));
+    await waitFor(async () => [...(await workersByUrl(coord)).values()].filter((w) => w.state === 'active').length === 2,
+      'two active workers');
+    const expect = bigCsv(coord.dataDir, 20000);
+    const materialize = async (taskTimeoutMs) => {
+      const cfg = await call(coord.base, 'POST', '/v1/config', {
+        json: { scan_tasks_max_size_bytes: 4096, scan_tasks_min_size_bytes: 1, task_timeout_ms: taskTimeoutMs },
+      });
+      assert.equal(cfg.status, 200, cfg.text);
+      let r = await call(coord.base, 'POST', '/v1/dataframes', { json: { source: { dataset: 'big' }, ops: [{ where: 'v >= 0' }] } });
+      assert.equal(r.status, 201, r.text);
+      const df = { id: r.body.id, configId: r.body.config_id };
+      r = await call(coord.base, 'POST', '/v1/queries?wait=120', { json: { dataframe: df.id } });
+      assert.equal(r.body.state, 'succeeded', r.text);
+      return df;
+    };
+    const grouped = async (df) => {
+      const r = await call(coord.base, 'POST', '/v1/queries?wait=120', {
+        json: { plan: { source: { dataframe: df.id }, ops: [{ groupby: ['k'], agg: ['sum(v) as s'] }] } },
+      });
+      assert.equal(r.body.state, 'succeeded', r.text);
+      return canon((await call(coord.base, 'GET', `/v1/queries/${r.body.id}/result`)).body.rows);
+    };
+    const a = await materialize(2000);
+    const [victim, survivor] = workers;
+    let info = await workerInfo(victim);
+    assert.ok(info.partitions > 0 && info.config_ids.includes(a.configId), JSON.stringify(info));
+
+    toWorker.cut();
+    toCoord.cut();
+    await waitFor(async () => (await workersByUrl(coord)).get(toWorker.base)?.state !== 'active', 'the victim suspect');
+    assert.deepEqual(await grouped(a), expect); // its share of A is given up: a drop of A owed
+    let r = await call(coord.base, 'DELETE', '/v1/runner');
+    assert.equal(r.status, 200, r.text);
+    assert.ok(coord.stderr().includes(`worker ${toWorker.base} did not confirm dropping config ${a.configId}`),
+      'the release to the cut-off worker failed');
+    assert.equal((await workerInfo(survivor)).config_ids.includes(a.configId), false, 'the survivor dropped A');
+    const b = await materialize(2500);
+    assert.notEqual(b.configId, a.configId);
+    assert.deepEqual(await grouped(b), expect);
+    info = await workerInfo(victim);
+    assert.ok(info.config_ids.includes(a.configId) && info.partitions > 0, 'nothing reached the victim');
+
+    toWorker.heal();
+    toCoord.heal();
+    info = await waitFor(async () => {
+      const i = await workerInfo(victim);
+      return !i.config_ids.includes(a.configId) && i.partitions === 0 ? i : null;
+    }, 'the healed worker to drop the released config and its partitions', 20000);
+    assert.ok(coord.stderr().includes(`config ${a.configId}, released while it was away`), 'the coordinator logged it');
+    assert.ok(victim.stderr().includes(`the coordinator released config ${a.configId} while this worker was away`),
+      'the worker logged it');
+    // Runner B's config and data stay where they are, and its answers hold.
+    info = await workerInfo(survivor);
+    assert.ok(info.config_ids.includes(b.configId) && info.partitions > 0, JSON.stringify(info));
+    assert.ok(!coord.stderr().includes(`drops config ${b.configId}`), 'nobody was told to drop B');
+    assert.deepEqual(await grouped(b), expect);
+  } finally {
+    for (const w of workers) await w.stop();
+    await coord.stop();
+    await toWorker.close();
+    await toCoord.close();
   }
 });
 

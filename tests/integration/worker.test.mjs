@@ -568,6 +568,48 @@ describe('a worker reads files only inside its data dir', () => {
   });
 });
 
+// The answer to a heartbeat may name configs to drop (released while the
+// worker was away). A coordinator's answer is checked like any input: a bad
+// list is refused whole (logged), an answer that is not JSON (a NUL in a
+// string) is ignored, and the worker keeps beating and serving.
+test('a heartbeat answer naming bad configs to drop changes nothing; a good one is dropped', async () => {
+  const valid = `sha256:${'c'.repeat(64)}`;
+  const answers = [
+    { release_config_ids: 'sha256:x' },
+    { release_config_ids: [7, valid] },
+    { release_config_ids: ['../../etc', valid] },
+    { release_config_ids: [`${valid}\u0000tail`] },
+    { release_config_ids: [`sha256:${'C'.repeat(64)}`] },
+    { release_config_ids: Array.from({ length: 5000 }, () => valid) },
+    { release_config_ids: [valid] },
+  ];
+  let beats = 0;
+  const fake = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const body = JSON.stringify({ heartbeat_ms: 50, ...(answers[Math.min(beats, answers.length - 1)]) });
+      beats++;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  await new Promise((r) => fake.listen(0, '127.0.0.1', r));
+  const worker = await startWorker(`http://127.0.0.1:${fake.address().port}`);
+  try {
+    await waitFor(() => beats > answers.length + 2);
+    const r = await call(worker.base, 'GET', '/v1/info');
+    assert.equal(r.status, 200, r.text);
+    const lines = worker.logLines();
+    assert.equal(lines.filter((l) => /named configs to drop that are not a list/.test(l.msg)).length, 5, worker.stderr());
+    const dropped = lines.filter((l) => l.msg.includes(`released config ${valid} while this worker was away`));
+    assert.ok(dropped.length >= 2 && dropped.length < 64, 'the valid one is dropped, never the 5000-long list');
+    assert.ok(!lines.some((l) => /released config sha256:C/.test(l.msg)));
+  } finally {
+    await worker.stop();
+    await new Promise((r) => fake.close(r));
+  }
+});
+
 test('a worker beyond loopback without a cluster secret refuses to start unless --insecure', async () => {
   const { runToExit } = await import('./lib.mjs');
   const r = await runToExit(['worker', '--port', '0', '--listen', '0.0.0.0', '--coordinator',

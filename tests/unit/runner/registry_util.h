@@ -7,14 +7,23 @@
 #include <stdio.h>
 #include <string.h>
 
-static inline void announce(runner_registry *g, const char *id, const char *url, int threads)
+/* Announces a worker; returns the configs the answer tells it to drop (new). */
+static inline json_t *announce_told(runner_registry *g, const char *id, const char *url,
+                                    int threads)
 {
     json_t *b = json_pack("{ss ss si si s[]}", "id", id, "url", url, "threads", threads,
                           "running_tasks", 0, "config_ids");
+    json_t *release = json_array();
     struct fr_error err;
     fr_error_init(&err);
-    assert_int_equal(runner_registry_announce(g, b, &err), FR_OK);
+    assert_int_equal(runner_registry_announce(g, b, release, &err), FR_OK);
     json_decref(b);
+    return release;
+}
+
+static inline void announce(runner_registry *g, const char *id, const char *url, int threads)
+{
+    json_decref(announce_told(g, id, url, threads));
 }
 
 /* The state the registry lists for url, "" when it is not listed. */

@@ -30,9 +30,9 @@ static void test_bad_announces(void **s)
     json_t *no_url = json_pack("{ss}", "id", "w1");
     json_t *bad_url = json_pack("{ss ss}", "id", "w1", "url", "ftp://x");
     json_t *bad_threads = json_pack("{ss ss si}", "id", "w1", "url", "http://a", "threads", 0);
-    assert_int_equal(runner_registry_announce(g, no_url, &err), FR_EINVAL);
-    assert_int_equal(runner_registry_announce(g, bad_url, &err), FR_EINVAL);
-    assert_int_equal(runner_registry_announce(g, bad_threads, &err), FR_EINVAL);
+    assert_int_equal(runner_registry_announce(g, no_url, NULL, &err), FR_EINVAL);
+    assert_int_equal(runner_registry_announce(g, bad_url, NULL, &err), FR_EINVAL);
+    assert_int_equal(runner_registry_announce(g, bad_threads, NULL, &err), FR_EINVAL);
     json_t *list = runner_registry_list(g);
     assert_int_equal(json_array_size(list), 0);
     json_decref(list);
@@ -70,7 +70,7 @@ static void test_announce_members_checked(void **s)
         assert_non_null(b);
         struct fr_error err;
         fr_error_init(&err);
-        assert_int_equal(runner_registry_announce(g, b, &err), FR_EINVAL);
+        assert_int_equal(runner_registry_announce(g, b, NULL, &err), FR_EINVAL);
         assert_true(err.message[0] != '\0');
         json_decref(b);
     }
@@ -96,7 +96,7 @@ static void test_registry_capped_and_pruned(void **s)
         json_t *b = json_pack("{ss ss si}", "id", id, "url", url, "threads", 1);
         struct fr_error err;
         fr_error_init(&err);
-        if (runner_registry_announce(g, b, &err) == FR_OK)
+        if (runner_registry_announce(g, b, NULL, &err) == FR_OK)
             accepted++;
         json_decref(b);
     }
@@ -361,32 +361,125 @@ static void test_live_count_and_metrics(void **s)
     runner_registry_free(g);
 }
 
+#define CFG_A "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define CFG_B "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/* A config ID from a number (out: 72 bytes), for many distinct ones. */
+static void numbered_id(char *out, int n)
+{
+    snprintf(out, 72, "sha256:%064x", n);
+}
+
+/* The one config an announce's answer named, or "" for none (asserts at most one). */
+static const char *told_one(json_t *told)
+{
+    static char id[72];
+    assert_true(json_array_size(told) <= 1);
+    snprintf(id, sizeof(id), "%s",
+             json_array_size(told) ? json_string_value(json_array_get(told, 0)) : "");
+    json_decref(told);
+    return id;
+}
+
+/* A worker hung through runner A's reset (its release timed out) and came
+ * back under runner B: it is told to drop A, in the answer to its second
+ * heartbeat, and B is not touched (it used to be told to drop the live
+ * runner's config in the place of the one it owed). A drop owed of the live
+ * runner's config is that runner's to tell (with its partitions marked lost),
+ * never the heartbeat answer's. */
+static void test_drops_owed_by_config(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 20);
+    announce(g, "w1", "http://w1", 2);
+    announce(g, "w2", "http://w2", 2);
+    runner__registry_set_live(g, CFG_A);
+    sleep_ms(100); /* > 3 beats of 20 ms: w1's heartbeats lapsed */
+    announce(g, "w2", "http://w2", 2);
+    assert_true(runner__registry_owe_drop(g, "http://w1", CFG_A));
+    assert_true(runner__registry_owe_release(g, "http://w1", CFG_A)); /* the reset's release */
+    runner__registry_set_live(g, NULL);
+    runner__registry_set_live(g, CFG_B);
+    assert_string_equal(told_one(announce_told(g, "w1", "http://w1", 2)), "");
+    assert_null(runner__registry_take_returned(g, CFG_B)); /* B is not owed */
+    assert_string_equal(told_one(announce_told(g, "w1", "http://w1", 2)), CFG_A);
+    assert_string_equal(told_one(announce_told(g, "w1", "http://w1", 2)), ""); /* told once */
+    assert_string_equal(told_one(announce_told(g, "w2", "http://w2", 2)), "");
+    /* a drop owed of B, the live runner's: not in the answer, B's to take */
+    sleep_ms(100);
+    assert_true(runner__registry_owe_drop(g, "http://w1", CFG_B));
+    assert_string_equal(told_one(announce_told(g, "w1", "http://w1", 2)), "");
+    assert_string_equal(told_one(announce_told(g, "w1", "http://w1", 2)), "");
+    assert_null(runner__registry_take_returned(g, CFG_A));
+    char **urls = runner__registry_take_returned(g, CFG_B);
+    assert_non_null(urls);
+    assert_string_equal(urls[0], "http://w1");
+    assert_null(urls[1]);
+    free(urls[0]);
+    free(urls);
+    /* B reset with w1 hung again: without a live runner the answer tells it */
+    sleep_ms(100);
+    assert_true(runner__registry_owe_drop(g, "http://w1", CFG_B));
+    runner__registry_set_live(g, NULL);
+    announce(g, "w1", "http://w1", 2);
+    assert_string_equal(told_one(announce_told(g, "w1", "http://w1", 2)), CFG_B);
+    runner_registry_free(g);
+}
+
+/* A worker hung through many resets owes at most REG_MAX_OWED (8) drops:
+ * the newest are told; a static worker (no heartbeat) owes none. */
+static void test_drops_owed_bounded(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new("http://static1", 1000);
+    announce(g, "w1", "http://w1", 2);
+    char id[72];
+    for (int i = 0; i < 11; i++) {
+        numbered_id(id, i);
+        assert_true(runner__registry_owe_release(g, "http://w1", id));
+    }
+    numbered_id(id, 10);
+    assert_true(runner__registry_owe_release(g, "http://w1", id)); /* once per config */
+    assert_false(runner__registry_owe_release(g, "http://static1", id));
+    assert_false(runner__registry_owe_release(g, "http://unknown", id));
+    json_decref(announce_told(g, "w1", "http://w1", 2));
+    json_t *told = announce_told(g, "w1", "http://w1", 2);
+    assert_int_equal(json_array_size(told), 8);
+    for (int i = 0; i < 8; i++) {
+        numbered_id(id, 3 + i);
+        assert_string_equal(json_string_value(json_array_get(told, (size_t)i)), id);
+    }
+    json_decref(told);
+    runner_registry_free(g);
+}
+
 /* A worker that hung owes a drop: it is handed out once, only after two
  * heartbeats since and with no task running. */
 static void test_returned_after_hang(void **s)
 {
     (void)s;
     runner_registry *g = runner_registry_new(NULL, 20);
+    runner__registry_set_live(g, CFG_A); /* the live runner's debts: its own to take */
     announce(g, "w1", "http://w1", 2);
     announce(g, "w2", "http://w2", 2);
-    assert_null(runner__registry_take_returned(g));
+    assert_null(runner__registry_take_returned(g, CFG_A));
     sleep_ms(100); /* > 3 beats of 20 ms: w1's heartbeats lapsed */
     announce(g, "w2", "http://w2", 2);
-    assert_true(runner__registry_owe_drop(g, "http://w1"));
+    assert_true(runner__registry_owe_drop(g, "http://w1", CFG_A));
     runner__registry_done(g, "http://w1", true);
-    assert_null(runner__registry_take_returned(g)); /* suspect, no beat yet */
+    assert_null(runner__registry_take_returned(g, CFG_A)); /* suspect, no beat yet */
     sleep_ms(2); /* a heartbeat later than the failure, to the millisecond */
     announce(g, "w1", "http://w1", 2);
-    assert_null(runner__registry_take_returned(g)); /* one beat: late requests may run */
+    assert_null(runner__registry_take_returned(g, CFG_A)); /* one beat: late requests may run */
     announce(g, "w1", "http://w1", 2);
-    char **urls = runner__registry_take_returned(g);
+    char **urls = runner__registry_take_returned(g, CFG_A);
     assert_non_null(urls);
     assert_string_equal(urls[0], "http://w1");
     assert_null(urls[1]);
     free(urls[0]);
     free(urls);
     announce(g, "w1", "http://w1", 2);
-    assert_null(runner__registry_take_returned(g)); /* taken once */
+    assert_null(runner__registry_take_returned(g, CFG_A)); /* taken once */
     runner_registry_free(g);
 }
 
@@ -396,13 +489,14 @@ static void test_no_drop_owed_while_beating(void **s)
 {
     (void)s;
     runner_registry *g = runner_registry_new(NULL, 1000);
+    runner__registry_set_live(g, CFG_A); /* the live runner's debts: its own to take */
     announce(g, "w1", "http://w1", 2);
-    assert_false(runner__registry_owe_drop(g, "http://w1"));
+    assert_false(runner__registry_owe_drop(g, "http://w1", CFG_A));
     runner__registry_done(g, "http://w1", true);
     sleep_ms(2);
     announce(g, "w1", "http://w1", 2);
     announce(g, "w1", "http://w1", 2);
-    assert_null(runner__registry_take_returned(g));
+    assert_null(runner__registry_take_returned(g, CFG_A));
     assert_false(runner__registry_lapsed(g, "http://w1"));
     assert_true(runner__registry_lapsed(g, "http://unknown")); /* forgotten: unreachable */
     runner_registry_free(g);
@@ -414,22 +508,23 @@ static void test_forgotten_worker_still_owes_drop(void **s)
 {
     (void)s;
     runner_registry *g = runner_registry_new(NULL, 5);
+    runner__registry_set_live(g, CFG_A); /* the live runner's debts: its own to take */
     announce(g, "w1", "http://w1", 2);
     announce(g, "w2", "http://w2", 2);
     sleep_ms(30); /* > 3 beats */
     assert_true(runner__registry_lapsed(g, "http://w1"));
-    assert_true(runner__registry_owe_drop(g, "http://w1"));
+    assert_true(runner__registry_owe_drop(g, "http://w1", CFG_A));
     sleep_ms(500); /* > 60 beats of 5 ms: both forgotten */
     json_t *list = runner_registry_list(g);
     assert_int_equal(json_array_size(list), 0);
     json_decref(list);
     announce(g, "w2", "http://w2", 2); /* it owed nothing */
     announce(g, "w2", "http://w2", 2);
-    assert_null(runner__registry_take_returned(g));
+    assert_null(runner__registry_take_returned(g, CFG_A));
     announce(g, "w1", "http://w1", 2);
     announce(g, "w1", "http://w1", 2);
     announce(g, "w1", "http://w1", 2);
-    char **urls = runner__registry_take_returned(g);
+    char **urls = runner__registry_take_returned(g, CFG_A);
     assert_non_null(urls);
     assert_string_equal(urls[0], "http://w1");
     assert_null(urls[1]);
@@ -455,6 +550,8 @@ int main(void)
         cmocka_unit_test(test_returned_after_hang),
         cmocka_unit_test(test_no_drop_owed_while_beating),
         cmocka_unit_test(test_forgotten_worker_still_owes_drop),
+        cmocka_unit_test(test_drops_owed_by_config),
+        cmocka_unit_test(test_drops_owed_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
