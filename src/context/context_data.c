@@ -378,11 +378,39 @@ void ctx_upload_abort(ctx_upload *u)
     free(u);
 }
 
+/* df_exec's shared_add for an upload's check under --memory-limit: what
+ * it holds counts against the budget with the kept results, the other
+ * checks and the runner's (held stage outputs, running tasks), and the
+ * runner's tasks count it in turn (c->checking). */
+static int64_t checking_add(void *arg, int64_t bytes, int64_t *budget)
+{
+    ctx *c = arg;
+    int64_t now = atomic_fetch_add(&c->checking, bytes) + bytes;
+    *budget = c->opts.memory_limit;
+    if (bytes <= 0 || *budget <= 0)
+        return 0;
+    pthread_mutex_lock(&c->lock); /* c->runner stays while it is held */
+    int64_t total =
+        now + atomic_load(&c->mem_used) + (c->runner ? runner_memory_in_use(c->runner) : 0);
+    pthread_mutex_unlock(&c->lock);
+    return total > *budget ? total - *budget : 0;
+}
+
+/* An upload check's df_exec: in the budget's account when there is one. */
+static void check_exec_init(ctx *c, struct df_exec *ex, const struct df_options *opts)
+{
+    df_exec_init(ex, opts, NULL);
+    if (c->opts.memory_limit > 0) {
+        ex->shared_add = checking_add;
+        ex->shared_arg = c;
+    }
+}
+
 /* Reads the whole upload once with every column as a string: an
  * unterminated quote or a record with the wrong number of fields (or a line
  * that is not JSON) refuses the upload. Types are left to the queries (a plan
  * may give schema hints or ask for on_error null). */
-static int validate_structure(const char *path, const char *format, struct fr_error *err)
+static int validate_structure(ctx *c, const char *path, const char *format, struct fr_error *err)
 {
     struct df_csv_options o;
     df_csv_options_init(&o);
@@ -402,11 +430,12 @@ static int validate_structure(const char *path, const char *format, struct fr_er
                  : df_ndjson_split(path, 32 * CFG_MiB, &ranges, &n, err);
     for (int i = 0; rc == FR_OK && i < n; i++) {
         struct df_exec ex;
-        df_exec_init(&ex, &opts, NULL);
+        check_exec_init(c, &ex, &opts);
         struct df_table *t = NULL;
         rc = csv ? df_csv_read(path, &ranges[i], &o, &all_strings, NULL, -1, &ex, &t, err)
                  : df_ndjson_read(path, &ranges[i], &o, &all_strings, NULL, -1, &ex, &t, err);
         df_table_free(t);
+        df_exec_release(&ex, ex.mem_used);
     }
     free(ranges);
     df_schema_cleanup(&inferred);
@@ -428,8 +457,9 @@ static int validate_parquet(const ctx_upload *u, struct fr_error *err)
         limit = u->c->opts.memory_limit;
     struct df_options opts = {.morsel_size_rows = 65536, .task_memory_limit_bytes = limit};
     struct df_exec ex;
-    df_exec_init(&ex, &opts, NULL);
+    check_exec_init(u->c, &ex, &opts);
     int rc = df_parquet_file_validate(u->tmp_path, &ex, err);
+    df_exec_release(&ex, ex.mem_used);
     if (rc == FR_EMEMLIMIT)
         rc = fr_error_setk(err, FR_ETOOLARGE, "payload-too-large",
                            "checking it needs more than %lld bytes of memory (a page decodes to "
@@ -438,11 +468,27 @@ static int validate_parquet(const ctx_upload *u, struct fr_error *err)
     return rc;
 }
 
+/* 507 memory-budget-exceeded: the check would take the server over its
+ * --memory-limit with what it holds now (a later try may fit). */
+static int check_over_budget(ctx_upload *u, const struct fr_error *ferr, struct ctx_error *err)
+{
+    int rc = ctx__fail(err, FR_ENOSPACE, "memory-budget-exceeded",
+                       "checking the uploaded %s.%s needs more memory than the server's budget "
+                       "has left now (%s); nothing was stored: retry when queries have ended, "
+                       "or delete dataframes or query results",
+                       u->name, u->format, ferr->message);
+    err->ext = json_pack("{ss}", "file", "");
+    json_object_set_new(err->ext, "file", json_sprintf("%s.%s", u->name, u->format));
+    return rc;
+}
+
 /* 422: malformed-data, or unsupported-parquet for a column the reader cannot
  * represent (nested, INT96, ...), naming the file, row group and column;
  * 413 payload-too-large for a file over the check's memory or work budget. */
 static int parquet_refused(ctx_upload *u, const struct fr_error *ferr, struct ctx_error *err)
 {
+    if (ferr->status == FR_ENOSPACE)
+        return check_over_budget(u, ferr, err);
     if (ferr->status == FR_ETOOLARGE) {
         int rc = ctx__fail(err, FR_ETOOLARGE, "payload-too-large",
                            "the uploaded %s.parquet is too large to check: %s; nothing was stored",
@@ -480,7 +526,9 @@ static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
     if (strcmp(u->format, "parquet") == 0 && validate_parquet(u, &ferr) != FR_OK)
         return parquet_refused(u, &ferr, err);
     if (strcmp(u->format, "parquet") != 0 &&
-        validate_structure(u->tmp_path, u->format, &ferr) != FR_OK) {
+        validate_structure(u->c, u->tmp_path, u->format, &ferr) != FR_OK) {
+        if (ferr.status == FR_ENOSPACE)
+            return check_over_budget(u, &ferr, err);
         bool wide = strcmp(ferr.kind, "too-many-columns") == 0; /* 422 with its own kind */
         int rc = ctx__fail(err, wide ? ferr.status : FR_EDATA, wide ? ferr.kind : "malformed-data",
                            "the uploaded %s.%s is malformed: %s", u->name, u->format, ferr.message);

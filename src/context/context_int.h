@@ -110,7 +110,8 @@ struct ctx {
     int nname_holds;
     struct ctx_qrec **queries;
     int nqueries;
-    atomic_llong mem_used;                       /* under the lock; atomic for the runner's reads */
+    atomic_llong mem_used; /* under the lock; atomic for the runner's reads */
+    atomic_llong checking; /* what the upload checks running now hold (df_exec): the budget's too */
     int64_t tasks_retired[RUNNER_TASK_OUTCOMES]; /* task counters of runners torn down */
     bool shutting_down;
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */

@@ -62,6 +62,11 @@ static void write_memory_metrics(ctx *c, struct fr_buf *out)
                   "# HELP framed_memory_used_bytes Bytes of kept results and dataframes.\n"
                   "# TYPE framed_memory_used_bytes gauge\nframed_memory_used_bytes %lld\n",
                   (long long)c->mem_used);
+    fr_buf_printf(out,
+                  "# HELP framed_memory_checking_bytes Bytes the upload checks running now hold "
+                  "(in the --memory-limit budget too).\n# TYPE framed_memory_checking_bytes "
+                  "gauge\nframed_memory_checking_bytes %lld\n",
+                  (long long)atomic_load(&c->checking));
 }
 
 void ctx_metrics(ctx *c, struct fr_buf *out)

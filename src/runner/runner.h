@@ -84,12 +84,17 @@ void runner_config_serve(runner *r, char **bytes, size_t *len);
  * result may take at most: a bigger one fails the query (FR_ENOSPACE
  * memory-budget-exceeded) before it is kept. Set it before submitting. */
 void runner_set_memory_budget(runner *r, int64_t bytes);
-/* What else the budget holds (the owner's kept results and dataframes,
- * bytes; read, never written; it must outlive r). With a budget set, a
- * query whose task would make the stage outputs held on this process (all
- * queries' together) pass what is left fails memory-budget-exceeded and
- * frees them, rather than the process running out of memory. */
-void runner_set_memory_charged(runner *r, const atomic_llong *charged);
+/* What else the budget holds (the owner's kept results and dataframes, and
+ * the upload checks it runs, bytes; read, never written; each may be NULL and
+ * must outlive r). With a budget set, a query whose task would make the stage
+ * outputs held on this process (all queries' together) pass what is left
+ * fails memory-budget-exceeded and frees them, rather than the process
+ * running out of memory. */
+void runner_set_memory_charged(runner *r, const atomic_llong *charged,
+                               const atomic_llong *checking);
+/* What the runner holds on this process now (bytes): its queries' stage
+ * outputs held here and its running tasks' working memory (local runner). */
+int64_t runner_memory_in_use(runner *r);
 /* Cancels what still runs, waits for the threads, drops every partition,
  * releases the store entry. Returns FR_OK, or the failed release's status
  * with err saying why (the runner is freed anyway). Accepts NULL. */

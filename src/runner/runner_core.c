@@ -141,9 +141,21 @@ void runner_set_memory_budget(runner *r, int64_t bytes)
     r->memory_budget = bytes > 0 ? bytes : 0;
 }
 
-void runner_set_memory_charged(runner *r, const atomic_llong *charged)
+void runner_set_memory_charged(runner *r, const atomic_llong *charged, const atomic_llong *checking)
 {
     r->charged = charged;
+    r->checking = checking;
+}
+
+int64_t runner__others_charged(const runner *r)
+{
+    return (r->charged ? atomic_load(r->charged) : 0) +
+           (r->checking ? atomic_load(r->checking) : 0);
+}
+
+int64_t runner_memory_in_use(runner *r)
+{
+    return atomic_load(&r->held_local) + atomic_load(&r->working);
 }
 
 int64_t runner__fetch_cap(const runner *r)

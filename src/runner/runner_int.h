@@ -273,10 +273,11 @@ struct runner {
     int nkept;
     int running;
     int64_t kept_seq;
-    int64_t memory_budget;       /* --memory-limit: results fetched are charged to it; 0 = none */
-    const atomic_llong *charged; /* the rest of the budget's charges (the context's), or NULL */
-    atomic_llong held_local;     /* stage outputs of all its queries held here (not on workers) */
-    atomic_llong working;        /* what its running tasks have charged here (df_exec), local */
+    int64_t memory_budget;        /* --memory-limit: results fetched are charged to it; 0 = none */
+    const atomic_llong *charged;  /* the rest of the budget's charges (the context's), or NULL */
+    const atomic_llong *checking; /* and the owner's upload checks running now, or NULL */
+    atomic_llong held_local;      /* stage outputs of all its queries held here (not on workers) */
+    atomic_llong working;         /* what its running tasks have charged here (df_exec), local */
     atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
 };
 
@@ -294,6 +295,9 @@ void runner__job_free(struct rjob *job);
 void runner__repair_started(runner_query *q);
 void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *outs, int nouts,
                           const struct fr_error *err);
+/* What the budget holds beside this runner: the owner's charges (kept
+ * results, dataframes) and its upload checks running now. */
+int64_t runner__others_charged(const runner *r);
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */

@@ -147,3 +147,33 @@ test('remote runner: the same accounting with a worker', async () => {
     await coord.stop();
   }
 });
+
+// An upload's check (every record read once, as strings) holds memory too:
+// under --memory-limit it counts against the budget with what is kept, and
+// one that does not fit what is left answers 507 memory-budget-exceeded and
+// stores nothing. Before, checks ran outside the budget whatever it was.
+test('an upload check that does not fit the budget: 507, nothing stored; a small one fits', async () => {
+  const srv = await startServer({ args: ['--memory-limit', '200000'] });
+  try {
+    let big = 'id,name,value\n';
+    for (let i = 0; i < 40000; i++) big += `${i},name-${i % 977},${i * 3}\n`;
+    let r = await call(srv.base, 'PUT', '/v1/datasets/wide', { body: big, headers: { 'content-type': 'text/csv' } });
+    assert.equal(r.status, 507, r.text);
+    assert.equal(r.body.type, 'https://framed.dev/problems/memory-budget-exceeded');
+    assert.equal(r.body.file, 'wide.csv');
+    assert.match(r.body.detail, /nothing was stored/);
+    assert.equal((await call(srv.base, 'GET', '/v1/datasets/wide')).status, 404, 'nothing stored');
+    const nd = big.split('\n').slice(1, -1).map((l) => JSON.stringify({ id: Number(l.split(',')[0]), name: l.split(',')[1] })).join('\n');
+    r = await call(srv.base, 'PUT', '/v1/datasets/wide', { body: nd, headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(r.status, 507, r.text);
+    const metrics = (await call(srv.base, 'GET', '/metrics')).text;
+    assert.match(metrics, /^framed_memory_checking_bytes 0$/m, 'the checks gave their memory back');
+    assert.match(metrics, /^framed_memory_used_bytes 0$/m);
+    r = await call(srv.base, 'PUT', '/v1/datasets/small', { body: big.slice(0, 2000).replace(/\n[^\n]*$/, '\n'), headers: { 'content-type': 'text/csv' } });
+    assert.equal(r.status, 201, r.text);
+    r = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'small' }, ops: [{ agg: ['count(*) as n'] }] } } });
+    assert.equal(r.body.state, 'succeeded', r.text);
+  } finally {
+    await srv.stop();
+  }
+});

@@ -144,7 +144,7 @@ static void test_budget_fails_a_query_that_holds_too_much(void **state)
     runner *r = wide_runner(&cfg, 8, 4096, 1);
     atomic_llong charged = 0;
     runner_set_memory_budget(r, 400000); /* the wide query holds over 1 MB */
-    runner_set_memory_charged(r, &charged);
+    runner_set_memory_charged(r, &charged, NULL);
     const char *ops = "[{\"groupby\": [\"k\"], \"agg\": [\"count(*) as n\"]}]";
     char *wide = distinct_keys_plan(NROWS, ops), *narrow = distinct_keys_plan(100, ops);
     runner_query *q = run_plan(r, wide, &cfg);
@@ -174,7 +174,8 @@ static void test_budget_fails_a_query_that_holds_too_much(void **state)
     cfg_cleanup(&cfg);
 }
 
-/* A task's working memory counts against the budget with what is held: an
+/* A task's working memory counts against the budget with what is held (and
+ * what the owner's upload checks hold): an
  * aggregate over a wide computed string column holds one row a task, but
  * each morsel's 60000 strings of 300 bytes live while they are counted. */
 static void test_budget_counts_running_tasks(void **state)
@@ -184,7 +185,7 @@ static void test_budget_counts_running_tasks(void **state)
     runner *r = wide_runner(&cfg, 8, NROWS, 1);
     atomic_llong charged = 0;
     runner_set_memory_budget(r, 400000);
-    runner_set_memory_charged(r, &charged);
+    runner_set_memory_charged(r, &charged, NULL);
     char ops[1024], pad[301];
     memset(pad, 'x', 300);
     pad[300] = '\0';
@@ -209,6 +210,17 @@ static void test_budget_counts_running_tasks(void **state)
     assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
     runner_query_unref(q);
     assert_int_equal(atomic_load(&r->working), 0);
+    /* unless the owner's upload checks hold most of it now */
+    atomic_llong checking = ((int64_t)1 << 30) - 100000;
+    runner_set_memory_charged(r, &charged, &checking);
+    q = run_plan(r, text, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_FAILED);
+    assert_string_equal(runner_query_error(q)->kind, "memory-budget-exceeded");
+    runner_query_unref(q);
+    atomic_store(&checking, 0);
+    q = run_plan(r, text, &cfg);
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    runner_query_unref(q);
     free(text);
     runner_free(r, NULL);
     cfg_cleanup(&cfg);
