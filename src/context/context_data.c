@@ -396,14 +396,26 @@ static int64_t checking_add(void *arg, int64_t bytes, int64_t *budget)
     return total > *budget ? total - *budget : 0;
 }
 
-/* An upload check's df_exec: in the budget's account when there is one. */
+/* An upload check's df_exec: in the checks' account (checked against the
+ * budget when there is one). */
 static void check_exec_init(ctx *c, struct df_exec *ex, const struct df_options *opts)
 {
     df_exec_init(ex, opts, NULL);
-    if (c->opts.memory_limit > 0) {
-        ex->shared_add = checking_add;
-        ex->shared_arg = c;
-    }
+    ex->shared_add = checking_add;
+    ex->shared_arg = c;
+}
+
+/* The memory an upload's check may hold (a page of each column decoded,
+ * the chunk read): no more than this, nor than the server's budget. */
+#define VALIDATE_MEMORY_BYTES (256 * CFG_MiB)
+
+/* The most one check may hold: VALIDATE_MEMORY_BYTES or the budget. */
+static int64_t check_limit(const ctx *c)
+{
+    int64_t limit = VALIDATE_MEMORY_BYTES;
+    if (c->opts.memory_limit > 0 && c->opts.memory_limit < limit)
+        limit = c->opts.memory_limit;
+    return limit;
 }
 
 /* Reads the whole upload once with every column as a string: an
@@ -414,7 +426,14 @@ static int validate_structure(ctx *c, const char *path, const char *format, stru
 {
     struct df_csv_options o;
     df_csv_options_init(&o);
-    struct df_options opts = {.morsel_size_rows = 65536};
+    /* Under a budget a check holds at most the budget, and reads ranges of
+     * a sixteenth of it (1-32 MiB: a range of empty fields holds about 9
+     * times its bytes as strings), so a budget that fits no range is rare. */
+    int64_t budget = c->opts.memory_limit, range = 32 * CFG_MiB;
+    if (budget > 0 && budget / 16 < range)
+        range = budget / 16 > CFG_MiB ? budget / 16 : CFG_MiB;
+    struct df_options opts = {.morsel_size_rows = 65536,
+                              .task_memory_limit_bytes = budget > 0 ? budget : 0};
     struct df_schema inferred, all_strings;
     df_schema_init(&inferred);
     df_schema_init(&all_strings);
@@ -426,8 +445,8 @@ static int validate_structure(ctx *c, const char *path, const char *format, stru
     struct df_byte_range *ranges = NULL;
     int n = 0;
     if (rc == FR_OK)
-        rc = csv ? df_csv_split(path, &o, 32 * CFG_MiB, &ranges, &n, err)
-                 : df_ndjson_split(path, 32 * CFG_MiB, &ranges, &n, err);
+        rc = csv ? df_csv_split(path, &o, range, &ranges, &n, err)
+                 : df_ndjson_split(path, range, &ranges, &n, err);
     for (int i = 0; rc == FR_OK && i < n; i++) {
         struct df_exec ex;
         check_exec_init(c, &ex, &opts);
@@ -443,18 +462,12 @@ static int validate_structure(ctx *c, const char *path, const char *format, stru
     return rc;
 }
 
-/* The memory an upload's check may hold (a page of each column decoded,
- * the chunk read): no more than this, nor than the server's budget. */
-#define VALIDATE_MEMORY_BYTES (256 * CFG_MiB)
-
 /* Decodes every page of an uploaded Parquet file, page by page, dropping
  * each once checked: memory is bounded by VALIDATE_MEMORY_BYTES, the work
  * by the engine's budget (DF_PARQUET_VALIDATE_MIN_WORK, _RATIO). */
 static int validate_parquet(const ctx_upload *u, struct fr_error *err)
 {
-    int64_t limit = VALIDATE_MEMORY_BYTES;
-    if (u->c->opts.memory_limit > 0 && u->c->opts.memory_limit < limit)
-        limit = u->c->opts.memory_limit;
+    int64_t limit = check_limit(u->c);
     struct df_options opts = {.morsel_size_rows = 65536, .task_memory_limit_bytes = limit};
     struct df_exec ex;
     check_exec_init(u->c, &ex, &opts);
@@ -469,14 +482,20 @@ static int validate_parquet(const ctx_upload *u, struct fr_error *err)
 }
 
 /* 507 memory-budget-exceeded: the check would take the server over its
- * --memory-limit with what it holds now (a later try may fit). */
+ * --memory-limit with what it holds now (a later try may fit); 413
+ * payload-too-large: the check alone needs more than the budget (none will). */
 static int check_over_budget(ctx_upload *u, const struct fr_error *ferr, struct ctx_error *err)
 {
-    int rc = ctx__fail(err, FR_ENOSPACE, "memory-budget-exceeded",
-                       "checking the uploaded %s.%s needs more memory than the server's budget "
-                       "has left now (%s); nothing was stored: retry when queries have ended, "
-                       "or delete dataframes or query results",
-                       u->name, u->format, ferr->message);
+    bool never = ferr->status == FR_EMEMLIMIT;
+    int rc = never ? ctx__fail(err, FR_ETOOLARGE, "payload-too-large",
+                               "checking the uploaded %s.%s needs more memory than the server's "
+                               "whole budget (--memory-limit %lld bytes); nothing was stored",
+                               u->name, u->format, (long long)u->c->opts.memory_limit)
+                   : ctx__fail(err, FR_ENOSPACE, "memory-budget-exceeded",
+                               "checking the uploaded %s.%s needs more memory than the server's "
+                               "budget has left now; nothing was stored: retry when queries "
+                               "have ended, or delete dataframes or query results",
+                               u->name, u->format);
     err->ext = json_pack("{ss}", "file", "");
     json_object_set_new(err->ext, "file", json_sprintf("%s.%s", u->name, u->format));
     return rc;
@@ -527,7 +546,7 @@ static int commit_check(ctx_upload *u, json_t **out, struct ctx_error *err)
         return parquet_refused(u, &ferr, err);
     if (strcmp(u->format, "parquet") != 0 &&
         validate_structure(u->c, u->tmp_path, u->format, &ferr) != FR_OK) {
-        if (ferr.status == FR_ENOSPACE)
+        if (ferr.status == FR_ENOSPACE || ferr.status == FR_EMEMLIMIT)
             return check_over_budget(u, &ferr, err);
         bool wide = strcmp(ferr.kind, "too-many-columns") == 0; /* 422 with its own kind */
         int rc = ctx__fail(err, wide ? ferr.status : FR_EDATA, wide ? ferr.kind : "malformed-data",

@@ -148,13 +148,14 @@ static void query_finished(runner_query *q, void *arg)
     if (rec && runner_query_state(q) == RQ_SUCCEEDED) {
         int64_t bytes = runner_query_bytes(q);
         int64_t limit = c->opts.memory_limit;
-        if (limit > 0 && c->mem_used + bytes > limit) {
+        int64_t used = c->mem_used + atomic_load(&c->checking); /* upload checks too */
+        if (limit > 0 && used + bytes > limit) {
             struct fr_error e;
             fr_error_init(&e);
             fr_error_setk(&e, FR_ENOSPACE, "memory-budget-exceeded",
                           "the result needs %lld bytes but only %lld of the memory budget "
                           "(--memory-limit %lld) are free; delete dataframes or query results",
-                          (long long)bytes, (long long)(limit - c->mem_used), (long long)limit);
+                          (long long)bytes, (long long)(limit - used), (long long)limit);
             runner_query_fail(q, &e);
         } else {
             rec->charge->bytes = bytes;

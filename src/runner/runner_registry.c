@@ -27,6 +27,10 @@
 #define REG_MAX_OWED 8
 /* "sha256:" and 64 hex digits, and the NUL */
 #define REG_CONFIG_ID_SIZE 72
+/* Heartbeat answers that name an owed config at most (an answer can be lost
+ * on its way); told once, it is settled as soon as the worker's heartbeat no
+ * longer reports holding it. */
+#define REG_MAX_TELLS 3
 
 /* Files whose scans a worker ran, remembered per worker (oldest out
  * first): a key (runner__scan_key) with bit 0 set when it read its own copy. */
@@ -35,7 +39,10 @@
 /* The configs a worker must drop (with their partitions) once it is back:
  * the runners that made them lost it while its heartbeats lapsed. */
 struct debt {
-    char ids[REG_MAX_OWED][REG_CONFIG_ID_SIZE];
+    struct {
+        char id[REG_CONFIG_ID_SIZE];
+        int told; /* heartbeat answers that named it so far */
+    } c[REG_MAX_OWED];
     int n;
 };
 
@@ -83,48 +90,83 @@ struct runner_registry {
     char live[REG_CONFIG_ID_SIZE];
 };
 
-/* Adds config_id to d (once); past REG_MAX_OWED the oldest goes. */
+/* Adds config_id to d (once: owed again, it is told afresh); past
+ * REG_MAX_OWED the oldest goes. */
 static void debt_add(struct debt *d, const char *url, const char *config_id)
 {
     for (int i = 0; i < d->n; i++)
-        if (strcmp(d->ids[i], config_id) == 0)
+        if (strcmp(d->c[i].id, config_id) == 0) {
+            d->c[i].told = 0;
             return;
+        }
     if (d->n == REG_MAX_OWED) {
         FR_LOG(FR_LOG_WARN,
                "worker %s owes drops of %d configs: the oldest, %s, is forgotten (it stays "
                "there until the worker restarts)",
-               url, REG_MAX_OWED, d->ids[0]);
-        memmove(&d->ids[0], &d->ids[1], sizeof(d->ids[0]) * (REG_MAX_OWED - 1));
+               url, REG_MAX_OWED, d->c[0].id);
+        memmove(&d->c[0], &d->c[1], sizeof(d->c[0]) * (REG_MAX_OWED - 1));
         d->n--;
     }
-    snprintf(d->ids[d->n++], REG_CONFIG_ID_SIZE, "%s", config_id);
+    snprintf(d->c[d->n].id, REG_CONFIG_ID_SIZE, "%s", config_id);
+    d->c[d->n++].told = 0;
 }
 
 /* Moves every debt of from into to (from is left empty). */
 static void debt_merge(struct debt *to, struct debt *from, const char *url)
 {
     for (int i = 0; i < from->n; i++)
-        debt_add(to, url, from->ids[i]);
+        debt_add(to, url, from->c[i].id);
     from->n = 0;
 }
 
-/* Takes the debts of d for config_id (other false), or for every other
- * config (other true), out of d; appends their IDs to out (a JSON array, or
- * NULL) and returns how many. */
-static int debt_take(struct debt *d, const char *config_id, bool other, json_t *out)
+/* Takes the debt of config_id out of d; true when there was one. */
+static bool debt_take(struct debt *d, const char *config_id)
 {
-    int k = 0, taken = 0;
-    for (int i = 0; i < d->n; i++) {
-        if ((strcmp(d->ids[i], config_id) != 0) == other) {
-            if (out)
-                json_array_append_new(out, json_string(d->ids[i]));
-            taken++;
-        } else {
-            memmove(d->ids[k++], d->ids[i], REG_CONFIG_ID_SIZE);
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->c[i].id, config_id) == 0) {
+            memmove(&d->c[i], &d->c[i + 1], sizeof(d->c[0]) * (size_t)(d->n - i - 1));
+            d->n--;
+            return true;
         }
+    return false;
+}
+
+static bool listed(json_t *ids, const char *id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(ids, i, v)
+    {
+        if (strcmp(json_string_value(v), id) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The heartbeat answer's part of worker e's debts (registry lock held):
+ * every owed config but the live runner's (that runner tells its own) is
+ * named in out, once more; one named before that e's heartbeat no longer
+ * reports holding (config_ids), or named REG_MAX_TELLS times, is settled. */
+static void debt_tell(struct wentry *e, const char *live, json_t *out)
+{
+    struct debt *d = &e->owed;
+    int k = 0;
+    for (int i = 0; i < d->n; i++) {
+        bool other = strcmp(d->c[i].id, live) != 0;
+        if (other && d->c[i].told > 0 &&
+            (d->c[i].told >= REG_MAX_TELLS || !listed(e->config_ids, d->c[i].id)))
+            continue; /* settled */
+        if (other) {
+            if (d->c[i].told++ == 0)
+                FR_LOG(FR_LOG_INFO,
+                       "worker %s at %s is back after hanging: it drops config %s, released "
+                       "while it was away, and its partitions",
+                       e->id, e->url, d->c[i].id);
+            json_array_append_new(out, json_string(d->c[i].id));
+        }
+        d->c[k++] = d->c[i];
     }
     d->n = k;
-    return taken;
 }
 
 static struct wentry *add_entry(runner_registry *g, const char *id, const char *url)
@@ -368,15 +410,8 @@ int runner_registry_announce(runner_registry *g, json_t *body, json_t *release,
     json_t *ids = json_object_get(body, "config_ids");
     json_decref(e->config_ids);
     e->config_ids = json_is_array(ids) ? json_deep_copy(ids) : json_array();
-    if (release && settles_now(g, e, fr_mono_ms())) { /* the live runner's own are its to tell */
-        size_t before = json_array_size(release);
-        debt_take(&e->owed, g->live, true, release);
-        for (size_t i = before; i < json_array_size(release); i++)
-            FR_LOG(FR_LOG_INFO,
-                   "worker %s at %s is back after hanging: it drops config %s, released "
-                   "while it was away, and its partitions",
-                   e->id, e->url, json_string_value(json_array_get(release, i)));
-    }
+    if (release && settles_now(g, e, fr_mono_ms()))
+        debt_tell(e, g->live, release);
     pthread_mutex_unlock(&g->lock);
     free(url);
     return FR_OK;
@@ -624,38 +659,54 @@ static bool lapsed(const runner_registry *g, const struct wentry *e, int64_t now
     return !e->is_static && now - e->last_beat_ms > 3 * g->heartbeat_ms;
 }
 
-/* Registry lock held. */
-static void owe_locked(struct wentry *e, const char *config_id)
+/* Who owes a drop: url's worker when its heartbeats lapsed, url's worker
+ * whatever its state, or every gone one (url NULL). Static workers never do:
+ * no heartbeat answer can tell them. */
+enum owe_when { OWE_LAPSED, OWE_ANY, OWE_GONE };
+
+/* Records the drop of config_id owed by the workers `when` names; returns
+ * how many owe it. */
+static int owe(runner_registry *g, const char *url, const char *config_id, enum owe_when when)
 {
-    debt_add(&e->owed, e->url, config_id);
-    e->beats_owed = 0;
+    int owed = 0;
+    int64_t now = fr_mono_ms();
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < g->n; i++) {
+        struct wentry *e = &g->w[i];
+        bool match =
+            when == OWE_GONE ? strcmp(state_of(g, e, now), "gone") == 0 : strcmp(e->url, url) == 0;
+        if (!match || e->is_static || (when == OWE_LAPSED && !lapsed(g, e, now)))
+            continue;
+        debt_add(&e->owed, e->url, config_id);
+        e->beats_owed = 0;
+        owed++;
+    }
+    pthread_mutex_unlock(&g->lock);
+    return owed;
 }
 
 bool runner__registry_owe_drop(runner_registry *g, const char *url, const char *config_id)
 {
-    bool owed = false;
-    int64_t now = fr_mono_ms();
-    pthread_mutex_lock(&g->lock);
-    for (int i = 0; i < g->n; i++)
-        if (strcmp(g->w[i].url, url) == 0 && lapsed(g, &g->w[i], now)) {
-            owe_locked(&g->w[i], config_id);
-            owed = true;
-        }
-    pthread_mutex_unlock(&g->lock);
-    return owed;
+    return owe(g, url, config_id, OWE_LAPSED) > 0;
 }
 
 bool runner__registry_owe_release(runner_registry *g, const char *url, const char *config_id)
 {
-    bool owed = false;
+    return owe(g, url, config_id, OWE_ANY) > 0;
+}
+
+int runner__registry_owe_gone(runner_registry *g, const char *config_id)
+{
+    return owe(g, NULL, config_id, OWE_GONE);
+}
+
+void runner__registry_forgive(runner_registry *g, const char *url, const char *config_id)
+{
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++)
-        if (strcmp(g->w[i].url, url) == 0 && !g->w[i].is_static) {
-            owe_locked(&g->w[i], config_id);
-            owed = true;
-        }
+        if (strcmp(g->w[i].url, url) == 0)
+            debt_take(&g->w[i].owed, config_id);
     pthread_mutex_unlock(&g->lock);
-    return owed;
 }
 
 void runner__registry_set_live(runner_registry *g, const char *config_id)
@@ -699,7 +750,7 @@ char **runner__registry_take_returned(runner_registry *g, const char *config_id)
         struct wentry *e = &g->w[i];
         if (!settles_now(g, e, now))
             continue;
-        if (!debt_take(&e->owed, config_id, false, NULL))
+        if (!debt_take(&e->owed, config_id))
             continue;
         urls = fr_xrealloc(urls, sizeof(char *) * (size_t)(k + 2));
         urls[k++] = fr_xstrdup(e->url);

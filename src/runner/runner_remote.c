@@ -715,6 +715,13 @@ static void *release_main(void *arg)
  * not one per worker. */
 static void release_on_workers(struct remote_runner *rr)
 {
+    const char *id = rr->base.frozen->id;
+    int gone = runner__registry_owe_gone(rr->reg, id); /* nothing reaches them now */
+    if (gone)
+        FR_LOG(FR_LOG_WARN,
+               "%d gone workers are not told to drop config %s now: each is told in the answer "
+               "to its heartbeat once it is back",
+               gone, id);
     char **urls = runner__registry_urls(rr->reg);
     int n = 0;
     while (urls[n])
@@ -730,10 +737,12 @@ static void release_on_workers(struct remote_runner *rr)
     for (int i = 0; i < n; i++) {
         if (calls[i].started)
             pthread_join(calls[i].thread, NULL);
-        if (calls[i].rc != FR_OK) /* told again once it beats (a static one cannot be) */
-            FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s%s", urls[i],
-                   rr->base.frozen->id, calls[i].err.message,
-                   runner__registry_owe_release(rr->reg, urls[i], rr->base.frozen->id)
+        if (calls[i].rc == FR_OK) /* an earlier debt of it is settled */
+            runner__registry_forgive(rr->reg, urls[i], id);
+        else /* told again once it beats (a static one cannot be) */
+            FR_LOG(FR_LOG_WARN, "worker %s did not confirm dropping config %s: %s%s", urls[i], id,
+                   calls[i].err.message,
+                   runner__registry_owe_release(rr->reg, urls[i], id)
                        ? "; it is told again in the answer to its heartbeats"
                        : "");
         free(urls[i]);

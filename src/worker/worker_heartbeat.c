@@ -11,6 +11,9 @@
 #include <time.h>
 
 #define HEARTBEAT_TIMEOUT_MS 5000
+/* The pace a coordinator's answer may set (heartbeat_ms): beyond it, kept. */
+#define HEARTBEAT_MIN_MS 50
+#define HEARTBEAT_MAX_MS 60000
 
 /* Drops each config of a checked list (NULL: none) with its partitions. */
 static void release_all(worker *w, json_t *release)
@@ -58,6 +61,10 @@ static bool beat(worker *w, const char *url, struct fr_error *err)
                WORKER_ANNOUNCE_MAX_CONFIG_IDS);
     else
         release_all(w, release);
+    /* the coordinator's pace, within bounds (its states count its own beats) */
+    json_int_t pace = json_integer_value(json_object_get(ack, "heartbeat_ms"));
+    if (pace >= HEARTBEAT_MIN_MS && pace <= HEARTBEAT_MAX_MS)
+        w->heartbeat_ms = pace;
     json_decref(ack);
     fr_client_resp_cleanup(&resp);
     free(text);

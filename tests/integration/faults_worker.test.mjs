@@ -232,8 +232,10 @@ test('a worker cut off through a reset drops the released config when back; the 
     assert.deepEqual(await grouped(a), expect); // its share of A is given up: a drop of A owed
     let r = await call(coord.base, 'DELETE', '/v1/runner');
     assert.equal(r.status, 200, r.text);
-    assert.ok(coord.stderr().includes(`worker ${toWorker.base} did not confirm dropping config ${a.configId}`),
-      'the release to the cut-off worker failed');
+    // its release timed out, or (a slow machine) it was gone already and not called
+    assert.ok(coord.stderr().includes(`worker ${toWorker.base} did not confirm dropping config ${a.configId}`)
+      || coord.stderr().includes(`gone workers are not told to drop config ${a.configId} now`),
+    'the release did not reach the cut-off worker');
     assert.equal((await workerInfo(survivor)).config_ids.includes(a.configId), false, 'the survivor dropped A');
     const b = await materialize(2500);
     assert.notEqual(b.configId, a.configId);

@@ -149,30 +149,55 @@ test('remote runner: the same accounting with a worker', async () => {
 });
 
 // An upload's check (every record read once, as strings) holds memory too:
-// under --memory-limit it counts against the budget with what is kept, and
-// one that does not fit what is left answers 507 memory-budget-exceeded and
-// stores nothing. Before, checks ran outside the budget whatever it was.
-test('an upload check that does not fit the budget: 507, nothing stored; a small one fits', async () => {
-  const srv = await startServer({ args: ['--memory-limit', '200000'] });
+// under --memory-limit it counts against the budget with what is kept. A
+// check that does not fit what is left now answers 507 memory-budget-exceeded
+// (a later try may fit); one that needs more than the whole budget, 413
+// payload-too-large. Either way nothing is stored. Before, checks ran outside
+// the budget whatever it was.
+test('an upload check over the budget: 413 when it never fits, 507 while kept results hold the room', async () => {
+  let csv = 'id,name,value\n';
+  for (let i = 0; i < 40000; i++) csv += `${i},name-${i % 977},${i * 3}\n`;
+  const put = (base, name, body, type = 'text/csv') => call(base, 'PUT', `/v1/datasets/${name}`, { body, headers: { 'content-type': type } });
+  const tiny = await startServer({ args: ['--memory-limit', '200000'] });
   try {
-    let big = 'id,name,value\n';
-    for (let i = 0; i < 40000; i++) big += `${i},name-${i % 977},${i * 3}\n`;
-    let r = await call(srv.base, 'PUT', '/v1/datasets/wide', { body: big, headers: { 'content-type': 'text/csv' } });
+    let r = await put(tiny.base, 'wide', csv);
+    assert.equal(r.status, 413, r.text);
+    assert.equal(r.body.type, 'https://framed.dev/problems/payload-too-large');
+    assert.match(r.body.detail, /whole budget.*nothing was stored/);
+    const nd = csv.split('\n').slice(1, -1).map((l) => JSON.stringify({ id: Number(l.split(',')[0]), name: l.split(',')[1] })).join('\n');
+    r = await put(tiny.base, 'wide', nd, 'application/x-ndjson');
+    assert.equal(r.status, 413, r.text);
+    assert.equal((await call(tiny.base, 'GET', '/v1/datasets/wide')).status, 404, 'nothing stored');
+  } finally {
+    await tiny.stop();
+  }
+  const srv = await startServer({ args: ['--memory-limit', '8M'] });
+  try {
+    let r = await put(srv.base, 'base', csv); // fits while nothing is held
+    assert.equal(r.status, 201, r.text);
+    // kept results of one int column (320 kB each) until the budget has no room for another
+    const kept = [];
+    for (let i = 0; i < 40; i++) {
+      r = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'base' }, ops: [{ select: ['id'] }] } } });
+      if (r.body.state === 'failed') break;
+      assert.equal(r.body.state, 'succeeded', r.text);
+      kept.push(r.body.id);
+    }
+    assert.ok(kept.length >= 5, `${kept.length} results kept`);
+    r = await put(srv.base, 'again', csv);
     assert.equal(r.status, 507, r.text);
     assert.equal(r.body.type, 'https://framed.dev/problems/memory-budget-exceeded');
-    assert.equal(r.body.file, 'wide.csv');
-    assert.match(r.body.detail, /nothing was stored/);
-    assert.equal((await call(srv.base, 'GET', '/v1/datasets/wide')).status, 404, 'nothing stored');
-    const nd = big.split('\n').slice(1, -1).map((l) => JSON.stringify({ id: Number(l.split(',')[0]), name: l.split(',')[1] })).join('\n');
-    r = await call(srv.base, 'PUT', '/v1/datasets/wide', { body: nd, headers: { 'content-type': 'application/x-ndjson' } });
-    assert.equal(r.status, 507, r.text);
-    const metrics = (await call(srv.base, 'GET', '/metrics')).text;
-    assert.match(metrics, /^framed_memory_checking_bytes 0$/m, 'the checks gave their memory back');
-    assert.match(metrics, /^framed_memory_used_bytes 0$/m);
-    r = await call(srv.base, 'PUT', '/v1/datasets/small', { body: big.slice(0, 2000).replace(/\n[^\n]*$/, '\n'), headers: { 'content-type': 'text/csv' } });
+    assert.equal(r.body.file, 'again.csv');
+    assert.match(r.body.detail, /has left now; nothing was stored/);
+    assert.equal((await call(srv.base, 'GET', '/v1/datasets/again')).status, 404, 'nothing stored');
+    let metrics = (await call(srv.base, 'GET', '/metrics')).text;
+    assert.match(metrics, /^framed_memory_checking_bytes 0$/m, 'the check gave its memory back');
+    for (const id of kept) assert.equal((await call(srv.base, 'DELETE', `/v1/queries/${id}/result`)).status, 204);
+    r = await put(srv.base, 'again', csv); // the room is back
     assert.equal(r.status, 201, r.text);
-    r = await call(srv.base, 'POST', '/v1/queries?wait=60', { json: { plan: { source: { dataset: 'small' }, ops: [{ agg: ['count(*) as n'] }] } } });
-    assert.equal(r.body.state, 'succeeded', r.text);
+    metrics = (await call(srv.base, 'GET', '/metrics')).text;
+    assert.match(metrics, /^framed_memory_checking_bytes 0$/m);
+    assert.match(metrics, /^framed_memory_used_bytes 0$/m);
   } finally {
     await srv.stop();
   }

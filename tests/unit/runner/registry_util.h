@@ -7,18 +7,27 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Announces a worker; returns the configs the answer tells it to drop (new). */
-static inline json_t *announce_told(runner_registry *g, const char *id, const char *url,
-                                    int threads)
+/* Announces a worker holding the configs of held (a JSON array, stolen);
+ * returns the configs the answer tells it to drop (new). */
+static inline json_t *announce_holding(runner_registry *g, const char *id, const char *url,
+                                       int threads, json_t *held)
 {
-    json_t *b = json_pack("{ss ss si si s[]}", "id", id, "url", url, "threads", threads,
-                          "running_tasks", 0, "config_ids");
+    json_t *b = json_pack("{ss ss si si so}", "id", id, "url", url, "threads", threads,
+                          "running_tasks", 0, "config_ids", held);
     json_t *release = json_array();
     struct fr_error err;
     fr_error_init(&err);
     assert_int_equal(runner_registry_announce(g, b, release, &err), FR_OK);
     json_decref(b);
     return release;
+}
+
+/* Announces a worker that holds no config; returns what the answer tells it
+ * to drop (new). */
+static inline json_t *announce_told(runner_registry *g, const char *id, const char *url,
+                                    int threads)
+{
+    return announce_holding(g, id, url, threads, json_array());
 }
 
 static inline void announce(runner_registry *g, const char *id, const char *url, int threads)

@@ -426,6 +426,50 @@ static void test_drops_owed_by_config(void **s)
     runner_registry_free(g);
 }
 
+/* A heartbeat answer can be lost: a told drop is told again while the
+ * worker's heartbeat still reports the config (3 answers at most), and
+ * settled once it does not. A release that succeeded settles an older debt
+ * of it (a later runner of the same config must not find it owed). A worker
+ * gone at the reset, which the reset does not call, owes the drop too. */
+static void test_drops_told_until_done(void **s)
+{
+    (void)s;
+    runner_registry *g = runner_registry_new(NULL, 20);
+    announce(g, "w1", "http://w1", 2);
+    assert_true(runner__registry_owe_release(g, "http://w1", CFG_A));
+    json_decref(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A)));
+    for (int i = 0; i < 3; i++) /* the answers got lost: it still holds A */
+        assert_string_equal(
+            told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A))), CFG_A);
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A))), "");
+    /* told once, then reported gone from the worker: settled */
+    assert_true(runner__registry_owe_release(g, "http://w1", CFG_B));
+    json_decref(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B)));
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B))), CFG_B);
+    assert_string_equal(told_one(announce_holding(g, "w1", "http://w1", 2, json_array())), "");
+    assert_true(runner__registry_owe_release(g, "http://w1", CFG_B));
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B))), "");
+    /* forgiven (its release answered): not told */
+    runner__registry_forgive(g, "http://w1", CFG_B);
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B))), "");
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B))), "");
+    /* gone at a reset: owes it; the others (active) do not */
+    announce(g, "w2", "http://w2", 2);
+    sleep_ms(300); /* > 10 beats of 20 ms: both gone */
+    announce(g, "w2", "http://w2", 2);
+    assert_int_equal(runner__registry_owe_gone(g, CFG_A), 1);
+    assert_string_equal(told_one(announce_told(g, "w2", "http://w2", 2)), "");
+    announce(g, "w1", "http://w1", 2);
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A))), CFG_A);
+    runner_registry_free(g);
+}
+
 /* A worker hung through many resets owes at most REG_MAX_OWED (8) drops:
  * the newest are told; a static worker (no heartbeat) owes none. */
 static void test_drops_owed_bounded(void **s)
@@ -552,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_forgotten_worker_still_owes_drop),
         cmocka_unit_test(test_drops_owed_by_config),
         cmocka_unit_test(test_drops_owed_bounded),
+        cmocka_unit_test(test_drops_told_until_done),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
