@@ -8,6 +8,9 @@
 #          between the coordinator (on 10.213.0.1) and a worker crosses one shaped link each
 #          way, and a byte between two workers two (out of one namespace, into the other),
 #          as through a switch. Only these private addresses; nothing is routed off the machine.
+#          With COORD_HOST=1 the coordinator gets a host of its own the same way: namespace
+#          fdw0 at 10.213.0.10 (veth fdv0), so the client left in the root namespace reads the
+#          local runner's results over a shaped link too, as it reads the workers'.
 #   down   removes, by name, whatever of the above exists: first SIGTERM (then SIGKILL after
 #          5 s) to the processes still inside a fdw<i> namespace (`ip netns pids`: only what
 #          this benchmark started there), then the veths fdv<i>, the bridge, the namespaces.
@@ -66,6 +69,7 @@ up() {
     ip addr add "$NET.1/24" dev "$BR"
     ip link set "$BR" up
     i=1
+    [ "${COORD_HOST:-0}" = 1 ] && i=0
     while [ $i -le "$k" ]; do
         ns=fdw$i
         ip netns add "$ns"

@@ -57,13 +57,13 @@ const netFlags = (listen, secretFile) => [...(listen ? ['--listen', listen] : []
 
 // A coordinator: runner 'local' or 'remote'. dataDir is shared by path with the workers.
 // listen/secretFile: see netFlags (default 127.0.0.1, no secret).
-export async function startCoordinator({ runner = 'remote', dataDir, threads = 2, dir, listen, secretFile } = {}) {
+export async function startCoordinator({ runner = 'remote', dataDir, threads = 2, dir, listen, secretFile, netns } = {}) {
   const root = dir || mkdtempSync(join(tmpdir(), 'framed-cbench-'));
   const state = mkdtempSync(join(root, 'state-'));
   const data = dataDir || mkdtempSync(join(root, 'data-'));
   const p = await startProc(['serve', '--port', '0', '--runner', runner, '--threads', String(threads),
     '--data-dir', data, '--state-dir', state, '--log-level', 'warn', ...netFlags(listen, secretFile)],
-  join(root, `coord-${Date.now()}.log`), { host: listen });
+  join(root, `coord-${Date.now()}.log`), { host: listen, netns });
   p.root = root;
   p.dataDir = data;
   const stop = p.stop;

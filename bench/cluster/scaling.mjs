@@ -13,7 +13,8 @@
 // `framed worker --threads 2` (given the coordinator's data dir with --data-dir), config {"maintain_order": false};
 // the groupby table is loaded as a materialized dataframe (POST /v1/dataframes, then a query of
 // it) and q1..q10 run on it; then, on a fresh cluster per join question (so results are freed),
-// the four join tables are loaded and the question run. Time = the query's elapsed_ms (runner
+// the four join tables are loaded and the question run. The setups' clusters run side by side
+// and each question's runs alternate between them (INTERLEAVE below). Time = the query's elapsed_ms (runner
 // start to finish); e2e = wall time of the POST ?wait plus reading the whole result
 // (RESULT_READ below: by its locations, or as one stream). Rows and a checksum (untimed:
 // the question's ops plus sums of its result columns) are compared with the local runner's.
@@ -37,7 +38,7 @@ import { join } from 'node:path';
 import { call, drain, loadavg, machine, ok, ROOT, startCoordinator, startWorker, waitWorkers } from './procs.mjs';
 
 const common = await import(new URL('../engines/common.mjs', import.meta.url));
-const { QUESTIONS, files, measure, median, pretty } = common;
+const { QUESTIONS, files, measure, median, pretty, RUNS } = common;
 
 // `scaling.mjs --report results/scaling-<N>.json` rewrites the .md from a saved run.
 const FROM = process.argv[2] === '--report' ? JSON.parse(readFileSync(process.argv[3], 'utf8')) : null;
@@ -49,6 +50,15 @@ const THREADS = 2, CORES = availableParallelism();
 const NET = FROM ? FROM.net || 'loopback' : process.env.NET || 'loopback';
 if (!['loopback', 'tbf'].includes(NET)) throw new Error(`NET=${NET}: loopback (default) or tbf`);
 const TBF = NET === 'tbf';
+// CLIENT=own (NET=tbf only): the coordinator gets a host of its own too (namespace fdw0 at
+// 10.213.0.10), so this client, left in the root namespace, reads every result over a shaped
+// link: the local runner's from the coordinator's host as the workers' from theirs. The
+// default (CLIENT=coordinator) puts the client on the coordinator's host: the local runner's
+// result then crosses no link at all.
+const CLIENT = FROM ? FROM.client || 'coordinator' : process.env.CLIENT || 'coordinator';
+if (!['coordinator', 'own'].includes(CLIENT)) throw new Error(`CLIENT=${CLIENT}: coordinator (default) or own`);
+if (CLIENT === 'own' && !TBF) throw new Error('CLIENT=own needs NET=tbf');
+const OWN = CLIENT === 'own';
 // --threads of each worker with k workers: WORKER_THREADS, else with NET=tbf the local runner's
 // cores shared out (max(1, floor(2/k))), else 2 as ever.
 const workerThreads = (k) => (process.env.WORKER_THREADS ? Number(process.env.WORKER_THREADS)
@@ -88,6 +98,7 @@ function cpuSeconds(pid) {
 // ---- NET=tbf: the namespaces, the secret, the link counters ----
 const NETNS = join(ROOT, 'bench/cluster/netns.sh');
 const BRIDGE = { dev: 'fdbr0', addr: '10.213.0.1' };
+const COORD_ADDR = OWN ? '10.213.0.10' : BRIDGE.addr; // CLIENT=own: in netns fdw0
 const wAddr = (i) => `10.213.0.${11 + i}`; // worker i (0-based) in netns fdw<i+1>
 let secretFile;
 function netDown() { try { execFileSync('sh', [NETNS, 'down'], { stdio: ['ignore', 'ignore', 'inherit'] }); } catch {} }
@@ -97,8 +108,9 @@ if (TBF && !FROM) {
   // registered after procs.mjs's handler (which kills the processes it started first)
   process.on('exit', () => { netDown(); if (secretFile) rmSync(secretFile, { force: true }); });
   netDown();
-  if (maxK) execFileSync('sh', [NETNS, 'up', String(maxK)], { stdio: ['ignore', 'inherit', 'inherit'] });
-  else execFileSync('sh', [NETNS, 'up', '1'], { stdio: ['ignore', 'inherit', 'inherit'] }); // the bridge address
+  const env = { ...process.env, COORD_HOST: OWN ? '1' : '0' };
+  if (maxK) execFileSync('sh', [NETNS, 'up', String(maxK)], { stdio: ['ignore', 'inherit', 'inherit'], env });
+  else execFileSync('sh', [NETNS, 'up', '1'], { stdio: ['ignore', 'inherit', 'inherit'], env }); // the bridge address
   const d = mkdtempSync(join(tmpdir(), 'framed-cbench-secret-'));
   secretFile = join(d, 'cluster-secret');
   writeFileSync(secretFile, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
@@ -107,21 +119,27 @@ if (TBF && !FROM) {
 }
 const counter = (dev, dir) => Number(readFileSync(`/sys/class/net/${dev}/statistics/${dir}_bytes`, 'utf8'));
 // Bytes on the links so far: from the root end of each worker's veth fdv<i> (rx = sent by
-// worker i, tx = sent to it) and the bridge's own (rx = delivered to the coordinator's host,
-// tx = sent by it).
+// worker i, tx = sent to it) and the bridge's own (rx = delivered to the root namespace's host,
+// tx = sent by it). CLIENT=own: the coordinator's link is fdv0 (tx = sent to it, rx = by it),
+// and the root namespace holds only this client.
 function wire(k) {
-  const w = { br_rx: counter(BRIDGE.dev, 'rx'), br_tx: counter(BRIDGE.dev, 'tx'), v_rx: 0, v_tx: 0 };
+  const w = { br_rx: counter(BRIDGE.dev, 'rx'), br_tx: counter(BRIDGE.dev, 'tx'), v_rx: 0, v_tx: 0,
+    c_rx: OWN ? counter('fdv0', 'rx') : 0, c_tx: OWN ? counter('fdv0', 'tx') : 0 };
   for (let i = 1; i <= k; i++) { w.v_rx += counter(`fdv${i}`, 'rx'); w.v_tx += counter(`fdv${i}`, 'tx'); }
   return w;
 }
-// to_coord: workers -> coordinator's host; from_coord: the other way; w2w: worker -> worker
-// (the bytes the workers sent that the bridge forwarded instead of delivering; each crossed
-// two links, counted once).
-const wireDelta = (a, b) => ({ to_coord: b.br_rx - a.br_rx, from_coord: b.br_tx - a.br_tx,
-  w2w: Math.max(0, (b.v_rx - a.v_rx) - (b.br_rx - a.br_rx)) });
+// to_coord: into the coordinator's host; from_coord: out of it; w2w: worker -> worker (the
+// bytes the workers sent that reached neither the coordinator nor the client; each crossed two
+// links, counted once); to_client (CLIENT=own): into the client's host (results, answers).
+const WIRE_KEYS = ['to_coord', 'from_coord', 'w2w', ...(OWN ? ['to_client'] : [])];
+const wireDelta = (a, b) => (OWN
+  ? { to_coord: b.c_tx - a.c_tx, from_coord: b.c_rx - a.c_rx, to_client: b.br_rx - a.br_rx,
+    w2w: Math.max(0, (b.v_rx - a.v_rx) - (b.c_tx - a.c_tx) - (b.br_rx - a.br_rx)) }
+  : { to_coord: b.br_rx - a.br_rx, from_coord: b.br_tx - a.br_tx,
+    w2w: Math.max(0, (b.v_rx - a.v_rx) - (b.br_rx - a.br_rx)) });
 
 async function startCluster(k) {
-  const net = TBF ? { listen: BRIDGE.addr, secretFile } : {};
+  const net = TBF ? { listen: COORD_ADDR, secretFile, ...(OWN ? { netns: 'fdw0' } : {}) } : {};
   const coord = await startCoordinator({ runner: k === 0 ? 'local' : 'remote', dataDir: DATA, threads: THREADS, ...net });
   const workers = [];
   for (let i = 0; i < k; i++) {
@@ -235,24 +253,30 @@ async function frame(base, ds) {
 // One question: measure() over the timed runs, snapshots around them, then the checksum.
 async function question(cl, q, src) {
   const base = cl.coord.base, ops = opsOf(q.id);
-  const e2e = [], post = [], nets = [];
-  let resultBytes;
-  const before = await cl.snapshot();
+  const s = { e2e: [], post: [], nets: [] };
+  s.before = await cl.snapshot();
   const r = await measure(q.id, async () => {
     const w0 = TBF ? wire(cl.k) : null;
     const [st, wall] = await run(base, { plan: { source: { dataframe: src }, ops } }, { fetch: true });
-    if (TBF) nets.push(wireDelta(w0, wire(cl.k)));
-    e2e.push(wall);
-    post.push(st.post_s);
-    resultBytes = st.result_bytes;
+    if (TBF) s.nets.push(wireDelta(w0, wire(cl.k)));
+    s.e2e.push(wall);
+    s.post.push(st.post_s);
+    s.resultBytes = st.result_bytes;
     return { t: st.elapsed_ms / 1000, rows: st.rows };
   });
+  return finish(cl, q, src, ops, r, s);
+}
+
+// A question's runs done (r: measure()'s answer; s: its e2e, post, nets, resultBytes and the
+// snapshot before): where the time went, then the checksum (untimed).
+async function finish(cl, q, src, ops, r, s) {
+  const base = cl.coord.base, { e2e, post, nets, before } = s;
   const after = await cl.snapshot();
   if (!r.error) {
     const nrun = r.times.length, wall = e2e.reduce((a, b) => a + b, 0);
     const d = Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] - before[k]) / nrun]));
     r.where = { ...d, wall: wall / nrun, cpu_util: (d.coord_cpu + d.worker_cpu) / ((wall / nrun) * CORES) };
-    if (TBF) for (const key of ['to_coord', 'from_coord', 'w2w']) r.where[`wire_${key}`] = nets.reduce((a, x) => a + x[key], 0) / nets.length;
+    if (TBF) for (const key of WIRE_KEYS) r.where[`wire_${key}`] = nets.reduce((a, x) => a + x[key], 0) / nets.length;
     try {
       const agg = q.chk.map((c) => `sum(${c})`);
       const [cs] = await run(base, { plan: { source: { dataframe: src }, ops: [...ops, { agg }] } });
@@ -262,26 +286,131 @@ async function question(cl, q, src) {
   }
   r.e2e = e2e;
   r.post = post;
-  r.result_bytes = resultBytes;
+  r.result_bytes = s.resultBytes;
   r.loadavg = loadavg();
   log(`${cl.k ? `${cl.k}w` : 'local'} ${q.id} ${r.error ? `ERROR ${r.error}` : `${r.t.toFixed(3)} s, e2e ${median(e2e).toFixed(3)} s`}`
     + (r.where ? ` cpu ${(100 * r.where.cpu_util).toFixed(0)}% fetch ${r.where.remote_s.toFixed(3)} s exec ${r.where.exec_s.toFixed(3)} s` : '')
-    + (r.where?.wire_w2w !== undefined ? ` wire MB to/from coord ${(r.where.wire_to_coord / 1e6).toFixed(1)}/${(r.where.wire_from_coord / 1e6).toFixed(1)} w2w ${(r.where.wire_w2w / 1e6).toFixed(1)}` : ''));
+    + (r.where?.wire_w2w !== undefined ? ` wire MB to/from coord ${(r.where.wire_to_coord / 1e6).toFixed(1)}/${(r.where.wire_from_coord / 1e6).toFixed(1)} w2w ${(r.where.wire_w2w / 1e6).toFixed(1)}${r.where.wire_to_client !== undefined ? ` to client ${(r.where.wire_to_client / 1e6).toFixed(1)}` : ''}` : ''));
   return r;
+}
+
+// INTERLEAVE=1 (the default): every setup's cluster is up at once (idle but for heartbeats when
+// not asked) and each question's timed runs alternate between them, run by run (local, 2w,
+// local, 2w, ...), so that drift in the machine's load (2-3x on this VM within minutes) hits
+// every setup alike, as the single-process benchmark interleaves its engines; measure()'s rule
+// holds per setup (one more run when its runs differ by over 2x). INTERLEAVE=0: one setup after
+// the other, as before 2026-12-06.
+const INTERLEAVE = FROM ? FROM.interleave !== false : process.env.INTERLEAVE !== '0';
+
+// The question on every cluster of cls, runs interleaved; opsFor(i): cls[i]'s ops (a join's
+// name the dataframes of that cluster), srcs[i] its source dataframe. Returns one result a
+// cluster, as question() does.
+async function questionInterleaved(cls, q, srcs, opsFor) {
+  const st = cls.map(() => ({ e2e: [], post: [], nets: [], times: [] }));
+  const ops = cls.map((_, i) => opsFor(i));
+  const one = async (i) => {
+    const s = st[i], cl = cls[i];
+    if (s.error) return;
+    try {
+      const w0 = TBF ? wire(cl.k) : null;
+      const [res, wall] = await run(cl.coord.base, { plan: { source: { dataframe: srcs[i] }, ops: ops[i] } }, { fetch: true });
+      if (TBF) s.nets.push(wireDelta(w0, wire(cl.k)));
+      s.e2e.push(wall);
+      s.post.push(res.post_s);
+      s.resultBytes = res.result_bytes;
+      s.rows = res.rows;
+      s.times.push(res.elapsed_ms / 1000);
+    } catch (e) { s.error = String(e && e.message ? e.message : e).slice(0, 500); }
+  };
+  for (const [i, cl] of cls.entries()) st[i].before = await cl.snapshot();
+  for (let r = 0; r < RUNS; r++) for (let i = 0; i < cls.length; i++) await one(i);
+  for (const [i, s] of st.entries()) {
+    if (!s.error && Math.max(...s.times) > 2 * Math.min(...s.times) && Math.max(...s.times) > 0.05) await one(i);
+  }
+  const results = [];
+  for (const [i, cl] of cls.entries()) {
+    const s = st[i];
+    const r = s.error ? { error: s.error, times: s.times } : { times: s.times, t: median(s.times), rows: s.rows };
+    results.push(await finish(cl, q, srcs[i], ops[i], r, s));
+  }
+  return results;
+}
+
+// Every setup at once (INTERLEAVE): the groupby table loaded on each cluster, its questions
+// run interleaved; then per join question fresh clusters of every setup with the four join
+// tables loaded, the question run interleaved, the clusters stopped.
+async function runInterleaved() {
+  const all = SETUPS.map((k) => ({ k, name: k ? `${k}w` : 'local' }));
+  for (const { k, name } of all) out.setups[name] = { k, load: {}, q: {}, loadavg_start: loadavg() };
+  const stopAll = async (cls) => { for (const cl of cls) await cl.stop(); };
+  const gq = QUESTIONS.filter((q) => q.id.startsWith('q') && wanted(q));
+  if (gq.length) {
+    const cls = [];
+    try {
+      const gids = [];
+      for (const { k, name } of all) {
+        const cl = await startCluster(k);
+        cls.push(cl);
+        if (!out.version) out.version = (await ok(cl.coord.base, 'GET', '/v1/info')).version;
+        const g = await frame(cl.coord.base, F.G1.name);
+        gids.push(g.id);
+        out.setups[name].load.G1 = g.t;
+        out.setups[name].spread_G1 = await cl.spread();
+        log(`${name} load G1 ${g.t.toFixed(2)} s`);
+      }
+      for (const q of gq) {
+        const rs = await questionInterleaved(cls, q, gids, () => opsOf(q.id));
+        for (const [i, { name }] of all.entries()) out.setups[name].q[q.id] = rs[i];
+      }
+    } catch (e) {
+      for (const { name } of all) out.setups[name].error = String(e.message).slice(0, 400);
+      log(`groupby failed: ${String(e.message).slice(0, 400)}`);
+    } finally { await stopAll(cls); }
+  }
+  for (const q of QUESTIONS.filter((q) => q.id.startsWith('j') && wanted(q))) {
+    const cls = [];
+    try {
+      const joins = [];
+      for (const { k, name } of all) {
+        const cl = await startCluster(k);
+        cls.push(cl);
+        const ids = {};
+        let t = 0;
+        for (const key of ['x', 'small', 'medium', 'big']) {
+          const f = await frame(cl.coord.base, F[key].name);
+          ids[key] = f.id;
+          t += f.t;
+        }
+        joins.push(ids);
+        out.setups[name].load.join = t;
+        out.setups[name].spread_join = await cl.spread();
+      }
+      // a join's ops name the other tables of its own cluster (right() reads J)
+      const rs = await questionInterleaved(cls, q, joins.map((j) => j.x), (i) => { J = joins[i]; return opsOf(q.id); });
+      for (const [i, { name }] of all.entries()) out.setups[name].q[q.id] = rs[i];
+    } catch (e) {
+      for (const { name } of all) out.setups[name].q[q.id] = { error: String(e.message).slice(0, 400) };
+      log(`${q.id} failed: ${String(e.message).slice(0, 400)}`);
+    } finally { await stopAll(cls); }
+  }
+  for (const { name } of all) out.setups[name].loadavg_end = loadavg();
 }
 
 const wanted = (q) => !ONLY.length || ONLY.includes(q.id);
 const out = FROM || { N, config: CONFIG, date: new Date().toISOString(), machine: machine(), loadavg_start: loadavg(), result_read: READ, setups: {} };
 if (!FROM) {
   out.net = NET;
-  out.tag = [process.env.SCALING_TAG, TBF ? 'tbf' : ''].filter(Boolean).join('-');
+  out.client = CLIENT;
+  out.tag = [process.env.SCALING_TAG, OWN ? 'client' : '', TBF ? 'tbf' : ''].filter(Boolean).join('-');
   out.e2e_def = 'post+arrow';
   if (TBF) out.link = { rate: process.env.RATE || '10gbit', burst: process.env.BURST || '4mb', latency: process.env.LATENCY || '10ms' };
   out.threads = { local: THREADS, coordinator: THREADS,
     workers: Object.fromEntries(SETUPS.filter((k) => k).map((k) => [`${k}w`, workerThreads(k)])),
     rule: process.env.WORKER_THREADS ? `WORKER_THREADS=${process.env.WORKER_THREADS}` : TBF ? 'max(1, floor(2/k))' : '2 each' };
   try { out.commit = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { out.commit = '?'; }
-  for (const k of SETUPS) {
+  out.interleave = INTERLEAVE;
+  if (INTERLEAVE) await runInterleaved();
+  for (const k of INTERLEAVE ? [] : SETUPS) {
     const name = k ? `${k}w` : 'local';
     const res = { k, load: {}, q: {}, loadavg_start: loadavg() };
     out.setups[name] = res;
@@ -335,6 +464,7 @@ const ids = QUESTIONS.filter(wanted).map((q) => q.id);
 const remote = names.filter((n) => n !== 'local' && n !== '1w');
 const lines = [];
 const tbf = out.net === 'tbf';
+const ownClient = out.client === 'own';
 const withFetch = out.e2e_def === 'post+arrow';
 const thr = out.threads || { local: THREADS, workers: {}, rule: '2 each' };
 const wthr = (n) => thr.workers?.[n] ?? THREADS;
@@ -346,8 +476,10 @@ lines.push(`- date: ${out.date}; framed ${out.version} at ${out.commit}; ${out.m
 lines.push(`- load average (1/5/15 min): at start ${out.loadavg_start}; ${names.map((n) => `${n}: ${out.setups[n].loadavg_start} -> ${out.setups[n].loadavg_end}`).join('; ')}; at end ${out.loadavg_end}`);
 if (tbf) {
   const l = out.link || {};
-  lines.push(`- network: worker i alone in network namespace fdw<i> at 10.213.0.(10+i), linked by a veth pair to the bridge fdbr0 (10.213.0.1, root namespace: the coordinator and this client); both ends of every veth \`tc qdisc ... root tbf rate ${l.rate} burst ${l.burst} latency ${l.latency}\`, so coordinator <-> worker crosses one shaped link, worker <-> worker two (as through a switch); no delay is modelled (netem is not in this kernel); a cluster secret signs the internal calls; the workers read the scanned files from the shared data dir (the same filesystem), so only partitions, tasks and results cross the links`);
+  if (out.client === 'own') lines.push('- client on a host of its own (CLIENT=own): the coordinator is in network namespace fdw0 at 10.213.0.10 behind a shaped veth like a worker\'s, and this client alone in the root namespace, so the local runner\'s result crosses one shaped link to the client as the workers\' do (coordinator <-> worker: two links)');
+  lines.push(`- network: worker i alone in network namespace fdw<i> at 10.213.0.(10+i), linked by a veth pair to the bridge fdbr0 (10.213.0.1, root namespace: ${out.client === 'own' ? 'this client alone' : 'the coordinator and this client'}); both ends of every veth \`tc qdisc ... root tbf rate ${l.rate} burst ${l.burst} latency ${l.latency}\`, so coordinator <-> worker crosses one shaped link, worker <-> worker two (as through a switch); no delay is modelled (netem is not in this kernel); a cluster secret signs the internal calls; the workers read the scanned files from the shared data dir (the same filesystem), so only partitions, tasks and results cross the links`);
 }
+lines.push(out.interleave ? `- runs interleaved: every setup's cluster up at once, each question's ${RUNS} timed runs alternating between them run by run (${names.join(', ')}, then again), so load drift hits them alike` : '- runs: one setup after the other (not interleaved)');
 lines.push(`- threads (same cores): local runner --threads ${thr.local}; workers ${names.filter((n) => n !== 'local').map((n) => `${n} ${parseInt(n, 10)} x --threads ${wthr(n)}`).join(', ')} (${thr.rule}); the remote coordinator --threads ${thr.coordinator ?? THREADS} (its local runner's, unused); all on this ${CORES}-core machine; config ${JSON.stringify(out.config)}, the rest default; seconds = the query's elapsed_ms (runner start to finish), median of 2 runs (3 when they differ by over 2x); loads excluded`);
 lines.push(`- speedup = t(1 worker) / t(k workers); efficiency = speedup / k. With ${CORES} cores, 1 worker with ${wthr('1w')} threads already has every core: the ideal speedup of more workers here is 1, so the ideal efficiency is 1/k (${remote.map((n) => `${(1 / parseInt(n, 10)).toFixed(2)} for ${n}`).join(', ')}); below that is overhead`);
 lines.push('');
@@ -396,7 +528,7 @@ if (out.setups.local && vsLocal.length) {
   const linkK = parseInt(vsLocal[0], 10) || 1;
   const linkBps = tbf ? rateOf(out.link?.rate || '10gbit') * linkK : 0;
   const span = (n, id) => { const e = out.setups[n]?.q[id]?.e2e; return e?.length ? `${fx(Math.min(...e))}-${fx(Math.max(...e))}` : '-'; };
-  lines.push(`End to end against the local runner on the same cores: t(k workers) / t(local); **bold** = over ${LIMIT} (the target: on 2 workers${tbf ? ' over the modelled 10 Gbit/s link' : ''}, every question within ${LIMIT}x of the local runner); the spread is the fastest and slowest of the runs.${withFetch ? ' Result MB = the Arrow stream fetched.' : ''}${withFetch && linkBps ? ` Link s = the time those bytes take on the links of ${linkK} workers together (${out.link?.rate || '10gbit'} each, the parts spread evenly): the floor of a read from the workers, which the local runner's read (loopback) does not pay.` : ''}`, '');
+  lines.push(`End to end against the local runner on the same cores: t(k workers) / t(local); **bold** = over ${LIMIT} (the target: on 2 workers${tbf ? ' over the modelled 10 Gbit/s link' : ''}, every question within ${LIMIT}x of the local runner); the spread is the fastest and slowest of the runs.${withFetch ? ' Result MB = the Arrow stream fetched.' : ''}${withFetch && linkBps ? ` Link s = the time those bytes take on the links of ${linkK} workers together (${out.link?.rate || '10gbit'} each, the parts spread evenly): the floor of a read from the workers, which the local runner's read ${out.client === 'own' ? 'pays too (over the coordinator\'s link)' : '(loopback) does not pay'}.` : ''}`, '');
   lines.push(`| question | local s | local spread | ${vsLocal.map((n) => `${n} / local | ${n} spread`).join(' | ')} |${withFetch ? ' result MB |' : ''}${withFetch && linkBps ? ' link s |' : ''}`);
   lines.push(`|---|---:|---:|${vsLocal.map(() => '---:|---:').join('|')}|${withFetch ? '---:|' : ''}${withFetch && linkBps ? '---:|' : ''}`);
   const over = Object.fromEntries(vsLocal.map((n) => [n, []]));
@@ -428,14 +560,15 @@ for (const n of names) {
 }
 if (errs.length) lines.push('Failures:', '', ...errs);
 lines.push('', `#### Where the time goes (per run, averaged over the timed runs)`, '');
-lines.push(`CPU = CPU seconds of the coordinator and every worker (utime + stime) / (wall x ${CORES} cores): 100% = both cores busy. On the workers, summed over tasks (which overlap, so the sum can exceed the wall time): fetch = taking input partitions from other workers (GET, transfer, deserialize), mem = from the worker's own memory, exec = running the task's spec; fetch share = fetch / (fetch + mem + exec); MB = in-memory bytes of the fetched partitions. coord = the coordinator's share of the CPU seconds.${tbf ? ' Wire MB (per timed run: the POST and the result fetch) from the link counters (/sys/class/net/*/statistics, Ethernet frames with their headers): ->c = workers to the coordinator (fdbr0 rx: tasks\' answers, result partitions), c-> = coordinator to the workers (fdbr0 tx: tasks, partitions it serves), w-w = between workers (what the workers\' veths took in minus what reached the coordinator; each such byte crossed two links, counted once).' : ''}`, '');
+lines.push(`CPU = CPU seconds of the coordinator and every worker (utime + stime) / (wall x ${CORES} cores): 100% = both cores busy. On the workers, summed over tasks (which overlap, so the sum can exceed the wall time): fetch = taking input partitions from other workers (GET, transfer, deserialize), mem = from the worker's own memory, exec = running the task's spec; fetch share = fetch / (fetch + mem + exec); MB = in-memory bytes of the fetched partitions. coord = the coordinator's share of the CPU seconds.${tbf ? ' Wire MB (per timed run: the POST and the result fetch) from the link counters (/sys/class/net/*/statistics, Ethernet frames with their headers): ->c = workers to the coordinator (fdbr0 rx: tasks\' answers, result partitions), c-> = coordinator to the workers (fdbr0 tx: tasks, partitions it serves), w-w = between workers (what the workers\' veths took in minus what reached the coordinator; each such byte crossed two links, counted once).' : ''}${ownClient ? ' With CLIENT=own the coordinator\'s link is fdv0 (->c = fdv0 tx, c-> = fdv0 rx), w-w excludes what reached the coordinator or the client, and ->client = into the client\'s host (fdbr0 rx: results, answers).' : ''}`, '');
 const wnames = names.filter((n) => n !== 'local');
-const wireCols = tbf ? wnames.flatMap((n) => [`wire MB ->c ${n}`, `c-> ${n}`, `w-w ${n}`]) : [];
+const wireKeys = ['wire_to_coord', 'wire_from_coord', 'wire_w2w', ...(ownClient ? ['wire_to_client'] : [])];
+const wireCols = tbf ? wnames.flatMap((n) => [`wire MB ->c ${n}`, `c-> ${n}`, `w-w ${n}`, ...(ownClient ? [`->client ${n}`] : [])]) : [];
 lines.push(`| question | ${names.map((n) => `CPU ${n}`).join(' | ')} | ${wnames.map((n) => `coord ${n}`).join(' | ')} | ${wnames.map((n) => `fetch share ${n}`).join(' | ')} | ${wnames.map((n) => `MB fetched ${n}`).join(' | ')} |${wireCols.map((c) => ` ${c} |`).join('')}`);
 lines.push(`|---|${names.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wnames.map(() => '---:').join('|')}|${wireCols.map(() => '---:|').join('')}`);
 const mb = (x) => (x === undefined ? '-' : x >= 1e7 ? (x / 1e6).toFixed(0) : (x / 1e6).toFixed(1));
-const wireCells = (get) => (tbf ? wnames.flatMap((n) => ['wire_to_coord', 'wire_from_coord', 'wire_w2w'].map((k) => mb(get(n)?.[k]))).map((c) => ` ${c} |`).join('') : '');
-const wsum = Object.fromEntries(names.map((n) => [n, { cpu: 0, wall: 0, coord: 0, fetch: 0, mem: 0, exec: 0, bytes: 0, wire_to_coord: 0, wire_from_coord: 0, wire_w2w: 0 }]));
+const wireCells = (get) => (tbf ? wnames.flatMap((n) => wireKeys.map((k) => mb(get(n)?.[k]))).map((c) => ` ${c} |`).join('') : '');
+const wsum = Object.fromEntries(names.map((n) => [n, { cpu: 0, wall: 0, coord: 0, fetch: 0, mem: 0, exec: 0, bytes: 0, wire_to_coord: 0, wire_from_coord: 0, wire_w2w: 0, wire_to_client: 0 }]));
 for (const id of ids) {
   const w = (n) => out.setups[n]?.q[id]?.where;
   for (const n of names) {
@@ -444,7 +577,7 @@ for (const id of ids) {
     const s = wsum[n];
     s.cpu += x.coord_cpu + x.worker_cpu; s.wall += x.wall; s.coord += x.coord_cpu;
     s.fetch += x.remote_s; s.mem += x.local_s; s.exec += x.exec_s; s.bytes += x.remote_bytes;
-    for (const k of ['wire_to_coord', 'wire_from_coord', 'wire_w2w']) s[k] += x[k] || 0;
+    for (const k of wireKeys) s[k] += x[k] || 0;
   }
   const share = (x) => (x ? x.remote_s / Math.max(1e-9, x.remote_s + x.local_s + x.exec_s) : undefined);
   const coordShare = (x) => (x ? x.coord_cpu / Math.max(1e-9, x.coord_cpu + x.worker_cpu) : undefined);
