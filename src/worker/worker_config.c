@@ -378,6 +378,12 @@ void worker__resolve_metrics(worker *w, struct fr_buf *out)
 
 void worker_config_drop(worker *w, const char *id, bool *was_cached, int64_t *dropped_partitions)
 {
+    worker__config_drop_before(w, id, INT64_MAX, was_cached, dropped_partitions);
+}
+
+void worker__config_drop_before(worker *w, const char *id, int64_t max_seq, bool *was_cached,
+                                int64_t *dropped_partitions)
+{
     pthread_mutex_lock(&w->cache_lock);
     struct worker__centry *e = centry_find(w, id);
     bool cached = e && !e->loading;
@@ -388,7 +394,7 @@ void worker_config_drop(worker *w, const char *id, bool *was_cached, int64_t *dr
     }
     stats_trim(w); /* its counters join the window of recent ones */
     pthread_mutex_unlock(&w->cache_lock);
-    int64_t n = worker__partitions_drop_config(w, id);
+    int64_t n = worker__partitions_drop_config(w, id, max_seq);
     if (was_cached)
         *was_cached = cached;
     if (dropped_partitions)

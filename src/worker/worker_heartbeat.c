@@ -15,15 +15,16 @@
 #define HEARTBEAT_MIN_MS 50
 #define HEARTBEAT_MAX_MS 60000
 
-/* Drops each config of a checked list (NULL: none) with its partitions. */
-static void release_all(worker *w, json_t *release)
+/* Drops each config of a checked list (NULL: none) with its partitions put
+ * up to mark (when the heartbeat left). */
+static void release_all(worker *w, json_t *release, int64_t mark)
 {
     size_t i;
     json_t *id;
     json_array_foreach(release, i, id)
     {
         int64_t dropped = 0;
-        worker_config_drop(w, json_string_value(id), NULL, &dropped);
+        worker__config_drop_before(w, json_string_value(id), mark, NULL, &dropped);
         FR_LOG(FR_LOG_INFO,
                "the coordinator released config %s while this worker was away: dropped, with "
                "%lld partitions",
@@ -35,6 +36,7 @@ static void release_all(worker *w, json_t *release)
  * may name configs to drop (a backstop for a missed DELETE /v1/configs). */
 static bool beat(worker *w, const char *url, struct fr_error *err)
 {
+    int64_t mark = worker__partitions_mark(w); /* what the coordinator may know of */
     json_t *body = worker__announce_body(w);
     char *text = fr_json_dumps(body, JSON_COMPACT);
     json_decref(body);
@@ -60,7 +62,7 @@ static bool beat(worker *w, const char *url, struct fr_error *err)
                "not a list of at most %d config IDs: nothing dropped",
                WORKER_ANNOUNCE_MAX_CONFIG_IDS);
     else
-        release_all(w, release);
+        release_all(w, release, mark);
     /* the coordinator's pace, within bounds (its states count its own beats) */
     json_int_t pace = json_integer_value(json_object_get(ack, "heartbeat_ms"));
     if (pace >= HEARTBEAT_MIN_MS && pace <= HEARTBEAT_MAX_MS)

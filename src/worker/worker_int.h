@@ -74,6 +74,7 @@ struct worker__part {
      * leaves the list and is freed by the last stream's close */
     int streams;
     bool dropped;
+    int64_t seq; /* the order it was put in (w->part_seq) */
 };
 
 struct worker {
@@ -117,6 +118,7 @@ struct worker {
     struct worker__part *parts;
     int64_t nparts;
     int64_t part_bytes;
+    int64_t part_seq; /* partitions put so far (parts_lock) */
     /* Open result streams (GET /v1/results) and the memory they hold beyond
      * the partitions held: their encode buffers, and the partitions dropped
      * while they read them (atomic, no lock). */
@@ -169,8 +171,17 @@ void worker__rooms_drop(worker *w);
 int64_t worker__room_bytes(worker *w);
 /* Appends the task time counters (worker_task.c). */
 void worker__task_metrics(worker *w, struct fr_buf *out);
-/* Drops every partition of config_id; returns how many. */
-int64_t worker__partitions_drop_config(worker *w, const char *config_id);
+/* Drops every partition of config_id put up to the mark max_seq
+ * (INT64_MAX: all); returns how many. */
+int64_t worker__partitions_drop_config(worker *w, const char *config_id, int64_t max_seq);
+/* The mark of the partitions put so far (see above). */
+int64_t worker__partitions_mark(worker *w);
+/* worker_config_drop, of the partitions put up to max_seq only (the
+ * heartbeat's: an answer names a config released while the worker was
+ * away, and a partition a later runner of the same config put since the
+ * heartbeat left is not the released runner's). */
+void worker__config_drop_before(worker *w, const char *id, int64_t max_seq, bool *was_cached,
+                                int64_t *dropped_partitions);
 /* Starts/stops the heartbeat thread (worker_heartbeat.c). */
 int worker__heartbeat_start(worker *w, struct fr_error *err);
 void worker__heartbeat_stop(worker *w);

@@ -36,6 +36,7 @@ void worker_partition_put(worker *w, const char *config_id, struct df_table *t, 
     if (bytes)
         *bytes = p->bytes;
     pthread_mutex_lock(&w->parts_lock);
+    p->seq = ++w->part_seq;
     p->next = w->parts;
     w->parts = p;
     w->nparts++;
@@ -105,14 +106,15 @@ int worker_partition_serialize(worker *w, const char *id, const char *config_id,
 /* Unlinks and returns the partitions whose ID (or, by_config, config ID)
  * is key; *n: how many were unlinked, those a stream still reads (freed by
  * its close) included. Caller holds parts_lock. */
-static struct worker__part *unlink_matching(worker *w, const char *key, bool by_config, int64_t *n)
+static struct worker__part *unlink_matching(worker *w, const char *key, bool by_config,
+                                            int64_t max_seq, int64_t *n)
 {
     struct worker__part *gone = NULL;
     *n = 0;
     struct worker__part **pp = &w->parts;
     while (*pp) {
         struct worker__part *p = *pp;
-        if (strcmp(by_config ? p->config_id : p->id, key) != 0) {
+        if (strcmp(by_config ? p->config_id : p->id, key) != 0 || p->seq > max_seq) {
             pp = &p->next;
             continue;
         }
@@ -148,20 +150,28 @@ int worker_partition_delete(worker *w, const char *id, const char *config_id, st
     int rc = p ? check_config(p, config_id, err) : not_found(id, err);
     int64_t n = 0;
     if (rc == FR_OK)
-        gone = unlink_matching(w, id, false, &n);
+        gone = unlink_matching(w, id, false, INT64_MAX, &n);
     pthread_mutex_unlock(&w->parts_lock);
     free_list(gone);
     return rc;
 }
 
-int64_t worker__partitions_drop_config(worker *w, const char *config_id)
+int64_t worker__partitions_drop_config(worker *w, const char *config_id, int64_t max_seq)
 {
     int64_t n = 0;
     pthread_mutex_lock(&w->parts_lock);
-    struct worker__part *gone = unlink_matching(w, config_id, true, &n);
+    struct worker__part *gone = unlink_matching(w, config_id, true, max_seq, &n);
     pthread_mutex_unlock(&w->parts_lock);
     free_list(gone);
     return n;
+}
+
+int64_t worker__partitions_mark(worker *w)
+{
+    pthread_mutex_lock(&w->parts_lock);
+    int64_t seq = w->part_seq;
+    pthread_mutex_unlock(&w->parts_lock);
+    return seq;
 }
 
 void worker_partition_totals(worker *w, int64_t *count, int64_t *bytes)

@@ -131,6 +131,30 @@ static void test_drop_by_config_and_totals(void **state)
     df_table_free(t);
 }
 
+/* A heartbeat answer's drop takes only the partitions put before the
+ * heartbeat left: one a later runner of the same config put since stays. */
+static void test_drop_before_mark(void **state)
+{
+    worker *w = *state;
+    char a1[40], a2[40], b1[40];
+    worker_partition_put(w, CFG_A, table_of(10), a1, sizeof(a1), NULL);
+    worker_partition_put(w, CFG_B, table_of(10), b1, sizeof(b1), NULL);
+    int64_t mark = worker__partitions_mark(w);
+    worker_partition_put(w, CFG_A, table_of(30), a2, sizeof(a2), NULL);
+    int64_t dropped = 0;
+    worker__config_drop_before(w, CFG_A, mark, NULL, &dropped);
+    assert_int_equal(dropped, 1);
+    struct df_table *t = NULL;
+    assert_int_equal(worker_partition_table(w, a1, CFG_A, &t, NULL), FR_ENOTFOUND);
+    assert_int_equal(worker_partition_table(w, a2, CFG_A, &t, NULL), FR_OK);
+    assert_int_equal(t->nrows, 30);
+    df_table_free(t);
+    assert_int_equal(worker_partition_table(w, b1, CFG_B, &t, NULL), FR_OK);
+    df_table_free(t);
+    worker_config_drop(w, CFG_A, NULL, &dropped);
+    assert_int_equal(dropped, 1);
+}
+
 static void test_result_stream_charge(void **state)
 {
     worker *w = *state;
@@ -188,12 +212,12 @@ static void test_drop_config_counts_streamed(void **state)
     struct fr_error err;
     fr_error_init(&err);
     assert_int_equal(worker_result_stream_open(w, id, CFG_A, &s, &t, &err), FR_OK);
-    assert_int_equal(worker__partitions_drop_config(w, CFG_A), 2);
+    assert_int_equal(worker__partitions_drop_config(w, CFG_A, INT64_MAX), 2);
     worker_partition_totals(w, &n, &held);
     assert_int_equal(n, 0);
     df_table_free(t);
     worker_result_stream_close(s);
-    assert_int_equal(worker__partitions_drop_config(w, CFG_A), 0);
+    assert_int_equal(worker__partitions_drop_config(w, CFG_A, INT64_MAX), 0);
 }
 
 static struct fr_buf room_of(size_t cap)
@@ -261,6 +285,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drop_by_config_and_totals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_result_stream_charge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_config_counts_streamed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_before_mark, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch_rooms, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
