@@ -346,10 +346,10 @@ bool runner__registry_owe_drop(runner_registry *g, const char *url, const char *
  * drop, told once it is back (announced workers; false for a static one,
  * which has no heartbeat to answer). */
 bool runner__registry_owe_release(runner_registry *g, const char *url, const char *config_id);
-/* The reset of config_id's runner could not reach the gone workers (it
- * sends to the others): each owes that drop, told once it is back. Returns
- * how many. */
-int runner__registry_owe_gone(runner_registry *g, const char *config_id);
+/* Whom the reset of config_id's runner calls (new, NULL-terminated): every
+ * worker not gone; in the same look each gone announced worker owes that
+ * drop, told once it is back (*gone: how many). */
+char **runner__registry_release_targets(runner_registry *g, const char *config_id, int *gone);
 /* url confirmed dropping config_id (its release answered): no drop of it is
  * owed any more. */
 void runner__registry_forgive(runner_registry *g, const char *url, const char *config_id);

@@ -153,9 +153,15 @@ static void debt_tell(struct wentry *e, const char *live, json_t *out)
     int k = 0;
     for (int i = 0; i < d->n; i++) {
         bool other = strcmp(d->c[i].id, live) != 0;
-        if (other && d->c[i].told > 0 &&
-            (d->c[i].told >= REG_MAX_TELLS || !listed(e->config_ids, d->c[i].id)))
+        bool held = listed(e->config_ids, d->c[i].id);
+        if (other && d->c[i].told > 0 && (d->c[i].told >= REG_MAX_TELLS || !held)) {
+            if (held)
+                FR_LOG(FR_LOG_WARN,
+                       "worker %s at %s still holds config %s after %d heartbeat answers told "
+                       "it to drop it: given up (it stays there until the worker restarts)",
+                       e->id, e->url, d->c[i].id, d->c[i].told);
             continue; /* settled */
+        }
         if (other) {
             if (d->c[i].told++ == 0)
                 FR_LOG(FR_LOG_INFO,
@@ -659,27 +665,27 @@ static bool lapsed(const runner_registry *g, const struct wentry *e, int64_t now
     return !e->is_static && now - e->last_beat_ms > 3 * g->heartbeat_ms;
 }
 
-/* Who owes a drop: url's worker when its heartbeats lapsed, url's worker
- * whatever its state, or every gone one (url NULL). Static workers never do:
- * no heartbeat answer can tell them. */
-enum owe_when { OWE_LAPSED, OWE_ANY, OWE_GONE };
-
-/* Records the drop of config_id owed by the workers `when` names; returns
- * how many owe it. */
-static int owe(runner_registry *g, const char *url, const char *config_id, enum owe_when when)
+/* Registry lock held. */
+static void owe_locked(struct wentry *e, const char *config_id)
 {
-    int owed = 0;
+    debt_add(&e->owed, e->url, config_id);
+    e->beats_owed = 0;
+}
+
+/* Records the drop of config_id owed by url's worker (only when its
+ * heartbeats lapsed, with lapsed_only). Static workers never owe: no
+ * heartbeat answer can tell them. True when it is owed. */
+static bool owe(runner_registry *g, const char *url, const char *config_id, bool lapsed_only)
+{
+    bool owed = false;
     int64_t now = fr_mono_ms();
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < g->n; i++) {
         struct wentry *e = &g->w[i];
-        bool match =
-            when == OWE_GONE ? strcmp(state_of(g, e, now), "gone") == 0 : strcmp(e->url, url) == 0;
-        if (!match || e->is_static || (when == OWE_LAPSED && !lapsed(g, e, now)))
+        if (strcmp(e->url, url) != 0 || e->is_static || (lapsed_only && !lapsed(g, e, now)))
             continue;
-        debt_add(&e->owed, e->url, config_id);
-        e->beats_owed = 0;
-        owed++;
+        owe_locked(e, config_id);
+        owed = true;
     }
     pthread_mutex_unlock(&g->lock);
     return owed;
@@ -687,17 +693,32 @@ static int owe(runner_registry *g, const char *url, const char *config_id, enum 
 
 bool runner__registry_owe_drop(runner_registry *g, const char *url, const char *config_id)
 {
-    return owe(g, url, config_id, OWE_LAPSED) > 0;
+    return owe(g, url, config_id, true);
 }
 
 bool runner__registry_owe_release(runner_registry *g, const char *url, const char *config_id)
 {
-    return owe(g, url, config_id, OWE_ANY) > 0;
+    return owe(g, url, config_id, false);
 }
 
-int runner__registry_owe_gone(runner_registry *g, const char *config_id)
+char **runner__registry_release_targets(runner_registry *g, const char *config_id, int *gone)
 {
-    return owe(g, NULL, config_id, OWE_GONE);
+    int64_t now = fr_mono_ms(); /* one look: a worker is either called or owes */
+    *gone = 0;
+    pthread_mutex_lock(&g->lock);
+    char **urls = fr_xcalloc((size_t)g->n + 1, sizeof(char *));
+    int k = 0;
+    for (int i = 0; i < g->n; i++) {
+        struct wentry *e = &g->w[i];
+        if (strcmp(state_of(g, e, now), "gone") != 0) {
+            urls[k++] = fr_xstrdup(e->url);
+        } else if (!e->is_static) {
+            owe_locked(e, config_id);
+            (*gone)++;
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+    return urls;
 }
 
 void runner__registry_forgive(runner_registry *g, const char *url, const char *config_id)
@@ -713,6 +734,18 @@ void runner__registry_set_live(runner_registry *g, const char *config_id)
 {
     pthread_mutex_lock(&g->lock);
     snprintf(g->live, sizeof(g->live), "%s", config_id ? config_id : "");
+    /* A drop of this config a heartbeat answer told already took what the
+     * worker held then (its mark): settled, so the new runner does not drop
+     * its own partitions there with a DELETE. */
+    for (int i = 0; config_id && i < g->n; i++) {
+        struct debt *d = &g->w[i].owed;
+        for (int k = 0; k < d->n; k++)
+            if (strcmp(d->c[k].id, config_id) == 0) { /* once a worker */
+                if (d->c[k].told > 0)
+                    debt_take(d, config_id);
+                break;
+            }
+    }
     pthread_mutex_unlock(&g->lock);
 }
 

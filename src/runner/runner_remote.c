@@ -716,13 +716,13 @@ static void *release_main(void *arg)
 static void release_on_workers(struct remote_runner *rr)
 {
     const char *id = rr->base.frozen->id;
-    int gone = runner__registry_owe_gone(rr->reg, id); /* nothing reaches them now */
-    if (gone)
+    int gone = 0;
+    char **urls = runner__registry_release_targets(rr->reg, id, &gone);
+    if (gone) /* nothing reaches them now */
         FR_LOG(FR_LOG_WARN,
                "%d gone workers are not told to drop config %s now: each is told in the answer "
                "to its heartbeat once it is back",
                gone, id);
-    char **urls = runner__registry_urls(rr->reg);
     int n = 0;
     while (urls[n])
         n++;

@@ -36,8 +36,11 @@ static void release_all(worker *w, json_t *release, int64_t mark)
  * may name configs to drop (a backstop for a missed DELETE /v1/configs). */
 static bool beat(worker *w, const char *url, struct fr_error *err)
 {
-    int64_t mark = worker__partitions_mark(w); /* what the coordinator may know of */
     json_t *body = worker__announce_body(w);
+    /* after the body's running_tasks: a late task of a released config that
+     * ended before it is below the mark, and a later runner is live already
+     * when it put anything before it (so its config is not named) */
+    int64_t mark = worker__partitions_mark(w);
     char *text = fr_json_dumps(body, JSON_COMPACT);
     json_decref(body);
     struct fr_client_req req = {.method = "POST",

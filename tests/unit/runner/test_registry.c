@@ -458,11 +458,32 @@ static void test_drops_told_until_done(void **s)
         told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B))), "");
     assert_string_equal(
         told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_B))), "");
-    /* gone at a reset: owes it; the others (active) do not */
+    /* told already, then a runner of the same config goes live: settled (the
+     * answer's drop took what the worker held when its heartbeat left) */
+    assert_true(runner__registry_owe_release(g, "http://w1", CFG_A));
+    json_decref(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A)));
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A))), CFG_A);
+    runner__registry_set_live(g, CFG_A);
+    assert_null(runner__registry_take_returned(g, CFG_A));
+    runner__registry_set_live(g, NULL);
+    assert_string_equal(
+        told_one(announce_holding(g, "w1", "http://w1", 2, json_pack("[s]", CFG_A))), "");
+    runner_registry_free(g);
+    /* gone at a reset: not called, and owes it in the same look; the active
+     * one is called and owes nothing (beats of 50 ms: gone after 500) */
+    g = runner_registry_new(NULL, 50);
+    announce(g, "w1", "http://w1", 2);
     announce(g, "w2", "http://w2", 2);
-    sleep_ms(300); /* > 10 beats of 20 ms: both gone */
+    sleep_ms(700);
     announce(g, "w2", "http://w2", 2);
-    assert_int_equal(runner__registry_owe_gone(g, CFG_A), 1);
+    int gone = 0;
+    char **urls = runner__registry_release_targets(g, CFG_A, &gone);
+    assert_int_equal(gone, 1);
+    assert_string_equal(urls[0], "http://w2");
+    assert_null(urls[1]);
+    free(urls[0]);
+    free(urls);
     assert_string_equal(told_one(announce_told(g, "w2", "http://w2", 2)), "");
     announce(g, "w1", "http://w1", 2);
     assert_string_equal(
