@@ -227,6 +227,16 @@ bool fr_verify_result_token(const char *secret, const char *part_id, const char 
 /* A fresh random nonce (2 * FR_SIGN_NONCE_BYTES hex) into out. */
 #define FR_SIGN_NONCE_BYTES 16
 void fr_sign_nonce(char *out, size_t outsz);
+/* The signature of an answer to a signed request whose Framed-Nonce was
+ * nonce (Framed-Answer-Signature: "v1=<hex HMAC-SHA256(secret,
+ * "framed-answer\n" NONCE "\n" sha256hex(body))>"), into out (>= 72
+ * bytes): the answer is bound to that one request. _ok compares in
+ * constant time; sig NULL or "" is not ok. */
+#define FR_ANSWER_SIGNATURE_HEADER "Framed-Answer-Signature"
+void fr_sign_answer(const char *secret, const char *nonce, const void *body, size_t len, char *out,
+                    size_t outsz);
+bool fr_sign_answer_ok(const char *secret, const char *nonce, const void *body, size_t len,
+                       const char *sig);
 /* The receiver's memory of valid signatures, so a signed request cannot be
  * replayed within its allowed age: each is kept until its timestamp plus
  * FR_SIGN_MAX_SKEW_S on the receiver's clock, so no sender's clock can push
@@ -308,7 +318,9 @@ struct fr_client_resp {
     struct fr_buf body;
     char config_id[80]; /* the Framed-Config-Id echo, "" if none */
     char content_type[128];
-    char content_encoding[32]; /* its Content-Encoding, "" if none */
+    char content_encoding[32];               /* its Content-Encoding, "" if none */
+    char nonce[2 * FR_SIGN_NONCE_BYTES + 1]; /* the request's Framed-Nonce, "" unsigned */
+    char answer_sig[80];                     /* its Framed-Answer-Signature, "" if none */
 };
 /* FR_OK when an HTTP answer arrived (any status), FR_EIO (or FR_ETIMEOUT)
  * when none did; resp is initialized in every case. Thread-safe. */

@@ -141,10 +141,13 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *userdata)
     if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         st->resp->config_id[0] = '\0';
         st->resp->content_encoding[0] = '\0';
+        st->resp->answer_sig[0] = '\0';
         return n;
     }
     if (header_is(line, n, "Content-Encoding", st->resp->content_encoding,
-                  sizeof(st->resp->content_encoding)))
+                  sizeof(st->resp->content_encoding)) ||
+        header_is(line, n, FR_ANSWER_SIGNATURE_HEADER, st->resp->answer_sig,
+                  sizeof(st->resp->answer_sig)))
         return n;
     static const char length[] = "Content-Length:";
     if (n > sizeof(length) - 1 && strncasecmp(line, length, sizeof(length) - 1) == 0) {
@@ -209,11 +212,11 @@ static void add_header(struct curl_slist **list, const char *name, const char *v
 
 /* Appends the signing headers of a request to path (api/internal-protocol.md). */
 static void add_signature(const struct fr_client_req *req, const char *path,
-                          struct curl_slist **list)
+                          struct curl_slist **list, char nonce[2 * FR_SIGN_NONCE_BYTES + 1])
 {
     int64_t now = fr_now_ms() / 1000;
-    char sig[80], nonce[2 * FR_SIGN_NONCE_BYTES + 1], stamp[24];
-    fr_sign_nonce(nonce, sizeof(nonce));
+    char sig[80], stamp[24];
+    fr_sign_nonce(nonce, 2 * FR_SIGN_NONCE_BYTES + 1);
     fr_sign_request_nonce(req->secret, req->method, path, req->body, req->body_len, req->sender,
                           now, nonce, sig, sizeof(sig));
     snprintf(stamp, sizeof(stamp), "%lld", (long long)now);
@@ -223,9 +226,10 @@ static void add_signature(const struct fr_client_req *req, const char *path,
     add_header(list, "Framed-Signature", sig);
 }
 
-/* Appends the Framed-* and Content-Type headers to *list (new). */
+/* Appends the Framed-* and Content-Type headers to *list (new); the nonce
+ * of a signed request into resp. */
 static int build_headers(const struct fr_client_req *req, struct curl_slist **list,
-                         struct fr_error *err)
+                         struct fr_client_resp *resp, struct fr_error *err)
 {
     int result = FR_EINVAL;
     char *path = NULL;
@@ -254,7 +258,7 @@ static int build_headers(const struct fr_client_req *req, struct curl_slist **li
         result = url_path_query(req->url, &path, err);
         if (result != FR_OK)
             goto out;
-        add_signature(req, path, list);
+        add_signature(req, path, list, resp->nonce);
     }
     result = FR_OK;
 out:
@@ -310,6 +314,8 @@ static void resp_init(struct fr_client_resp *resp)
     resp->config_id[0] = '\0';
     resp->content_type[0] = '\0';
     resp->content_encoding[0] = '\0';
+    resp->nonce[0] = '\0';
+    resp->answer_sig[0] = '\0';
 }
 
 struct fr_client_xfer {
@@ -376,7 +382,7 @@ static int xfer_new_on(const struct fr_client_req *req, struct fr_client_resp *r
     reuse = NULL;
     if (x->h)
         curl_easy_reset(x->h);
-    result = build_headers(req, &x->headers, err);
+    result = build_headers(req, &x->headers, resp, err);
     if (result != FR_OK)
         goto out;
     if (!x->h)

@@ -431,3 +431,33 @@ out:
     pthread_mutex_unlock(&r->lock);
     return result;
 }
+
+void fr_sign_answer(const char *secret, const char *nonce, const void *body, size_t len, char *out,
+                    size_t outsz)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char body_hex[2 * 32 + 1], sig[SIGN_LEN + 1];
+    static const char empty[1] = "";
+    EVP_Digest(len ? body : empty, len, md, &mdlen, EVP_sha256(), NULL);
+    hex_encode(md, mdlen, body_hex);
+    struct fr_buf msg;
+    fr_buf_init(&msg);
+    fr_buf_printf(&msg, "framed-answer\n%s\n%s", nonce ? nonce : "", body_hex);
+    HMAC(EVP_sha256(), secret, (int)strlen(secret), (const unsigned char *)msg.data, msg.len, md,
+         &mdlen);
+    fr_buf_cleanup(&msg);
+    memcpy(sig, SIGN_PREFIX, 3);
+    hex_encode(md, mdlen, sig + 3);
+    snprintf(out, outsz, "%s", sig);
+}
+
+bool fr_sign_answer_ok(const char *secret, const char *nonce, const void *body, size_t len,
+                       const char *sig)
+{
+    if (!secret || !secret[0] || !nonce || !nonce[0] || !sig || strlen(sig) != SIGN_LEN)
+        return false;
+    char want[SIGN_LEN + 1];
+    fr_sign_answer(secret, nonce, body, len, want, sizeof(want));
+    return CRYPTO_memcmp(want, sig, SIGN_LEN) == 0;
+}

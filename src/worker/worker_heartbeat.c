@@ -56,7 +56,16 @@ static bool beat(worker *w, const char *url, struct fr_error *err)
     bool ok = rc == FR_OK && resp.status >= 200 && resp.status < 300;
     if (rc == FR_OK && !ok)
         fr_error_set(err, FR_EIO, "the coordinator answered %ld", resp.status);
-    json_t *ack = ok ? json_loadb(resp.body.data, resp.body.len, 0, NULL) : NULL;
+    /* under a secret, only an answer signed for this request is acted on */
+    bool trusted = !w->secret || fr_sign_answer_ok(w->secret, resp.nonce, resp.body.data,
+                                                   resp.body.len, resp.answer_sig);
+    if (ok && !trusted && !w->unsigned_answers) /* once, until a signed one comes */
+        FR_LOG(FR_LOG_WARN, "the coordinator's heartbeat answer is not signed for this request "
+                            "(Framed-Answer-Signature): the configs it names and its pace are "
+                            "ignored");
+    if (ok)
+        w->unsigned_answers = !trusted;
+    json_t *ack = ok && trusted ? json_loadb(resp.body.data, resp.body.len, 0, NULL) : NULL;
     json_t *release = json_object_get(ack, "release_config_ids");
     /* taken whole or not at all */
     if (release && !fr_config_id_list_ok(release, WORKER_ANNOUNCE_MAX_CONFIG_IDS))

@@ -84,6 +84,7 @@ struct worker {
     char *data_dir;    /* task file inputs resolve inside it */
     int threads;
     int64_t heartbeat_ms;
+    bool unsigned_answers; /* the heartbeat thread's: answers unsigned now (logged once) */
     int64_t started_us;
     store *store; /* thread-safe by its own contract */
 

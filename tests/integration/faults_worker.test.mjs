@@ -51,8 +51,10 @@ function bigCsv(dataDir, rows) {
 
 const canon = (rows) => rows.map((r) => JSON.stringify(Array.isArray(r) ? r : Object.values(r))).sort();
 
-async function workerInfo(w) {
-  const r = await call(w.base, 'GET', '/v1/info');
+// A worker's /v1/info (signed when it runs with a cluster secret).
+async function workerInfo(w, secret) {
+  const headers = secret ? signed(secret, 'GET', '/v1/info', '', 0, 'test') : {};
+  const r = await call(w.base, 'GET', '/v1/info', { headers });
   assert.equal(r.status, 200, r.text);
   return r.body;
 }
@@ -188,17 +190,20 @@ async function relay() {
 // partitions stayed on the worker for good), and the owed drop was settled by
 // telling it to drop the live runner's config instead.
 test('a worker cut off through a reset drops the released config when back; the next runner keeps its own', async () => {
-  const coord = await startServer({ args: ['--runner', 'remote'] });
+  // signed (a cluster secret): the drop comes in a heartbeat answer the worker verifies
+  const env = { FRAMED_CLUSTER_SECRET: randomBytes(24).toString('hex') };
+  const coord = await startServer({ args: ['--runner', 'remote'], env });
   const workers = [];
   const toWorker = await relay(); // the coordinator and the survivor reach the victim here
   const toCoord = await relay(); // and the victim reaches the coordinator here
   toCoord.target = Number(new URL(coord.base).port);
   try {
     workers.push(await startWorker(toCoord.base, {
-      args: ['--threads', '2', '--data-dir', coord.dataDir, '--advertise-url', toWorker.base],
+      args: ['--threads', '2', '--data-dir', coord.dataDir, '--advertise-url', toWorker.base], env,
     }));
     toWorker.target = workers[0].port;
-    workers.push(await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir] }));
+    workers.push(await startWorker(coord.base, { args: ['--threads', '2', '--data-dir', coord.dataDir], env }));
+    const infoOf = (w) => workerInfo(w, env.FRAMED_CLUSTER_SECRET);
     await waitFor(async () => [...(await workersByUrl(coord)).values()].filter((w) => w.state === 'active').length === 2,
       'two active workers');
     const expect = bigCsv(coord.dataDir, 20000);
@@ -223,7 +228,7 @@ test('a worker cut off through a reset drops the released config when back; the 
     };
     const a = await materialize(2000);
     const [victim, survivor] = workers;
-    let info = await workerInfo(victim);
+    let info = await infoOf(victim);
     assert.ok(info.partitions > 0 && info.config_ids.includes(a.configId), JSON.stringify(info));
 
     toWorker.cut();
@@ -236,24 +241,25 @@ test('a worker cut off through a reset drops the released config when back; the 
     assert.ok(coord.stderr().includes(`worker ${toWorker.base} did not confirm dropping config ${a.configId}`)
       || coord.stderr().includes(`gone workers are not told to drop config ${a.configId} now`),
     'the release did not reach the cut-off worker');
-    assert.equal((await workerInfo(survivor)).config_ids.includes(a.configId), false, 'the survivor dropped A');
+    assert.equal((await infoOf(survivor)).config_ids.includes(a.configId), false, 'the survivor dropped A');
     const b = await materialize(2500);
     assert.notEqual(b.configId, a.configId);
     assert.deepEqual(await grouped(b), expect);
-    info = await workerInfo(victim);
+    info = await infoOf(victim);
     assert.ok(info.config_ids.includes(a.configId) && info.partitions > 0, 'nothing reached the victim');
 
     toWorker.heal();
     toCoord.heal();
     info = await waitFor(async () => {
-      const i = await workerInfo(victim);
+      const i = await infoOf(victim);
       return !i.config_ids.includes(a.configId) && i.partitions === 0 ? i : null;
     }, 'the healed worker to drop the released config and its partitions', 20000);
     assert.ok(coord.stderr().includes(`config ${a.configId}, released while it was away`), 'the coordinator logged it');
     assert.ok(victim.stderr().includes(`the coordinator released config ${a.configId} while this worker was away`),
       'the worker logged it');
+    assert.ok(!victim.stderr().includes('not signed for this request'), 'the answers were signed');
     // Runner B's config and data stay where they are, and its answers hold.
-    info = await workerInfo(survivor);
+    info = await infoOf(survivor);
     assert.ok(info.config_ids.includes(b.configId) && info.partitions > 0, JSON.stringify(info));
     assert.ok(!coord.stderr().includes(`drops config ${b.configId}`), 'nobody was told to drop B');
     assert.deepEqual(await grouped(b), expect);

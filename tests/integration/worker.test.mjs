@@ -616,6 +616,57 @@ test('a heartbeat answer naming bad configs to drop changes nothing; a good one 
   }
 });
 
+// With a cluster secret a worker acts on a heartbeat answer only when it is
+// signed for that very request (Framed-Answer-Signature over its
+// Framed-Nonce and the body): an unsigned answer, one signed for another
+// request or with another secret is logged and ignored (no drop, its own
+// pace kept); a good one is acted on.
+test('with a cluster secret, only an answer signed for its request is acted on', async () => {
+  const secret = randomBytes(24).toString('hex');
+  const valid = `sha256:${'d'.repeat(64)}`;
+  const body = JSON.stringify({ heartbeat_ms: 50, release_config_ids: [valid] });
+  const sig = (key, nonce) => `v1=${createHmac('sha256', key).update(`framed-answer\n${nonce}\n${createHash('sha256').update(body).digest('hex')}`).digest('hex')}`;
+  let mode = 'unsigned';
+  let beats = 0;
+  let lastNonce = 'none';
+  const fake = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      beats++;
+      const nonce = req.headers['framed-nonce'] ?? '';
+      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      if (mode === 'other-secret') headers['framed-answer-signature'] = sig('another secret', nonce);
+      if (mode === 'other-request') headers['framed-answer-signature'] = sig(secret, lastNonce);
+      if (mode === 'signed') headers['framed-answer-signature'] = sig(secret, nonce);
+      lastNonce = nonce;
+      res.writeHead(200, headers);
+      res.end(body);
+    });
+  });
+  await new Promise((r) => fake.listen(0, '127.0.0.1', r));
+  const worker = await startWorker(`http://127.0.0.1:${fake.address().port}`, { env: { FRAMED_CLUSTER_SECRET: secret } });
+  const dropped = () => worker.logLines().filter((l) => l.msg.includes(`released config ${valid}`)).length;
+  try {
+    for (mode of ['unsigned', 'other-secret', 'other-request']) {
+      const from = beats;
+      await waitFor(() => beats >= from + 2, 10000);
+      assert.equal(dropped(), 0, `${mode}: nothing dropped`);
+    }
+    const started = Date.now();
+    // logged once, not at every beat
+    assert.equal(worker.logLines().filter((l) => /not signed for this request/.test(l.msg)).length, 1, worker.stderr());
+    mode = 'signed';
+    await waitFor(() => dropped() >= 3, 10000);
+    // and its pace: 50 ms from the first good answer on
+    const from = beats;
+    await waitFor(() => beats >= from + 10, 10000);
+    assert.ok(Date.now() - started < 6000, `beats at 50 ms once signed: ${Date.now() - started} ms`);
+  } finally {
+    await worker.stop();
+    await new Promise((r) => fake.close(r));
+  }
+});
+
 test('a worker beyond loopback without a cluster secret refuses to start unless --insecure', async () => {
   const { runToExit } = await import('./lib.mjs');
   const r = await runToExit(['worker', '--port', '0', '--listen', '0.0.0.0', '--coordinator',

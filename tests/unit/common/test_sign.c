@@ -367,6 +367,29 @@ static void test_result_token(void **state)
     assert_false(fr_verify_result_token("k", "p-ab", cfg, 5, 10, 1700000000, tok));
 }
 
+/* A heartbeat answer's signature (api/internal-protocol.md), known answer
+ * from Python's hmac; bound to the request's nonce and the body's bytes. */
+static void test_answer_signature(void **state)
+{
+    (void)state;
+    const char *body = "{\"heartbeat_ms\":1000}", *nonce = "00112233445566778899aabbccddeeff";
+    char sig[80];
+    fr_sign_answer("k", nonce, body, strlen(body), sig, sizeof(sig));
+    assert_string_equal(sig, "v1=ea8f819f88f410153bdcb4cc54a667df596ac4f00cc1eb6e1d6495fd1d8f21c5");
+    assert_true(fr_sign_answer_ok("k", nonce, body, strlen(body), sig));
+    assert_false(fr_sign_answer_ok("k2", nonce, body, strlen(body), sig));
+    assert_false(fr_sign_answer_ok("k", "00112233445566778899aabbccddeefe", body, strlen(body),
+                                   sig)); /* another request's answer */
+    assert_false(fr_sign_answer_ok("k", nonce, body, strlen(body) - 1, sig));
+    assert_false(fr_sign_answer_ok("k", "", body, strlen(body), sig));
+    assert_false(fr_sign_answer_ok("k", NULL, body, strlen(body), sig));
+    assert_false(fr_sign_answer_ok("", nonce, body, strlen(body), sig));
+    assert_false(fr_sign_answer_ok("k", nonce, body, strlen(body), ""));
+    assert_false(fr_sign_answer_ok("k", nonce, body, strlen(body), NULL));
+    sig[5] = sig[5] == 'a' ? 'b' : 'a';
+    assert_false(fr_sign_answer_ok("k", nonce, body, strlen(body), sig));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_replay_cache_bounded),
         cmocka_unit_test(test_replay_cache_grows_and_sweeps),
         cmocka_unit_test(test_result_token),
+        cmocka_unit_test(test_answer_signature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
