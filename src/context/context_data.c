@@ -378,10 +378,11 @@ void ctx_upload_abort(ctx_upload *u)
     free(u);
 }
 
-/* df_exec's shared_add for an upload's check under --memory-limit: what
- * it holds counts against the budget with the kept results, the other
- * checks and the runner's (held stage outputs, running tasks), and the
- * runner's tasks count it in turn (c->checking). */
+/* df_exec's shared_add for an upload's check: what it holds is counted in
+ * c->checking (framed_memory_checking_bytes) and, under --memory-limit,
+ * against the budget with the kept results, the other checks and the
+ * runner's (held stage outputs, running tasks); the runner's tasks count
+ * it in turn. */
 static int64_t checking_add(void *arg, int64_t bytes, int64_t *budget)
 {
     ctx *c = arg;
