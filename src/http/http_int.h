@@ -174,6 +174,11 @@ bool http__check_framing(struct http_request *req, const char *method, const cha
 json_t *http__body_json(struct http_request *req);
 /* Replies; each replaces any earlier reply of the request. Steal body. */
 void http__reply_json(struct http_request *req, unsigned status, json_t *body);
+/* As http__reply_json, and with a secret (NULL = none) and a request that
+ * carried a Framed-Nonce, signed: Framed-Answer-Signature over the bytes
+ * sent, for that request (fr_sign_answer; api/internal-protocol.md). */
+void http__reply_json_signed(struct http_request *req, unsigned status, json_t *body,
+                             const char *secret);
 void http__reply_bytes(struct http_request *req, unsigned status, const char *content_type,
                        char *data, size_t len); /* steals data (malloc'd) */
 /* Replies the server's own request metrics followed by role (the bytes of

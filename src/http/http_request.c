@@ -350,13 +350,26 @@ void http__reply_bytes(struct http_request *req, unsigned status, const char *co
 
 void http__reply_json(struct http_request *req, unsigned status, json_t *body)
 {
+    http__reply_json_signed(req, status, body, NULL);
+}
+
+void http__reply_json_signed(struct http_request *req, unsigned status, json_t *body,
+                             const char *secret)
+{
     char *text = fr_json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(body);
     if (!text) {
         http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the reply");
         return;
     }
-    http__reply_bytes(req, status, "application/json", text, strlen(text));
+    size_t len = strlen(text);
+    const char *nonce = http__header(req, "Framed-Nonce");
+    char sig[80] = ""; /* over the exact bytes sent */
+    if (secret && secret[0] && nonce && nonce[0])
+        fr_sign_answer(secret, nonce, text, len, sig, sizeof(sig));
+    http__reply_bytes(req, status, "application/json", text, len);
+    if (sig[0])
+        http__add_header(req, FR_ANSWER_SIGNATURE_HEADER, sig);
 }
 
 void http__reply_empty(struct http_request *req, unsigned status)

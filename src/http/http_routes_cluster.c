@@ -33,28 +33,6 @@ static void workers_post_head(struct http_request *req)
     }
 }
 
-/* The answer to an announce, signed for the request's Framed-Nonce under a
- * cluster secret: the worker acts on what it names (configs to drop, its
- * pace) only when the signature holds (api/internal-protocol.md). */
-static void reply_answer(struct http_request *req, json_t *out)
-{
-    const char *secret = ctx_cluster_secret(req->ctx);
-    const char *nonce = http__header(req, "Framed-Nonce");
-    char *text = fr_json_dumps(out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(out);
-    if (!text) {
-        http__reply_problem(req, FR_EINTERNAL, "internal", "cannot encode the reply");
-        return;
-    }
-    size_t len = strlen(text);
-    char sig[80] = "";
-    if (secret && secret[0] && nonce && nonce[0])
-        fr_sign_answer(secret, nonce, text, len, sig, sizeof(sig));
-    http__reply_bytes(req, MHD_HTTP_OK, "application/json", text, len);
-    if (sig[0])
-        http__add_header(req, FR_ANSWER_SIGNATURE_HEADER, sig);
-}
-
 static void workers_post(struct http_request *req)
 {
     req->log_debug = true; /* a heartbeat a second per worker: not for the info log */
@@ -65,7 +43,9 @@ static void workers_post(struct http_request *req)
     struct ctx_error err;
     ctx_error_init(&err);
     if (ctx_worker_announce(req->ctx, body, &out, &err) == FR_OK)
-        reply_answer(req, out);
+        /* signed: the worker acts on what it names (configs to drop, its
+         * pace) only when the signature holds */
+        http__reply_json_signed(req, MHD_HTTP_OK, out, ctx_cluster_secret(req->ctx));
     else
         http__reply_error(req, &err);
     ctx_error_cleanup(&err);

@@ -98,8 +98,8 @@ static void task_job(struct http_request *req)
            (long long)json_integer_value(json_object_get(body, "task")),
            (long long)json_integer_value(json_object_get(body, "stage")), qid ? qid : "-",
            trace.request_id ? trace.request_id : "-", id, rc == FR_OK ? "done" : err.message);
-    if (rc == FR_OK)
-        http__reply_json(req, MHD_HTTP_OK, out);
+    if (rc == FR_OK) /* signed: the coordinator takes its outputs only when it holds */
+        http__reply_json_signed(req, MHD_HTTP_OK, out, worker_secret(req->worker));
     else
         reply_fr_error(req, &err, ext);
     echo_config_id(req, id);

@@ -335,9 +335,24 @@ static void unauthorized(struct remote_runner *rr, struct transfer *t)
     retry_or_fail(rr, t->job, t->url, err.message, NULL);
 }
 
-/* A 200 answer: check the config echo, turn outputs into partition refs. */
+/* A 200 answer: check its signature and the config echo, turn outputs into
+ * partition refs. Under a cluster secret the answer must be signed for this
+ * call (Framed-Answer-Signature): one that is not, or under another secret,
+ * or for another call, is not the worker's (or not this cluster's), and the
+ * task is retried elsewhere. */
 static void task_succeeded(struct remote_runner *rr, struct transfer *t)
 {
+    if (rr->secret && rr->secret[0] &&
+        !fr_sign_answer_ok(rr->secret, t->resp.nonce, t->resp.body.data, t->resp.body.len,
+                           t->resp.answer_sig)) {
+        FR_LOG(FR_LOG_WARN,
+               "worker %s answered task %d of stage %d of query %s without a valid "
+               "Framed-Answer-Signature: the answer is not taken",
+               t->url, t->job->task, t->job->stage, t->job->q->id);
+        retry_or_fail(rr, t->job, t->url,
+                      "its answer was not signed under the cluster secret for this call", NULL);
+        return;
+    }
     json_t *body =
         json_loadb(t->resp.body.data ? t->resp.body.data : "", t->resp.body.len, 0, NULL);
     const char *cid = json_string_value(json_object_get(body, "config_id"));

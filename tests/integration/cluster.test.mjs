@@ -443,6 +443,86 @@ test('a worker that refuses the coordinator\'s signature (401) is a worker fault
   }
 });
 
+// A relay in front of a real worker that the coordinator calls in the worker's place (as a peer
+// that took over its address would): it forwards every call, and in mode 'strip' removes the
+// signature from task answers, in 'other' signs them under another secret, in 'pass' leaves them.
+async function startRelay() {
+  const http = await import('node:http');
+  const relay = { mode: 'pass', answers: 0, target: null };
+  const server = http.createServer((req, res) => {
+    if (!relay.target) { res.writeHead(503); res.end(); return; }
+    const fwd = http.request(`${relay.target}${req.url}`, { method: req.method, headers: req.headers }, (up) => {
+      const headers = { ...up.headers };
+      if (req.url === '/v1/tasks' && up.statusCode === 200) {
+        relay.answers++;
+        if (relay.mode !== 'pass') delete headers['framed-answer-signature'];
+        if (relay.mode === 'other') headers['framed-answer-signature'] = `v1=${createHmac('sha256', 'another secret').update('x').digest('hex')}`;
+      }
+      res.writeHead(up.statusCode, headers);
+      up.pipe(res);
+    });
+    fwd.on('error', () => res.destroy());
+    req.pipe(fwd);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  relay.url = `http://127.0.0.1:${server.address().port}`;
+  relay.close = () => { server.closeAllConnections(); server.close(); };
+  return relay;
+}
+
+test('under a cluster secret a task answer not signed for its call is not taken: the task runs elsewhere', async () => {
+  const secret = randomBytes(24).toString('hex');
+  const env = { FRAMED_CLUSTER_SECRET: secret };
+  const local = await startServer();
+  const coord = await startServer({ args: ['--runner', 'remote'], env });
+  const relay = await startRelay();
+  const good = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir], env });
+  // The other worker is reached through the relay: it announces the relay's address.
+  const relayed = await startWorker(coord.base, { args: ['--threads', '1', '--data-dir', coord.dataDir, '--advertise-url', relay.url], env });
+  relay.target = relayed.base;
+  try {
+    let csv = 'k,v\n';
+    for (let i = 0; i < 20000; i++) csv += `${i % 7},${i}\n`;
+    for (const s of [local, coord]) {
+      // a file a mode: where a file is read is learned from the answers taken
+      for (const mode of ['strip', 'other', 'pass']) writeFileSync(path.join(s.dataDir, `kv_${mode}.csv`), csv);
+      const cfg = { scan_tasks_max_size_bytes: 4096, scan_tasks_min_size_bytes: 1, shuffle_partitions: 4, maintain_order: false };
+      assert.equal((await call(s.base, 'POST', '/v1/config', { json: cfg })).status, 200);
+    }
+    for (let i = 0; i < 100; i++) {
+      const ws = (await call(coord.base, 'GET', '/v1/workers')).body.workers;
+      if (ws.filter((w) => w.state === 'active').length === 2) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const plan = (mode) => ({ source: { dataset: `kv_${mode}` }, ops: [{ groupby: ['k'], agg: ['count(*) as n', 'sum(v) as s'] }] });
+    const want = await runPlan(local.base, plan('pass'));
+    assert.equal(want.query.state, 'succeeded', JSON.stringify(want.query));
+    const refusal = /answered task \d+ of stage \d+ of query \S+ without a valid Framed-Answer-Signature/;
+    for (const mode of ['strip', 'other', 'pass']) {
+      relay.mode = mode;
+      const answers = relay.answers;
+      const logged = coord.logLines().length;
+      const q = await runPlan(coord.base, plan(mode));
+      assert.equal(q.query.state, 'succeeded', `${mode}: ${JSON.stringify(q.query)}`);
+      assert.deepEqual(canon(q.rows), canon(want.rows), `${mode}: the local runner's rows`);
+      assert.ok(relay.answers > answers, `${mode}: the relayed worker answered tasks`);
+      const refused = coord.logLines().slice(logged).filter((l) => refusal.test(l.msg ?? ''));
+      if (mode === 'pass') {
+        assert.equal(refused.length, 0, `its own signed answers are taken: ${JSON.stringify(refused)}`);
+      } else {
+        assert.ok(refused.length > 0, `${mode}: the answers through the relay were refused`);
+        assert.ok(refused.every((l) => l.msg.startsWith(`worker ${relay.url} `)), 'the refusals name the relay');
+      }
+    }
+  } finally {
+    relay.close();
+    await relayed.stop();
+    await good.stop();
+    await coord.stop();
+    await local.stop();
+  }
+});
+
 test('a reset stays draining until the hung workers were told to drop (told all at once)', async () => {
   const cluster = await startCluster({ nworkers: 2 });
   const stopped = [];
