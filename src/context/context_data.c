@@ -428,12 +428,14 @@ static int validate_structure(ctx *c, const char *path, const char *format, stru
     struct df_csv_options o;
     df_csv_options_init(&o);
     /* Under a budget a check holds at most the budget, and reads ranges of
-     * a sixteenth of it (64 KiB to 32 MiB: a range of empty fields holds
-     * about 9 times its bytes as strings), so a budget that fits no range is
-     * rare (a record is read whole, however long). */
+     * a sixteenth of it (4 KiB to 32 MiB: a range of empty fields holds
+     * about 9 times its bytes as strings), so a file far larger than the
+     * budget is checked a range at a time, and only a record that does not
+     * fit (it is read whole, however long) or a budget of a few tens of kB
+     * refuses it. */
     int64_t budget = c->opts.memory_limit, range = 32 * CFG_MiB;
     if (budget > 0 && budget / 16 < range)
-        range = budget / 16 > 64 * 1024 ? budget / 16 : 64 * 1024;
+        range = budget / 16 > 4096 ? budget / 16 : 4096;
     struct df_options opts = {.morsel_size_rows = 65536,
                               .task_memory_limit_bytes = budget > 0 ? budget : 0};
     struct df_schema inferred, all_strings;
