@@ -260,6 +260,8 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
     if ((result = serve_lock(o, &lock_fd)) != 0)
         goto out;
     result = 1;
+    if (o->memory_limit > 0) /* freed blocks kept for reuse are outside the budget */
+        fr_big_keep_limit((size_t)(o->memory_limit / 4));
     struct ctx_options copts = {.data_dir = o->data_dir,
                                 .state_dir = o->state_dir,
                                 .threads = (int)o->threads,
@@ -292,6 +294,7 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
 out:
     http_server_stop(srv, 0);
     ctx_free(c);
+    fr_big_release(); /* the blocks kept for reuse (common_mem.c) */
     cli__secrets_cleanup(&s);
     fr_dir_unlock(lock_fd); /* last: nothing touches the state dir after it */
     return result;

@@ -193,6 +193,7 @@ static int worker_run(struct worker_cli *o, const struct cli_parsed *parsed)
 out:
     http_server_stop(srv, 0);
     worker_free(w);
+    fr_big_release(); /* the blocks kept for reuse (common_mem.c) */
     free(url);
     cli__secrets_cleanup(&s);
     return result;

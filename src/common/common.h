@@ -33,8 +33,23 @@ void *fr_try_realloc(void *p, size_t n);
 /* try variant for big buffers written end to end (columns, partition
  * bodies): past 4 MiB aligned to 2 MiB, rounded up to it and advised onto
  * huge pages (on a VM the first touch of a 4 KiB page is dear); *cap (when
- * given) gets the bytes allocated. Freed with free(). */
+ * given) gets the bytes allocated (a kept block's whole size when one is
+ * reused: see fr_free_big). Freed with free() or fr_free_big(). */
 void *fr_try_malloc_big(size_t n, size_t *cap);
+/* free() for a block that may be big: one of 4 MiB or more that
+ * fr_try_malloc_big made is kept for a later fr_try_malloc_big instead,
+ * within a bound (common_mem.c). Thread-safe; NULL is fine. */
+void fr_free_big(void *p);
+/* Frees every kept block (at the points that trim the heap when idle). */
+void fr_big_release(void);
+/* Frees the blocks kept for FR_BIG_KEEP_MS without being reused (called
+ * by periodic threads). */
+#define FR_BIG_KEEP_MS 10000
+void fr_big_expire(void);
+/* The kept blocks hold at most bytes in all, and never more than the
+ * default (an eighth of the machine's memory, at most 4 GiB); 0 = keep none. */
+void fr_big_keep_limit(size_t bytes);
+size_t fr_big_kept_bytes(void);
 
 /* ---- errors -------------------------------------------------------------
  * Status codes are negative; 0 is success. The HTTP edge maps each one to a

@@ -289,6 +289,8 @@ static void *live_main(void *arg)
     struct ctx__live *lv = c->live;
     for (unsigned tick = 0; !live_wait(lv, LIVE_TICK_MS); tick++) {
         poll_queries(c, lv);
+        if (tick % 4 == 0) /* freed big blocks not reused for a while go back */
+            fr_big_expire();
         if (tick % LIVE_STATS_TICKS == 0) {
             publish_stats(c, lv);
             ctx__bus_tick(c->events);

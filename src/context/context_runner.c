@@ -356,7 +356,8 @@ int ctx_runner_reset(ctx *c, bool force, const char *request_id, json_t **out,
     ctx__live_runner(c);
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
-    malloc_trim(0); /* hand the runner's freed partitions back to the system */
+    fr_big_release(); /* hand the runner's freed partitions back to the system */
+    malloc_trim(0);
     if (released)
         FR_LOG(FR_LOG_INFO, "runner reset: config %s released", id);
     else

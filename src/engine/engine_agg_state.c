@@ -24,20 +24,20 @@ void df__agg_cleanup(struct df__agg *a)
 {
     for (int k = 0; k < a->nspecs; k++) {
         struct df__agg_acc *c = &a->acc[k];
-        free(c->n);
-        free(c->i);
-        free(c->wide);
-        free(c->d);
-        free(c->mom);
-        free((void *)c->sp);
-        free(c->sn);
-        free(c->vl.g);
-        free(c->vl.v);
-        free((void *)c->vl.sp);
-        free(c->vl.sn);
-        free(c->seg.g);
-        free((void *)c->seg.sp);
-        free(c->seg.sn);
+        fr_free_big(c->n);
+        fr_free_big(c->i);
+        fr_free_big(c->wide);
+        fr_free_big(c->d);
+        fr_free_big(c->mom);
+        fr_free_big((void *)c->sp);
+        fr_free_big(c->sn);
+        fr_free_big(c->vl.g);
+        fr_free_big(c->vl.v);
+        fr_free_big((void *)c->vl.sp);
+        fr_free_big(c->vl.sn);
+        fr_free_big(c->seg.g);
+        fr_free_big((void *)c->seg.sp);
+        fr_free_big(c->seg.sn);
     }
     free(a->acc);
     free(a->scratch_i);
@@ -73,7 +73,7 @@ static int grow_mom(struct df__agg_acc *c, int64_t old_n, int64_t n)
     if (ob)
         memcpy(q, c->mom, ob);
     memset((char *)q + ob, 0, nb - ob);
-    free(c->mom);
+    fr_free_big(c->mom);
     c->mom = q;
     return FR_OK;
 }

@@ -103,9 +103,9 @@ void df_column_unref(struct df_column *c)
     if (atomic_fetch_sub_explicit(&c->refcount, 1, memory_order_acq_rel) != 1)
         return;
     free(c->validity);
-    free(c->values);
-    free(c->offsets);
-    free(c->data);
+    fr_free_big(c->values); /* a big one is kept for the next (common_mem.c) */
+    fr_free_big(c->offsets);
+    fr_free_big(c->data);
     free(c);
 }
 

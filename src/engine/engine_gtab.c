@@ -45,15 +45,15 @@ void df__gtab_init(struct df__gtab *gt, const df_type *types, int nkeys, bool al
 
 void df__gtab_cleanup(struct df__gtab *gt)
 {
-    free(gt->slots);
-    free(gt->ghash);
-    free(gt->rep_src);
-    free(gt->rep_row);
-    free(gt->kv);
-    free(gt->skeys);
+    fr_free_big(gt->slots); /* big ones kept for the next table (common_mem.c) */
+    fr_free_big(gt->ghash);
+    fr_free_big(gt->rep_src);
+    fr_free_big(gt->rep_row);
+    fr_free_big(gt->kv);
+    fr_free_big(gt->skeys);
     free(gt->koff);
     free(gt->ktype);
-    free(gt->recs);
+    fr_free_big(gt->recs);
     free(gt->rbuf);
     free((void *)gt->srcs);
     if (gt->ex && gt->charged)
@@ -119,7 +119,7 @@ static int gtab_resize(struct df__gtab *gt, int64_t cap, uint64_t ns, struct fr_
             i = (i + 1) & (ns - 1);
         slots[i] = (h & 0xffffffff00000000ull) | (uint64_t)(g + 1);
     }
-    free(gt->slots);
+    fr_free_big(gt->slots);
     gt->slots = slots;
     gt->mask = ns - 1;
     return FR_OK;

@@ -50,7 +50,7 @@ int df__grow_big(void **p, size_t elem, int64_t old_n, int64_t new_n, bool zero)
         if (q && ob)
             memcpy(q, *p, ob < nb ? ob : nb);
         if (q)
-            free(*p);
+            fr_free_big(*p);
     }
     if (!q)
         return FR_ETOOLARGE;

@@ -76,8 +76,8 @@ static int pairs_grow(struct join *j, struct pairs *p, int64_t cap, struct fr_er
         memcpy(nl, p->l, sizeof(int64_t) * (size_t)p->n);
         memcpy(nr, p->r, sizeof(int64_t) * (size_t)p->n);
     }
-    free(p->l);
-    free(p->r);
+    fr_free_big(p->l); /* big ones kept for the next (common_mem.c) */
+    fr_free_big(p->r);
     p->l = nl;
     p->r = nr;
     p->cap = cap;
@@ -305,8 +305,8 @@ static int sort_pairs_by_left(struct join *j, struct fr_error *err)
         r[at] = j->out.r[i];
     }
     free(count);
-    free(j->out.l);
-    free(j->out.r);
+    fr_free_big(j->out.l);
+    fr_free_big(j->out.r);
     j->out.l = l;
     j->out.r = r;
     j->out.cap = n + 1;
@@ -466,14 +466,14 @@ static void join_cleanup(struct join *j)
     df__gtab_cleanup(&j->gt);
     free((void *)j->bcols);
     free((void *)j->pcols);
-    free(j->head);
-    free(j->tail);
-    free(j->next);
+    fr_free_big(j->head); /* big ones kept for the next join (common_mem.c) */
+    fr_free_big(j->tail);
+    fr_free_big(j->next);
     free(j->matched);
-    free(j->out.l);
-    free(j->out.r);
-    free(j->tail_pairs.l);
-    free(j->tail_pairs.r);
+    fr_free_big(j->out.l);
+    fr_free_big(j->out.r);
+    fr_free_big(j->tail_pairs.l);
+    fr_free_big(j->tail_pairs.r);
     if (j->ex && j->charged)
         df_exec_charge(j->ex, -j->charged, NULL);
 }

@@ -314,10 +314,10 @@ static int sort_perm(const struct df_table *in, const struct sorter *s, int64_t 
     sort_segment(s, 0, perm, sc.codes, n, &sc);
     rc = FR_OK;
 out:
-    free(sc.a);
-    free(sc.b);
-    free(sc.codes);
-    free(sc.tmp);
+    fr_free_big(sc.a); /* kept for the next sort (common_mem.c) */
+    fr_free_big(sc.b);
+    fr_free_big(sc.codes);
+    fr_free_big(sc.tmp);
     return rc;
 }
 
@@ -378,7 +378,7 @@ int df_sort(const struct df_table *in, const struct df_sort_key *keys, int nkeys
 out:
     if (ex && charged)
         df_exec_charge(ex, -charged, NULL);
-    free(perm);
+    fr_free_big(perm);
     free((void *)cols);
     return rc;
 }

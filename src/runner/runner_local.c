@@ -147,6 +147,7 @@ static void pool_wait(struct local_runner *l, int index)
         if (rc == ETIMEDOUT && !l->head && !l->stopping) {
             l->ran_since_trim = false;
             pthread_mutex_unlock(&l->queue_lock);
+            fr_big_release(); /* the kept big blocks too */
             malloc_trim(0);
             pthread_mutex_lock(&l->queue_lock);
         }

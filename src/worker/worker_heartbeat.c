@@ -104,6 +104,7 @@ struct idle_trim {
 
 static void trim_when_idle(worker *w, struct idle_trim *it)
 {
+    fr_big_expire(); /* freed big blocks not reused for a while (a config drop's too) */
     pthread_mutex_lock(&w->slots_lock);
     int64_t ended = w->tasks_ended;
     bool quiet = w->running == 0;
@@ -116,6 +117,7 @@ static void trim_when_idle(worker *w, struct idle_trim *it)
     }
     if (ended != it->trimmed && now - it->since_ms >= WORKER_IDLE_TRIM_MS) {
         worker__rooms_drop(w);
+        fr_big_release(); /* the kept big blocks too */
         malloc_trim(0);
         it->trimmed = ended;
     }
