@@ -67,11 +67,11 @@ export async function startCoordinator({ runner = 'remote', dataDir, threads = 2
   p.root = root;
   p.dataDir = data;
   const stop = p.stop;
-  // The state goes; the logs stay only when the process did not exit cleanly.
+  // The state goes; the logs stay only when the process did not exit cleanly (or KEEP_LOGS is set).
   p.stop = async () => {
     const r = await stop();
     rmSync(state, { recursive: true, force: true });
-    if (!dir && r.code === 0 && r.signal === null) rmSync(root, { recursive: true, force: true });
+    if (!dir && r.code === 0 && r.signal === null && !process.env.KEEP_LOGS) rmSync(root, { recursive: true, force: true });
     return r;
   };
   return p;
@@ -88,7 +88,7 @@ export async function startWorker(coordBase, { threads = 2, dir, dataDir, args =
   const stop = p.stop;
   p.stop = async () => {
     const r = await stop();
-    if (!dir && r.code === 0 && r.signal === null) rmSync(root, { recursive: true, force: true });
+    if (!dir && r.code === 0 && r.signal === null && !process.env.KEEP_LOGS) rmSync(root, { recursive: true, force: true });
     return r;
   };
   return p;
