@@ -36,7 +36,7 @@ void *fr_try_realloc(void *p, size_t n);
  * given) gets the bytes allocated (a kept block's whole size when one is
  * reused: see fr_free_big). Freed with free() or fr_free_big(). */
 void *fr_try_malloc_big(size_t n, size_t *cap);
-/* free() for a block that may be big: one of 4 MiB or more that
+/* free() for a block that may be big: one of 32 MiB or more that
  * fr_try_malloc_big made is kept for a later fr_try_malloc_big instead,
  * within a bound (common_mem.c). Thread-safe; NULL is fine. */
 void fr_free_big(void *p);

@@ -210,38 +210,43 @@ test('an upload check over the budget: 413 when it never fits, 507 while kept re
   }
 });
 
-// Freed big blocks (the columns of a deleted result here) are kept for the next query's, which
-// then needs no fresh pages; they are outside the budget, so a quarter of it at most, shown as
-// framed_memory_kept_free_bytes, and given back when not reused for 10 s, and at a runner reset.
+// Freed big blocks (32 MiB and over; the columns of a deleted result here) are kept for the next
+// query's, which then needs no fresh pages; they are outside the budget, so a quarter of it at
+// most, shown as framed_memory_kept_free_bytes, and given back when not reused for 10 s, and at a
+// runner reset.
 test('freed big blocks are kept for reuse within a quarter of the budget, and given back', async () => {
-  let csv = 'i,v\n';
-  for (let i = 0; i < 700000; i++) csv += `${i},${(i * 7919) % 1000003}\n`;
+  let a = 'k,i\n', b = 'k,j\n';
+  for (let i = 0; i < 2100; i++) { a += `1,${i}\n`; b += `1,${i}\n`; }
   const kept = async (base) => {
     const m = /^framed_memory_kept_free_bytes (\d+)$/m.exec((await call(base, 'GET', '/metrics')).text);
     assert.ok(m, 'the gauge is there');
     return Number(m[1]);
   };
-  const limit = '64M', most = 16 << 20;
+  const limit = '1G', most = 256 << 20;
   const srv = await startServer({ args: ['--memory-limit', limit] });
   try {
-    let r = await call(srv.base, 'PUT', '/v1/datasets/big', { body: csv, headers: { 'content-type': 'text/csv' } });
-    assert.equal(r.status, 201, r.text);
-    // a sort of 700k rows, its result deleted: its columns are 5.6 MB each (6 MiB blocks)
-    const sortAndDelete = async () => {
-      const q = await call(srv.base, 'POST', '/v1/queries?wait=120', { json: { plan: { source: { dataset: 'big' }, ops: [{ sort: ['v'] }] } } });
+    for (const [name, body] of [['a', a], ['b', b]]) {
+      const r = await call(srv.base, 'PUT', `/v1/datasets/${name}`, { body, headers: { 'content-type': 'text/csv' } });
+      assert.equal(r.status, 201, r.text);
+    }
+    // 2100 x 2100 rows on one key: 4.41e6 rows, each column 35 MB, its result deleted
+    const joinAndDelete = async () => {
+      const plan = { source: { dataset: 'a' }, ops: [{ join: { right: { source: { dataset: 'b' } }, on: ['k'] } }] };
+      const q = await call(srv.base, 'POST', '/v1/queries?wait=120', { json: { plan } });
       assert.equal(q.body.state, 'succeeded', q.text);
+      assert.equal(q.body.rows, 2100 * 2100);
       assert.equal((await call(srv.base, 'DELETE', `/v1/queries/${q.body.id}/result`)).status, 204);
       const held = await kept(srv.base);
       assert.ok(held <= most, `${limit}: ${held} bytes kept, over a quarter of the budget`);
-      assert.ok(held >= 6 << 20, `${limit}: the result's blocks were kept (${held})`);
+      assert.ok(held >= 32 << 20, `${limit}: the result's blocks were kept (${held})`);
     };
-    await sortAndDelete();
+    await joinAndDelete();
     // not reused: given back after 10 s (the server's periodic thread)
     const t0 = Date.now();
     while (await kept(srv.base) > 0 && Date.now() - t0 < 30000) await new Promise((res) => setTimeout(res, 250));
     assert.equal(await kept(srv.base), 0, 'given back when not reused');
     assert.ok(Date.now() - t0 >= 8000, 'kept for about 10 s first');
-    await sortAndDelete();
+    await joinAndDelete();
     assert.equal((await call(srv.base, 'DELETE', '/v1/runner')).status, 200);
     assert.equal(await kept(srv.base), 0, 'given back at the reset');
   } finally {

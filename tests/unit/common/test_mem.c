@@ -62,40 +62,42 @@ static void test_overflow_is_refused(void **state)
     assert_null(fr_try_malloc_big(SIZE_MAX, NULL));
 }
 
-/* A big block freed through fr_free_big is kept, and handed to the next
- * big allocation it fits with little to spare (a quarter of the size asked
- * and 2 MiB), its pages already touched; fr_big_expire keeps what was kept
- * less than FR_BIG_KEEP_MS ago, fr_big_release frees all of it. */
+/* A big block (32 MiB and over: glibc's mmap threshold) freed through
+ * fr_free_big is kept, and handed to the next big allocation it fits with
+ * little to spare (a quarter of the size asked and 2 MiB), its pages
+ * already touched; fr_big_expire keeps what was kept less than
+ * FR_BIG_KEEP_MS ago, fr_big_release frees all of it. */
 static void test_freed_big_block_is_reused(void **state)
 {
     (void)state;
     fr_big_release();
     size_t cap = 0;
-    char *p = fr_try_malloc_big(8 * MiB, &cap);
+    char *p = fr_try_malloc_big(40 * MiB, &cap);
     assert_non_null(p);
     memset(p, 5, cap);
     fr_free_big(p);
-    assert_true(fr_big_kept_bytes() >= 8 * MiB);
-    char *big = fr_try_malloc_big(20 * MiB, NULL); /* the kept one is too small: fresh */
+    assert_true(fr_big_kept_bytes() >= 40 * MiB);
+    char *big = fr_try_malloc_big(100 * MiB, NULL); /* the kept one is too small: fresh */
     assert_ptr_not_equal(big, p);
-    assert_true(fr_big_kept_bytes() >= 8 * MiB); /* still kept */
+    assert_true(fr_big_kept_bytes() >= 40 * MiB); /* still kept */
     free(big);
-    char *q = fr_try_malloc_big(7 * MiB, &cap); /* fits with little to spare: the same block */
+    char *q = fr_try_malloc_big(36 * MiB, &cap); /* fits with little to spare: the same block */
     assert_ptr_equal(q, p);
-    assert_true(cap >= 8 * MiB); /* its whole size is usable */
+    assert_true(cap >= 40 * MiB); /* its whole size is usable */
     assert_int_equal(fr_big_kept_bytes(), 0);
     fr_free_big(q);
-    char *r = fr_try_malloc_big(3 * MiB, &cap); /* under 4 MiB: plain, not the kept one */
+    char *r = fr_try_malloc_big(20 * MiB, &cap); /* 40 MiB would waste 20 on it */
     assert_ptr_not_equal(r, q);
-    free(r);
+    fr_free_big(r); /* under 32 MiB: back to the heap, not kept */
+    assert_true(fr_big_kept_bytes() >= 40 * MiB && fr_big_kept_bytes() < 60 * MiB);
     fr_big_release();
-    q = fr_try_malloc_big(10 * MiB, NULL);
+    q = fr_try_malloc_big(100 * MiB, NULL);
     fr_free_big(q);
-    r = fr_try_malloc_big(4 * MiB, NULL); /* 10 MiB would waste 6 on it: not handed out */
+    r = fr_try_malloc_big(40 * MiB, NULL); /* 100 MiB would waste 60 on it: not handed out */
     assert_ptr_not_equal(r, q);
     fr_free_big(r);
     size_t before = fr_big_kept_bytes();
-    assert_true(before >= 14 * MiB);
+    assert_true(before >= 140 * MiB);
     fr_big_expire(); /* kept just now: stays */
     assert_int_equal(fr_big_kept_bytes(), before);
     fr_big_release();
@@ -110,7 +112,7 @@ static void test_double_free_aborts(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        char *p = fr_try_malloc_big(8 * MiB, NULL);
+        char *p = fr_try_malloc_big(40 * MiB, NULL);
         fr_free_big(p);
         fr_free_big(p);
         _exit(0);
@@ -127,7 +129,7 @@ static void test_kept_within_bounds(void **state)
 {
     (void)state;
     fr_big_release();
-    char *plain = malloc(8 * MiB + 16); /* glibc's own: not 2 MiB aligned */
+    char *plain = malloc(40 * MiB + 16); /* glibc's own: not 2 MiB aligned */
     assert_non_null(plain);
     if ((uintptr_t)plain % (2 * MiB) != 0) {
         fr_free_big(plain);
@@ -138,14 +140,14 @@ static void test_kept_within_bounds(void **state)
     fr_free_big(NULL);
     fr_free_big(malloc(100));
     assert_int_equal(fr_big_kept_bytes(), 0);
-    fr_big_keep_limit(10 * MiB);
-    char *a = fr_try_malloc_big(8 * MiB, NULL), *b = fr_try_malloc_big(8 * MiB, NULL);
+    fr_big_keep_limit(50 * MiB);
+    char *a = fr_try_malloc_big(40 * MiB, NULL), *b = fr_try_malloc_big(40 * MiB, NULL);
     fr_free_big(a);
-    fr_free_big(b); /* over the 10 MiB limit: freed */
-    assert_true(fr_big_kept_bytes() >= 8 * MiB && fr_big_kept_bytes() <= 10 * MiB);
+    fr_free_big(b); /* over the 50 MiB limit: freed */
+    assert_true(fr_big_kept_bytes() >= 40 * MiB && fr_big_kept_bytes() <= 50 * MiB);
     fr_big_keep_limit(0); /* keep none (and what was kept goes) */
     assert_int_equal(fr_big_kept_bytes(), 0);
-    a = fr_try_malloc_big(8 * MiB, NULL);
+    a = fr_try_malloc_big(40 * MiB, NULL);
     fr_free_big(a);
     assert_int_equal(fr_big_kept_bytes(), 0);
     fr_big_keep_limit((size_t)4 << 30);
@@ -156,8 +158,8 @@ static void test_kept_within_bounds(void **state)
 static void *churn(void *arg)
 {
     uintptr_t mark = (uintptr_t)arg;
-    for (int i = 0; i < 200; i++) {
-        size_t n = (4 + (size_t)((i * 7 + mark) % 5)) * MiB;
+    for (int i = 0; i < 25; i++) {
+        size_t n = (32 + 2 * (size_t)((i * 7 + mark) % 5)) * MiB;
         unsigned char *p = fr_try_malloc_big(n, NULL);
         if (!p)
             return (void *)1;
