@@ -97,18 +97,18 @@ void *fr_try_realloc(void *p, size_t n)
  * freed, and the next query's block of the same size is fresh pages again,
  * each zeroed by the kernel on its first touch: on this VM that was most of
  * the system time of a query like q10 (1e7 groups), run after run. Blocks
- * of at least KEEP_MIN (32 MiB) that fr_try_malloc_big made (2 MiB aligned) and
- * that are freed through fr_free_big are kept instead, up to KEEP_SLOTS of
- * them and keep_limit bytes in all (an eighth of the machine's memory, at
- * most 4 GiB; a quarter of --memory-limit under one), and handed to a later
+ * of at least KEEP_MIN that fr_try_malloc_big made (2 MiB aligned) and that
+ * are freed through fr_free_big are kept instead, up to KEEP_SLOTS of them
+ * and keep_limit bytes in all (an eighth of the machine's memory, at most
+ * 4 GiB; a quarter of --memory-limit under one), and handed to a later
  * fr_try_malloc_big that they fit with little to spare (a reused block's
  * pages are all resident, and only what was asked is charged). A block not
  * reused within FR_BIG_KEEP_MS goes back (fr_big_expire, from the server's
  * and the worker's periodic threads), and all of them at the idle points
- * that trim the heap and at a runner reset (fr_big_release). */
-/* glibc's mmap threshold (main.c): smaller blocks go back to its heap,
- * which hands them to any later allocation (kept here, they would only
- * serve big ones, and the heap would grow fresh pages for the rest). */
+ * that trim the heap and at a runner reset (fr_big_release).
+ * KEEP_MIN is glibc's mmap threshold: smaller blocks go back to its heap,
+ * which hands them to any later allocation (kept here, they served only big
+ * ones and the heap grew fresh pages for the rest: q10 took 25% longer). */
 #define KEEP_MIN ((size_t)32 << 20)
 #define KEEP_SLOTS 256
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -68,8 +68,9 @@ static void write_memory_metrics(ctx *c, struct fr_buf *out)
                   "gauge\nframed_memory_checking_bytes %lld\n",
                   (long long)atomic_load(&c->checking));
     fr_buf_printf(out,
-                  "# HELP framed_memory_kept_free_bytes Freed big blocks kept for reuse (not in "
-                  "the --memory-limit budget; a quarter of it at most, given back when idle).\n"
+                  "# HELP framed_memory_kept_free_bytes Freed big blocks kept for reuse (outside "
+                  "the --memory-limit budget: at most a quarter of it, or an eighth of the "
+                  "machine's memory; given back after 10 s unused).\n"
                   "# TYPE framed_memory_kept_free_bytes gauge\nframed_memory_kept_free_bytes "
                   "%zu\n",
                   fr_big_kept_bytes());

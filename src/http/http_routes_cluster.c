@@ -4,7 +4,6 @@
 #include "http_int.h"
 
 #include <microhttpd.h>
-#include <string.h>
 
 /* Whether the peer of conn is on this machine. */
 static bool peer_is_loopback(struct MHD_Connection *conn)

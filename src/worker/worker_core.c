@@ -241,7 +241,8 @@ void worker_metrics(worker *w, struct fr_buf *out)
     int64_t nparts = 0, bytes = 0;
     worker_partition_totals(w, &nparts, &bytes);
     metric_help(out, "framed_memory_kept_free_bytes", "gauge",
-                "Freed big blocks kept for reuse (given back when idle).");
+                "Freed big blocks kept for reuse (at most an eighth of the machine's memory; "
+                "given back after 10 s unused).");
     fr_buf_printf(out, "framed_memory_kept_free_bytes %zu\n", fr_big_kept_bytes());
     metric_help(out, "framed_worker_running_tasks", "gauge", "Tasks running now.");
     fr_buf_printf(out, "framed_worker_running_tasks %d\n", worker_running_tasks(w));
