@@ -85,6 +85,13 @@ static void gather(runner_query *q, const struct plan_slot *slot, int task, int 
  * shuffle's every partition is one reference in its task's body). */
 #define RUNNER_COALESCE_MAX_INPUTS 4096
 
+/* How many tasks the runner may run at once now (threads; live workers' slots), >= 1. */
+static int backend_slots(runner *r)
+{
+    int n = r->be->slots ? r->be->slots(r) : 1;
+    return n > 0 ? n : 1;
+}
+
 /* A stage reading a shuffle (BUCKET slots; ALL slots besides) whose
  * partitions are small: adjacent buckets are read by one task, the first of
  * them, while together they stay under the target (shuffle_coalesce_bytes,
@@ -121,8 +128,7 @@ static bool coalesce(runner_query *q, int stage, const struct plan_stage_view *v
                 }
         }
     }
-    int slots = q->r->be->slots ? q->r->be->slots(q->r) : 1;
-    int64_t target = total / (slots > 0 ? slots : 1);
+    int64_t target = total / backend_slots(q->r);
     if (target < RUNNER_COALESCE_MIN_BYTES)
         target = RUNNER_COALESCE_MIN_BYTES;
     if (target > limit)
@@ -347,6 +353,10 @@ static int start_stage(runner_query *q, struct fr_error *err)
     q->pending = 0;
     for (int t = 0; t < v.ntasks; t++)
         q->pending += hi[t] >= 0;
+    free(q->held);
+    q->held = NULL;
+    q->nheld = q->held_next = 0;
+    int window = v.limit_rows >= 0 ? backend_slots(q->r) : v.ntasks;
     for (int t = 0; t < v.ntasks; t++) {
         struct rjob *job = fr_xcalloc(1, sizeof(*job));
         job->q = runner_query_ref(q);
@@ -371,10 +381,55 @@ static int start_stage(runner_query *q, struct fr_error *err)
             for (int k = 0; k < v.nslots; k++)
                 gather(q, &v.slots[k], t, hi[t], &job->inputs[k], &job->ninputs[k]);
         }
+        if (t >= window) {
+            if (!q->held)
+                q->held = fr_xcalloc((size_t)v.ntasks + 1, sizeof(*q->held));
+            q->held[q->nheld++] = job;
+            continue;
+        }
         q->r->be->enqueue(q->r, job);
     }
     free(hi);
     return FR_OK;
+}
+
+/* A limited stage's held tasks (start_stage): enqueued while they are fewer
+ * than slots() past the first task not yet ended, so that a slow first task
+ * does not let the others run the stage to its end before its rows are
+ * counted. Once the limit is reached, the rest are not needed: returned
+ * (new NULL-terminated array, or NULL) for the caller to end as skipped
+ * once it let go of q->lock, on any backend. On a failure or a cancel, all
+ * of them are enqueued (they end as the query does). Called with q->lock
+ * held, when a task of the stage ended. */
+static struct rjob **release_held(runner_query *q, bool failed)
+{
+    if (q->held_next >= q->nheld)
+        return NULL;
+    struct rjob **skip = NULL;
+    int nskip = 0;
+    if (q->limit_reached && !failed && !atomic_load(&q->cancel) && !q->restart_pending) {
+        skip = fr_xcalloc((size_t)(q->nheld - q->held_next) + 1, sizeof(*skip));
+        while (q->held_next < q->nheld) {
+            skip[nskip++] = q->held[q->held_next];
+            q->held[q->held_next++] = NULL;
+        }
+        return skip;
+    }
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, q->stage, &v);
+    int first = 0; /* the first task not ended */
+    while (first < v.ntasks && q->task_rows[first] >= 0)
+        first++;
+    int upto = first + backend_slots(q->r);
+    bool all = failed || q->limit_reached || atomic_load(&q->cancel) || q->restart_pending;
+    while (q->held_next < q->nheld) {
+        struct rjob *job = q->held[q->held_next];
+        if (!all && job->task >= upto)
+            break;
+        q->held[q->held_next++] = NULL;
+        q->r->be->enqueue(q->r, job);
+    }
+    return NULL;
 }
 
 static void finish(runner_query *q, enum runner_qstate state)
@@ -405,6 +460,9 @@ static void finish(runner_query *q, enum runner_qstate state)
     q->last_consumer = NULL;
     free(q->task_rows);
     q->task_rows = NULL;
+    free(q->held); /* every held job was enqueued or ended: pending counted them */
+    q->held = NULL;
+    q->nheld = q->held_next = 0;
     df_table_free(q->boundaries);
     q->boundaries = NULL;
     q->state = state;
@@ -644,6 +702,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
         q->error = *err;
         atomic_store(&q->cancel, true);
     }
+    struct rjob **skip = job->stage == q->stage ? release_held(q, rc != FR_OK) : NULL;
     free(outs);
     q->null_errors += null_errors;
     if (config_id && job->starts > 0) /* only the configs tasks ran with */
@@ -652,6 +711,9 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
     bool drop = --q->pending == 0 ? advance(q) : false;
     pthread_mutex_unlock(&q->lock);
     runner__job_free(job);
+    for (int i = 0; skip && skip[i]; i++) /* past the limit: ended unrun, as a skip */
+        runner__task_done(skip[i], FR_OK, NULL, 0, NULL, 0, NULL);
+    free(skip);
     if (drop)
         runner__finished(q);
 }

@@ -38,6 +38,11 @@ struct runner_query {
     struct df_table *boundaries;
     int64_t *task_rows; /* rows of bucket 0 per task of the current stage, -1 = pending */
     bool limit_reached;
+    /* a stage with a row limit runs its tasks in order, at most slots() past the
+     * first unfinished one: the rest wait here (new jobs), enqueued as earlier
+     * ones end, or all at once when the limit is reached (they skip) */
+    struct rjob **held;
+    int nheld, held_next;
     /* the last stage's outputs, in order: once succeeded, the result until
      * runner_query_release_result; a part is a table here, or (remote, not
      * collected) a partition left on its worker, fetched when read */
