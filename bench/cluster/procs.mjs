@@ -105,7 +105,9 @@ export async function waitWorkers(base, n) {
 }
 
 // One keep-alive agent per process: the round trips measured reuse one connection.
-export const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+// timeout: an idle socket's end; a server's Keep-Alive hint (framed's: its idle timeout, 30 s)
+// lowers it to a second under the server's, so a socket is never reused as the server closes it
+export const agent = new http.Agent({ keepAlive: true, maxSockets: 1, timeout: 60000 });
 
 // A request over the keep-alive agent: {status, headers, text, body (JSON or null)}.
 export function call(base, method, path, { json, headers = {}, raw } = {}) {
@@ -132,7 +134,7 @@ export function call(base, method, path, { json, headers = {}, raw } = {}) {
 
 // Bodies drained in parallel (a result read 4 at a time) each get a connection of their own:
 // over the one-socket agent above they would queue behind each other on one connection a host.
-export const drainAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+export const drainAgent = new http.Agent({ keepAlive: true, maxSockets: 8, timeout: 60000 });
 
 // A GET whose body is only counted, never kept (a large result): {status, bytes}; throws on
 // a status >= 400.

@@ -50,6 +50,7 @@ struct http_server {
     struct http__conns *conns; /* phases, eviction past the limits, the head deadline */
     struct http__waits *waits; /* ?wait= requests, suspended without a thread each */
     int64_t body_grace_us;     /* a body slower than HTTP__MIN_BODY_RATE after this closes */
+    char keep_alive_hint[32];  /* "timeout=<idle timeout>": every reply's Keep-Alive header */
 };
 
 bool http__server_insecure(const struct http_server *s)
@@ -345,6 +346,9 @@ static enum MHD_Result send_reply(struct http_request *req)
     MHD_add_response_header(req->response, "X-Request-Id", req->request_id);
     if (http__shutting_down(req->srv))
         MHD_add_response_header(req->response, MHD_HTTP_HEADER_CONNECTION, "close");
+    else /* the idle timeout, so that a client closes a kept connection before we do
+          * (Node's agent, undici): reusing one we close just then loses the request */
+        MHD_add_response_header(req->response, "Keep-Alive", req->srv->keep_alive_hint);
     struct MHD_Response *r = req->response;
     req->response = NULL;
     enum MHD_Result rc = MHD_queue_response(req->conn, req->status, r);
@@ -624,6 +628,7 @@ static int server_start(struct http_server *s, const struct http_options *opts, 
     unsigned timeout = opts->connection_timeout_s ? opts->connection_timeout_s : 30;
     s->conns = http__conns_new(timeout);
     s->body_grace_us = (int64_t)timeout * 1000000;
+    snprintf(s->keep_alive_hint, sizeof(s->keep_alive_hint), "timeout=%u", timeout);
     if (!(s->waits = http__waits_new((int)opts->max_waiting_requests, err)))
         goto out;
     result =

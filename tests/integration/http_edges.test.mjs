@@ -180,6 +180,40 @@ test('the per-IP limit answers 503, its reserve past it closes, and idle connect
   }
 });
 
+// Every reply names the idle timeout (Keep-Alive: timeout=N), so that a keep-alive client
+// closes an idle connection before the server does: reusing one just as the server closes it
+// loses the request (the bench's client once saw "socket hang up", perhaps so). Node's agent
+// takes the hint when it is under its own idle timeout (here a long one, 60 s): it closes a
+// second before the server would, so its idle socket ends by its own close, with no FIN
+// from the server first.
+test('replies carry the idle timeout as a Keep-Alive hint, which a keep-alive client follows', async () => {
+  const srv = await startServer({ args: ['--idle-timeout', '3'] });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1, timeout: 60000 });
+  try {
+    const get = () => new Promise((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port: srv.port, path: '/v1/config', agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ res, socket: req.socket }));
+      });
+      req.on('error', reject);
+    });
+    const { res, socket } = await get();
+    assert.equal(res.headers['keep-alive'], 'timeout=3');
+    let serverClosedFirst = false;
+    socket.on('end', () => { serverClosedFirst = true; });
+    const closed = await Promise.race([
+      new Promise((r) => socket.once('close', () => r('closed'))),
+      new Promise((r) => setTimeout(() => r('still open'), 6000)),
+    ]);
+    assert.equal(closed, 'closed');
+    assert.equal(serverClosedFirst, false, 'the server closed the idle connection before the client did');
+    assert.equal((await get()).res.statusCode, 200); // a new connection
+  } finally {
+    agent.destroy();
+    await srv.stop();
+  }
+});
+
 // A client that sends its whole body and then shuts its write side down is
 // not tested end to end here: libmicrohttpd 0.9.75 itself may take the FIN
 // for a client abort while the last body bytes still sit in its buffer, so
