@@ -356,7 +356,12 @@ static int start_stage(runner_query *q, struct fr_error *err)
     free(q->held);
     q->held = NULL;
     q->nheld = q->held_next = 0;
-    int window = v.limit_rows >= 0 ? backend_slots(q->r) : v.ntasks;
+    free(q->task_ord);
+    q->task_ord = fr_xcalloc((size_t)v.ntasks + 1, sizeof(*q->task_ord));
+    for (int t = 0, n = 0; t < v.ntasks; n += hi[t] >= 0, t++)
+        q->task_ord[t] = n;
+    q->first_open = q->limit_ended = 0;
+    int window = v.limit_rows >= 0 ? backend_slots(q->r) : INT32_MAX;
     for (int t = 0; t < v.ntasks; t++) {
         struct rjob *job = fr_xcalloc(1, sizeof(*job));
         job->q = runner_query_ref(q);
@@ -381,7 +386,7 @@ static int start_stage(runner_query *q, struct fr_error *err)
             for (int k = 0; k < v.nslots; k++)
                 gather(q, &v.slots[k], t, hi[t], &job->inputs[k], &job->ninputs[k]);
         }
-        if (t >= window) {
+        if (q->task_ord[t] >= window) {
             if (!q->held)
                 q->held = fr_xcalloc((size_t)v.ntasks + 1, sizeof(*q->held));
             q->held[q->nheld++] = job;
@@ -394,37 +399,39 @@ static int start_stage(runner_query *q, struct fr_error *err)
 }
 
 /* A limited stage's held tasks (start_stage): enqueued while they are fewer
- * than slots() past the first task not yet ended, so that a slow first task
- * does not let the others run the stage to its end before its rows are
- * counted. Once the limit is reached, the rest are not needed: returned
- * (new NULL-terminated array, or NULL) for the caller to end as skipped
- * once it let go of q->lock, on any backend. On a failure or a cancel, all
- * of them are enqueued (they end as the query does). Called with q->lock
- * held, when a task of the stage ended. */
+ * than slots() runnable tasks past the first task not yet ended, so that a
+ * slow first task does not let the others run the stage to its end before
+ * its rows are counted (tasks coalesced away do not count: ordinals). Once
+ * 2 x slots() tasks ended short of the limit, the limit is likely far (a
+ * selective filter): all are enqueued, so one slow task does not idle the
+ * rest. Once the limit is reached, or the plan is to be rerun (a lost
+ * partition), the rest are not needed: returned (new NULL-terminated array,
+ * or NULL) for the caller to end as skipped once it let go of q->lock, on
+ * any backend. On a failure or a cancel, all are enqueued (they end as the
+ * query does). Called with q->lock held, when a task of the stage ended. */
 static struct rjob **release_held(runner_query *q, bool failed)
 {
     if (q->held_next >= q->nheld)
         return NULL;
-    struct rjob **skip = NULL;
-    int nskip = 0;
-    if (q->limit_reached && !failed && !atomic_load(&q->cancel) && !q->restart_pending) {
-        skip = fr_xcalloc((size_t)(q->nheld - q->held_next) + 1, sizeof(*skip));
-        while (q->held_next < q->nheld) {
-            skip[nskip++] = q->held[q->held_next];
+    bool cancel = failed || atomic_load(&q->cancel);
+    if ((q->limit_reached || q->restart_pending) && !cancel) {
+        struct rjob **skip = fr_xcalloc((size_t)(q->nheld - q->held_next) + 1, sizeof(*skip));
+        for (int n = 0; q->held_next < q->nheld; n++) {
+            skip[n] = q->held[q->held_next];
             q->held[q->held_next++] = NULL;
         }
         return skip;
     }
     struct plan_stage_view v;
     plan_stage_view(q->plan, q->stage, &v);
-    int first = 0; /* the first task not ended */
-    while (first < v.ntasks && q->task_rows[first] >= 0)
-        first++;
-    int upto = first + backend_slots(q->r);
-    bool all = failed || q->limit_reached || atomic_load(&q->cancel) || q->restart_pending;
+    while (q->first_open < v.ntasks && q->task_rows[q->first_open] >= 0)
+        q->first_open++;
+    int slots = backend_slots(q->r);
+    bool all = cancel || q->limit_ended >= 2 * slots || q->first_open >= v.ntasks;
+    int upto = all ? INT32_MAX : q->task_ord[q->first_open] + slots;
     while (q->held_next < q->nheld) {
         struct rjob *job = q->held[q->held_next];
-        if (!all && job->task >= upto)
+        if (q->task_ord[job->task] >= upto)
             break;
         q->held[q->held_next++] = NULL;
         q->r->be->enqueue(q->r, job);
@@ -463,6 +470,8 @@ static void finish(runner_query *q, enum runner_qstate state)
     free(q->held); /* every held job was enqueued or ended: pending counted them */
     q->held = NULL;
     q->nheld = q->held_next = 0;
+    free(q->task_ord);
+    q->task_ord = NULL;
     df_table_free(q->boundaries);
     q->boundaries = NULL;
     q->state = state;
@@ -695,6 +704,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
         for (int b = v.nbuckets; b < nouts; b++)
             runner__part_free(q->r, outs[b]);
         q->task_rows[job->task] = nouts && outs[0] ? outs[0]->rows : 0;
+        q->limit_ended += job->stage == q->stage;
         update_limit(q, v.limit_rows);
     } else if (may_rerun(q, rc, err)) {
         q->restart_pending = true; /* a partition died with its worker: recompute */

@@ -38,11 +38,15 @@ struct runner_query {
     struct df_table *boundaries;
     int64_t *task_rows; /* rows of bucket 0 per task of the current stage, -1 = pending */
     bool limit_reached;
-    /* a stage with a row limit runs its tasks in order, at most slots() past the
-     * first unfinished one: the rest wait here (new jobs), enqueued as earlier
-     * ones end, or all at once when the limit is reached (they skip) */
+    /* a stage with a row limit runs its tasks in order, at most slots() runnable
+     * ones from the first unfinished one on: the rest wait here (new jobs),
+     * enqueued as earlier ones end (all of them once 2 x slots() ended short of
+     * the limit), or ended as skipped once the limit is reached */
     struct rjob **held;
     int nheld, held_next;
+    int *task_ord;   /* new: per task of the stage, runnable tasks before it */
+    int first_open;  /* the first task of the stage not ended (a forward cursor) */
+    int limit_ended; /* tasks of the stage ended ok */
     /* the last stage's outputs, in order: once succeeded, the result until
      * runner_query_release_result; a part is a table here, or (remote, not
      * collected) a partition left on its worker, fetched when read */

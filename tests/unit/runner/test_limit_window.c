@@ -6,7 +6,9 @@
  * records what it is handed, and never runs it, shows the order: the first
  * tasks only; no more while task 0 runs, however many later tasks end;
  * when task 0's rows reach the limit the rest end skipped, never handed
- * over (so a remote runner does not run them either); and on a failure,
+ * over (so a remote runner does not run them either); once 2 x slots tasks
+ * ended short of the limit, all of them at once (a far limit, a selective
+ * filter: one slow task must not idle the rest); and on a failure,
  * everything is handed over at once (nothing waits forever). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,28 +93,38 @@ static int teardown(void **state)
 
 /* A runner over the fake backend with `slots` slots and a query of the file
  * with `limit` rows (plan_build's limit: a stage of many tasks, limited). */
-static runner_query *submit(struct fake **fp, int slots, int64_t limit, struct cfg *cfg)
+static runner_query *submit_plan(struct fake **fp, int slots, int64_t limit, struct cfg *cfg,
+                                 const char *text)
 {
     cfg_defaults(cfg);
     cfg->scan_tasks_min_size_bytes = 65536;
     cfg->scan_tasks_max_size_bytes = 65536;
+    cfg->maintain_order = false; /* a groupby's final phase in shuffle_partitions tasks */
     struct fake *f = calloc(1, sizeof(*f));
     runner__init(&f->base, &fake_backend, cfg_freeze(cfg));
     f->slots = slots;
     struct plan_env env = {.data_dir = dir};
     struct fr_error err;
     fr_error_init(&err);
-    json_t *plan = json_loads("{\"source\": {\"dataset\": \"t\"}}", 0, NULL);
+    json_t *plan = json_loads(text, 0, NULL);
     plan_physical *p = NULL;
     assert_int_equal(plan_build(plan, cfg, &env, limit, &p, &err), FR_OK);
     json_decref(plan);
     struct plan_stage_view v;
     plan_stage_view(p, 0, &v);
     assert_true(v.ntasks >= 20);
-    assert_int_equal(v.limit_rows, limit);
     runner_query *q = runner_query_new("q-window", p);
     assert_int_equal(runner_submit(&f->base, q, &err), FR_OK);
     *fp = f;
+    return q;
+}
+
+static runner_query *submit(struct fake **fp, int slots, int64_t limit, struct cfg *cfg)
+{
+    runner_query *q = submit_plan(fp, slots, limit, cfg, "{\"source\": {\"dataset\": \"t\"}}");
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, 0, &v);
+    assert_int_equal(v.limit_rows, limit);
     return q;
 }
 
@@ -216,6 +228,14 @@ static void test_short_tasks_move_the_window(void **state)
     assert_int_equal(f->njobs, 6);
     assert_non_null(handed(f, 5));
     assert_null(handed(f, 6));
+    end_task(f, 3, 10);
+    end_task(f, 4, 10); /* 5 ended short of the limit: one more */
+    assert_non_null(handed(f, 7));
+    assert_null(handed(f, 8));
+    end_task(f, 5, 10); /* 6 = 2 x slots ended short of it: the limit is far, all go */
+    struct plan_stage_view v;
+    plan_stage_view(q->plan, 0, &v);
+    assert_int_equal(f->njobs, v.ntasks);
     end_all(f);
     finish_free(f, q, &cfg);
 }
@@ -240,6 +260,52 @@ static void test_a_failure_hands_everything_over(void **state)
     finish_free(f, q, &cfg);
 }
 
+/* A limited stage that reads a shuffle whose small buckets were coalesced:
+ * runnable tasks stand apart (0, 3, 6 of 8), and the window counts those, not
+ * task numbers (which would hand over task 0 alone, one at a time). */
+static void test_the_window_counts_runnable_tasks(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    struct fake *f = NULL;
+    runner_query *q = submit_plan(&f, 2, -1, &cfg,
+                                  "{\"source\": {\"dataset\": \"t\"}, \"ops\": [{\"groupby\": "
+                                  "[\"a\"], \"agg\": [\"count(*) as n\"]}, {\"limit\": 5}]}");
+    struct plan_stage_view v0, v1;
+    plan_stage_view(q->plan, 0, &v0);
+    plan_stage_view(q->plan, 1, &v1);
+    assert_true(v1.limit_rows >= 0);
+    assert_int_equal(v1.ntasks, 8);
+    assert_int_equal(f->njobs, v0.ntasks); /* the scan has no limit */
+    for (int t = 0; t < v0.ntasks; t++) {  /* 8 KiB a bucket: 320 KiB a bucket in all */
+        struct rjob *job = take(f, t);
+        runner__task_begin(job, NULL, NULL, 0);
+        struct runner_part **outs = calloc((size_t)v0.nbuckets + 1, sizeof(*outs));
+        for (int b = 0; b < v0.nbuckets; b++) {
+            struct df_column *c = df_column_new(DF_TYPE_INT64, 1024);
+            for (int i = 0; i < 1024; i++)
+                df_column_append_int64(c, i);
+            struct df_table *table = df_table_new();
+            df_table_add(table, "a", c);
+            outs[b] = runner__part_local(table);
+        }
+        runner__task_done(job, FR_OK, outs, v0.nbuckets, NULL, 0, NULL);
+    }
+    int runnable = 0, handed1 = 0;
+    pthread_mutex_lock(&q->lock);
+    assert_int_equal(q->stage, 1);
+    for (int t = 0; t < v1.ntasks; t++)
+        runnable += q->task_rows[t] < 0; /* the coalesced-away ones ended at once (0 rows) */
+    pthread_mutex_unlock(&q->lock);
+    for (int i = 0; i < f->njobs; i++)
+        handed1 += f->jobs[i] && f->jobs[i]->stage == 1;
+    assert_true(runnable >= 2 && runnable < 8); /* coalesced */
+    assert_int_equal(handed1, 2);               /* two runnable tasks, not task 0 alone */
+    end_all(f);
+    assert_true(runner_query_wait(q, 5000));
+    finish_free(f, q, &cfg);
+}
+
 static void test_unlimited_stages_hand_everything_at_once(void **state)
 {
     (void)state;
@@ -261,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_a_slow_first_task_holds_the_rest),
         cmocka_unit_test(test_short_tasks_move_the_window),
         cmocka_unit_test(test_a_failure_hands_everything_over),
+        cmocka_unit_test(test_the_window_counts_runnable_tasks),
         cmocka_unit_test(test_unlimited_stages_hand_everything_at_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
