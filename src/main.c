@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "common/common.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -67,7 +68,8 @@ static void restart_with_malloc_tunables(char **argv)
     char value[4096];
     if (getauxval(AT_SECURE) || getenv("MALLOC_MMAP_THRESHOLD_") ||
         getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_") ||
-        (pre && strstr(pre, "vgpreload")) || !fr_malloc_tunables(t, value, sizeof(value)))
+        getenv("MALLOC_ARENA_MAX") || (pre && strstr(pre, "vgpreload")) ||
+        !fr_malloc_tunables(t, strcmp(argv[1], "worker") == 0, value, sizeof(value)))
         return;
     /* started through the dynamic loader (ld-linux-*.so framed ...): the
      * exe is the loader, which would take argv[0] for its program */
@@ -98,20 +100,24 @@ static void restart_with_malloc_tunables(char **argv)
  * over 128 KiB straight back to the system (and trim the heap's top past
  * 128 KiB), and on these machines the first touch of a page costs 5-12 us,
  * so each query, preview and shuffle paid again for pages the last one
- * freed. Blocks up to 32 MiB now come from the heaps, and a heap keeps up
- * to 256 MiB free at its top. What is kept goes back to the system when the
- * server's thread pool or a worker's tasks have been idle for a moment
- * (runner_local.c, worker_heartbeat.c) and at DELETE /v1/runner. An
- * operator's own malloc settings (GLIBC_TUNABLES, MALLOC_*_) win. */
-static void keep_freed_memory(void)
+ * freed. Blocks up to 32 MiB now come from the heaps, and a heap keeps what
+ * is free at its top (FR_MALLOC_TUNABLES: up to 4 GiB; mallopt takes an int,
+ * so 2 GiB here); a worker allocates from one arena. What is kept goes back
+ * to the system when the server's thread pool or a worker's tasks have been
+ * idle for a moment (runner_local.c, worker_heartbeat.c) and at DELETE
+ * /v1/runner. An operator's own malloc settings (GLIBC_TUNABLES,
+ * MALLOC_*_) win. */
+static void keep_freed_memory(const char *role)
 {
     const char *t = getenv("GLIBC_TUNABLES");
     if ((t && strstr(t, "glibc.malloc.")) || getenv("MALLOC_MMAP_THRESHOLD_") ||
-        getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_"))
+        getenv("MALLOC_TRIM_THRESHOLD_") || getenv("MALLOC_TOP_PAD_") || getenv("MALLOC_ARENA_MAX"))
         return;
     /* no check: under ASan and valgrind these are no-ops that answer 0 */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    if (strcmp(role, "worker") == 0)
+        mallopt(M_ARENA_MAX, 1);
 }
 
 int main(int argc, char **argv, char **envp)
@@ -132,7 +138,7 @@ int main(int argc, char **argv, char **envp)
         if (strcmp(argv[1], commands[i].name) != 0)
             continue;
         restart_with_malloc_tunables(argv);
-        keep_freed_memory();
+        keep_freed_memory(argv[1]);
         return commands[i].run(argc - 1, argv + 1, envp);
     }
     fprintf(stderr, "framed: unknown command '%s'\n\n", argv[1]);

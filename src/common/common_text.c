@@ -85,14 +85,16 @@ char *fr_utf8_repaired(const char *s)
     return b.data ? b.data : fr_xstrdup("");
 }
 
-bool fr_malloc_tunables(const char *current, char *out, size_t outsz)
+bool fr_malloc_tunables(const char *current, bool worker, char *out, size_t outsz)
 {
     if (current && strstr(current, "glibc.malloc."))
         return false;
     bool some = current && *current;
-    size_t need = (some ? strlen(current) + 1 : 0) + sizeof(FR_MALLOC_TUNABLES);
+    const char *extra = worker ? FR_MALLOC_TUNABLES_WORKER : "";
+    size_t need = (some ? strlen(current) + 1 : 0) + sizeof(FR_MALLOC_TUNABLES) + strlen(extra);
     if (need > outsz)
         return false;
-    snprintf(out, outsz, "%s%s%s", some ? current : "", some ? ":" : "", FR_MALLOC_TUNABLES);
+    snprintf(out, outsz, "%s%s%s%s", some ? current : "", some ? ":" : "", FR_MALLOC_TUNABLES,
+             extra);
     return true;
 }

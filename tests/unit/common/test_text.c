@@ -35,24 +35,32 @@ static void test_malloc_tunables(void **state)
 {
     (void)state;
     char out[512];
-    assert_true(fr_malloc_tunables(NULL, out, sizeof(out)));
+    assert_true(fr_malloc_tunables(NULL, false, out, sizeof(out)));
     assert_string_equal(out, FR_MALLOC_TUNABLES);
-    assert_true(fr_malloc_tunables("", out, sizeof(out)));
+    assert_true(fr_malloc_tunables("", false, out, sizeof(out)));
     assert_string_equal(out, FR_MALLOC_TUNABLES);
     assert_non_null(strstr(out, "glibc.malloc.hugetlb=1"));
+    assert_null(strstr(out, "arena_max"));
+    /* a worker: one arena too */
+    assert_true(fr_malloc_tunables(NULL, true, out, sizeof(out)));
+    assert_string_equal(out, FR_MALLOC_TUNABLES ":glibc.malloc.arena_max=1");
     /* another namespace's tunables are kept, ours after them */
-    assert_true(fr_malloc_tunables("glibc.rtld.optional_static_tls=4096", out, sizeof(out)));
+    assert_true(fr_malloc_tunables("glibc.rtld.optional_static_tls=4096", false, out, sizeof(out)));
     assert_string_equal(out, "glibc.rtld.optional_static_tls=4096:" FR_MALLOC_TUNABLES);
     /* any malloc tunable already set (the operator's, or ours after the restart): none */
     strcpy(out, "untouched");
-    assert_false(fr_malloc_tunables("glibc.malloc.hugetlb=0", out, sizeof(out)));
-    assert_false(fr_malloc_tunables(FR_MALLOC_TUNABLES, out, sizeof(out)));
-    assert_false(fr_malloc_tunables("glibc.rtld.x=1:glibc.malloc.arena_max=2", out, sizeof(out)));
+    assert_false(fr_malloc_tunables("glibc.malloc.hugetlb=0", true, out, sizeof(out)));
+    assert_false(fr_malloc_tunables(FR_MALLOC_TUNABLES, false, out, sizeof(out)));
+    assert_false(
+        fr_malloc_tunables("glibc.rtld.x=1:glibc.malloc.arena_max=2", true, out, sizeof(out)));
     assert_string_equal(out, "untouched");
     /* too long for out: none, rather than a cut value */
-    assert_false(fr_malloc_tunables(NULL, out, sizeof(FR_MALLOC_TUNABLES) - 1));
-    assert_true(fr_malloc_tunables(NULL, out, sizeof(FR_MALLOC_TUNABLES)));
+    assert_false(fr_malloc_tunables(NULL, false, out, sizeof(FR_MALLOC_TUNABLES) - 1));
+    assert_true(fr_malloc_tunables(NULL, false, out, sizeof(FR_MALLOC_TUNABLES)));
     assert_int_equal(strlen(out), sizeof(FR_MALLOC_TUNABLES) - 1);
+    assert_false(fr_malloc_tunables(NULL, true, out, sizeof(FR_MALLOC_TUNABLES)));
+    assert_true(fr_malloc_tunables(NULL, true, out,
+                                   sizeof(FR_MALLOC_TUNABLES) + strlen(FR_MALLOC_TUNABLES_WORKER)));
 }
 
 int main(void)
