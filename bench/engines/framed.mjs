@@ -7,9 +7,10 @@
 //                 stays materialized on the server, ready to fetch).
 // Rows come from the status; the checksum from a second, untimed query: the same ops plus
 // {"agg": ["sum(col)", ...]}. The server is stopped by its PID at the end.
-// Query results can't be freed over the API (DELETE only cancels) and DELETE /v1/runner frees no
-// memory either, so the server is restarted between the groupby and the join questions and
-// between join questions (the join tables are loaded again, untimed), to stay within 24 GiB.
+// The driver frees each question's results after it (DELETE /v1/queries/{id}/result, untimed,
+// as DuckDB drops its ans table; until 2026-12-07 it kept them all, and q10's 860 MB answers
+// piled up in fresh memory run after run); the server is still restarted between the groupby
+// and the join questions and between join questions (the join tables loaded again, untimed).
 // Profiling: PROFILE=q3,j5 (or PROFILE_AGAINST=duckdb.json: every question slower than 2x
 // DuckDB) runs each such question once more under `perf record -g -p <server pid>` and adds
 // the top symbols by self time to the output.
@@ -155,6 +156,7 @@ async function probeRight() {
 //   checksum(id) -> { chk } by one more, untimed query (the ops plus an agg);
 //   create(id) -> { t: wall of POST /v1/dataframes {plan} } (the question's dataframe, not run);
 //   restart() -> a fresh server with the join tables loaded again (untimed; between joins);
+//   drop() -> the results of the runs and checksums since the last drop freed (untimed);
 //   rss() -> the server's { rss, peak } GiB.
 export async function open(n, dir) {
   N = n;
@@ -168,7 +170,8 @@ export async function open(n, dir) {
     : { source: { dataframe: J.x }, ops: JQ[id]() });
   const chkOf = {};
   for (const q of QUESTIONS) chkOf[q.id] = q.chk;
-  const fresh = async () => { await stop(); await start(); g = null; };
+  const held = []; // queries whose results the server still holds
+  const fresh = async () => { await stop(); await start(); g = null; held.length = 0; };
   return {
     engine: 'framed', version: info.version || '?', threads: THREADS, notes,
     get rightMode() { return rightMode; },
@@ -189,12 +192,14 @@ export async function open(n, dir) {
     },
     async run(id) {
       const [st, wall] = await run({ plan: plan(id) });
+      held.push(st.id);
       return { t: st.elapsed_ms / 1000, e2e: wall, rows: st.rows };
     },
     async checksum(id) {
       const p = plan(id);
       const agg = chkOf[id].map((c) => `sum(${c})`);
       const [cs] = await run({ plan: { ...p, ops: [...p.ops, { agg }] } });
+      held.push(cs.id);
       const res = await http('GET', `/v1/queries/${cs.id}/result`);
       return { chk: res.rows[0].map((v) => (v === null ? 0 : Number(v))) };
     },
@@ -208,7 +213,10 @@ export async function open(n, dir) {
       await loadJoin();
       return {};
     },
-    async drop() {},
+    // the answers of the question's runs are freed (DELETE .../result), as DuckDB drops ans
+    async drop() {
+      for (const id of held.splice(0)) await http('DELETE', `/v1/queries/${id}/result`);
+    },
     rss,
     async close() { await stop(); },
   };
