@@ -2,8 +2,9 @@
 // child (bench/engines/worker.mjs; framed's worker drives a server), interleaved question by
 // question: every repetition loads the groupby CSV, runs q1..q10, loads the join tables, runs
 // j1..j5, each question on every engine before the next; who goes first rotates per repetition.
-// framed's server restarts (untimed) before each load and between join questions, to free its
-// results. Checksums once (first repetition, untimed). framed also gets one timed
+// Each engine is one long-lived process; after each question its results are dropped (framed:
+// DELETE /v1/queries/{id}/result; DuckDB: DROP TABLE ans), and a load replaces the last one's
+// tables (framed: DELETE /v1/dataframes/{id}), all untimed. Checksums once (first repetition, untimed). framed also gets one timed
 // POST /v1/dataframes {plan} per question (first repetition).
 // ALONE=1 (the default from N = 5e7 on, where three engines' copies of the table do not fit in
 // 24 GiB together): within a repetition one engine at a time starts, loads, runs every question
