@@ -323,13 +323,10 @@ struct runner_part *runner__kept_get(runner *r, const char *id);
 /* Takes a slot on a worker for a task (returns its URL, new) or NULL. prefer:
  * the worker with its inputs; file: its scan key (0: none). wait_since < 0:
  * the task does not wait for locality; 0: it has not waited yet; else the
- * fr_mono_ms it began waiting. ahead: tasks a worker may take past its
- * threads when none is free (it fetches their inputs meanwhile). *held: a
- * free worker was passed over to wait for a busy one with the inputs or the
- * file. */
+ * fr_mono_ms it began waiting. *held: a free worker was passed over to wait
+ * for a busy one with the inputs or the file. */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
-                            uint64_t file, int64_t wait_since, int ahead, bool *held,
-                            bool *any_alive);
+                            uint64_t file, int64_t wait_since, bool *held, bool *any_alive);
 /* The worker at url ran a scan of file (a scan key) reading its own copy
  * (local) or the coordinator's by range: later scans of it prefer a worker
  * with its own copy. */

@@ -481,20 +481,16 @@ void runner__registry_note_scan(runner_registry *g, const char *url, uint64_t fi
 /* Picks an active worker with a free slot, never `avoid`: `prefer` (where
  * the inputs live) if it has one; else for a scan of `file` (a scan key, 0 =
  * none) one that read its own copy of it last time; else the least loaded.
- * When none has a free slot, one with fewer than its threads + `ahead` tasks
- * (`prefer`, else the least loaded): a task sent ahead fetches its inputs on
- * the worker while the one before it runs, and waits there for the slot.
  * While `prefer` or such a local worker is active but busy, *local_busy is set, and
  * with wait_local no other worker is given the job (NULL: it waits for the
  * local one, up to the caller's locality wait). Returns a
  * new copy of its URL (counted in flight) or NULL when none is free.
  * *any_alive tells whether some worker is active at all. */
 char *runner__registry_pick(runner_registry *g, const char *prefer, const char *avoid,
-                            uint64_t file, int64_t wait_since, int ahead, bool *held,
-                            bool *any_alive)
+                            uint64_t file, int64_t wait_since, bool *held, bool *any_alive)
 {
     int64_t now = fr_mono_ms();
-    struct wentry *best = NULL, *spare = NULL; /* spare: full, but may take one ahead */
+    struct wentry *best = NULL;
     int best_loc = -1;
     bool local_wait = false; /* a busy worker with the inputs or file is worth waiting for */
     bool may_wait =
@@ -518,11 +514,6 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
         *any_alive = true;
         int loc = locality(e, file);
         if (e->inflight >= e->threads) {
-            if (e->inflight < e->threads + ahead &&
-                (!spare || (prefer && strcmp(e->url, prefer) == 0) ||
-                 (!(prefer && strcmp(spare->url, prefer) == 0) &&
-                  e->inflight * spare->threads < spare->inflight * e->threads)))
-                spare = e;
             if (may_wait && (loc == 2 || (prefer && strcmp(e->url, prefer) == 0))) {
                 int64_t from = wait_since ? wait_since : now;
                 if (e->last_done_ms > from)
@@ -546,8 +537,6 @@ char *runner__registry_pick(runner_registry *g, const char *prefer, const char *
         best = NULL; /* the worker with the inputs or the file is busy: wait for it a while */
         *held = true;
     }
-    if (!best && !*held)
-        best = spare;
     char *url = NULL;
     if (best) {
         best->inflight++;

@@ -174,18 +174,7 @@ static void start_task(struct remote_runner *rr, struct rjob *job, const char *w
     pthread_mutex_unlock(&rr->lock);
 }
 
-/* Partitions to take in: such a task may be sent to a worker one ahead of its
- * slots, to fetch them while the task before it runs (worker_task.c). */
-static bool has_inputs(const struct rjob *job)
-{
-    for (int k = 0; k < job->nslots; k++)
-        if (job->ninputs[k] > 0)
-            return true;
-    return false;
-}
-
-/* Hands waiting jobs to workers with free slots (one ahead for a task with
- * inputs, when none is free), oldest first. */
+/* Hands waiting jobs to workers with free slots, oldest first. */
 static void dispatch(struct remote_runner *rr)
 {
     pthread_mutex_lock(&rr->lock);
@@ -232,7 +221,7 @@ static void dispatch(struct remote_runner *rr)
          * file or inputs while that worker keeps finishing tasks */
         int64_t wait_since = (job->scan_file || whole) && !job->avoid_url ? job->local_wait_ms : -1;
         char *worker = runner__registry_pick(rr->reg, prefer, job->avoid_url, job->scan_file,
-                                             wait_since, has_inputs(job) ? 1 : 0, &held, &alive);
+                                             wait_since, &held, &alive);
         if (held && !job->local_wait_ms)
             job->local_wait_ms = fr_mono_ms();
         if (alive)

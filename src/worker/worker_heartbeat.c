@@ -107,7 +107,7 @@ static void trim_when_idle(worker *w, struct idle_trim *it)
     fr_big_expire(); /* freed big blocks not reused for a while (a config drop's too) */
     pthread_mutex_lock(&w->slots_lock);
     int64_t ended = w->tasks_ended;
-    bool quiet = w->running == 0 && w->fetching == 0;
+    bool quiet = w->running == 0;
     pthread_mutex_unlock(&w->slots_lock);
     int64_t now = fr_mono_ms();
     if (ended != it->seen || !quiet) {

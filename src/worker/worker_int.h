@@ -135,10 +135,9 @@ struct worker {
     int nrooms;
     int64_t room_bytes;
 
-    pthread_mutex_t slots_lock; /* running, fetching, tasks_ended */
+    pthread_mutex_t slots_lock; /* running, tasks_ended */
     pthread_cond_t slots_cond;
     int running;
-    int fetching;        /* tasks fetching their inputs before they take a slot (at most threads) */
     int64_t tasks_ended; /* the heartbeat thread hands freed memory back when it stops moving */
 
     pthread_mutex_t hb_lock; /* hb_stop, hb_started */

@@ -207,26 +207,10 @@ static int fetch_inputs(worker *w, json_t *inputs, const struct cfg_frozen *froz
     return FR_OK;
 }
 
-/* The counting semaphore of task slots: at most w->threads tasks at once.
- * A task's input fetches come first, outside the slots (fetch_acquire), so
- * that the coordinator's task sent ahead of a free slot (runner_remote.c)
- * takes its inputs while the task before it runs; at most w->threads fetch
- * so, and a fetching task keeps the worker from looking idle. */
-static void fetch_acquire(worker *w)
-{
-    pthread_mutex_lock(&w->slots_lock);
-    while (w->fetching >= w->threads)
-        pthread_cond_wait(&w->slots_cond, &w->slots_lock);
-    w->fetching++;
-    pthread_mutex_unlock(&w->slots_lock);
-}
-
-/* From fetching to a slot. */
+/* The counting semaphore of task slots: at most w->threads tasks at once. */
 static void slot_acquire(worker *w)
 {
     pthread_mutex_lock(&w->slots_lock);
-    w->fetching--;
-    pthread_cond_broadcast(&w->slots_cond);
     while (w->running >= w->threads)
         pthread_cond_wait(&w->slots_cond, &w->slots_lock);
     w->running++;
@@ -238,7 +222,7 @@ static void slot_release(worker *w)
     pthread_mutex_lock(&w->slots_lock);
     w->running--;
     w->tasks_ended++;
-    pthread_cond_broadcast(&w->slots_cond); /* slot and fetch waiters share the condition */
+    pthread_cond_signal(&w->slots_cond);
     pthread_mutex_unlock(&w->slots_lock);
 }
 
@@ -393,12 +377,11 @@ int worker_task_run(worker *w, const char *config_id, const struct worker_trace 
         result = task_error(err, FR_EINVAL, "invalid-task", "the task needs a spec object");
         goto out;
     }
+    slot_acquire(w);
     /* the task's deadline bounds its input fetches too */
     int64_t deadline_us = start_us + frozen->values.task_timeout_ms * 1000;
-    fetch_acquire(w);
     result =
         fetch_inputs(w, json_object_get(body, "inputs"), frozen, trace, deadline_us, &in, ext, err);
-    slot_acquire(w);
     if (result == FR_OK)
         result = execute(w, frozen, trace, deadline_us, spec, &in, &ex, &io, &outs, &nouts, err);
     slot_release(w);

@@ -65,7 +65,7 @@ static void test_wall_step_forward_keeps_workers(void **s)
     assert_false(runner__registry_gone(g, "http://127.0.0.1:7001"));
     assert_false(runner__registry_lapsed(g, "http://127.0.0.1:7001"));
     bool busy = false, alive = false;
-    char *url = runner__registry_pick(g, NULL, NULL, 0, -1, 0, &busy, &alive);
+    char *url = runner__registry_pick(g, NULL, NULL, 0, -1, &busy, &alive);
     assert_non_null(url);
     assert_true(alive);
     runner__registry_done(g, url, false);

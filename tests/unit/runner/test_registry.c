@@ -133,7 +133,7 @@ static void test_states_age(void **s)
 static char *pick(runner_registry *g, const char *prefer, const char *avoid, bool *alive)
 {
     bool busy;
-    return runner__registry_pick(g, prefer, avoid, 0, -1, 0, &busy, alive);
+    return runner__registry_pick(g, prefer, avoid, 0, -1, &busy, alive);
 }
 
 /* Scans go where the file was read locally: a worker that read it by range
@@ -149,28 +149,28 @@ static void test_pick_scan_locality(void **s)
     runner__registry_note_scan(g, "http://a", file, false);
     runner__registry_note_scan(g, "http://b", file, true);
     bool alive, busy;
-    char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, 0, &busy, &alive);
+    char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, &busy, &alive);
     assert_string_equal(u1, "http://b");
     assert_false(busy);
-    char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, 0, &busy, &alive); /* b is full */
+    char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, &busy, &alive); /* b is full */
     assert_null(u2);
     assert_true(busy);
     assert_true(alive);
     int64_t long_ago = fr_mono_ms() - RUNNER_LOCALITY_WAIT_MS - 100;
     char *u3 =
-        runner__registry_pick(g, NULL, NULL, file, long_ago, 0, &busy, &alive); /* waited enough */
+        runner__registry_pick(g, NULL, NULL, file, long_ago, &busy, &alive); /* waited enough */
     assert_string_equal(u3, "http://a");
     assert_false(busy);
     runner__registry_done(g, "http://a", false);
-    char *u4 = runner__registry_pick(g, NULL, NULL, other, 0, 0, &busy, &alive);
+    char *u4 = runner__registry_pick(g, NULL, NULL, other, 0, &busy, &alive);
     assert_string_equal(u4, "http://a"); /* unknown file: the free one */
     runner__registry_done(g, "http://a", false);
     runner__registry_done(g, "http://b", false);
     runner__registry_note_scan(g, "http://b", file, false); /* b's copy changed: now by range */
     runner__registry_note_scan(g, "http://a", file, true);
-    char *u5 = runner__registry_pick(g, NULL, NULL, file, 0, 0, &busy, &alive);
+    char *u5 = runner__registry_pick(g, NULL, NULL, file, 0, &busy, &alive);
     assert_string_equal(u5, "http://a");
-    char *u6 = runner__registry_pick(g, NULL, NULL, file, -1, 0, &busy, &alive); /* may not wait */
+    char *u6 = runner__registry_pick(g, NULL, NULL, file, -1, &busy, &alive); /* may not wait */
     assert_string_equal(u6, "http://b");
     assert_false(busy);
     runner__registry_done(g, "http://b", false);
@@ -197,17 +197,17 @@ static void test_pick_locality_wait_follows_progress(void **s)
     runner__registry_note_scan(g, "http://b", file, true);
     bool alive, held;
     int64_t since = fr_mono_ms() - RUNNER_LOCALITY_WAIT_MS - 100; /* waited long already */
-    char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, 0, &held, &alive);
+    char *u1 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
     assert_string_equal(u1, "http://b");
     runner__registry_done(g, "http://b", false); /* b finishes a task now... */
     runner__registry_progress(g, "http://b");
-    char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, 0, &held, &alive);
+    char *u2 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
     assert_string_equal(u2, "http://b"); /* ...and takes the next */
-    char *u3 = runner__registry_pick(g, NULL, NULL, file, since, 0, &held, &alive);
+    char *u3 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
     assert_null(u3); /* b is busy but making progress: the old task waits for it */
     assert_true(held);
     sleep_ms(RUNNER_LOCALITY_WAIT_MS + 100); /* b finishes nothing for longer than the wait */
-    char *u4 = runner__registry_pick(g, NULL, NULL, file, since, 0, &held, &alive);
+    char *u4 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
     assert_string_equal(u4, "http://a");
     assert_false(held);
     runner__registry_done(g, "http://a", false);
@@ -216,14 +216,14 @@ static void test_pick_locality_wait_follows_progress(void **s)
     runner__registry_done(g, "http://b", true);
     sleep_ms(2);
     announce(g, "w2", "http://b", 1); /* beats again, after the failure: active */
-    char *u5 = runner__registry_pick(g, NULL, NULL, file, 0, 0, &held, &alive);
+    char *u5 = runner__registry_pick(g, NULL, NULL, file, 0, &held, &alive);
     assert_string_equal(u5, "http://b");
-    char *u6 = runner__registry_pick(g, NULL, NULL, file, since, 0, &held, &alive);
+    char *u6 = runner__registry_pick(g, NULL, NULL, file, since, &held, &alive);
     assert_string_equal(u6, "http://a"); /* b's last 200 was over the wait ago */
     runner__registry_done(g, "http://a", false);
     runner__registry_progress(g, "http://b");
     int64_t ages_ago = fr_mono_ms() - RUNNER_LOCALITY_WAIT_MAX_MS - 10;
-    char *u7 = runner__registry_pick(g, NULL, NULL, file, ages_ago, 0, &held, &alive);
+    char *u7 = runner__registry_pick(g, NULL, NULL, file, ages_ago, &held, &alive);
     assert_string_equal(u7, "http://a"); /* b progresses, but the wait is used up */
     assert_false(held);
     free(u1);
@@ -275,39 +275,6 @@ static void test_pick_slots_locality_failures(void **s)
     free(u2);
     free(u3);
     free(u7);
-    runner_registry_free(g);
-}
-
-/* A task with inputs to fetch may go one ahead of a worker's slots when
- * every slot is taken (it fetches while the one before it runs): the worker
- * with its inputs first, else the least loaded; never two ahead, and never
- * ahead while a slot is free anywhere. */
-static void test_pick_ahead(void **s)
-{
-    (void)s;
-    runner_registry *g = runner_registry_new(NULL, 60000);
-    announce(g, "w1", "http://a", 1);
-    announce(g, "w2", "http://b", 2);
-    bool alive, held;
-    char *u[8] = {0};
-    u[0] = runner__registry_pick(g, NULL, NULL, 0, -1, 1, &held, &alive);
-    assert_string_equal(u[0], "http://a"); /* a free slot first: a (0/1), not ahead */
-    u[1] = runner__registry_pick(g, NULL, NULL, 0, -1, 1, &held, &alive);
-    assert_string_equal(u[1], "http://b");
-    u[2] = runner__registry_pick(g, "http://a", NULL, 0, -1, 1, &held, &alive);
-    assert_string_equal(u[2], "http://b"); /* a is full, b has a slot */
-    assert_null(runner__registry_pick(g, NULL, NULL, 0, -1, 0, &held, &alive)); /* all full */
-    u[3] = runner__registry_pick(g, "http://b", NULL, 0, -1, 1, &held, &alive);
-    assert_string_equal(u[3], "http://b"); /* ahead: where the inputs are */
-    u[4] = runner__registry_pick(g, NULL, NULL, 0, -1, 1, &held, &alive);
-    assert_string_equal(u[4], "http://a"); /* ahead: the other one, b has its one ahead */
-    assert_null(runner__registry_pick(g, NULL, NULL, 0, -1, 1, &held, &alive)); /* one each */
-    assert_true(alive);
-    runner__registry_done(g, "http://a", false);
-    u[5] = runner__registry_pick(g, NULL, NULL, 0, -1, 1, &held, &alive);
-    assert_string_equal(u[5], "http://a"); /* back to one ahead on a */
-    for (int i = 0; i < 8; i++)
-        free(u[i]);
     runner_registry_free(g);
 }
 
@@ -639,7 +606,6 @@ int main(void)
         cmocka_unit_test(test_registry_capped_and_pruned),
         cmocka_unit_test(test_states_age),
         cmocka_unit_test(test_pick_slots_locality_failures),
-        cmocka_unit_test(test_pick_ahead),
         cmocka_unit_test(test_ties_rotate),
         cmocka_unit_test(test_announced_url_trailing_slash),
         cmocka_unit_test(test_static_workers),
