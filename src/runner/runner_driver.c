@@ -409,11 +409,11 @@ static int start_stage(runner_query *q, struct fr_error *err)
  * or NULL) for the caller to end as skipped once it let go of q->lock, on
  * any backend. On a failure or a cancel, all are enqueued (they end as the
  * query does). Called with q->lock held, when a task of the stage ended. */
-static struct rjob **release_held(runner_query *q, bool failed)
+static struct rjob **release_held(runner_query *q)
 {
     if (q->held_next >= q->nheld)
         return NULL;
-    bool cancel = failed || atomic_load(&q->cancel);
+    bool cancel = atomic_load(&q->cancel); /* a task failed the query, or a cancel */
     if ((q->limit_reached || q->restart_pending) && !cancel) {
         struct rjob **skip = fr_xcalloc((size_t)(q->nheld - q->held_next) + 1, sizeof(*skip));
         for (int n = 0; q->held_next < q->nheld; n++) {
@@ -712,7 +712,7 @@ void runner__task_done(struct rjob *job, int rc, struct runner_part **outs, int 
         q->error = *err;
         atomic_store(&q->cancel, true);
     }
-    struct rjob **skip = job->stage == q->stage ? release_held(q, rc != FR_OK) : NULL;
+    struct rjob **skip = job->stage == q->stage ? release_held(q) : NULL;
     free(outs);
     q->null_errors += null_errors;
     if (config_id && job->starts > 0) /* only the configs tasks ran with */

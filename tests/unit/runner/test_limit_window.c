@@ -263,6 +263,34 @@ static void test_a_failure_hands_everything_over(void **state)
 /* A limited stage that reads a shuffle whose small buckets were coalesced:
  * runnable tasks stand apart (0, 3, 6 of 8), and the window counts those, not
  * task numbers (which would hand over task 0 alone, one at a time). */
+/* A task that lost its input (a worker gone) makes the plan rerun from its
+ * start: the held tasks of that run end skipped, never handed over; the rerun
+ * hands over its own first tasks and finishes. */
+static void test_a_rerun_skips_the_held_tasks(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    struct fake *f = NULL;
+    runner_query *q = submit(&f, 2, 1000000, &cfg);
+    struct fr_error err;
+    fr_error_init(&err);
+    fr_error_setk(&err, FR_EIO, "input-lost", "its worker is gone");
+    runner__task_done(take(f, 1), FR_EIO, NULL, 0, &err, 0, NULL);
+    assert_int_equal(f->njobs, 2); /* nothing more handed over */
+    pthread_mutex_lock(&q->lock);
+    assert_true(q->restart_pending);
+    pthread_mutex_unlock(&q->lock);
+    end_task(f, 0, 10); /* the first run's last task: the plan runs again */
+    assert_int_equal(f->njobs, 4);
+    assert_non_null(handed(f, 0));
+    assert_non_null(handed(f, 1));
+    assert_null(handed(f, 2));
+    end_all(f);
+    assert_true(runner_query_wait(q, 5000));
+    assert_int_equal(runner_query_state(q), RQ_SUCCEEDED);
+    finish_free(f, q, &cfg);
+}
+
 static void test_the_window_counts_runnable_tasks(void **state)
 {
     (void)state;
@@ -327,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_a_slow_first_task_holds_the_rest),
         cmocka_unit_test(test_short_tasks_move_the_window),
         cmocka_unit_test(test_a_failure_hands_everything_over),
+        cmocka_unit_test(test_a_rerun_skips_the_held_tasks),
         cmocka_unit_test(test_the_window_counts_runnable_tasks),
         cmocka_unit_test(test_unlimited_stages_hand_everything_at_once),
     };
