@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@ struct serve_options {
     const char *log_level;
     int64_t threads;
     int64_t memory_limit;
+    const char *spill_dir;
+    int64_t spill_limit;
     const char *admin_token_file;
     const char *runner;
     const char *store;
@@ -65,6 +68,8 @@ static const struct cli_flag serve_flags[] = {
     F("log-level", CLI_STR, log_level, "LEVEL", "debug, info, warn or error (default info)"),
     F("threads", CLI_INT, threads, "N", "local runner threads (default: one per core)"),
     F("memory-limit", CLI_BYTES, memory_limit, "BYTES", "budget for kept results, dataframes and running queries' intermediate data, K/M/G suffixes (default: none)"),
+    F("spill-dir", CLI_STR, spill_dir, "DIR", "where intermediate data and results go when they would take the memory budget short: files with no name, gone when the server stops (default: the state dir; none = never spill)"),
+    F("spill-limit", CLI_BYTES, spill_limit, "BYTES", "the most the spill file may hold at once, K/M/G suffixes (default: 90% of the spill dir's free space at start)"),
     F("admin-token-file", CLI_STR, admin_token_file, "FILE", "file holding the admin token (none = no auth)"),
     F("runner", CLI_STR, runner, "KIND", "local or remote (default local)"),
     F("store", CLI_STR, store, "URL", "embedded (default) or redis://host:port/db"),
@@ -262,10 +267,23 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
     result = 1;
     if (o->memory_limit > 0) /* freed blocks kept for reuse are outside the budget */
         fr_big_keep_limit((size_t)(o->memory_limit / 4));
+    const char *spill_dir = o->spill_dir ? o->spill_dir : o->state_dir;
+    if (strcmp(spill_dir, "none") == 0) {
+        spill_dir = NULL;
+    } else if (fr_mkdir_p(spill_dir, &err) != FR_OK) {
+        fprintf(stderr, "framed: --spill-dir: %s\n", err.message);
+        goto out;
+    }
+    int64_t spill_limit = o->spill_limit;
+    struct statvfs fs;
+    if (spill_dir && spill_limit <= 0 && statvfs(spill_dir, &fs) == 0)
+        spill_limit = (int64_t)((double)fs.f_bavail * (double)fs.f_frsize * 0.9);
     struct ctx_options copts = {.data_dir = o->data_dir,
                                 .state_dir = o->state_dir,
                                 .threads = (int)o->threads,
                                 .memory_limit = o->memory_limit,
+                                .spill_dir = spill_dir,
+                                .spill_limit = spill_limit,
                                 .runner_kind = o->runner,
                                 .store_url = o->store,
                                 .store_lease_ms = o->store_lease_ms,

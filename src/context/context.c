@@ -103,6 +103,7 @@ int ctx_new(const struct ctx_options *opts, char *const *envp, ctx **out, struct
     c->opts.runner_kind = dup_or_null(opts->runner_kind);
     c->opts.store_url = dup_or_null(opts->store_url);
     c->opts.workers = dup_or_null(opts->workers);
+    c->opts.spill_dir = dup_or_null(opts->spill_dir);
     c->opts.cluster_secret = dup_or_null(opts->cluster_secret);
     c->started_ms = fr_mono_ms();
     pthread_mutex_init(&c->lock, NULL);
@@ -168,6 +169,7 @@ void ctx_free(ctx *c)
     free((char *)c->opts.runner_kind);
     free((char *)c->opts.store_url);
     free((char *)c->opts.workers);
+    free((char *)c->opts.spill_dir);
     free((char *)c->opts.cluster_secret);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);

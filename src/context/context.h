@@ -19,6 +19,8 @@ struct ctx_options {
     const char *state_dir;        /* pending config, embedded store */
     int threads;                  /* local runner threads; 0 = one per core */
     int64_t memory_limit;         /* bytes of materialized dataframes/results; 0 = no limit */
+    const char *spill_dir;        /* where the local runner spills over the limit; NULL = never */
+    int64_t spill_limit;          /* the most its spill file may hold, bytes */
     const char *runner_kind;      /* "local" (default) or "remote" */
     const char *store_url;        /* NULL/"embedded" or "redis://host:port/db" */
     const char *workers;          /* static worker URLs, comma-separated, or NULL */

@@ -207,7 +207,8 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
     if (rc != FR_OK)
         return freeze_failed(c, request_id, rc, &ferr, err);
     runner_set_on_idle(r, runner_idle, c);
-    runner_set_memory_budget(r, c->opts.memory_limit);        /* fetched results: bounded */
+    runner_set_memory_budget(r, c->opts.memory_limit);               /* fetched results: bounded */
+    runner_set_spill_dir(r, c->opts.spill_dir, c->opts.spill_limit); /* NULL: no spilling */
     runner_set_memory_charged(r, &c->mem_used, &c->checking); /* and what it holds meanwhile */
     c->runner = r;
     c->runner_state = CTX_RUNNER_ACTIVE;

@@ -92,6 +92,13 @@ void runner_set_memory_budget(runner *r, int64_t bytes);
  * running out of memory. */
 void runner_set_memory_charged(runner *r, const atomic_llong *charged,
                                const atomic_llong *checking);
+/* Where the local runner may spill stage outputs and results when they
+ * would take the memory budget short (a file with no name is made there on
+ * the first spill; nothing is left behind), and the most its live regions
+ * may take there. NULL or max_bytes <= 0: it never spills. */
+void runner_set_spill_dir(runner *r, const char *dir, int64_t max_bytes);
+/* Bytes its queries have written to the spill file in its life. */
+int64_t runner_spilled_bytes(runner *r);
 /* What the runner holds on this process now (bytes): its queries' stage
  * outputs held here and its running tasks' working memory (local runner). */
 int64_t runner_memory_in_use(runner *r);

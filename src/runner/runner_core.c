@@ -23,6 +23,7 @@ void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen 
     r->opts.config_id = frozen->id; /* current_config_id(): the frozen one, never a global */
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->renew_lock, NULL);
+    runner__spill_init(r);
 }
 
 void runner__cleanup(runner *r)
@@ -32,6 +33,7 @@ void runner__cleanup(runner *r)
         runner__part_free(r, r->kept[i].part);
     }
     free(r->kept);
+    runner__spill_cleanup(r);
     pthread_mutex_destroy(&r->lock);
     pthread_mutex_destroy(&r->renew_lock);
     cfg_frozen_unref(r->frozen);
@@ -128,6 +130,7 @@ void runner__part_free(runner *r, struct runner_part *p)
         return;
     if (p->url && !p->borrowed && r->be->drop)
         r->be->drop(r, p);
+    runner__spill_release(p);
     df_table_free(p->table);
     free(p->url);
     free(p->id);
@@ -170,6 +173,8 @@ int runner__part_table(runner *r, struct runner_part *p, int64_t max_bytes, stru
 {
     if (p->table)
         return FR_OK;
+    if (p->spilled)
+        return runner__spill_load(p, &p->table, err);
     if (!p->url || !r->be->fetch)
         return fr_error_set(err, FR_EINTERNAL, "a partition has neither data nor an owner");
     return r->be->fetch(r, p, max_bytes > 0 ? max_bytes : runner__fetch_cap(r), err);
@@ -188,6 +193,7 @@ static struct runner_part *borrow(const struct runner_part *p)
     v->lineage = json_incref(p->lineage);
     v->bucket = p->bucket;
     v->lost = p->lost;
+    v->spilled = runner__spill_ref(p->spilled);
     return v;
 }
 
@@ -207,7 +213,7 @@ int runner_keep_result(runner *r, runner_query *q, const char *prefix, char ***i
         struct kept_part *k = &r->kept[r->nkept++];
         k->id = fr_xasprintf("%s-p%lld", prefix, (long long)r->kept_seq++);
         struct runner_part *p = q->result_parts[i];
-        if (p->url) { /* the kept entry owns the worker's data; the result shows it */
+        if (p->url || p->spilled) { /* the kept entry owns the data; the result shows it */
             q->result_parts[i] = borrow(p);
             k->part = p;
             df_table_free(p->table); /* a collected copy stays with the result's view */

@@ -619,7 +619,9 @@ static void hold(runner_query *q, struct runner_part *p)
     if (!p)
         return;
     p->held = p->table ? df_table_bytes(p->table) : p->bytes;
-    p->held_here = p->url ? 0 : p->held; /* here, not on a worker */
+    p->held_here = p->url || p->spilled ? 0 : p->held; /* here, not on a worker or on disk */
+    if (p->spilled)
+        q->spilled_bytes += p->spilled->len;
     q->held_bytes += p->held;
     if (q->held_bytes > q->held_peak)
         q->held_peak = q->held_bytes;
@@ -646,6 +648,36 @@ static void check_budget(runner_query *q)
                   "%lld); delete dataframes or query results, or raise the limit",
                   (long long)held, (long long)charged, (long long)r->memory_budget);
     atomic_store(&q->cancel, true);
+}
+
+void runner__spill_held(runner_query *q, int64_t min_bytes)
+{
+    pthread_mutex_lock(&q->lock);
+    int nstages = q->out ? plan_physical_nstages(q->plan) : 0;
+    for (int s = 0; s < nstages; s++) {
+        if (!q->out[s])
+            continue;
+        struct plan_stage_view v;
+        plan_stage_view(q->plan, s, &v);
+        for (int t = 0; t < v.ntasks; t++)
+            for (int b = 0; q->out[s][t] && b < v.nbuckets; b++) {
+                struct runner_part *p = q->out[s][t][b];
+                if (!p || !p->table || p->url || p->held_here < min_bytes)
+                    continue;
+                struct fr_error err;
+                fr_error_init(&err);
+                if (runner__spill(q->r, p, &err) != FR_OK) {
+                    FR_LOG(FR_LOG_WARN, "query %s: a stage output stays in memory: %s", q->id,
+                           err.message);
+                    pthread_mutex_unlock(&q->lock);
+                    return;
+                }
+                atomic_fetch_sub(&q->r->held_local, p->held_here);
+                p->held_here = 0;
+                q->spilled_bytes += p->spilled->len;
+            }
+    }
+    pthread_mutex_unlock(&q->lock);
 }
 
 /* After job's success: the buckets it alone read (its own bucket of each

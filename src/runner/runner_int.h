@@ -23,6 +23,7 @@ struct runner_query {
     /* bytes of the stage outputs in q->out now and at most (the result's
      * parts leave the count when the query finishes) */
     int64_t held_bytes, held_peak;
+    int64_t spilled_bytes; /* of its stage outputs written to the spill file */
     char config_id[80];
     json_t *task_config_ids; /* the distinct config IDs tasks reported (I1) */
     /* driver state */
@@ -164,7 +165,16 @@ struct runner_part {
     char *kept_id;             /* a view: the kept partition it shows (new), else NULL */
     bool lost;                 /* kept: its worker was told to drop it (made again when needed) */
     int64_t held;              /* what it adds to its query's held_bytes while in q->out */
-    int64_t held_here;         /* and to its runner's held_local (0: it is on a worker) */
+    int64_t held_here;         /* and to its runner's held_local (0: on a worker or on disk) */
+    /* on disk (runner_spill.c): table NULL, rows and bytes as it was; its
+     * region of the spill file, shared with its views (the last one out
+     * gives it back) */
+    struct runner_spilled *spilled;
+};
+struct runner_spilled {
+    atomic_int refs;
+    struct runner_spill_file *file; /* held: a view may outlive its runner */
+    int64_t off, len;
 };
 struct runner_part *runner__part_local(struct df_table *t); /* steals t */
 struct runner_part *runner__part_remote(const char *url, const char *id, int64_t rows,
@@ -208,6 +218,7 @@ struct rjob {
     int rec1;
     int rec_stage; /* the stage it is recorded under (a repair: the lost part's maker) */
     int starts;    /* attempts started so far */
+    bool alone;    /* local: runs with no other task beside it (a retry over the budget) */
     bool running;  /* its current attempt started and has not ended */
     bool rerun;    /* made again after a lost partition */
     int64_t scan_bytes, scan_rows; /* what its source input held and gave, -1 = not known */
@@ -288,7 +299,28 @@ struct runner {
     atomic_llong held_local;      /* stage outputs of all its queries held here (not on workers) */
     atomic_llong working;         /* what its running tasks have charged here (df_exec), local */
     atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
+    /* runner_spill.c: the spill file (opened on the first spill) and the
+     * bytes ever written to it */
+    struct runner_spill_file *spill;
+    atomic_llong spilled_total;
 };
+
+/* Spills every stage output of q held in memory (of at least min_bytes):
+ * before a task that runs alone, so it has all the room there is. No task
+ * of q may run meanwhile. */
+void runner__spill_held(runner_query *q, int64_t min_bytes);
+void runner__spill_init(runner *r);
+bool runner__spill_enabled(runner *r);
+void runner__spill_cleanup(runner *r);
+/* Writes p's table to the spill file and frees it: p is on disk then
+ * (spilled). A no-op for a part that is not a local table. */
+int runner__spill(runner *r, struct runner_part *p, struct fr_error *err);
+/* A new table read back from spilled part p (p stays on disk). */
+int runner__spill_load(const struct runner_part *p, struct df_table **out, struct fr_error *err);
+/* Drops p's hold on its region (the last hold gives the region back). */
+void runner__spill_release(struct runner_part *p);
+/* Another hold on s (returns s; accepts NULL). */
+struct runner_spilled *runner__spill_ref(struct runner_spilled *s);
 
 struct kept_part {
     char *id;

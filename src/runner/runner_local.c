@@ -22,6 +22,8 @@ struct local_runner {
     struct rjob *head, *tail;
     bool stopping;
     bool ran_since_trim; /* a job ran since the pool last handed memory back */
+    int busy;            /* jobs running now */
+    bool alone_running;  /* the one running is a job that runs alone */
     pthread_t *threads;
     struct pool_thread *args;
     int nthreads;
@@ -30,6 +32,28 @@ struct local_runner {
 static bool retryable(int rc)
 {
     return rc == FR_EIO;
+}
+
+/* A task that took the server over its memory budget runs again alone:
+ * nothing starts beside it (the pool waits for the running ones to end
+ * first), and its query's stage outputs held in memory are spilled before
+ * it starts. It goes to the head of the queue. Over the budget again, the
+ * query fails. */
+static void enqueue_alone(struct local_runner *l, struct rjob *job)
+{
+    job->alone = true;
+    pthread_mutex_lock(&l->queue_lock);
+    job->next = l->head;
+    l->head = job;
+    if (!l->tail)
+        l->tail = job;
+    pthread_cond_broadcast(&l->queue_cond);
+    pthread_mutex_unlock(&l->queue_lock);
+}
+
+static bool over_budget(int rc, const struct fr_error *err)
+{
+    return rc == FR_ENOSPACE && strcmp(err->kind, "memory-budget-exceeded") == 0;
 }
 
 static void local_enqueue(runner *r, struct rjob *job)
@@ -51,12 +75,22 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
                    int *nouts, struct fr_error *err)
 {
     struct df_table **inputs[3] = {NULL, NULL, NULL};
+    struct df_table **read_back[3] = {NULL, NULL, NULL}; /* spilled inputs, this task's copies */
     int rc = FR_OK;
     for (int k = 0; k < job->nslots; k++) {
         inputs[k] = fr_xcalloc((size_t)job->ninputs[k] + 1, sizeof(struct df_table *));
+        read_back[k] = fr_xcalloc((size_t)job->ninputs[k] + 1, sizeof(struct df_table *));
         for (int i = 0; i < job->ninputs[k] && rc == FR_OK; i++) {
-            rc = runner__part_table(r, job->inputs[k][i], 0, err);
-            inputs[k][i] = job->inputs[k][i]->table;
+            struct runner_part *p = job->inputs[k][i];
+            if (p->spilled && !p->table) { /* charged as the task's own memory */
+                rc = df_exec_charge(ex, p->bytes, err);
+                if (rc == FR_OK)
+                    rc = runner__spill_load(p, &read_back[k][i], err);
+                inputs[k][i] = read_back[k][i];
+                continue;
+            }
+            rc = runner__part_table(r, p, 0, err);
+            inputs[k][i] = p->table;
         }
     }
     struct plan_io io = {.data_dir = plan_physical_data_dir(job->q->plan), .mode = PLAN_DATA_LOCAL};
@@ -66,9 +100,54 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
         job->scan_bytes = io.used != PLAN_READ_NONE ? io.scan_bytes : -1;
         job->scan_rows = io.rows_read;
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; read_back[k] && i < job->ninputs[k]; i++)
+            df_table_free(read_back[k][i]);
+        free(read_back[k]);
         free(inputs[k]);
+    }
     return rc;
+}
+
+/* Outputs go to disk when, held here with all else the budget counts, they
+ * would leave less than a quarter of it for running tasks' working memory
+ * (those tasks would fail the query): the largest first, none under 64 KiB.
+ * A preview's are not (its rows are read from memory at once). A failed
+ * spill leaves the rest in memory, where the budget check judges them. */
+#define SPILL_ROOM_DIV 4
+#define SPILL_MIN_BYTES (64 << 10)
+
+static void spill_outputs(runner *r, runner_query *q, struct runner_part **outs, int n)
+{
+    if (r->memory_budget <= 0 || q->collect || n <= 0 || !runner__spill_enabled(r))
+        return;
+    int64_t limit = r->memory_budget - r->memory_budget / SPILL_ROOM_DIV;
+    int64_t used =
+                runner__others_charged(r) + atomic_load(&r->held_local) + atomic_load(&r->working),
+            mine = 0;
+    for (int i = 0; i < n; i++)
+        mine += outs[i] && outs[i]->table ? df_table_bytes(outs[i]->table) : 0;
+    while (used + mine > limit) {
+        int big = -1;
+        int64_t most = SPILL_MIN_BYTES - 1;
+        for (int i = 0; i < n; i++) {
+            int64_t b = outs[i] && outs[i]->table ? df_table_bytes(outs[i]->table) : 0;
+            if (b > most) {
+                most = b;
+                big = i;
+            }
+        }
+        if (big < 0)
+            return;
+        struct fr_error err;
+        fr_error_init(&err);
+        if (runner__spill(r, outs[big], &err) != FR_OK) {
+            FR_LOG(FR_LOG_WARN, "query %s: a stage output stays in memory, the spill failed: %s",
+                   q->id, err.message);
+            return;
+        }
+        mine -= most;
+    }
 }
 
 /* df_exec's shared_add with a memory budget: the running tasks' working
@@ -104,6 +183,8 @@ static void run_job(runner *r, struct rjob *job, int thread)
     if (cancelled) {
         rc = fr_error_set(&err, FR_ECANCELLED, "the query was cancelled");
     } else if (!skip) {
+        if (job->alone && r->memory_budget > 0 && runner__spill_enabled(r))
+            runner__spill_held(q, SPILL_MIN_BYTES); /* all the room there is */
         runner__task_begin(job, NULL, NULL, thread);
         ex.deadline_us = fr_mono_us() + r->frozen->values.task_timeout_ms * 1000;
         rc = execute(r, job, &ex, &tables, &ntables, &err);
@@ -117,11 +198,23 @@ static void run_job(runner *r, struct rjob *job, int thread)
             local_enqueue(r, job);
             return;
         }
+        struct local_runner *l = (struct local_runner *)r;
+        if (over_budget(rc, &err) && !job->alone) {
+            FR_LOG(FR_LOG_INFO,
+                   "query %s stage %d task %d went over the memory budget; it runs again alone, "
+                   "with the query's stage outputs spilled",
+                   q->id, job->stage, job->task);
+            runner__task_retried(job, err.message);
+            enqueue_alone(l, job);
+            return;
+        }
     }
     struct runner_part **outs = fr_xcalloc((size_t)ntables + 1, sizeof(*outs));
     for (int i = 0; i < ntables; i++)
         outs[i] = tables[i] ? runner__part_local(tables[i]) : NULL;
     free(tables);
+    if (rc == FR_OK)
+        spill_outputs(r, q, outs, ntables);
     runner__task_done(job, rc, outs, ntables, &err, ex.null_errors, r->frozen->id);
 }
 
@@ -131,11 +224,18 @@ static void run_job(runner *r, struct rjob *job, int thread)
  * server does not hold a query's peak. */
 #define POOL_IDLE_TRIM_MS 10000
 
-/* Waits for a job or the stop (queue_lock held). */
+/* The head job may start now: none runs alone, and a job that runs alone
+ * waits for the running ones (queue_lock held). */
+static bool may_take(const struct local_runner *l)
+{
+    return l->head && !l->alone_running && !(l->head->alone && l->busy > 0);
+}
+
+/* Waits for a job to take or the stop (queue_lock held). */
 static void pool_wait(struct local_runner *l, int index)
 {
-    while (!l->head && !l->stopping) {
-        if (index != 0 || !l->ran_since_trim) {
+    while (!may_take(l) && !l->stopping) {
+        if (l->head || index != 0 || !l->ran_since_trim) {
             pthread_cond_wait(&l->queue_cond, &l->queue_lock);
             continue;
         }
@@ -167,11 +267,19 @@ static void *pool_main(void *arg)
             if (!l->head)
                 l->tail = NULL;
             l->ran_since_trim = true;
+            l->busy++;
+            l->alone_running = job->alone;
         }
         pthread_mutex_unlock(&l->queue_lock);
         if (!job)
             return NULL; /* stopping and drained */
         run_job(&l->base, job, self->index);
+        pthread_mutex_lock(&l->queue_lock);
+        l->busy--;
+        if (l->busy == 0)
+            l->alone_running = false;
+        pthread_cond_broadcast(&l->queue_cond); /* a job waiting to run alone may go now */
+        pthread_mutex_unlock(&l->queue_lock);
     }
 }
 

@@ -142,16 +142,17 @@ json_t *runner_query_json(runner_query *q)
     int64_t start = q->started_us ? q->started_us : q->created_us;
     /* final only once settled: a "succeeded" query's result can be fetched */
     enum runner_qstate shown = final(q->state) && !q->settled ? RQ_RUNNING : q->state;
-    json_t *j = json_pack("{ss ss s{sI sI sI sI} so? sO so? sI so sI}", "id", q->id, "state",
-                          runner_qstate_name(shown), "progress", "tasks_total",
-                          (json_int_t)q->tasks_total, "tasks_done", (json_int_t)q->tasks_done,
-                          "intermediate_bytes", (json_int_t)q->held_bytes,
-                          "intermediate_peak_bytes", (json_int_t)q->held_peak, "config_id",
-                          q->config_id[0] ? json_string(q->config_id) : NULL, "task_config_ids",
-                          q->task_config_ids, "rows", rows >= 0 ? json_integer(rows) : NULL,
-                          "elapsed_ms", (json_int_t)((end - start) / 1000), "error",
-                          shown == RQ_FAILED ? error_json(&q->error) : json_null(), "null_errors",
-                          (json_int_t)q->null_errors);
+    json_t *j =
+        json_pack("{ss ss s{sI sI sI sI sI} so? sO so? sI so sI}", "id", q->id, "state",
+                  runner_qstate_name(shown), "progress", "tasks_total", (json_int_t)q->tasks_total,
+                  "tasks_done", (json_int_t)q->tasks_done, "intermediate_bytes",
+                  (json_int_t)q->held_bytes, "intermediate_peak_bytes", (json_int_t)q->held_peak,
+                  "spilled_bytes", (json_int_t)q->spilled_bytes, "config_id",
+                  q->config_id[0] ? json_string(q->config_id) : NULL, "task_config_ids",
+                  q->task_config_ids, "rows", rows >= 0 ? json_integer(rows) : NULL, "elapsed_ms",
+                  (json_int_t)((end - start) / 1000), "error",
+                  shown == RQ_FAILED ? error_json(&q->error) : json_null(), "null_errors",
+                  (json_int_t)q->null_errors);
     pthread_mutex_unlock(&q->lock);
     return j;
 }
@@ -211,7 +212,7 @@ int64_t runner_query_bytes(runner_query *q)
     pthread_mutex_lock(&q->lock);
     for (int i = 0; i < q->nresult_parts; i++) { /* a part on a worker: the bytes it reported */
         const struct runner_part *p = q->result_parts[i];
-        if (p)
+        if (p && !p->spilled) /* on disk: not in memory */
             bytes += p->table ? df_table_bytes(p->table) : p->bytes;
     }
     pthread_mutex_unlock(&q->lock);
@@ -372,6 +373,15 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
             result_push(res, &cap, runner__part_local(df_table_share(p->table)));
             continue;
         }
+        if (p->spilled) { /* read back from disk when its rows are read */
+            struct runner_part *v = runner__part_remote("", "", p->rows, p->bytes);
+            free(v->url);
+            free(v->id);
+            v->url = v->id = NULL;
+            v->spilled = runner__spill_ref(p->spilled);
+            result_push(res, &cap, v);
+            continue;
+        }
         /* the worker's word on its bytes only sizes the pieces: a whole
          * number of morsels each, so at most rows / morsel of them */
         int64_t piece = p->rows;
@@ -418,7 +428,7 @@ int64_t runner_result_part_rows(const runner_result *res, int i)
 
 bool runner_result_part_here(const runner_result *res, int i)
 {
-    return res->parts[i]->table != NULL;
+    return res->parts[i]->table != NULL || res->parts[i]->spilled;
 }
 
 bool runner_result_location(const runner_result *res, int i, const char **worker,
@@ -444,6 +454,8 @@ int runner_result_part(runner_result *res, int i, struct df_table **out, struct 
         *out = df_table_share(p->table);
         return FR_OK;
     }
+    if (p->spilled) /* the copy read back goes with the caller */
+        return runner__spill_load(p, out, err);
     int rc = runner__fetcher_fetch(&res->fetcher, p, err);
     /* a worker's 503 (busy: its connection limits) is worth a few more tries */
     for (int k = 0; k < RESULT_FETCH_TRIES && rc == FR_EUNAVAILABLE; k++) {
