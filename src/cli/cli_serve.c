@@ -278,6 +278,13 @@ static int serve_run(struct serve_options *o, const struct cli_parsed *parsed, c
     struct statvfs fs;
     if (spill_dir && spill_limit <= 0 && statvfs(spill_dir, &fs) == 0)
         spill_limit = (int64_t)((double)fs.f_bavail * (double)fs.f_frsize * 0.9);
+    if (spill_dir && spill_limit <= 0) { /* a full disk, or statvfs failed */
+        FR_LOG(FR_LOG_WARN,
+               "--spill-dir %s has no free space to give (or it cannot be read): "
+               "nothing will spill; give --spill-limit to spill anyway",
+               spill_dir);
+        spill_dir = NULL;
+    }
     struct ctx_options copts = {.data_dir = o->data_dir,
                                 .state_dir = o->state_dir,
                                 .threads = (int)o->threads,

@@ -652,8 +652,12 @@ static void check_budget(runner_query *q)
 
 void runner__spill_held(runner_query *q, int64_t min_bytes)
 {
+    /* the parts are picked under the lock and written without it (status
+     * reads must not wait for the disk): no other task of q runs, so only
+     * this task's end could touch q->out meanwhile, and it has not begun */
     pthread_mutex_lock(&q->lock);
-    int nstages = q->out ? plan_physical_nstages(q->plan) : 0;
+    int nstages = q->out && !q->collect ? plan_physical_nstages(q->plan) : 0, n = 0, cap = 0;
+    struct runner_part **pick = NULL;
     for (int s = 0; s < nstages; s++) {
         if (!q->out[s])
             continue;
@@ -662,22 +666,33 @@ void runner__spill_held(runner_query *q, int64_t min_bytes)
         for (int t = 0; t < v.ntasks; t++)
             for (int b = 0; q->out[s][t] && b < v.nbuckets; b++) {
                 struct runner_part *p = q->out[s][t][b];
-                if (!p || !p->table || p->url || p->held_here < min_bytes)
+                if (!p || !p->table || p->url || p->spilled || p->held_here < min_bytes)
                     continue;
-                struct fr_error err;
-                fr_error_init(&err);
-                if (runner__spill(q->r, p, &err) != FR_OK) {
-                    FR_LOG(FR_LOG_WARN, "query %s: a stage output stays in memory: %s", q->id,
-                           err.message);
-                    pthread_mutex_unlock(&q->lock);
-                    return;
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    pick = fr_xrealloc(pick, sizeof(*pick) * (size_t)cap);
                 }
-                atomic_fetch_sub(&q->r->held_local, p->held_here);
-                p->held_here = 0;
-                q->spilled_bytes += p->spilled->len;
+                pick[n++] = p;
             }
     }
     pthread_mutex_unlock(&q->lock);
+    int done = 0;
+    for (; done < n; done++) {
+        struct fr_error err;
+        fr_error_init(&err);
+        if (runner__spill(q->r, pick[done], &err) != FR_OK) {
+            FR_LOG(FR_LOG_WARN, "query %s: a stage output stays in memory: %s", q->id, err.message);
+            break;
+        }
+    }
+    pthread_mutex_lock(&q->lock);
+    for (int i = 0; i < done; i++) {
+        atomic_fetch_sub(&q->r->held_local, pick[i]->held_here);
+        pick[i]->held_here = 0;
+        q->spilled_bytes += pick[i]->spilled->len;
+    }
+    pthread_mutex_unlock(&q->lock);
+    free(pick);
 }
 
 /* After job's success: the buckets it alone read (its own bucket of each

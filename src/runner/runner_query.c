@@ -212,7 +212,7 @@ int64_t runner_query_bytes(runner_query *q)
     pthread_mutex_lock(&q->lock);
     for (int i = 0; i < q->nresult_parts; i++) { /* a part on a worker: the bytes it reported */
         const struct runner_part *p = q->result_parts[i];
-        if (p && !p->spilled) /* on disk: not in memory */
+        if (p && (p->table || !p->spilled)) /* on disk (and not read back): not in memory */
             bytes += p->table ? df_table_bytes(p->table) : p->bytes;
     }
     pthread_mutex_unlock(&q->lock);
@@ -454,8 +454,17 @@ int runner_result_part(runner_result *res, int i, struct df_table **out, struct 
         *out = df_table_share(p->table);
         return FR_OK;
     }
-    if (p->spilled) /* the copy read back goes with the caller */
+    if (p->spilled) { /* the copy read back goes with the caller, if the budget has room */
+        runner *r = res->q->r;
+        int64_t left = r->memory_budget - runner__others_charged(r) - runner_memory_in_use(r);
+        if (r->memory_budget > 0 && p->bytes > left)
+            return fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
+                                 "result partition %d is on disk (%lld bytes in memory) and the "
+                                 "memory budget has %lld bytes left now; read it when running "
+                                 "queries are done, or delete other results",
+                                 i + 1, (long long)p->bytes, (long long)(left > 0 ? left : 0));
         return runner__spill_load(p, out, err);
+    }
     int rc = runner__fetcher_fetch(&res->fetcher, p, err);
     /* a worker's 503 (busy: its connection limits) is worth a few more tries */
     for (int k = 0; k < RESULT_FETCH_TRIES && rc == FR_EUNAVAILABLE; k++) {

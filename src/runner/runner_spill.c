@@ -14,9 +14,10 @@
  * the file's end. The file is shared by its regions too: a result view may
  * outlive its runner.
  *
- * Only the local backend spills (a worker's partitions are on the worker).
- * What is on disk is not charged to the budget; reading it back is charged
- * to the task or the reader that reads it. */
+ * Only the local backend spills (a worker's partitions are on the worker),
+ * and never a preview's outputs. What is on disk is not charged to the
+ * budget; a task reading it back charges it as its working memory, and a
+ * result read is refused when it does not fit what the budget has left. */
 #include "runner_int.h"
 
 #include <errno.h>
@@ -27,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SPILL_ALIGN 4096
+#define SPILL_ALIGN 65536     /* a multiple of every page size (mmap's offsets) */
 #define SPILL_CHUNK (4 << 20) /* bytes written per pwrite */
 
 struct runner_spill_file {
@@ -148,13 +149,14 @@ static void region_unref(struct runner_spilled *s)
         return;
     struct runner_spill_file *f = s->file;
     pthread_mutex_lock(&f->lock);
-    f->live_bytes -= span_of(s->len);
     if (--f->live == 0) { /* nothing lives: the file starts over */
-        if (ftruncate(f->fd, 0) == 0)
+        if (ftruncate(f->fd, 0) == 0) {
             f->end = 0;
-    } else if (s->len > 0) {
-        (void)fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->off,
-                        (off_t)span_of(s->len));
+            f->live_bytes = 0;
+        }
+    } else if (fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->off,
+                         (off_t)span_of(s->len)) == 0) {
+        f->live_bytes -= span_of(s->len); /* else its disk stays taken until the file is cut */
     }
     pthread_mutex_unlock(&f->lock);
     free(s);

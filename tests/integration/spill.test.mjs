@@ -102,7 +102,6 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
     const failed = await group(capped.base, cappedFrame);
     assert.equal(failed.state, 'failed', JSON.stringify(failed));
     assert.equal(failed.error.kind, 'memory-budget-exceeded');
-    assert.ok(failed.progress.spilled_bytes <= 1 << 20, JSON.stringify(failed.progress));
   } finally {
     await capped.stop();
   }
@@ -118,6 +117,7 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
     // a task that went over ran again alone, and the query still answered
     const stages = (await call(srv.base, 'GET', `/v1/queries/${q.id}/stages`)).body;
     const retried = stages.stages.flatMap((s) => s.tasks).filter((t) => t.state === 'retried');
+    assert.ok(retried.length > 0, 'no task ran again alone (14-16 do at this budget)');
     assert.ok(retried.every((t) => /memory budget/.test(t.error)), JSON.stringify(retried[0]));
     // every row read back, through the paged API and the CSV stream, disk parts included
     let rows = 0, total = 0, n = 0;
@@ -141,13 +141,16 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
     // the spill dir (the state dir by default) holds no file; the open file has no name
     const named = readdirSync(srv.stateDir).filter((f) => f.startsWith('spill'));
     assert.deepEqual(named, []);
-    const files = spillFiles(srv.pid, srv.stateDir);
-    assert.equal(files.length, 1, 'one spill file, open with no name');
-    assert.ok(files[0].blocks > 0, 'the result on disk takes space');
-    // the result deleted: its space goes back
+    assert.equal(spillFiles(srv.pid, srv.stateDir).length, 1, 'one spill file, open with no name');
+    // the result deleted: its space goes back once the last reader let go of it
     const del = await call(srv.base, 'DELETE', `/v1/queries/${q.id}/result`);
     assert.ok(del.status === 200 || del.status === 204, del.text);
-    assert.equal(spillFiles(srv.pid, srv.stateDir)[0].size, 0, 'the spill file is cut to nothing');
+    let size = -1;
+    for (let i = 0; i < 100 && size !== 0; i++) {
+      size = spillFiles(srv.pid, srv.stateDir)[0].size;
+      if (size !== 0) await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.equal(size, 0, 'the spill file is cut to nothing');
     assert.ok(await gauge(srv.base) <= used);
   } finally {
     await srv.stop();
