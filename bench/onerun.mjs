@@ -184,7 +184,7 @@ md.push(ALONE
   : `- ${REPS} repetitions, each question on all three engines before the next (orders: ${order.join(' / ')}); seconds, median (min-max); checksums from the first repetition`);
 md.push('- framed (engine) = the query\'s elapsed_ms; framed (e2e) = wall time of POST /v1/queries?wait (result materialized on the server); loads: creating and running one dataframe per CSV');
 md.push(`- load average: before ${meta.load_before}, after ${meta.load_after}; the column gives the 1-minute load after each question round (min-max over the repetitions)`);
-if (ALONE) md.push(`- framed's server has --memory-limit ${process.env.FRAMED_MEMORY_LIMIT || '70% of RAM'} (FRAMED_MEMORY_LIMIT): a question over it fails memory-budget-exceeded; DuckDB and Polars have no limit set`);
+if (ALONE) md.push(`- framed's server has --memory-limit ${process.env.FRAMED_MEMORY_LIMIT || '70% of RAM'} (FRAMED_MEMORY_LIMIT), spilling to its state dir what does not fit (--spill-dir; a question fails memory-budget-exceeded only past that), and its config has ${N >= 1e8 ? '16 shuffle partitions (the default is 8; bench/engines/framed.mjs config())' : 'the default shuffle partitions'}; DuckDB and Polars have no limit set (DuckDB's own default is 80% of RAM, with a temp directory)`);
 md.push('- pandas is not in this run (bench/run.sh N keeps it, one process per engine, 1 thread)', '');
 md.push(`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`), '');
 const peak = (e) => Math.max(0, ...ids.map((id) => (R[id][e].rss && R[id][e].rss.peak) || 0));

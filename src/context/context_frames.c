@@ -124,6 +124,7 @@ static int run_preview(ctx *c, runner *r, plan_physical *p, const struct ctx_qre
                        json_t *plan, json_t **rows, struct ctx_error *err)
 {
     runner_query *q = runner_query_new(rec->id, p);
+    runner_query_bind_config(q, r);
     runner_query_collect_result(q); /* the rows are needed here, now */
     ctx__history_query_accepted(c, r, rec, plan);
     struct fr_error ferr;

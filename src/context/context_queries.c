@@ -260,6 +260,7 @@ static int submit_query(ctx *c, json_t *body, const ctx_sql *s, const char *requ
     rec->q = runner_query_new(rec->id, p);
     rec->charge = charge_new(rec->q, r);
     runner_query_set_request_id(rec->q, request_id);
+    runner_query_bind_config(rec->q, r); /* a reset may cancel it before the submit */
     struct finish_arg *fa = fr_xcalloc(1, sizeof(*fa));
     fa->c = c;
     snprintf(fa->id, sizeof(fa->id), "%s", rec->id);

@@ -116,6 +116,9 @@ json_t *runner_info(runner *r);
 runner_query *runner_query_new(const char *id, plan_physical *plan);
 /* Names the request that made q (copied, cut to 63 bytes), for the workers' logs. */
 void runner_query_set_request_id(runner_query *q, const char *request_id);
+/* The config the query was planned under (r's frozen one): its status names
+ * it from the start, even when a reset cancels it before it is submitted. */
+void runner_query_bind_config(runner_query *q, const runner *r);
 runner_query *runner_query_ref(runner_query *q);
 void runner_query_unref(runner_query *q); /* accepts NULL */
 /* fn(q, arg) is called once when q reaches a final state, on the thread

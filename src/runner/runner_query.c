@@ -36,6 +36,13 @@ void runner_query_set_request_id(runner_query *q, const char *request_id)
     snprintf(q->request_id, sizeof(q->request_id), "%s", request_id ? request_id : "");
 }
 
+void runner_query_bind_config(runner_query *q, const runner *r)
+{
+    pthread_mutex_lock(&q->lock);
+    snprintf(q->config_id, sizeof(q->config_id), "%s", r->frozen->id);
+    pthread_mutex_unlock(&q->lock);
+}
+
 runner_query *runner_query_ref(runner_query *q)
 {
     atomic_fetch_add(&q->refcount, 1);

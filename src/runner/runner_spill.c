@@ -124,9 +124,9 @@ static struct runner_spilled *reserve(struct runner_spill_file *f, int64_t len, 
     struct runner_spilled *s = NULL;
     pthread_mutex_lock(&f->lock);
     if (f->live_bytes + span_of(len) > f->cap)
-        fr_error_setk(err, FR_ENOSPACE, "spill-limit",
-                      "the spill file would pass --spill-limit (%lld bytes; %lld in use)",
-                      (long long)f->cap, (long long)f->live_bytes);
+        fr_error_set(err, FR_ENOSPACE, /* the output stays in memory: never a client's error */
+                     "the spill file would pass --spill-limit (%lld bytes; %lld in use)",
+                     (long long)f->cap, (long long)f->live_bytes);
     else if (open_file(f, err) == FR_OK) {
         s = fr_xcalloc(1, sizeof(*s));
         atomic_init(&s->refs, 1);

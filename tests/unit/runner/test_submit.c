@@ -2,7 +2,8 @@
  * fires the query's on_finish hook, and the query it refused ends failed and
  * settled; a good submit fires the hook and the settled hook exactly once
  * (the settled one seeing the final state); a task that never ran names no
- * config in task_config_ids. */
+ * config in task_config_ids; a query cancelled before its submit names the
+ * config it was planned under. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,6 +153,30 @@ static void test_unstarted_task_names_no_config(void **state)
     cfg_cleanup(&cfg);
 }
 
+/* A query a reset cancels before it is submitted still names the config it
+ * was planned under (it was null: the status broke its schema). */
+static void test_cancelled_before_submit_names_its_config(void **state)
+{
+    (void)state;
+    struct cfg cfg;
+    cfg_defaults(&cfg);
+    runner *r = NULL;
+    struct cfg_frozen *frozen = cfg_freeze(&cfg);
+    char want[80];
+    snprintf(want, sizeof(want), "%s", frozen->id);
+    assert_int_equal(runner_local_new(frozen, NULL, 1, &r, NULL), FR_OK);
+    runner_query *q =
+        runner_query_new("q-rows", build("{\"source\": {\"rows\": [{\"a\": 1}]}}", &cfg));
+    runner_query_bind_config(q, r);
+    runner_query_cancel(q);
+    json_t *j = runner_query_json(q);
+    assert_string_equal(json_string_value(json_object_get(j, "config_id")), want);
+    json_decref(j);
+    runner_query_unref(q);
+    runner_free(r, NULL);
+    cfg_cleanup(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_good_submit_fires_the_hook_once),
         cmocka_unit_test(test_settled_hook_sees_the_final_state),
         cmocka_unit_test(test_unstarted_task_names_no_config),
+        cmocka_unit_test(test_cancelled_before_submit_names_its_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
