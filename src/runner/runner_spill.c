@@ -40,6 +40,16 @@ struct runner_spill_file {
     int64_t cap, live_bytes; /* the most the live regions may take on disk; what they take */
 };
 
+/* The process's spill files together (every runner's): bytes their live
+ * regions take now, and bytes ever written (for /metrics). */
+static atomic_llong spill_live_total, spill_written_total;
+
+void runner_spill_stats(int64_t *live, int64_t *written)
+{
+    *live = atomic_load(&spill_live_total);
+    *written = atomic_load(&spill_written_total);
+}
+
 static void file_unref(struct runner_spill_file *f)
 {
     if (!f || atomic_fetch_sub(&f->refs, 1) != 1)
@@ -136,6 +146,7 @@ static struct runner_spilled *reserve(struct runner_spill_file *f, int64_t len, 
         f->end += span_of(len);
         f->live++;
         f->live_bytes += span_of(len);
+        atomic_fetch_add(&spill_live_total, span_of(len));
         atomic_fetch_add(&f->refs, 1);
         *fd = f->fd;
     }
@@ -152,11 +163,13 @@ static void region_unref(struct runner_spilled *s)
     if (--f->live == 0) { /* nothing lives: the file starts over */
         if (ftruncate(f->fd, 0) == 0) {
             f->end = 0;
+            atomic_fetch_sub(&spill_live_total, f->live_bytes);
             f->live_bytes = 0;
         }
     } else if (fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->off,
                          (off_t)span_of(s->len)) == 0) {
         f->live_bytes -= span_of(s->len); /* else its disk stays taken until the file is cut */
+        atomic_fetch_sub(&spill_live_total, span_of(s->len));
     }
     pthread_mutex_unlock(&f->lock);
     free(s);
@@ -227,6 +240,7 @@ int runner__spill(runner *r, struct runner_part *p, struct fr_error *err)
     df_table_free(p->table);
     p->table = NULL;
     atomic_fetch_add(&r->spilled_total, len);
+    atomic_fetch_add(&spill_written_total, len);
     return FR_OK;
 }
 

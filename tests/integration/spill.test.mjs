@@ -112,6 +112,8 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
     assert.equal(q.state, 'succeeded', JSON.stringify(q));
     assert.equal(q.rows, ROWS);
     assert.ok(q.progress.spilled_bytes > R / 4, `spilled ${q.progress.spilled_bytes} bytes`);
+    const held = Number((await call(srv.base, 'GET', '/metrics')).text.match(/^framed_spill_bytes (\d+)$/m)[1]);
+    assert.ok(held > 0, 'the result on disk shows in framed_spill_bytes');
     const used = await gauge(srv.base);
     assert.ok(used <= limit, `the gauge ${used} is over the limit ${limit}`);
     // a task that went over ran again alone, and the query still answered
@@ -151,6 +153,10 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
       if (size !== 0) await new Promise((res) => setTimeout(res, 50));
     }
     assert.equal(size, 0, 'the spill file is cut to nothing');
+    const metrics = (await call(srv.base, 'GET', '/metrics')).text;
+    assert.match(metrics, /^framed_spill_bytes 0$/m, 'the gauge is back to 0');
+    const written = Number(metrics.match(/^framed_spill_written_bytes_total (\d+)$/m)[1]);
+    assert.ok(written >= q.progress.spilled_bytes, `${written} bytes written in all`);
     assert.ok(await gauge(srv.base) <= used);
   } finally {
     await srv.stop();
