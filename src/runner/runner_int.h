@@ -16,6 +16,7 @@ struct runner_query {
     pthread_cond_t cond;  /* signalled on reaching a final state */
     enum runner_qstate state;
     atomic_bool cancel;
+    atomic_bool spill_all; /* a task went over the budget: its outputs all spill from then on */
     int64_t tasks_total, tasks_done;
     int64_t created_us, started_us, finished_us;
     struct fr_error error;

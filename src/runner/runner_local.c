@@ -112,8 +112,11 @@ static int execute(runner *r, struct rjob *job, struct df_exec *ex, struct df_ta
 /* Outputs go to disk when, held here with all else the budget counts, they
  * would leave less than a quarter of it for running tasks' working memory
  * (those tasks would fail the query): the largest first, none under 64 KiB.
- * A preview's are not (its rows are read from memory at once). A failed
- * spill leaves the rest in memory, where the budget check judges them. */
+ * Once a task of the query went over the budget (its tasks need more room
+ * than a quarter), all of them go: the tasks after it then have the room
+ * that running alone gave it, two or more at a time. A preview's are not
+ * (its rows are read from memory at once). A failed spill leaves the rest
+ * in memory, where the budget check judges them. */
 #define SPILL_ROOM_DIV 4
 #define SPILL_MIN_BYTES (64 << 10)
 
@@ -121,7 +124,8 @@ static void spill_outputs(runner *r, runner_query *q, struct runner_part **outs,
 {
     if (r->memory_budget <= 0 || q->collect || n <= 0 || !runner__spill_enabled(r))
         return;
-    int64_t limit = r->memory_budget - r->memory_budget / SPILL_ROOM_DIV;
+    int64_t limit =
+        atomic_load(&q->spill_all) ? 0 : r->memory_budget - r->memory_budget / SPILL_ROOM_DIV;
     int64_t used =
                 runner__others_charged(r) + atomic_load(&r->held_local) + atomic_load(&r->working),
             mine = 0;
@@ -205,6 +209,7 @@ static void run_job(runner *r, struct rjob *job, int thread)
                    "with the query's stage outputs spilled",
                    q->id, job->stage, job->task);
             runner__task_retried(job, err.message);
+            atomic_store(&q->spill_all, true);
             enqueue_alone(l, job);
             return;
         }

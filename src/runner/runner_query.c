@@ -19,6 +19,7 @@ runner_query *runner_query_new(const char *id, plan_physical *plan)
     runner_query *q = fr_xcalloc(1, sizeof(*q));
     atomic_init(&q->refcount, 1);
     atomic_init(&q->cancel, false);
+    atomic_init(&q->spill_all, false);
     snprintf(q->id, sizeof(q->id), "%s", id);
     q->plan = plan;
     pthread_mutex_init(&q->lock, NULL);
