@@ -77,8 +77,9 @@ static void write_memory_metrics(ctx *c, struct fr_buf *out)
     int64_t live = 0, written = 0;
     runner_spill_stats(&live, &written);
     fr_buf_printf(out,
-                  "# HELP framed_spill_bytes Bytes the spill file holds now (--spill-dir, at most "
-                  "--spill-limit).\n# TYPE framed_spill_bytes gauge\nframed_spill_bytes %lld\n"
+                  "# HELP framed_spill_bytes Bytes the spill files hold now (--spill-dir; each "
+                  "runner's at most --spill-limit).\n# TYPE framed_spill_bytes "
+                  "gauge\nframed_spill_bytes %lld\n"
                   "# HELP framed_spill_written_bytes_total Bytes written to the spill file.\n"
                   "# TYPE framed_spill_written_bytes_total counter\n"
                   "framed_spill_written_bytes_total %lld\n",

@@ -148,6 +148,7 @@ static void spill_outputs(runner *r, runner_query *q, struct runner_part **outs,
         if (runner__spill(r, outs[big], &err) != FR_OK) {
             FR_LOG(FR_LOG_WARN, "query %s: a stage output stays in memory, the spill failed: %s",
                    q->id, err.message);
+            atomic_store(&q->spill_all, false); /* the file is full: back to the quarter rule */
             return;
         }
         mine -= most;

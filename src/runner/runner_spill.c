@@ -54,6 +54,7 @@ static void file_unref(struct runner_spill_file *f)
 {
     if (!f || atomic_fetch_sub(&f->refs, 1) != 1)
         return;
+    atomic_fetch_sub(&spill_live_total, f->live_bytes); /* a cut that failed left some */
     if (f->fd >= 0)
         close(f->fd);
     free(f->dir);

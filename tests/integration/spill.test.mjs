@@ -119,7 +119,7 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
     // a task that went over ran again alone, and the query still answered
     const stages = (await call(srv.base, 'GET', `/v1/queries/${q.id}/stages`)).body;
     const retried = stages.stages.flatMap((s) => s.tasks).filter((t) => t.state === 'retried');
-    assert.ok(retried.length > 0, 'no task ran again alone (14-16 do at this budget)');
+    assert.ok(retried.length > 0, 'no task ran again alone (at least one does at this budget)');
     assert.ok(retried.every((t) => /memory budget/.test(t.error)), JSON.stringify(retried[0]));
     // every row read back, through the paged API and the CSV stream, disk parts included
     let rows = 0, total = 0, n = 0;
@@ -147,16 +147,17 @@ test('a query over the memory budget spills, answers exactly, and leaves nothing
     // the result deleted: its space goes back once the last reader let go of it
     const del = await call(srv.base, 'DELETE', `/v1/queries/${q.id}/result`);
     assert.ok(del.status === 200 || del.status === 204, del.text);
-    let size = -1;
-    for (let i = 0; i < 100 && size !== 0; i++) {
+    let size = -1, metrics = '';
+    for (let i = 0; i < 100; i++) {
       size = spillFiles(srv.pid, srv.stateDir)[0].size;
-      if (size !== 0) await new Promise((res) => setTimeout(res, 50));
+      metrics = (await call(srv.base, 'GET', '/metrics')).text;
+      if (size === 0 && /^framed_spill_bytes 0$/m.test(metrics)) break;
+      await new Promise((res) => setTimeout(res, 50));
     }
     assert.equal(size, 0, 'the spill file is cut to nothing');
-    const metrics = (await call(srv.base, 'GET', '/metrics')).text;
     assert.match(metrics, /^framed_spill_bytes 0$/m, 'the gauge is back to 0');
     const written = Number(metrics.match(/^framed_spill_written_bytes_total (\d+)$/m)[1]);
-    assert.ok(written >= q.progress.spilled_bytes, `${written} bytes written in all`);
+    assert.ok(written >= q.progress.spilled_bytes && written >= held, `${written} bytes written in all`);
     assert.ok(await gauge(srv.base) <= used);
   } finally {
     await srv.stop();
