@@ -97,8 +97,6 @@ void runner_set_memory_charged(runner *r, const atomic_llong *charged,
  * the first spill; nothing is left behind), and the most its live regions
  * may take there. NULL or max_bytes <= 0: it never spills. */
 void runner_set_spill_dir(runner *r, const char *dir, int64_t max_bytes);
-/* Bytes its queries have written to the spill file in its life. */
-int64_t runner_spilled_bytes(runner *r);
 /* Every runner's spill files in this process: the bytes they hold on disk
  * now and the bytes ever written to them. */
 void runner_spill_stats(int64_t *live, int64_t *written);

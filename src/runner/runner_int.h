@@ -300,10 +300,7 @@ struct runner {
     atomic_llong held_local;      /* stage outputs of all its queries held here (not on workers) */
     atomic_llong working;         /* what its running tasks have charged here (df_exec), local */
     atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
-    /* runner_spill.c: the spill file (opened on the first spill) and the
-     * bytes ever written to it */
-    struct runner_spill_file *spill;
-    atomic_llong spilled_total;
+    struct runner_spill_file *spill; /* runner_spill.c: opened on the first spill */
 };
 
 /* Spills every stage output of q held in memory (of at least min_bytes):

@@ -129,30 +129,34 @@ static void spill_outputs(runner *r, runner_query *q, struct runner_part **outs,
     int64_t used =
                 runner__others_charged(r) + atomic_load(&r->held_local) + atomic_load(&r->working),
             mine = 0;
-    for (int i = 0; i < n; i++)
-        mine += outs[i] && outs[i]->table ? df_table_bytes(outs[i]->table) : 0;
+    int64_t *bytes = fr_xcalloc((size_t)n, sizeof(*bytes)); /* measured once: 0 once spilled */
+    for (int i = 0; i < n; i++) {
+        bytes[i] = outs[i] && outs[i]->table ? df_table_bytes(outs[i]->table) : 0;
+        mine += bytes[i];
+    }
     while (used + mine > limit) {
         int big = -1;
         int64_t most = SPILL_MIN_BYTES - 1;
         for (int i = 0; i < n; i++) {
-            int64_t b = outs[i] && outs[i]->table ? df_table_bytes(outs[i]->table) : 0;
-            if (b > most) {
-                most = b;
+            if (bytes[i] > most) {
+                most = bytes[i];
                 big = i;
             }
         }
         if (big < 0)
-            return;
+            break;
         struct fr_error err;
         fr_error_init(&err);
         if (runner__spill(r, outs[big], &err) != FR_OK) {
             FR_LOG(FR_LOG_WARN, "query %s: a stage output stays in memory, the spill failed: %s",
                    q->id, err.message);
             atomic_store(&q->spill_all, false); /* the file is full: back to the quarter rule */
-            return;
+            break;
         }
         mine -= most;
+        bytes[big] = 0;
     }
+    free(bytes);
 }
 
 /* df_exec's shared_add with a memory budget: the running tasks' working

@@ -382,10 +382,9 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
             continue;
         }
         if (p->spilled) { /* read back from disk when its rows are read */
-            struct runner_part *v = runner__part_remote("", "", p->rows, p->bytes);
-            free(v->url);
-            free(v->id);
-            v->url = v->id = NULL;
+            struct runner_part *v = runner__part_local(NULL);
+            v->rows = p->rows;
+            v->bytes = p->bytes;
             v->spilled = runner__spill_ref(p->spilled);
             result_push(res, &cap, v);
             continue;

@@ -87,11 +87,6 @@ void runner_set_spill_dir(runner *r, const char *dir, int64_t max_bytes)
     pthread_mutex_unlock(&f->lock);
 }
 
-int64_t runner_spilled_bytes(runner *r)
-{
-    return atomic_load(&r->spilled_total);
-}
-
 bool runner__spill_enabled(runner *r)
 {
     pthread_mutex_lock(&r->spill->lock);
@@ -240,7 +235,6 @@ int runner__spill(runner *r, struct runner_part *p, struct fr_error *err)
     p->spilled = s;
     df_table_free(p->table);
     p->table = NULL;
-    atomic_fetch_add(&r->spilled_total, len);
     atomic_fetch_add(&spill_written_total, len);
     return FR_OK;
 }
