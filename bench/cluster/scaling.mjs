@@ -20,12 +20,14 @@
 // the question's ops plus sums of its result columns) are compared with the local runner's.
 //
 // NET=tbf: every worker in its own network namespace fdw<i> (10.213.0.(10+i)) behind a veth
-// shaped by tbf 10 Gbit/s at both ends, the coordinator on the bridge fdbr0 (10.213.0.1) in the
-// root namespace (bench/cluster/netns.sh builds and removes it, by name, at start and at exit,
+// shaped by tbf 10 Gbit/s at both ends, the coordinator likewise in fdw0 (10.213.0.10) and this
+// client on the bridge fdbr0 (10.213.0.1) in the root namespace (CLIENT below; netns.sh
+// builds and removes it, by name, at start and at exit,
 // also on SIGINT/SIGTERM), a cluster secret in a 0600 file; workers get --threads
 // max(1, floor(2/k)) ("same cores" as the local runner's --threads 2; WORKER_THREADS
 // overrides); the bytes each run put on the links are read from the veth and bridge counters.
-// Its files are scaling-<N>-tbf.* (SCALING_TAG=x: scaling-<N>-x-tbf.*).
+// Its files are scaling-<N>-client-tbf.* (SCALING_TAG=x: scaling-<N>-x-client-tbf.*; with
+// CLIENT=coordinator scaling-<N>[-x]-tbf.*).
 // Where the time goes, per question: CPU seconds of every process (/proc/PID/stat) against
 // wall x cores, and on the workers (their /metrics) the task time spent fetching input
 // partitions from other workers vs taking them from memory vs executing.
@@ -50,13 +52,16 @@ const THREADS = 2, CORES = availableParallelism();
 const NET = FROM ? FROM.net || 'loopback' : process.env.NET || 'loopback';
 if (!['loopback', 'tbf'].includes(NET)) throw new Error(`NET=${NET}: loopback (default) or tbf`);
 const TBF = NET === 'tbf';
-// CLIENT=own (NET=tbf only): the coordinator gets a host of its own too (namespace fdw0 at
-// 10.213.0.10), so this client, left in the root namespace, reads every result over a shaped
-// link: the local runner's from the coordinator's host as the workers' from theirs. The
-// default (CLIENT=coordinator) puts the client on the coordinator's host: the local runner's
-// result then crosses no link at all.
-const CLIENT = FROM ? FROM.client || 'coordinator' : process.env.CLIENT || 'coordinator';
-if (!['coordinator', 'own'].includes(CLIENT)) throw new Error(`CLIENT=${CLIENT}: coordinator (default) or own`);
+// CLIENT=own (NET=tbf's default): the coordinator gets a host of its own too (namespace fdw0
+// at 10.213.0.10), so this client, left in the root namespace, reads every result over a
+// shaped link: the local runner's from the coordinator's host as the workers' from theirs;
+// every process is then on a host of its own, as a user's client on another machine.
+// CLIENT=coordinator (loopback's only setup) puts the client on the coordinator's host: the
+// local runner's result then crosses no link at all, the workers' two links' worth.
+// A result file of a run from before 2026-12-07 has no `client`: those all ran beside the
+// coordinator.
+const CLIENT = FROM ? FROM.client || 'coordinator' : process.env.CLIENT || (TBF ? 'own' : 'coordinator');
+if (!['coordinator', 'own'].includes(CLIENT)) throw new Error(`CLIENT=${CLIENT}: own (NET=tbf's default) or coordinator`);
 if (CLIENT === 'own' && !TBF) throw new Error('CLIENT=own needs NET=tbf');
 const OWN = CLIENT === 'own';
 // --threads of each worker with k workers: WORKER_THREADS, else with NET=tbf the local runner's
