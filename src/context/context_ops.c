@@ -74,6 +74,18 @@ static void write_memory_metrics(ctx *c, struct fr_buf *out)
                   "# TYPE framed_memory_kept_free_bytes gauge\nframed_memory_kept_free_bytes "
                   "%zu\n",
                   fr_big_kept_bytes());
+    int64_t mem[3] = {0, 0, 0};
+    if (c->runner) /* c->lock held: the runner stays */
+        runner_memory_parts(c->runner, &mem[0], &mem[1], &mem[2]);
+    fr_buf_printf(out,
+                  "# HELP framed_runner_memory_bytes Bytes the runner holds on this process "
+                  "(in the --memory-limit budget too): its queries' stage outputs held here, "
+                  "its running tasks' working memory, spilled result parts read back for "
+                  "their readers.\n# TYPE framed_runner_memory_bytes gauge\n"
+                  "framed_runner_memory_bytes{kind=\"held\"} %lld\n"
+                  "framed_runner_memory_bytes{kind=\"working\"} %lld\n"
+                  "framed_runner_memory_bytes{kind=\"read_back\"} %lld\n",
+                  (long long)mem[0], (long long)mem[1], (long long)mem[2]);
     int64_t live = 0, written = 0;
     runner_spill_stats(&live, &written);
     fr_buf_printf(out,

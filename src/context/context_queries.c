@@ -579,6 +579,7 @@ int ctx_result_at(ctx_result *r, int64_t row, const struct df_table **t, int64_t
     if (lo != r->cur) {
         df_table_free(r->table); /* the read-ahead holds the next ones: three at most */
         r->table = NULL;
+        runner_result_part_done(r->res, r->cur); /* a copy read back from disk: uncharged */
         r->cur = -1;
         struct fr_error ferr;
         fr_error_init(&ferr);

@@ -101,8 +101,11 @@ void runner_set_spill_dir(runner *r, const char *dir, int64_t max_bytes);
  * now and the bytes ever written to them. */
 void runner_spill_stats(int64_t *live, int64_t *written);
 /* What the runner holds on this process now (bytes): its queries' stage
- * outputs held here and its running tasks' working memory (local runner). */
+ * outputs held here, its running tasks' working memory (local runner) and
+ * the spilled result parts read back that readers hold. */
 int64_t runner_memory_in_use(runner *r);
+/* The same, each part apart (framed_runner_memory_bytes). */
+void runner_memory_parts(runner *r, int64_t *held, int64_t *working, int64_t *read_back);
 /* Cancels what still runs, waits for the threads, drops every partition,
  * releases the store entry. Returns FR_OK, or the failed release's status
  * with err saying why (the runner is freed anyway). Accepts NULL. */
@@ -178,6 +181,10 @@ bool runner_result_part_here(const runner_result *res, int i);
  * give it: input-lost naming it. Not kept: each call fetches again. */
 int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err);
 void runner_result_close(runner_result *res); /* accepts NULL */
+/* The reader let go of part i's table: a spilled part's read-back copy is
+ * no longer charged to the memory budget (runner_result_close does it for
+ * the parts still charged). */
+void runner_result_part_done(runner_result *res, int i);
 /* Where a client may read part i itself (GET /v1/queries/{id}/result/locations):
  * true for a part left on a worker, with its worker's URL, partition ID, the
  * part's first row in that partition and the config and cluster secret

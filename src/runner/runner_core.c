@@ -24,6 +24,24 @@ void runner__init(runner *r, const struct runner_backend *be, struct cfg_frozen 
     pthread_mutex_init(&r->lock, NULL);
     pthread_mutex_init(&r->renew_lock, NULL);
     runner__spill_init(r);
+    r->life = fr_xcalloc(1, sizeof(*r->life));
+    atomic_init(&r->life->refs, 1);
+    pthread_mutex_init(&r->life->lock, NULL);
+    r->life->r = r;
+}
+
+struct runner_life *runner__life_ref(runner *r)
+{
+    atomic_fetch_add(&r->life->refs, 1);
+    return r->life;
+}
+
+void runner__life_unref(struct runner_life *life)
+{
+    if (!life || atomic_fetch_sub(&life->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&life->lock);
+    free(life);
 }
 
 void runner__cleanup(runner *r)
@@ -47,6 +65,10 @@ int runner_free(runner *r, struct fr_error *err)
         return FR_OK;
     r->be->stop(r);
     int rc = runner__store_unhold(r, err); /* after the last task: nothing resolves it now */
+    pthread_mutex_lock(&r->life->lock);    /* a reader charging r is done with it */
+    r->life->r = NULL;
+    pthread_mutex_unlock(&r->life->lock);
+    runner__life_unref(r->life);
     runner__cleanup(r);
     r->be->destroy(r);
     return rc;
@@ -158,7 +180,14 @@ int64_t runner__others_charged(const runner *r)
 
 int64_t runner_memory_in_use(runner *r)
 {
-    return atomic_load(&r->held_local) + atomic_load(&r->working);
+    return atomic_load(&r->held_local) + atomic_load(&r->working) + atomic_load(&r->reading);
+}
+
+void runner_memory_parts(runner *r, int64_t *held, int64_t *working, int64_t *read_back)
+{
+    *held = atomic_load(&r->held_local);
+    *working = atomic_load(&r->working);
+    *read_back = atomic_load(&r->reading);
 }
 
 int64_t runner__fetch_cap(const runner *r)

@@ -638,12 +638,14 @@ static void check_budget(runner_query *q)
     runner *r = q->r;
     if (r->memory_budget <= 0 || q->error.status != FR_OK)
         return;
-    int64_t charged = runner__others_charged(r), held = atomic_load(&r->held_local);
+    int64_t charged = runner__others_charged(r) + atomic_load(&r->reading),
+            held = atomic_load(&r->held_local);
     if (charged + held <= r->memory_budget)
         return;
     fr_error_setk(&q->error, FR_ENOSPACE, "memory-budget-exceeded",
                   "the query's intermediate results (%lld bytes held by all queries, with %lld "
-                  "of kept results, dataframes and upload checks) went over the memory budget "
+                  "of kept results, dataframes, upload checks and results read back from disk) "
+                  "went over the memory budget "
                   "(--memory-limit "
                   "%lld); delete dataframes or query results, or raise the limit",
                   (long long)held, (long long)charged, (long long)r->memory_budget);

@@ -273,6 +273,16 @@ struct runner_backend {
     int (*slots)(runner *r);
 };
 
+/* What a result read holds of its runner: a reset frees the runner while a
+ * stream of its result may go on (the reset does not wait for readers), so
+ * a result reaches the runner only through this, under its lock, and finds
+ * r NULL once the runner is gone. */
+struct runner_life {
+    atomic_int refs;
+    pthread_mutex_t lock;
+    runner *r;
+};
+
 struct runner {
     const struct runner_backend *be;
     char id[40];  /* runner-<16 hex>: the holder of its store entry */
@@ -299,6 +309,8 @@ struct runner {
     const atomic_llong *checking; /* and the owner's upload checks running now, or NULL */
     atomic_llong held_local;      /* stage outputs of all its queries held here (not on workers) */
     atomic_llong working;         /* what its running tasks have charged here (df_exec), local */
+    atomic_llong reading;         /* spilled result parts read back and held by readers now */
+    struct runner_life *life;     /* shared with its results' readers */
     atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
     struct runner_spill_file *spill; /* runner_spill.c: opened on the first spill */
 };
@@ -337,6 +349,9 @@ void runner__repair_ended(struct rjob *rep, int rc, struct runner_part *const *o
 /* What the budget holds beside this runner: the owner's charges (kept
  * results, dataframes) and its upload checks running now. */
 int64_t runner__others_charged(const runner *r);
+/* A reference to r's life (runner_life above); unref accepts NULL. */
+struct runner_life *runner__life_ref(runner *r);
+void runner__life_unref(struct runner_life *life);
 /* Looks up a kept partition; returns a borrowed view (new) or NULL. */
 struct runner_part *runner__kept_get(runner *r, const char *id);
 /* runner_registry.c, for the remote backend */

@@ -126,9 +126,7 @@ static void spill_outputs(runner *r, runner_query *q, struct runner_part **outs,
         return;
     int64_t limit =
         atomic_load(&q->spill_all) ? 0 : r->memory_budget - r->memory_budget / SPILL_ROOM_DIV;
-    int64_t used =
-                runner__others_charged(r) + atomic_load(&r->held_local) + atomic_load(&r->working),
-            mine = 0;
+    int64_t used = runner__others_charged(r) + runner_memory_in_use(r), mine = 0;
     int64_t *bytes = fr_xcalloc((size_t)n, sizeof(*bytes)); /* measured once: 0 once spilled */
     for (int i = 0; i < n; i++) {
         bytes[i] = outs[i] && outs[i]->table ? df_table_bytes(outs[i]->table) : 0;
@@ -168,7 +166,8 @@ static int64_t working_add(void *arg, int64_t bytes, int64_t *budget)
     *budget = r->memory_budget;
     if (bytes <= 0 || r->memory_budget <= 0)
         return 0;
-    int64_t total = now + atomic_load(&r->held_local) + runner__others_charged(r);
+    int64_t total =
+        now + atomic_load(&r->held_local) + atomic_load(&r->reading) + runner__others_charged(r);
     return total > r->memory_budget ? total - r->memory_budget : 0;
 }
 

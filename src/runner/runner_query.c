@@ -341,9 +341,11 @@ static void collect_result(runner_query *q)
 #define RESULT_MAX_PIECES (1 << 20)
 
 struct runner_result {
-    runner_query *q; /* held: its plan is the schema a fetched part must have */
+    runner_query *q;          /* held: its plan is the schema a fetched part must have */
+    struct runner_life *life; /* q->r, while it lives: the budget a read-back is charged to */
     struct runner_fetcher fetcher;
     struct runner_part **parts; /* views: a local part's table shared, a remote one's address */
+    bool *charged;              /* parts' read-back copies charged to life->r's reading */
     int nparts;
 };
 
@@ -368,6 +370,7 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
     }
     runner_result *res = fr_xcalloc(1, sizeof(*res));
     res->q = runner_query_ref(q);
+    res->life = runner__life_ref(q->r);
     int64_t morsel =
         q->r->frozen->values.morsel_size_rows > 0 ? q->r->frozen->values.morsel_size_rows : 65536;
     int cap = q->nresult_parts + 1;
@@ -417,6 +420,7 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
         }
     }
     pthread_mutex_unlock(&q->lock);
+    res->charged = fr_xcalloc((size_t)res->nparts + 1, sizeof(*res->charged));
     if (remote && q->r->be->fetcher) /* q->r lives while the context holds q's record */
         q->r->be->fetcher(q->r, &res->fetcher);
     *out = res;
@@ -453,6 +457,47 @@ bool runner_result_location(const runner_result *res, int i, const char **worker
     return true;
 }
 
+/* Charges part i's read-back copy to the runner's reading while its reader
+ * holds it (runner_result_part_done gives it back), if the budget has room
+ * with everything else held and running. Once a reset freed the runner, its
+ * budget went with it: the copy is read uncharged, as the stream that
+ * outlived it finishes. */
+static int read_back_charge(runner_result *res, int i, struct fr_error *err)
+{
+    int64_t bytes = res->parts[i]->bytes;
+    int rc = FR_OK;
+    pthread_mutex_lock(&res->life->lock);
+    runner *r = res->life->r;
+    if (r && r->memory_budget > 0 && !res->charged[i]) {
+        int64_t used = runner__others_charged(r) + atomic_load(&r->held_local) +
+                       atomic_load(&r->working) + atomic_fetch_add(&r->reading, bytes);
+        if (used + bytes > r->memory_budget) {
+            atomic_fetch_sub(&r->reading, bytes);
+            int64_t left = r->memory_budget - used;
+            rc = fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
+                               "result partition %d is on disk (%lld bytes in memory) and the "
+                               "memory budget has %lld bytes left now; read it when running "
+                               "queries are done, or delete other results",
+                               i + 1, (long long)bytes, (long long)(left > 0 ? left : 0));
+        } else {
+            res->charged[i] = true;
+        }
+    }
+    pthread_mutex_unlock(&res->life->lock);
+    return rc;
+}
+
+void runner_result_part_done(runner_result *res, int i)
+{
+    if (!res || i < 0 || i >= res->nparts || !res->charged[i])
+        return;
+    pthread_mutex_lock(&res->life->lock);
+    if (res->life->r)
+        atomic_fetch_sub(&res->life->r->reading, res->parts[i]->bytes);
+    pthread_mutex_unlock(&res->life->lock);
+    res->charged[i] = false;
+}
+
 int runner_result_part(runner_result *res, int i, struct df_table **out, struct fr_error *err)
 {
     *out = NULL;
@@ -462,15 +507,10 @@ int runner_result_part(runner_result *res, int i, struct df_table **out, struct 
         return FR_OK;
     }
     if (p->spilled) { /* the copy read back goes with the caller, if the budget has room */
-        runner *r = res->q->r;
-        int64_t left = r->memory_budget - runner__others_charged(r) - runner_memory_in_use(r);
-        if (r->memory_budget > 0 && p->bytes > left)
-            return fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
-                                 "result partition %d is on disk (%lld bytes in memory) and the "
-                                 "memory budget has %lld bytes left now; read it when running "
-                                 "queries are done, or delete other results",
-                                 i + 1, (long long)p->bytes, (long long)(left > 0 ? left : 0));
-        return runner__spill_load(p, out, err);
+        int rc = read_back_charge(res, i, err);
+        if (rc == FR_OK && (rc = runner__spill_load(p, out, err)) != FR_OK)
+            runner_result_part_done(res, i);
+        return rc;
     }
     int rc = runner__fetcher_fetch(&res->fetcher, p, err);
     /* a worker's 503 (busy: its connection limits) is worth a few more tries */
@@ -511,9 +551,13 @@ void runner_result_close(runner_result *res)
 {
     if (!res)
         return;
-    for (int i = 0; i < res->nparts; i++)
+    for (int i = 0; i < res->nparts; i++) {
+        runner_result_part_done(res, i);        /* the reader dropped its copy before closing */
         runner__part_free(NULL, res->parts[i]); /* views: nothing remote is dropped */
+    }
     free(res->parts);
+    free(res->charged);
+    runner__life_unref(res->life);
     runner__fetcher_cleanup(&res->fetcher);
     runner_query_unref(res->q);
     free(res);
