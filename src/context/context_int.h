@@ -112,6 +112,7 @@ struct ctx {
     int nqueries;
     atomic_llong mem_used; /* under the lock; atomic for the runner's reads */
     atomic_llong checking; /* what the upload checks running now hold (df_exec): the budget's too */
+    atomic_llong read_back; /* spilled result parts read back that readers hold: the budget's too */
     int64_t tasks_retired[RUNNER_TASK_OUTCOMES]; /* task counters of runners torn down */
     bool shutting_down;
     bool cancelling; /* ctx_cancel_all ran: waiting requests return at once */

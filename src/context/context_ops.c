@@ -74,9 +74,9 @@ static void write_memory_metrics(ctx *c, struct fr_buf *out)
                   "# TYPE framed_memory_kept_free_bytes gauge\nframed_memory_kept_free_bytes "
                   "%zu\n",
                   fr_big_kept_bytes());
-    int64_t mem[3] = {0, 0, 0};
+    int64_t mem[3] = {0, 0, atomic_load(&c->read_back)};
     if (c->runner) /* c->lock held: the runner stays */
-        runner_memory_parts(c->runner, &mem[0], &mem[1], &mem[2]);
+        runner_memory_parts(c->runner, &mem[0], &mem[1]);
     fr_buf_printf(out,
                   "# HELP framed_runner_memory_bytes Bytes the runner holds on this process "
                   "(in the --memory-limit budget too): its queries' stage outputs held here, "

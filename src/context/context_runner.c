@@ -210,6 +210,7 @@ static int freeze_locked(ctx *c, const char *request_id, struct ctx_error *err)
     runner_set_memory_budget(r, c->opts.memory_limit);               /* fetched results: bounded */
     runner_set_spill_dir(r, c->opts.spill_dir, c->opts.spill_limit); /* NULL: no spilling */
     runner_set_memory_charged(r, &c->mem_used, &c->checking); /* and what it holds meanwhile */
+    runner_set_read_back(r, &c->read_back);                   /* c's: a read may outlive r */
     c->runner = r;
     c->runner_state = CTX_RUNNER_ACTIVE;
     ctx__live_runner(c);

@@ -92,6 +92,12 @@ void runner_set_memory_budget(runner *r, int64_t bytes);
  * running out of memory. */
 void runner_set_memory_charged(runner *r, const atomic_llong *charged,
                                const atomic_llong *checking);
+/* Where a result read charges the copy of a spilled part it reads back
+ * while it holds it (bytes; NULL = nowhere). Owned by the caller and
+ * outliving r and every result read of r's (a read may outlive r: a reset
+ * does not wait for it), so what a reader holds stays in the budget of the
+ * runner after r. Counted with the other charges against the budget. */
+void runner_set_read_back(runner *r, atomic_llong *read_back);
 /* Where the local runner may spill stage outputs and results when they
  * would take the memory budget short (a file with no name is made there on
  * the first spill; nothing is left behind), and the most its live regions
@@ -101,11 +107,10 @@ void runner_set_spill_dir(runner *r, const char *dir, int64_t max_bytes);
  * now and the bytes ever written to them. */
 void runner_spill_stats(int64_t *live, int64_t *written);
 /* What the runner holds on this process now (bytes): its queries' stage
- * outputs held here, its running tasks' working memory (local runner) and
- * the spilled result parts read back that readers hold. */
+ * outputs held here and its running tasks' working memory (local runner). */
 int64_t runner_memory_in_use(runner *r);
 /* The same, each part apart (framed_runner_memory_bytes). */
-void runner_memory_parts(runner *r, int64_t *held, int64_t *working, int64_t *read_back);
+void runner_memory_parts(runner *r, int64_t *held, int64_t *working);
 /* Cancels what still runs, waits for the threads, drops every partition,
  * releases the store entry. Returns FR_OK, or the failed release's status
  * with err saying why (the runner is freed anyway). Accepts NULL. */

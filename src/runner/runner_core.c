@@ -46,6 +46,11 @@ void runner__life_unref(struct runner_life *life)
 
 void runner__cleanup(runner *r)
 {
+    pthread_mutex_lock(&r->life->lock); /* a reader charging r is done with it */
+    r->life->r = NULL;
+    pthread_mutex_unlock(&r->life->lock);
+    runner__life_unref(r->life);
+    r->life = NULL;
     for (int i = 0; i < r->nkept; i++) {
         free(r->kept[i].id);
         runner__part_free(r, r->kept[i].part);
@@ -65,10 +70,6 @@ int runner_free(runner *r, struct fr_error *err)
         return FR_OK;
     r->be->stop(r);
     int rc = runner__store_unhold(r, err); /* after the last task: nothing resolves it now */
-    pthread_mutex_lock(&r->life->lock);    /* a reader charging r is done with it */
-    r->life->r = NULL;
-    pthread_mutex_unlock(&r->life->lock);
-    runner__life_unref(r->life);
     runner__cleanup(r);
     r->be->destroy(r);
     return rc;
@@ -175,19 +176,24 @@ void runner_set_memory_charged(runner *r, const atomic_llong *charged, const ato
 int64_t runner__others_charged(const runner *r)
 {
     return (r->charged ? atomic_load(r->charged) : 0) +
-           (r->checking ? atomic_load(r->checking) : 0);
+           (r->checking ? atomic_load(r->checking) : 0) +
+           (r->read_back ? atomic_load(r->read_back) : 0);
 }
 
 int64_t runner_memory_in_use(runner *r)
 {
-    return atomic_load(&r->held_local) + atomic_load(&r->working) + atomic_load(&r->reading);
+    return atomic_load(&r->held_local) + atomic_load(&r->working);
 }
 
-void runner_memory_parts(runner *r, int64_t *held, int64_t *working, int64_t *read_back)
+void runner_memory_parts(runner *r, int64_t *held, int64_t *working)
 {
     *held = atomic_load(&r->held_local);
     *working = atomic_load(&r->working);
-    *read_back = atomic_load(&r->reading);
+}
+
+void runner_set_read_back(runner *r, atomic_llong *read_back)
+{
+    r->read_back = read_back;
 }
 
 int64_t runner__fetch_cap(const runner *r)

@@ -638,8 +638,7 @@ static void check_budget(runner_query *q)
     runner *r = q->r;
     if (r->memory_budget <= 0 || q->error.status != FR_OK)
         return;
-    int64_t charged = runner__others_charged(r) + atomic_load(&r->reading),
-            held = atomic_load(&r->held_local);
+    int64_t charged = runner__others_charged(r), held = atomic_load(&r->held_local);
     if (charged + held <= r->memory_budget)
         return;
     fr_error_setk(&q->error, FR_ENOSPACE, "memory-budget-exceeded",

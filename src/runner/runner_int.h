@@ -309,7 +309,8 @@ struct runner {
     const atomic_llong *checking; /* and the owner's upload checks running now, or NULL */
     atomic_llong held_local;      /* stage outputs of all its queries held here (not on workers) */
     atomic_llong working;         /* what its running tasks have charged here (df_exec), local */
-    atomic_llong reading;         /* spilled result parts read back and held by readers now */
+    atomic_llong *read_back;      /* spilled result parts read back, held by readers now: the
+                                     owner's (it outlives r, as its readers may), or NULL */
     struct runner_life *life;     /* shared with its results' readers */
     atomic_llong tasks_by_outcome[RUNNER_TASK_OUTCOMES]; /* runner_driver.c counts them */
     struct runner_spill_file *spill; /* runner_spill.c: opened on the first spill */

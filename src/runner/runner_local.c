@@ -166,8 +166,7 @@ static int64_t working_add(void *arg, int64_t bytes, int64_t *budget)
     *budget = r->memory_budget;
     if (bytes <= 0 || r->memory_budget <= 0)
         return 0;
-    int64_t total =
-        now + atomic_load(&r->held_local) + atomic_load(&r->reading) + runner__others_charged(r);
+    int64_t total = now + atomic_load(&r->held_local) + runner__others_charged(r);
     return total > r->memory_budget ? total - r->memory_budget : 0;
 }
 

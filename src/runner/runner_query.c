@@ -342,7 +342,8 @@ static void collect_result(runner_query *q)
 
 struct runner_result {
     runner_query *q;          /* held: its plan is the schema a fetched part must have */
-    struct runner_life *life; /* q->r, while it lives: the budget a read-back is charged to */
+    struct runner_life *life; /* q->r, while it lives: the budget a read-back is checked by */
+    atomic_llong *read_back;  /* where a read-back is charged (q->r's owner's), or NULL */
     struct runner_fetcher fetcher;
     struct runner_part **parts; /* views: a local part's table shared, a remote one's address */
     bool *charged;              /* parts' read-back copies charged to life->r's reading */
@@ -371,6 +372,7 @@ int runner_result_open(runner_query *q, runner_result **out, struct fr_error *er
     runner_result *res = fr_xcalloc(1, sizeof(*res));
     res->q = runner_query_ref(q);
     res->life = runner__life_ref(q->r);
+    res->read_back = q->r->read_back;
     int64_t morsel =
         q->r->frozen->values.morsel_size_rows > 0 ? q->r->frozen->values.morsel_size_rows : 65536;
     int cap = q->nresult_parts + 1;
@@ -457,31 +459,34 @@ bool runner_result_location(const runner_result *res, int i, const char **worker
     return true;
 }
 
-/* Charges part i's read-back copy to the runner's reading while its reader
- * holds it (runner_result_part_done gives it back), if the budget has room
- * with everything else held and running. Once a reset freed the runner, its
- * budget went with it: the copy is read uncharged, as the stream that
- * outlived it finishes. */
+/* Charges part i's read-back copy to the runner owner's read_back while its
+ * reader holds it (runner_result_part_done gives it back), if the budget
+ * has room for it with everything else held and running. Once a reset
+ * freed the runner there is no budget to check it by, but it is charged
+ * still: the next runner's budget counts it while the stream that outlived
+ * the reset holds it. The life lock makes checks one at a time. */
 static int read_back_charge(runner_result *res, int i, struct fr_error *err)
 {
     int64_t bytes = res->parts[i]->bytes;
+    if (!res->read_back || res->charged[i])
+        return FR_OK;
     int rc = FR_OK;
     pthread_mutex_lock(&res->life->lock);
     runner *r = res->life->r;
-    if (r && r->memory_budget > 0 && !res->charged[i]) {
-        int64_t used = runner__others_charged(r) + atomic_load(&r->held_local) +
-                       atomic_load(&r->working) + atomic_fetch_add(&r->reading, bytes);
+    if (r && r->memory_budget > 0) {
+        int64_t used = runner__others_charged(r) + runner_memory_in_use(r);
         if (used + bytes > r->memory_budget) {
-            atomic_fetch_sub(&r->reading, bytes);
             int64_t left = r->memory_budget - used;
             rc = fr_error_setk(err, FR_ENOSPACE, "memory-budget-exceeded",
                                "result partition %d is on disk (%lld bytes in memory) and the "
                                "memory budget has %lld bytes left now; read it when running "
                                "queries are done, or delete other results",
                                i + 1, (long long)bytes, (long long)(left > 0 ? left : 0));
-        } else {
-            res->charged[i] = true;
         }
+    }
+    if (rc == FR_OK) {
+        atomic_fetch_add(res->read_back, bytes);
+        res->charged[i] = true;
     }
     pthread_mutex_unlock(&res->life->lock);
     return rc;
@@ -491,10 +496,7 @@ void runner_result_part_done(runner_result *res, int i)
 {
     if (!res || i < 0 || i >= res->nparts || !res->charged[i])
         return;
-    pthread_mutex_lock(&res->life->lock);
-    if (res->life->r)
-        atomic_fetch_sub(&res->life->r->reading, res->parts[i]->bytes);
-    pthread_mutex_unlock(&res->life->lock);
+    atomic_fetch_sub(res->read_back, res->parts[i]->bytes);
     res->charged[i] = false;
 }
 

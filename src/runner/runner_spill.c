@@ -17,7 +17,8 @@
  * Only the local backend spills (a worker's partitions are on the worker),
  * and never a preview's outputs. What is on disk is not charged to the
  * budget; a task reading it back charges it as its working memory, and a
- * result read is refused when it does not fit what the budget has left. */
+ * result read is refused when it does not fit what the budget has left, and
+ * charged (runner_set_read_back) while its reader holds the copy. */
 #include "runner_int.h"
 
 #include <errno.h>

@@ -213,11 +213,44 @@ async function spilledFrame(srv) {
   assert.ok(Math.abs(row.v - sum) < 1e-6 * sum);
 }
 
-// A stream of a spilled result outlives the runner when a reset comes while a client reads it:
-// the reset does not wait for readers. The parts read back after it must not touch the freed
-// runner (ASan: heap-use-after-free), and the stream still ends with every row. While the
-// reader holds a partition read back from disk, that copy is charged to the budget.
-test('a spilled result streamed across a runner reset ends whole; its read-back is charged', async () => {
+// Streams a CSV result, pausing the client at each twentieth of the rows and at its first bytes
+// (the server then holds the partition it was writing when the socket filled) to run
+// atPause(k) (k = 0 at the first bytes); resolves to the lines read.
+function pausingCsv(base, id, atPause) {
+  const u = new URL(`${base}/v1/queries/${id}/result?format=csv`);
+  return new Promise((resolve, reject) => {
+    http.get({ host: u.hostname, port: u.port, path: u.pathname + u.search }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}`));
+      let n = 0, next = 0;
+      res.on('data', (b) => {
+        for (const c of b) if (c === 10) n++;
+        const k = Math.floor((n * 20) / ROWS);
+        if (k >= next && next <= 19) {
+          next = k + 1;
+          res.pause();
+          atPause(k).then(() => res.resume(), reject);
+        }
+      });
+      res.on('end', () => resolve(n));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+async function readBackZero(base) {
+  let back = -1;
+  for (let i = 0; i < 100 && back !== 0; i++) {
+    back = await readBack(base);
+    if (back) await new Promise((res) => setTimeout(res, 20));
+  }
+  return back;
+}
+
+// A result partition read back from disk is charged while the reader holds it. A stream of a
+// spilled result outlives the runner when a reset comes while a client reads it (the reset does
+// not wait for readers): the parts read back after it must not touch the freed runner (ASan:
+// heap-use-after-free), the stream still ends with every row, and its copies stay charged.
+test('a spilled result read back is charged while held, and streams whole across a runner reset', async () => {
   const srv = await startServer({ args: ['--threads', '2', '--memory-limit', '40000000'] });
   try {
     writeData(srv.dataDir);
@@ -227,33 +260,27 @@ test('a spilled result streamed across a runner reset ends whole; its read-back 
     assert.equal(r.status, 201, r.text);
     const q = (await call(srv.base, 'POST', '/v1/queries?wait=120', { json: { dataframe: r.body.id } })).body;
     assert.equal(q.state, 'succeeded', JSON.stringify(q));
-    assert.ok(q.progress.spilled_bytes > 0, JSON.stringify(q.progress));
-    const u = new URL(`${srv.base}/v1/queries/${q.id}/result?format=csv`);
-    const lines = await new Promise((resolve, reject) => {
-      http.get({ host: u.hostname, port: u.port, path: u.pathname + u.search }, (res) => {
-        assert.equal(res.statusCode, 200);
-        let n = 0, reset = false;
-        res.on('data', (b) => {
-          for (const c of b) if (c === 10) n++;
-          if (!reset) { // the first bytes in: the client stops reading while the runner resets
-            reset = true;
-            res.pause();
-            readBack(srv.base).then((held) => {
-              assert.ok(held > 0, `a spilled part being read is charged: read_back ${held}`);
-              return call(srv.base, 'DELETE', '/v1/runner');
-            }).then((d) => {
-              assert.equal(d.status, 200, d.text);
-              res.resume();
-            }).catch(reject);
-          }
-        });
-        res.on('end', () => resolve(n));
-        res.on('error', reject);
-      }).on('error', reject);
-    });
+    // the query done, what the spill file holds is result partitions (its stage outputs are freed)
+    const onDisk = Number((await call(srv.base, 'GET', '/metrics')).text.match(/^framed_spill_bytes (\d+)$/m)[1]);
+    assert.ok(onDisk > 0, 'some of the result is on disk');
+    assert.equal(await readBack(srv.base), 0);
+
+    // one whole read: some pause falls in a partition read back from disk, and then it is charged
+    let most = 0;
+    const lines = await pausingCsv(srv.base, q.id, async () => { most = Math.max(most, await readBack(srv.base)); });
     assert.equal(lines, ROWS + 1);
+    assert.ok(most > 0, 'no pause saw a read-back copy charged');
+    assert.equal(await readBackZero(srv.base), 0, 'read-back copies still charged after the read');
+
+    // again, with the runner reset at the first bytes: every spilled part comes after it
+    const across = await pausingCsv(srv.base, q.id, async (k) => {
+      if (k !== 0) return;
+      const d = await call(srv.base, 'DELETE', '/v1/runner');
+      assert.equal(d.status, 200, d.text);
+    });
+    assert.equal(across, ROWS + 1);
     assert.equal((await call(srv.base, 'GET', '/livez')).status, 200);
-    assert.equal(await readBack(srv.base), 0, 'no runner, nothing charged');
+    assert.equal(await readBackZero(srv.base), 0, 'the stream across the reset left a charge');
   } finally {
     await srv.stop();
   }
