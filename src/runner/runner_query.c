@@ -441,7 +441,10 @@ int64_t runner_result_part_rows(const runner_result *res, int i)
 
 bool runner_result_part_here(const runner_result *res, int i)
 {
-    return res->parts[i]->table != NULL || res->parts[i]->spilled;
+    /* a remote view's table is set for a moment by a fetch, maybe on a
+     * read-ahead thread: only url and spilled, fixed at open, are read */
+    const struct runner_part *p = res->parts[i];
+    return p->spilled || (!p->url && p->table);
 }
 
 bool runner_result_location(const runner_result *res, int i, const char **worker,
