@@ -77,15 +77,16 @@ static void write_memory_metrics(ctx *c, struct fr_buf *out)
     int64_t mem[3] = {0, 0, atomic_load(&c->read_back)};
     if (c->runner) /* c->lock held: the runner stays */
         runner_memory_parts(c->runner, &mem[0], &mem[1]);
-    fr_buf_printf(out,
-                  "# HELP framed_runner_memory_bytes Bytes the runner holds on this process "
-                  "(in the --memory-limit budget too): its queries' stage outputs held here, "
-                  "its running tasks' working memory, spilled result parts read back for "
-                  "their readers.\n# TYPE framed_runner_memory_bytes gauge\n"
-                  "framed_runner_memory_bytes{kind=\"held\"} %lld\n"
-                  "framed_runner_memory_bytes{kind=\"working\"} %lld\n"
-                  "framed_runner_memory_bytes{kind=\"read_back\"} %lld\n",
-                  (long long)mem[0], (long long)mem[1], (long long)mem[2]);
+    fr_buf_printf(
+        out,
+        "# HELP framed_runner_memory_bytes Bytes the runner holds on this process "
+        "(in the --memory-limit budget too): its queries' stage outputs held here, "
+        "its running tasks' working memory, and spilled result parts read back for "
+        "their readers (this one counts across resets).\n# TYPE framed_runner_memory_bytes gauge\n"
+        "framed_runner_memory_bytes{kind=\"held\"} %lld\n"
+        "framed_runner_memory_bytes{kind=\"working\"} %lld\n"
+        "framed_runner_memory_bytes{kind=\"read_back\"} %lld\n",
+        (long long)mem[0], (long long)mem[1], (long long)mem[2]);
     int64_t live = 0, written = 0;
     runner_spill_stats(&live, &written);
     fr_buf_printf(out,

@@ -346,7 +346,7 @@ struct runner_result {
     atomic_llong *read_back;  /* where a read-back is charged (q->r's owner's), or NULL */
     struct runner_fetcher fetcher;
     struct runner_part **parts; /* views: a local part's table shared, a remote one's address */
-    bool *charged;              /* parts' read-back copies charged to life->r's reading */
+    bool *charged;              /* parts whose read-back copy is charged to read_back now */
     int nparts;
 };
 

@@ -5,8 +5,8 @@
  * One file per runner, opened without a name (O_TMPFILE, else created and
  * unlinked at once) in the spill directory: nothing is left behind when the
  * server is killed. A spilled partition is a region of it in the partition
- * wire format (engine_serde.c), at an offset aligned to the page size so
- * that it can be mapped. A region is shared by the partition and its views
+ * wire format (engine_serde.c), at an offset aligned to 64 KiB (a multiple
+ * of every page size) so that it can be mapped. A region is shared by the partition and its views
  * (a result being read, a kept dataframe) and given back when the last lets
  * go: its disk space goes at once (a punched hole), and once no region
  * lives the file is cut to nothing and the next region starts at 0 again.
